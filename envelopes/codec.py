@@ -1,0 +1,67 @@
+"""Typed encoding: msgpack on the wire, JSON for people, JSON Schema for hosts.
+
+Every decoder is built once at import; decoding is strict, so a wrong type,
+an unknown tag or a failed invariant raises ``msgspec.ValidationError`` whose
+message names the path (``$.payload.frames[0].id``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+
+from envelopes.types import Envelope, FrameReply, FrameRequest
+
+__all__ = [
+    "DecodeError",
+    "decode",
+    "decode_json",
+    "encode",
+    "encode_json",
+    "envelope_schema",
+    "decode_frame_reply",
+    "decode_frame_request",
+]
+
+T = TypeVar("T")
+
+DecodeError = (msgspec.DecodeError, msgspec.ValidationError)
+
+_msgpack_encoder = msgspec.msgpack.Encoder()
+_json_encoder = msgspec.json.Encoder()
+_envelope_decoder = msgspec.msgpack.Decoder(Envelope)
+_envelope_json_decoder = msgspec.json.Decoder(Envelope)
+_frame_request_decoder = msgspec.msgpack.Decoder(FrameRequest)
+_frame_reply_decoder = msgspec.msgpack.Decoder(FrameReply)
+
+
+def encode(value: Any) -> bytes:
+    """Encode any contract Struct as msgpack, the wire format."""
+    return _msgpack_encoder.encode(value)
+
+
+def encode_json(value: Any) -> bytes:
+    return _json_encoder.encode(value)
+
+
+def decode(data: bytes) -> Envelope:
+    """Decode an envelope from msgpack; raises one of ``DecodeError``."""
+    return _envelope_decoder.decode(data)
+
+
+def decode_json(data: bytes | str) -> Envelope:
+    return _envelope_json_decoder.decode(data)
+
+
+def decode_frame_request(data: bytes) -> FrameRequest:
+    return _frame_request_decoder.decode(data)
+
+
+def decode_frame_reply(data: bytes) -> FrameReply:
+    return _frame_reply_decoder.decode(data)
+
+
+def envelope_schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of the envelope and every type it contains."""
+    return msgspec.json.schema(Envelope)

@@ -1,0 +1,84 @@
+"""Every subject, stream and bucket name of the tract, under one prefix."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_PREFIX", "Subjects"]
+
+DEFAULT_PREFIX = "ichor"
+
+
+@dataclass(frozen=True)
+class Subjects:
+    """Names derived from a prefix (``ICHOR_PREFIX``, default ``ichor``)."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    @classmethod
+    def from_env(cls) -> Subjects:
+        return cls(os.environ.get("ICHOR_PREFIX", DEFAULT_PREFIX))
+
+    @property
+    def stomach_in(self) -> str:
+        return f"{self.prefix}.stomach.in"
+
+    @property
+    def stomach_deferred(self) -> str:
+        """The low-priority subject where deferred pastes wait for a full digest."""
+        return f"{self.prefix}.stomach.deferred"
+
+    @property
+    def absorption_in(self) -> str:
+        return f"{self.prefix}.absorption.in"
+
+    @property
+    def border_in(self) -> str:
+        return f"{self.prefix}.border.in"
+
+    @property
+    def brain_in(self) -> str:
+        return f"{self.prefix}.brain.in"
+
+    @property
+    def border_rejected(self) -> str:
+        return f"{self.prefix}.border.rejected"
+
+    @property
+    def frames_get(self) -> str:
+        return f"{self.prefix}.frames.get"
+
+    def dlq(self, organ: str) -> str:
+        return f"{self.prefix}.dlq.{organ}"
+
+    @property
+    def dlq_all(self) -> str:
+        return f"{self.prefix}.dlq.>"
+
+    @property
+    def tract_subjects(self) -> list[str]:
+        return [
+            self.stomach_in,
+            self.stomach_deferred,
+            self.absorption_in,
+            self.border_in,
+            self.brain_in,
+            self.border_rejected,
+        ]
+
+    @property
+    def tract_stream(self) -> str:
+        return f"{self.prefix.upper().replace('.', '_')}_TRACT"
+
+    @property
+    def dlq_stream(self) -> str:
+        return f"{self.prefix.upper().replace('.', '_')}_DLQ"
+
+    @property
+    def frames_bucket(self) -> str:
+        return f"{self.prefix}-frames"
+
+    @property
+    def frame_index_bucket(self) -> str:
+        return f"{self.prefix}-frame-index"

@@ -1,0 +1,408 @@
+"""The wire contract of the tract: every Struct that travels on the bus.
+
+Schema evolution rules (``SCHEMA_VERSION`` is carried as ``Envelope.v``):
+
+* A new field always gets a default, so an older envelope still decodes and an
+  older reader ignores a field it does not know (msgspec skips unknown fields).
+* A tag (the ``kind`` of a tagged union) is never renamed or reused, and the type
+  of an existing field never changes; such a change is a new tag or a new field.
+* A field is never removed while any supported version still writes it.
+* ``SCHEMA_VERSION`` is bumped when the meaning of an existing field changes;
+  readers reject versions newer than they know (see ``envelopes.codec``).
+
+All Structs are frozen. Tagged unions share one base per union and use
+``tag_field="kind"`` with snake_case tags.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+import msgspec
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AnyPayload",
+    "AnyProvenance",
+    "Admitted",
+    "CacheScope",
+    "CompiledPrompt",
+    "DegradationTier",
+    "DeferredNotice",
+    "Diagnostic",
+    "Digested",
+    "Envelope",
+    "External",
+    "Extraction",
+    "Finding",
+    "Frame",
+    "FrameKind",
+    "FrameReply",
+    "FrameRequest",
+    "InspectionEntry",
+    "Organ",
+    "OrganSecretion",
+    "Paste",
+    "Payload",
+    "Provenance",
+    "ProvenanceChain",
+    "Reason",
+    "Rejected",
+    "Representation",
+    "SegmentKind",
+    "SegmentOutcome",
+    "SegmentReport",
+    "Stage",
+    "Step",
+    "SystemInternal",
+    "Trust",
+    "UserInput",
+    "Yield",
+    "YieldMeta",
+]
+
+SCHEMA_VERSION = 1
+
+DIGEST_PATTERN = re.compile(r"blake3:[0-9a-f]{64}")
+ENVELOPE_ID_PATTERN = re.compile(r"[0-9a-f]{32}")
+TRACEPARENT_PATTERN = re.compile(r"00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
+RFC3339_UTC_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
+
+DegradationTier = Literal["full", "shallow", "deferred"]
+Organ = Literal["stomach", "absorption", "ada_border", "brain"]
+Stage = Literal["ingested", "classified", "digested", "yielded", "screened", "admitted", "rejected"]
+SegmentKind = Literal["code", "path_ref", "stack_trace", "log", "table", "prose"]
+SegmentOutcome = Literal["goal", "anchor", "frame", "duplicate"]
+FrameKind = Literal["code", "stack_trace", "log", "table", "note"]
+Representation = Literal["compact", "full", "reference"]
+Trust = Literal["trusted", "delegated", "untrusted"]
+CacheScope = Literal["none", "run", "session", "profile", "global"]
+
+# Only the stages of the tract, in the order the border expects them.
+TRACT_STAGES: tuple[Stage, ...] = ("ingested", "classified", "digested", "yielded")
+
+
+def _require(condition: bool, message: str) -> None:
+    # msgspec turns a ValueError raised in __post_init__ into a ValidationError,
+    # so these checks fail a decode the same way a wrong type does.
+    if not condition:
+        raise ValueError(message)
+
+
+def _require_digest(value: str | None, field: str) -> None:
+    if value is not None:
+        _require(DIGEST_PATTERN.fullmatch(value) is not None, f"{field} must be 'blake3:<64 lowercase hex>'")
+
+
+def _require_timestamp(value: str | None, field: str) -> None:
+    if value is not None:
+        _require(RFC3339_UTC_PATTERN.fullmatch(value) is not None, f"{field} must be RFC 3339 UTC ending in 'Z'")
+
+
+# --- provenance -------------------------------------------------------------
+
+
+class Provenance(msgspec.Struct, frozen=True, tag_field="kind"):
+    """Who or what supplied a piece of input. Base of a tagged union."""
+
+
+class UserInput(Provenance, tag="user_input"):
+    actor: str
+    channel: str = "cli"
+
+
+class External(Provenance, tag="external"):
+    uri: str
+
+
+class SystemInternal(Provenance, tag="system_internal"):
+    component: str
+
+
+class OrganSecretion(Provenance, tag="organ_secretion"):
+    """Bus-level provenance of anything an organ emits."""
+
+    organ: str
+    instance: str
+
+
+AnyProvenance = UserInput | External | SystemInternal | OrganSecretion
+
+
+class Step(msgspec.Struct, frozen=True):
+    """One hop of the tract. Steps are appended, never rewritten."""
+
+    stage: Stage
+    organ: Organ
+    instance: str
+    at: str
+    envelope_id: str
+
+    def __post_init__(self) -> None:
+        _require_timestamp(self.at, "at")
+
+
+class ProvenanceChain(msgspec.Struct, frozen=True):
+    origin: AnyProvenance
+    input_digest: str
+    steps: tuple[Step, ...] = ()
+
+    def __post_init__(self) -> None:
+        _require_digest(self.input_digest, "input_digest")
+
+    def append(self, step: Step) -> ProvenanceChain:
+        return ProvenanceChain(origin=self.origin, input_digest=self.input_digest, steps=(*self.steps, step))
+
+
+# --- the stomach's output ---------------------------------------------------
+
+
+class Frame(msgspec.Struct, frozen=True):
+    """A content-addressed piece of evidence.
+
+    ``id`` is the blake3 of the full segment bytes. ``content`` is what is served
+    (absent for ``reference``); ``content_digest`` and ``token_cost`` describe
+    exactly that content. ``span`` is ``[start, end)`` in code points of the
+    paste text, so ``text[start:end]`` is the full segment.
+    """
+
+    id: str
+    kind: FrameKind
+    representation: Representation
+    content: str | None
+    content_digest: str | None
+    token_cost: int
+    full_bytes: int
+    full_tokens: int
+    encoding: str
+    span: tuple[int, int]
+    lines: int
+    title: str
+    tier: DegradationTier
+    valid_from: str | None = None
+    valid_to: str | None = None
+
+    def __post_init__(self) -> None:
+        _require_digest(self.id, "id")
+        _require_digest(self.content_digest, "content_digest")
+        _require_timestamp(self.valid_from, "valid_from")
+        _require_timestamp(self.valid_to, "valid_to")
+        _require(self.span[0] <= self.span[1], "span must be [start, end) with start <= end")
+        _require(min(self.token_cost, self.full_bytes, self.full_tokens, self.lines) >= 0, "counts are >= 0")
+        if self.representation == "reference":
+            _require(self.content is None and self.content_digest is None, "a reference serves no content")
+            _require(self.token_cost == 0, "a reference costs 0 tokens")
+        else:
+            _require(self.content is not None and self.content_digest is not None, "served frames carry content")
+
+
+class SegmentReport(msgspec.Struct, frozen=True):
+    """What one segment of a paste was classified as, why, and what it became."""
+
+    index: int
+    kind: SegmentKind
+    span: tuple[int, int]
+    outcome: SegmentOutcome
+    reason: str
+    frame_id: str | None = None
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+class Extraction(msgspec.Struct, frozen=True):
+    key: str
+    value: str
+
+
+class YieldMeta(msgspec.Struct, frozen=True):
+    original_provenance: AnyProvenance
+    digestion_tier: DegradationTier
+    source_ref: str
+    actual_cost: int
+
+
+# --- the border's output ----------------------------------------------------
+
+
+class Diagnostic(msgspec.Struct, frozen=True):
+    code: str
+    message: str
+    segment_id: str | None = None
+
+
+class InspectionEntry(msgspec.Struct, frozen=True):
+    """One unique input segment of a compiled prompt and what became of it.
+
+    ``byte_range`` is ``[start, end)`` in the UTF-8 bytes of the prompt text,
+    present only for segments that were rendered.
+    """
+
+    segment_id: str
+    module_id: str
+    provenance: AnyProvenance
+    trust: Trust
+    cache_scope: CacheScope
+    disposition: Literal["included", "truncated", "duplicate", "shadowed", "omitted"]
+    byte_range: tuple[int, int] | None
+    rendered_bytes: int
+    tokens: int
+
+
+class CompiledPrompt(msgspec.Struct, frozen=True):
+    text: str
+    bytes: int
+    tokens: int
+    encoding: str
+    diagnostics: tuple[Diagnostic, ...]
+    inspection: tuple[InspectionEntry, ...]
+
+
+class Reason(msgspec.Struct, frozen=True):
+    """A machine-readable ``code`` and a message for people."""
+
+    code: str
+    message: str
+
+
+class Finding(msgspec.Struct, frozen=True):
+    """A screening pattern that matched a segment; it marks, it does not sanitize."""
+
+    pattern: str
+    segment_id: str
+    action: Literal["mark_untrusted", "reject"]
+
+
+# --- payloads ---------------------------------------------------------------
+
+
+class Payload(msgspec.Struct, frozen=True, tag_field="kind"):
+    """Base of the payload union; the tag is the envelope's ``kind``."""
+
+
+class Paste(Payload, tag="paste"):
+    """What an upstream organ hands the stomach.
+
+    ``text_ref`` names an object in the frames store when the paste is larger
+    than the server's max payload; ``text`` is then empty.
+    """
+
+    text: str
+    intent: str | None = None
+    encoding: str | None = None
+    budget_tokens: int | None = None
+    text_ref: str | None = None
+
+    def __post_init__(self) -> None:
+        _require_digest(self.text_ref, "text_ref")
+        _require(self.budget_tokens is None or self.budget_tokens >= 0, "budget_tokens must be >= 0")
+
+
+class Digested(Payload, tag="digested"):
+    """The stomach's output: the goal verbatim, anchors, frames and the report.
+
+    ``source_ref`` is the frames-store key of the whole paste. ``follow_up_of``
+    names the envelope id of the deferred digest this full digest completes.
+    """
+
+    goal: str
+    anchors: tuple[str, ...]
+    frames: tuple[Frame, ...]
+    report: tuple[SegmentReport, ...]
+    budget_tokens: int
+    encoding: str
+    source_ref: str
+    tier_reason: str
+    follow_up_of: str | None = None
+
+    def __post_init__(self) -> None:
+        _require_digest(self.source_ref, "source_ref")
+
+
+class Yield(Payload, tag="yield"):
+    """The absorption organ's structured yield (M5), plus the goal and evidence."""
+
+    summary: str
+    extractions: tuple[Extraction, ...]
+    meta: YieldMeta
+    goal: str
+    anchors: tuple[str, ...]
+    frames: tuple[Frame, ...]
+    follow_up_of: str | None = None
+
+
+class Admitted(Payload, tag="admitted"):
+    prompt: CompiledPrompt
+    goal: str
+    anchors: tuple[str, ...]
+    meta: YieldMeta
+    findings: tuple[Finding, ...] = ()
+    follow_up_of: str | None = None
+
+
+class Rejected(Payload, tag="rejected"):
+    reasons: tuple[Reason, ...]
+    meta: YieldMeta | None = None
+    follow_up_of: str | None = None
+
+
+class DeferredNotice(Payload, tag="deferred_notice"):
+    """A deferred paste waiting on the low-priority subject for a full digest."""
+
+    paste_ref: str
+    intent: str | None = None
+    encoding: str | None = None
+    budget_tokens: int | None = None
+    deferred_envelope_id: str = ""
+
+
+AnyPayload = Paste | Digested | Yield | Admitted | Rejected | DeferredNotice
+
+
+class Envelope(msgspec.Struct, frozen=True):
+    """One message on the tract.
+
+    ``provenance`` is bus-level: who emitted this envelope (an organ's
+    ``organ_secretion``, or the host for a paste). ``chain.origin`` is the
+    original provenance and never changes. ``tier`` is present on every
+    envelope that carries digested content. ``trace`` is the W3C traceparent.
+    """
+
+    v: int
+    id: str
+    kind: str
+    source: str
+    dest: Organ
+    provenance: AnyProvenance
+    chain: ProvenanceChain
+    tier: DegradationTier | None
+    trace: str
+    created_at: str
+    payload: AnyPayload
+
+    def __post_init__(self) -> None:
+        _require(1 <= self.v <= SCHEMA_VERSION, f"unsupported schema version {self.v}; this reader knows <= {SCHEMA_VERSION}")
+        _require(ENVELOPE_ID_PATTERN.fullmatch(self.id) is not None, "id must be 32 lowercase hex digits")
+        _require(self.kind == self.payload.__struct_config__.tag, "kind must equal the payload's tag")
+        _require(TRACEPARENT_PATTERN.fullmatch(self.trace) is not None, "trace must be a W3C traceparent")
+        _require_timestamp(self.created_at, "created_at")
+        carries_digest = isinstance(self.payload, (Digested, Yield, Admitted))
+        _require(not carries_digest or self.tier is not None, "an envelope carrying digested content names its tier")
+
+    @property
+    def trace_id(self) -> str:
+        return self.trace[3:35]
+
+
+class FrameRequest(msgspec.Struct, frozen=True):
+    """A request on ``<prefix>.frames.get``."""
+
+    id: str
+    representation: Literal["compact", "full"] = "compact"
+
+
+class FrameReply(msgspec.Struct, frozen=True):
+    """The answer to a FrameRequest: the frame, or an error for people."""
+
+    frame: Frame | None = None
+    error: str | None = None

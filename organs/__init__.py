@@ -1,0 +1,1 @@
+"""Ichor organs: the stomach, absorption and border workers and their runtime."""
