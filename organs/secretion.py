@@ -6,19 +6,22 @@ over untouched, steps are only appended, and the trace continues the input's.
 
 from __future__ import annotations
 
-from envelopes.ids import child_traceparent, derive_id, utc_now
+from envelopes.ids import child_traceparent, derive_id, digest_text, new_id, new_traceparent, utc_now
 from envelopes.types import (
     SCHEMA_VERSION,
     AnyPayload,
+    AnyProvenance,
     DegradationTier,
     Envelope,
     Organ,
     OrganSecretion,
+    Paste,
+    ProvenanceChain,
     Stage,
     Step,
 )
 
-__all__ = ["secrete"]
+__all__ = ["paste_envelope", "secrete"]
 
 
 def secrete(
@@ -54,4 +57,41 @@ def secrete(
         trace=child_traceparent(parent.trace, envelope_id),
         created_at=at,
         payload=payload,
+    )
+
+
+def paste_envelope(
+    text: str,
+    *,
+    origin: AnyProvenance,
+    source: str,
+    instance: str,
+    intent: str | None = None,
+    budget_tokens: int | None = None,
+    encoding: str | None = None,
+    text_ref: str | None = None,
+    input_digest: str | None = None,
+    now: str | None = None,
+) -> Envelope:
+    """The envelope an upstream organ publishes to hand a paste to the stomach.
+
+    ``origin`` starts the provenance chain; ``source`` names the upstream
+    organ, whose ``organ_secretion`` is the bus-level provenance. When the
+    text travels by reference (``text_ref``), ``input_digest`` is its digest.
+    """
+    envelope_id = new_id()
+    return Envelope(
+        v=SCHEMA_VERSION,
+        id=envelope_id,
+        kind="paste",
+        source=source,
+        dest="stomach",
+        provenance=OrganSecretion(organ=source, instance=instance),
+        chain=ProvenanceChain(origin=origin, input_digest=input_digest or digest_text(text)),
+        tier=None,
+        trace=new_traceparent(),
+        created_at=now or utc_now(),
+        payload=Paste(
+            text=text, intent=intent, budget_tokens=budget_tokens, encoding=encoding, text_ref=text_ref
+        ),
     )

@@ -1,0 +1,21 @@
+"""The absorption worker: ``<prefix>.absorption.in`` → ``<prefix>.border.in``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from envelopes.types import Envelope
+from organs.absorption.core import yield_context
+from organs.runtime import BusSettings, Delivery, OrganBuilder, Output, Tract, WorkerSpec
+
+__all__ = ["build_absorption"]
+
+
+def build_absorption(settings: BusSettings) -> OrganBuilder:
+    async def build(tract: Tract) -> Sequence[WorkerSpec]:
+        async def handle(envelope: Envelope, _: Delivery) -> Sequence[Output]:
+            return [Output(tract.subjects.border_in, yield_context(envelope, settings.instance))]
+
+        return [WorkerSpec(organ="absorption", durable="absorption", subject=tract.subjects.absorption_in, handle=handle)]
+
+    return build

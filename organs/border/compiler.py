@@ -1,0 +1,463 @@
+"""The prompt compiler: pure, synchronous and deterministic.
+
+Modules of segments go in; one ``CompiledPrompt`` comes out. The steps:
+
+1. Validate every module and segment (the constructors already do; ``compile``
+   adds the cross-module rules: module ids are unique).
+2. Order every segment by authority (``AUTHORITY_ORDER``, high to low), then
+   descending priority, then module id, then its position in the module. Module
+   ids are unique, so the order does not depend on the order modules were given.
+3. Resolve, in that order: a segment id seen before with the same content is a
+   duplicate (emitted once, diagnosed); with other content it is an error. For a
+   conflict key, the first claimant wins; a lower-precedence claimant is shadowed
+   (diagnosed ``conflict.protected`` or ``conflict.shadowed`` by the winner's
+   mode); an equal-precedence claimant with other content fails closed.
+4. Fit the budget. Required segments are reserved first and must all fit; the
+   rest are taken in order, each whole, truncated (``truncate``) or omitted.
+   Separators (``SEPARATOR``) count against the budget.
+5. Render the kept segments joined by ``SEPARATOR`` and record, for every input
+   segment, what became of it and which UTF-8 bytes of the text it occupies.
+
+Token budgets are exact: the reported ``tokens`` is the count of the whole text in
+the named encoding, and it never exceeds ``max_tokens``. Fitting adds per-segment
+counts; should joining ever tokenize to more than that sum, the fit is redone
+against a tighter limit until the exact count fits.
+
+Trust labels and provenance are carried through for inspection and downstream
+policy. The compiler never inspects or rewrites content to make it safe: a trust
+label says where text came from, not that it is harmless.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from envelopes.types import AnyProvenance, CacheScope, CompiledPrompt, Diagnostic, InspectionEntry, Trust
+from organs.accounting import DEFAULT_ENCODING, count_tokens, encoding_for
+from organs.border.errors import (
+    ConflictError,
+    InvalidPromptInputError,
+    ModuleIdReuseError,
+    RequiredOverflowError,
+    SegmentIdReuseError,
+)
+
+__all__ = [
+    "AUTHORITY_ORDER",
+    "MAX_ID_LENGTH",
+    "MAX_PRIORITY",
+    "MAX_SEGMENTS_PER_MODULE",
+    "MAX_SEGMENT_BYTES",
+    "MIN_PRIORITY",
+    "SEPARATOR",
+    "TRUNCATION_MARKER",
+    "Authority",
+    "BudgetBehavior",
+    "ConflictClaim",
+    "ConflictMode",
+    "Disposition",
+    "PromptBudget",
+    "PromptModule",
+    "PromptSegment",
+    "compile",
+    "validate_id",
+]
+
+Authority = Literal["kernel", "organization", "product", "workspace", "tool", "skill", "session", "user_addition"]
+BudgetBehavior = Literal["required", "truncate", "omit"]
+ConflictMode = Literal["protected", "replaceable"]
+Disposition = Literal["included", "truncated", "duplicate", "shadowed", "omitted"]
+
+AUTHORITY_ORDER: tuple[Authority, ...] = (
+    "kernel",
+    "organization",
+    "product",
+    "workspace",
+    "tool",
+    "skill",
+    "session",
+    "user_addition",
+)
+_AUTHORITY_RANK = {authority: rank for rank, authority in enumerate(AUTHORITY_ORDER)}
+_TRUSTS: frozenset[str] = frozenset({"trusted", "delegated", "untrusted"})
+_CACHE_SCOPES: frozenset[str] = frozenset({"none", "run", "session", "profile", "global"})
+_BUDGET_BEHAVIORS: frozenset[str] = frozenset({"required", "truncate", "omit"})
+_CONFLICT_MODES: frozenset[str] = frozenset({"protected", "replaceable"})
+
+SEPARATOR = "\n\n"
+TRUNCATION_MARKER = "[truncated]"
+MAX_SEGMENT_BYTES = 1 << 20
+MAX_SEGMENTS_PER_MODULE = 256
+MAX_ID_LENGTH = 128
+MIN_PRIORITY = -1000
+MAX_PRIORITY = 1000
+
+_ID_PATTERN = re.compile(r"[a-z0-9_./-]+")
+
+
+def validate_id(value: str, what: str) -> None:
+    """Raise ``InvalidPromptInputError`` unless ``value`` is a canonical id.
+
+    Canonical: 1 to ``MAX_ID_LENGTH`` characters of ``[a-z0-9_./-]``, never ``..``.
+    """
+    if not isinstance(value, str) or _ID_PATTERN.fullmatch(value) is None:
+        raise InvalidPromptInputError(f"{what} {value!r} must be lowercase [a-z0-9_./-]+")
+    if len(value) > MAX_ID_LENGTH:
+        raise InvalidPromptInputError(f"{what} {value[:40]!r}... is longer than {MAX_ID_LENGTH} characters")
+    if ".." in value:
+        raise InvalidPromptInputError(f"{what} {value!r} must not contain '..'")
+
+
+def _require_member(value: str, allowed: frozenset[str], what: str) -> None:
+    if value not in allowed:
+        raise InvalidPromptInputError(f"{what} {value!r} is not one of {sorted(allowed)}")
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictClaim:
+    """A claim on a conflict ``key``: at most one claimant of a key is rendered.
+
+    ``protected``: no lower-precedence claimant may override the winner.
+    ``replaceable``: the winner stands in for the key and shadows lower claimants.
+    """
+
+    key: str
+    mode: ConflictMode = "protected"
+
+    def __post_init__(self) -> None:
+        validate_id(self.key, "conflict key")
+        _require_member(self.mode, _CONFLICT_MODES, "conflict mode")
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSegment:
+    """One piece of prompt text with its labels.
+
+    ``content`` is non-empty, at most ``MAX_SEGMENT_BYTES`` UTF-8 bytes, with no
+    NUL and no lone surrogate. ``trust`` describes where the text came from; it is
+    a label for downstream policy, not a claim that the text was sanitized.
+    """
+
+    id: str
+    content: str
+    provenance: AnyProvenance
+    trust: Trust
+    cache_scope: CacheScope = "none"
+    conflict: ConflictClaim | None = None
+    budget_behavior: BudgetBehavior = "required"
+
+    def __post_init__(self) -> None:
+        validate_id(self.id, "segment id")
+        if not isinstance(self.content, str) or not self.content:
+            raise InvalidPromptInputError(f"segment {self.id!r} has empty content")
+        if "\x00" in self.content:
+            raise InvalidPromptInputError(f"segment {self.id!r} contains a NUL character")
+        try:
+            size = len(self.content.encode("utf-8"))
+        except UnicodeEncodeError as error:
+            raise InvalidPromptInputError(f"segment {self.id!r} is not valid UTF-8 text: {error.reason}") from None
+        if size > MAX_SEGMENT_BYTES:
+            raise InvalidPromptInputError(f"segment {self.id!r} has {size} bytes; at most {MAX_SEGMENT_BYTES}")
+        _require_member(self.trust, _TRUSTS, f"segment {self.id!r} trust")
+        _require_member(self.cache_scope, _CACHE_SCOPES, f"segment {self.id!r} cache scope")
+        _require_member(self.budget_behavior, _BUDGET_BEHAVIORS, f"segment {self.id!r} budget behavior")
+
+
+@dataclass(frozen=True, slots=True)
+class PromptModule:
+    """A group of 1 to ``MAX_SEGMENTS_PER_MODULE`` segments under one authority."""
+
+    id: str
+    authority: Authority
+    priority: int
+    segments: tuple[PromptSegment, ...]
+
+    def __post_init__(self) -> None:
+        validate_id(self.id, "module id")
+        if self.authority not in _AUTHORITY_RANK:
+            raise InvalidPromptInputError(f"module {self.id!r} authority {self.authority!r} is unknown")
+        if isinstance(self.priority, bool) or not isinstance(self.priority, int):
+            raise InvalidPromptInputError(f"module {self.id!r} priority must be an int")
+        if not MIN_PRIORITY <= self.priority <= MAX_PRIORITY:
+            raise InvalidPromptInputError(f"module {self.id!r} priority must be in [{MIN_PRIORITY}, {MAX_PRIORITY}]")
+        if not 1 <= len(self.segments) <= MAX_SEGMENTS_PER_MODULE:
+            raise InvalidPromptInputError(f"module {self.id!r} needs 1 to {MAX_SEGMENTS_PER_MODULE} segments")
+        if not all(isinstance(segment, PromptSegment) for segment in self.segments):
+            raise InvalidPromptInputError(f"module {self.id!r} segments must be PromptSegment values")
+
+
+@dataclass(frozen=True, slots=True)
+class PromptBudget:
+    """Limits on the whole rendered text, separators included; ``None`` is unlimited."""
+
+    max_bytes: int | None = None
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        for name, limit in (("max_bytes", self.max_bytes), ("max_tokens", self.max_tokens)):
+            if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+                raise InvalidPromptInputError(f"budget {name} must be a non-negative int or None")
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    module: PromptModule
+    segment: PromptSegment
+    position: int
+
+    @property
+    def precedence(self) -> tuple[int, int]:
+        return _AUTHORITY_RANK[self.module.authority], -self.module.priority
+
+    @property
+    def order_key(self) -> tuple[int, int, str, int]:
+        return (*self.precedence, self.module.id, self.position)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rendered:
+    text: str
+    bytes: int
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Fit:
+    rendered: dict[int, _Rendered]
+    dispositions: dict[int, Disposition]
+    diagnostics: list[Diagnostic]
+
+
+def _ordered_entries(modules: tuple[PromptModule, ...] | list[PromptModule]) -> list[_Entry]:
+    seen_modules: set[str] = set()
+    entries: list[_Entry] = []
+    for module in modules:
+        if not isinstance(module, PromptModule):
+            raise InvalidPromptInputError(f"expected a PromptModule, got {type(module).__name__}")
+        if module.id in seen_modules:
+            raise ModuleIdReuseError(f"module id {module.id!r} is used by more than one module")
+        seen_modules.add(module.id)
+        entries.extend(_Entry(module, segment, position) for position, segment in enumerate(module.segments))
+    entries.sort(key=lambda entry: entry.order_key)
+    return entries
+
+
+def _resolve(entries: list[_Entry]) -> tuple[dict[int, Disposition], list[Diagnostic]]:
+    """Dispositions for duplicates and conflict losers; every other entry stays a candidate."""
+    dispositions: dict[int, Disposition] = {}
+    diagnostics: list[Diagnostic] = []
+    first_by_id: dict[str, _Entry] = {}
+    winner_by_key: dict[str, _Entry] = {}
+    winner_claim_mode: dict[str, ConflictMode] = {}
+    for index, entry in enumerate(entries):
+        segment = entry.segment
+        earlier = first_by_id.get(segment.id)
+        if earlier is not None:
+            if earlier.segment.content != segment.content:
+                raise SegmentIdReuseError(
+                    f"segment id {segment.id!r} is used with different content "
+                    f"(modules {earlier.module.id!r} and {entry.module.id!r})"
+                )
+            dispositions[index] = "duplicate"
+            diagnostics.append(
+                Diagnostic(
+                    code="duplicate",
+                    message=f"exact duplicate from module {entry.module.id!r} emitted once",
+                    segment_id=segment.id,
+                )
+            )
+            continue
+        first_by_id[segment.id] = entry
+        if segment.conflict is None:
+            continue
+        key = segment.conflict.key
+        winner = winner_by_key.get(key)
+        if winner is None:
+            winner_by_key[key] = entry
+            winner_claim_mode[key] = segment.conflict.mode
+            continue
+        if winner.precedence == entry.precedence and winner.segment.content != segment.content:
+            raise ConflictError(
+                f"segments {winner.segment.id!r} and {segment.id!r} claim conflict key {key!r} "
+                "at equal precedence with different content"
+            )
+        protected = winner_claim_mode[key] == "protected"
+        dispositions[index] = "shadowed"
+        diagnostics.append(
+            Diagnostic(
+                code="conflict.protected" if protected else "conflict.shadowed",
+                message=(
+                    f"conflict key {key!r} is held by {'protected' if protected else 'replaceable'} "
+                    f"segment {winner.segment.id!r}; this claim is not rendered"
+                ),
+                segment_id=segment.id,
+            )
+        )
+    return dispositions, diagnostics
+
+
+def _exceeds(used: int, limit: int | None) -> bool:
+    return limit is not None and used > limit
+
+
+def _truncated_text(content: str, room_bytes: int | None, room_tokens: int | None, encoding: str) -> str | None:
+    """The longest found prefix of ``content`` plus ``TRUNCATION_MARKER`` within the room, or None.
+
+    The byte cut falls on a UTF-8 boundary. The token cut is a binary search over
+    character cut points, bounded by the bytes of the first ``room_tokens`` tokens,
+    so it costs one encoding of the content plus O(log n) encodings of the prefix.
+    Token counts are not strictly monotone in the prefix length, so the search
+    returns a prefix that fits, possibly a few characters short of the longest.
+    """
+    if room_tokens is not None and room_tokens <= 0:
+        return None
+    marker_bytes = len(TRUNCATION_MARKER.encode("utf-8"))
+    raw = content.encode("utf-8")
+    byte_cap = len(raw) if room_bytes is None else room_bytes - marker_bytes
+    if room_tokens is not None:
+        tokens = encoding_for(encoding).encode_ordinary(content)
+        byte_cap = min(byte_cap, len(encoding_for(encoding).decode_bytes(tokens[: room_tokens + 1])))
+    if byte_cap <= 0:
+        return None
+    candidate = raw[:byte_cap].decode("utf-8", "ignore")
+    low, high = 0, len(candidate)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if room_tokens is None or count_tokens(candidate[:middle] + TRUNCATION_MARKER, encoding) <= room_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return candidate[:low] + TRUNCATION_MARKER if low else None
+
+
+def _fit(
+    entries: list[_Entry],
+    candidates: list[int],
+    measures: dict[int, _Rendered],
+    max_bytes: int | None,
+    max_tokens: int | None,
+    encoding: str,
+) -> _Fit:
+    separator_bytes = len(SEPARATOR.encode("utf-8"))
+    separator_tokens = count_tokens(SEPARATOR, encoding)
+    required = [index for index in candidates if entries[index].segment.budget_behavior == "required"]
+    used_bytes = sum(measures[index].bytes for index in required) + separator_bytes * max(0, len(required) - 1)
+    used_tokens = sum(measures[index].tokens for index in required) + separator_tokens * max(0, len(required) - 1)
+    if _exceeds(used_bytes, max_bytes) or _exceeds(used_tokens, max_tokens):
+        raise RequiredOverflowError(
+            f"required segments need {used_bytes} bytes and {used_tokens} tokens; "
+            f"the budget allows {max_bytes} bytes and {max_tokens} tokens"
+        )
+    rendered = {index: measures[index] for index in required}
+    dispositions: dict[int, Disposition] = dict.fromkeys(required, "included")
+    diagnostics: list[Diagnostic] = []
+    for index in candidates:
+        if index in rendered:
+            continue
+        segment = entries[index].segment
+        joins = bool(rendered)
+        room_bytes = None if max_bytes is None else max_bytes - used_bytes - separator_bytes * joins
+        room_tokens = None if max_tokens is None else max_tokens - used_tokens - separator_tokens * joins
+        whole = measures[index]
+        disposition: Disposition
+        if not _exceeds(whole.bytes, room_bytes) and not _exceeds(whole.tokens, room_tokens):
+            kept, disposition = whole, "included"
+        elif segment.budget_behavior == "truncate" and (
+            cut := _truncated_text(segment.content, room_bytes, room_tokens, encoding)
+        ):
+            kept = _Rendered(cut, len(cut.encode("utf-8")), count_tokens(cut, encoding))
+            disposition = "truncated"
+            diagnostics.append(
+                Diagnostic(
+                    code="budget.truncated",
+                    message=f"cut from {whole.bytes} to {kept.bytes} bytes to fit the budget",
+                    segment_id=segment.id,
+                )
+            )
+        else:
+            dispositions[index] = "omitted"
+            why = "not even a truncated prefix with its marker fits" if segment.budget_behavior == "truncate" else ""
+            diagnostics.append(
+                Diagnostic(
+                    code="budget.omitted",
+                    message=f"{whole.bytes} bytes and {whole.tokens} tokens do not fit the budget"
+                    + (f"; {why}" if why else ""),
+                    segment_id=segment.id,
+                )
+            )
+            continue
+        rendered[index] = kept
+        dispositions[index] = disposition
+        used_bytes += kept.bytes + separator_bytes * joins
+        used_tokens += kept.tokens + separator_tokens * joins
+    return _Fit(rendered, dispositions, diagnostics)
+
+
+def compile(
+    modules: tuple[PromptModule, ...] | list[PromptModule],
+    budget: PromptBudget,
+    encoding: str = DEFAULT_ENCODING,
+) -> CompiledPrompt:
+    """Compile ``modules`` into one prompt within ``budget`` (see the module docstring).
+
+    Raises a ``CompileError`` subclass when the input is invalid, an id is reused
+    with other content, equal-precedence claims conflict, or the required
+    segments do not fit. Every output byte belongs to exactly one rendered
+    segment's ``byte_range`` or to a separator between two of them.
+    """
+    entries = _ordered_entries(modules)
+    resolved, resolution_diagnostics = _resolve(entries)
+    candidates = [index for index in range(len(entries)) if index not in resolved]
+    measures = {
+        index: _Rendered(
+            entries[index].segment.content,
+            len(entries[index].segment.content.encode("utf-8")),
+            count_tokens(entries[index].segment.content, encoding),
+        )
+        for index in candidates
+    }
+    tightening = 0
+    while True:
+        token_limit = None if budget.max_tokens is None else budget.max_tokens - tightening
+        fit = _fit(entries, candidates, measures, budget.max_bytes, token_limit, encoding)
+        kept = [index for index in candidates if index in fit.rendered]
+        text = SEPARATOR.join(fit.rendered[index].text for index in kept)
+        tokens = count_tokens(text, encoding)
+        if budget.max_tokens is None or tokens <= budget.max_tokens:
+            break
+        # Joining tokenized to more than the parts' sum; tighten by the excess and refit.
+        tightening += tokens - budget.max_tokens
+
+    diagnostics = [*resolution_diagnostics, *fit.diagnostics]
+    if not kept:
+        diagnostics.append(Diagnostic(code="prompt.empty", message="no segment was rendered; the prompt is empty"))
+    ranges: dict[int, tuple[int, int]] = {}
+    offset = 0
+    separator_bytes = len(SEPARATOR.encode("utf-8"))
+    for index in kept:
+        ranges[index] = (offset, offset + fit.rendered[index].bytes)
+        offset = ranges[index][1] + separator_bytes
+    inspection = tuple(
+        InspectionEntry(
+            segment_id=entry.segment.id,
+            module_id=entry.module.id,
+            provenance=entry.segment.provenance,
+            trust=entry.segment.trust,
+            cache_scope=entry.segment.cache_scope,
+            disposition=resolved.get(index) or fit.dispositions[index],
+            byte_range=ranges.get(index),
+            rendered_bytes=fit.rendered[index].bytes if index in fit.rendered else 0,
+            tokens=fit.rendered[index].tokens if index in fit.rendered else 0,
+        )
+        for index, entry in enumerate(entries)
+    )
+    return CompiledPrompt(
+        text=text,
+        bytes=len(text.encode("utf-8")),
+        tokens=tokens,
+        encoding=encoding,
+        diagnostics=tuple(diagnostics),
+        inspection=inspection,
+    )

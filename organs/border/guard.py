@@ -1,0 +1,438 @@
+"""Ada's Trust_Guard: decides whether a yield envelope may cross the border. Pure.
+
+``screen`` runs every check and reports every failure, each as a ``Reason`` with
+a machine-readable code and a message for people:
+
+* ``schema.*``       the payload is a ``Yield`` addressed to the border;
+* ``provenance.*``   the envelope was secreted by absorption, the chain holds the
+  tract's steps in order (stomach ingested, classified, digested; absorption
+  yielded), none missing, duplicated or reordered, the last step names this
+  envelope, and ``meta.original_provenance`` is ``chain.origin``;
+* ``tier.*``         the tier is on the envelope, in the meta and on every frame;
+* ``frame.*``        every served frame's digest and token cost are recomputed
+  (``frame.dishonest``); references serve nothing and cost 0;
+* ``cost.actual``    ``meta.actual_cost`` equals ``yield_cost``;
+* ``origin.*``       the origin policy admits the origin;
+* ``rate.limited``   the origin's actor is within its token bucket;
+* ``screening.*``    a pattern configured to reject matched.
+
+Screening patterns otherwise only *mark*: a match lowers the matched segment to
+``untrusted`` and is reported as a ``Finding``. Trust labels describe where text
+came from, for downstream policy and inspection. They never sanitize anything
+and are no defence against prompt injection; nothing here claims to be.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from envelopes.types import (
+    TRACT_STAGES,
+    AnyProvenance,
+    Envelope,
+    External,
+    Finding,
+    Frame,
+    Organ,
+    OrganSecretion,
+    Reason,
+    Stage,
+    SystemInternal,
+    Trust,
+    UserInput,
+    Yield,
+    YieldMeta,
+)
+from organs.accounting import DEFAULT_ENCODING, count_tokens, digest_text
+from organs.border.prompt import paste_segment_texts
+
+__all__ = [
+    "BASE64_ALPHABET",
+    "DEFAULT_PATTERNS",
+    "FEEDING_ORGAN",
+    "Admission",
+    "BorderPolicy",
+    "GuardState",
+    "PatternAction",
+    "RateLimit",
+    "Rejection",
+    "RunPattern",
+    "ScreeningPattern",
+    "WordPattern",
+    "screen",
+    "yield_cost",
+]
+
+PatternAction = Literal["mark_untrusted", "reject"]
+
+FEEDING_ORGAN = "absorption"
+BASE64_ALPHABET = string.ascii_letters + string.digits + "+/"
+_STAGE_ORGANS: dict[Stage, Organ] = {
+    "ingested": "stomach",
+    "classified": "stomach",
+    "digested": "stomach",
+    "yielded": "absorption",
+}
+
+
+def yield_cost(goal: str, anchors: Iterable[str], frames: Iterable[Frame], encoding: str = DEFAULT_ENCODING) -> int:
+    """What a yield costs the model, in tokens of ``encoding``::
+
+        sum(frame.token_cost for frame in frames)
+            + count_tokens(goal, encoding)
+            + count_tokens("\\n".join(anchors), encoding)
+
+    Reference frames cost 0, so the sum is that of the served frames. Absorption
+    writes this as ``meta.actual_cost`` and the guard recomputes it.
+    """
+    frame_cost = sum(frame.token_cost for frame in frames)
+    return frame_cost + count_tokens(goal, encoding) + count_tokens("\n".join(anchors), encoding)
+
+
+# --- screening patterns -------------------------------------------------------
+#
+# Patterns are not free-form regular expressions: each kind compiles to a regex
+# built here whose matching time is linear in the text, so no configured pattern
+# can backtrack catastrophically.
+
+
+@dataclass(frozen=True, slots=True)
+class WordPattern:
+    """Any of ``words`` as a whole word (not inside a longer word), case-insensitive."""
+
+    name: str
+    words: tuple[str, ...]
+    action: PatternAction = "mark_untrusted"
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.words or not all(self.words):
+            raise ValueError(f"pattern {self.name!r} needs at least one non-empty word")
+        alternatives = "|".join(re.escape(word) for word in sorted(set(self.words), key=len, reverse=True))
+        object.__setattr__(self, "regex", re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE))
+
+
+@dataclass(frozen=True, slots=True)
+class RunPattern:
+    """An unbroken run of at least ``min_length`` characters drawn from ``alphabet``."""
+
+    name: str
+    alphabet: str
+    min_length: int
+    action: PatternAction = "mark_untrusted"
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.alphabet or self.min_length < 1:
+            raise ValueError(f"pattern {self.name!r} needs an alphabet and a min_length >= 1")
+        members = "".join(re.escape(character) for character in sorted(set(self.alphabet)))
+        # The lookbehind lets a match start only where a run starts, so each
+        # character is scanned a bounded number of times.
+        object.__setattr__(self, "regex", re.compile(rf"(?<![{members}])[{members}]{{{self.min_length}}}"))
+
+
+ScreeningPattern = WordPattern | RunPattern
+
+DEFAULT_PATTERNS: tuple[ScreeningPattern, ...] = (
+    RunPattern("ada.base64_blob", BASE64_ALPHABET, 200),
+    WordPattern("ada.execute", ("execute",)),
+    WordPattern("ada.store_core_memory", ("store_core_memory",)),
+    WordPattern("ada.authority", ("authority",)),
+    WordPattern("ada.xmrig", ("xmrig",)),
+)
+
+
+# --- policy and state ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """A token bucket per origin actor: ``capacity`` envelopes, refilled over ``window_s`` seconds."""
+
+    capacity: int = 60
+    window_s: float = 100.0
+
+    def __post_init__(self) -> None:
+        if self.capacity < 1 or not self.window_s > 0:
+            raise ValueError("a rate limit needs capacity >= 1 and window_s > 0")
+
+    @property
+    def refill_per_s(self) -> float:
+        return self.capacity / self.window_s
+
+
+@dataclass(frozen=True, slots=True)
+class BorderPolicy:
+    """What the guard admits.
+
+    ``allow_external``: admit an ``external`` origin, labelled untrusted, instead
+    of rejecting it. ``accepted_encodings``: the token encodings a frame may be
+    accounted in; the guard never loads an encoding a sender names on its own.
+    """
+
+    allow_external: bool = False
+    rate: RateLimit = field(default_factory=RateLimit)
+    patterns: tuple[ScreeningPattern, ...] = DEFAULT_PATTERNS
+    accepted_encodings: frozenset[str] = frozenset({DEFAULT_ENCODING})
+    cost_encoding: str = DEFAULT_ENCODING
+
+
+@dataclass(slots=True)
+class _Bucket:
+    tokens: float
+    updated_at: float
+
+
+@dataclass(slots=True)
+class GuardState:
+    """The token buckets of the rate limit: the one piece of border state.
+
+    It is per-replica memory: N border replicas each keep their own buckets, so
+    the fleet admits up to N times the configured rate, and a restarted replica
+    starts with full buckets. Buckets that have refilled completely are dropped
+    once the table grows past ``prune_above`` entries; a full bucket and a missing
+    one behave the same, so pruning never changes a decision.
+    """
+
+    prune_above: int = 10_000
+    buckets: dict[tuple[str, str], _Bucket] = field(default_factory=dict)
+
+    def take(self, actor: tuple[str, str], rate: RateLimit, now: float) -> bool:
+        """Take one token from ``actor``'s bucket at time ``now`` (seconds); False when empty."""
+        bucket = self.buckets.get(actor)
+        if bucket is None:
+            if len(self.buckets) >= self.prune_above:
+                self._prune(rate, now)
+            bucket = self.buckets[actor] = _Bucket(float(rate.capacity), now)
+        # A clock that steps back refills nothing rather than draining the bucket.
+        elapsed = max(0.0, now - bucket.updated_at)
+        bucket.tokens = min(float(rate.capacity), bucket.tokens + elapsed * rate.refill_per_s)
+        bucket.updated_at = max(bucket.updated_at, now)
+        if bucket.tokens < 1.0:
+            return False
+        bucket.tokens -= 1.0
+        return True
+
+    def _prune(self, rate: RateLimit, now: float) -> None:
+        full = [
+            actor
+            for actor, bucket in self.buckets.items()
+            if bucket.tokens + max(0.0, now - bucket.updated_at) * rate.refill_per_s >= rate.capacity
+        ]
+        for actor in full:
+            del self.buckets[actor]
+
+
+# --- verdicts -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The yield may cross. ``origin_trust`` is the label its origin earns.
+
+    ``findings`` lists the patterns that matched; a segment named by one is
+    labelled untrusted. The labels are for downstream policy, not a sanitizer.
+    """
+
+    payload: Yield
+    origin_trust: Trust
+    findings: tuple[Finding, ...] = ()
+
+    def trust_of(self, segment_id: str) -> Trust:
+        if self.origin_trust == "untrusted" or any(finding.segment_id == segment_id for finding in self.findings):
+            return "untrusted"
+        return self.origin_trust
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """The envelope may not cross; ``reasons`` lists every failed check."""
+
+    reasons: tuple[Reason, ...]
+    meta: YieldMeta | None = None
+    follow_up_of: str | None = None
+
+
+# --- checks -------------------------------------------------------------------
+
+
+def _check_schema(envelope: Envelope) -> Iterator[Reason]:
+    if not isinstance(envelope.payload, Yield):
+        yield Reason("schema.kind", f"the border admits only 'yield' payloads, not {envelope.kind!r}")
+    if envelope.dest != "ada_border":
+        yield Reason("schema.dest", f"the envelope is addressed to {envelope.dest!r}, not 'ada_border'")
+
+
+def _check_secretion(envelope: Envelope) -> Iterator[Reason]:
+    match envelope.provenance:
+        case OrganSecretion(organ=organ, instance=instance):
+            if organ != FEEDING_ORGAN:
+                yield Reason("provenance.organ", f"secreted by {organ!r}; only {FEEDING_ORGAN!r} feeds the border")
+            steps = envelope.chain.steps
+            if steps and steps[-1].instance != instance:
+                yield Reason(
+                    "provenance.instance",
+                    f"secreted by instance {instance!r} but the last step names {steps[-1].instance!r}",
+                )
+        case other:
+            yield Reason(
+                "provenance.not_secretion",
+                f"bus-level provenance is {type(other).__name__}; the border only admits an organ's secretion",
+            )
+
+
+def _check_chain(envelope: Envelope) -> Iterator[Reason]:
+    steps = envelope.chain.steps
+    stages = [step.stage for step in steps]
+    missing = [stage for stage in TRACT_STAGES if stage not in stages]
+    duplicated = [stage for stage in TRACT_STAGES if stages.count(stage) > 1]
+    unexpected = sorted({stage for stage in stages if stage not in TRACT_STAGES})
+    if missing:
+        yield Reason("provenance.chain.missing", f"the chain lacks the step(s) {', '.join(missing)}")
+    if duplicated:
+        yield Reason("provenance.chain.duplicate", f"the chain repeats the step(s) {', '.join(duplicated)}")
+    if unexpected:
+        yield Reason("provenance.chain.unexpected", f"the chain holds step(s) past the tract: {', '.join(unexpected)}")
+    if not (missing or duplicated or unexpected) and tuple(stages) != TRACT_STAGES:
+        yield Reason(
+            "provenance.chain.order",
+            f"the chain's steps are {', '.join(stages)}; expected {', '.join(TRACT_STAGES)}",
+        )
+    for step in steps:
+        expected = _STAGE_ORGANS.get(step.stage)
+        if expected is not None and step.organ != expected:
+            yield Reason(
+                "provenance.chain.organ", f"step {step.stage!r} was taken by {step.organ!r}, not {expected!r}"
+            )
+    if steps and steps[-1].envelope_id != envelope.id:
+        yield Reason(
+            "provenance.last_step",
+            f"the last step names envelope {steps[-1].envelope_id!r}, not this envelope {envelope.id!r}",
+        )
+
+
+def _check_origin(origin: AnyProvenance, policy: BorderPolicy) -> tuple[list[Reason], Trust]:
+    """Reasons the origin policy gives, and the trust an admitted origin earns."""
+    match origin:
+        case UserInput() | SystemInternal():
+            return [], "delegated"
+        case External(uri=uri):
+            if policy.allow_external:
+                return [], "untrusted"
+            return [Reason("origin.external", f"external origin {uri!r} is not admitted by this policy")], "untrusted"
+        case OrganSecretion(organ=organ):
+            return [Reason("origin.organ_secretion", f"an organ ({organ!r}) cannot be the origin of input")], "untrusted"
+        case _:
+            return [Reason("provenance.origin_missing", "the chain names no origin")], "untrusted"
+
+
+def _rate_actor(origin: AnyProvenance) -> tuple[str, str] | None:
+    match origin:
+        case UserInput(actor=actor):
+            return "user_input", actor
+        case External(uri=uri):
+            return "external", uri
+        case SystemInternal(component=component):
+            return "system_internal", component
+        case _:
+            return None
+
+
+def _check_rate(origin: AnyProvenance, policy: BorderPolicy, state: GuardState, now: float) -> Iterator[Reason]:
+    actor = _rate_actor(origin)
+    if actor is not None and not state.take(actor, policy.rate, now):
+        yield Reason(
+            "rate.limited",
+            f"{actor[0]} {actor[1]!r} exceeded {policy.rate.capacity} envelopes per {policy.rate.window_s:g} s",
+        )
+
+
+def _check_tier(envelope: Envelope, payload: Yield) -> Iterator[Reason]:
+    if envelope.tier is None:
+        yield Reason("tier.missing", "the envelope names no degradation tier")
+        return
+    if payload.meta.digestion_tier != envelope.tier:
+        yield Reason(
+            "tier.mismatch",
+            f"meta.digestion_tier is {payload.meta.digestion_tier!r} but the envelope says {envelope.tier!r}",
+        )
+    for frame in payload.frames:
+        if frame.tier != envelope.tier:
+            yield Reason("tier.frame_mismatch", f"frame {frame.id} is tier {frame.tier!r}, not {envelope.tier!r}")
+
+
+def _check_frame(frame: Frame, policy: BorderPolicy) -> Iterator[Reason]:
+    if frame.representation == "reference":
+        if frame.content is not None or frame.content_digest is not None or frame.token_cost != 0:
+            yield Reason("frame.reference_content", f"reference frame {frame.id} must serve nothing and cost 0")
+        return
+    if frame.encoding not in policy.accepted_encodings:
+        yield Reason("frame.encoding", f"frame {frame.id} is accounted in {frame.encoding!r}, which is not accepted")
+        return
+    if frame.content is None:
+        yield Reason("frame.dishonest", f"served frame {frame.id} carries no content")
+        return
+    digest = digest_text(frame.content)
+    if digest != frame.content_digest:
+        yield Reason("frame.dishonest", f"frame {frame.id} claims digest {frame.content_digest} but serves {digest}")
+    cost = count_tokens(frame.content, frame.encoding)
+    if cost != frame.token_cost:
+        yield Reason("frame.dishonest", f"frame {frame.id} claims {frame.token_cost} tokens but serves {cost}")
+
+
+def _check_yield(envelope: Envelope, payload: Yield, policy: BorderPolicy) -> Iterator[Reason]:
+    if payload.meta.original_provenance != envelope.chain.origin:
+        yield Reason(
+            "provenance.origin_mismatch",
+            "meta.original_provenance differs from chain.origin: the origin changed on the way",
+        )
+    yield from _check_tier(envelope, payload)
+    for frame in payload.frames:
+        yield from _check_frame(frame, policy)
+    expected = yield_cost(payload.goal, payload.anchors, payload.frames, policy.cost_encoding)
+    if payload.meta.actual_cost != expected:
+        yield Reason("cost.actual", f"meta.actual_cost is {payload.meta.actual_cost}; the yield costs {expected}")
+
+
+def _findings(payload: Yield, patterns: tuple[ScreeningPattern, ...]) -> tuple[Finding, ...]:
+    return tuple(
+        Finding(pattern=pattern.name, segment_id=segment_id, action=pattern.action)
+        for segment_id, text in paste_segment_texts(payload)
+        for pattern in patterns
+        if pattern.regex.search(text) is not None
+    )
+
+
+def screen(envelope: Envelope, policy: BorderPolicy, state: GuardState, *, now: float) -> Admission | Rejection:
+    """Run every check on ``envelope``; admit it or report every failure.
+
+    ``now`` is a clock reading in seconds (monotonic is best) for the rate limit,
+    passed in so the guard stays deterministic. Every envelope whose origin names
+    an actor takes a token from that actor's bucket, whatever else fails.
+    """
+    origin = envelope.chain.origin
+    origin_reasons, origin_trust = _check_origin(origin, policy)
+    reasons = [
+        *_check_schema(envelope),
+        *_check_secretion(envelope),
+        *_check_chain(envelope),
+        *origin_reasons,
+        *_check_rate(origin, policy, state, now),
+    ]
+    payload = envelope.payload
+    if not isinstance(payload, Yield):
+        return Rejection(tuple(reasons))
+    reasons.extend(_check_yield(envelope, payload, policy))
+    findings = _findings(payload, policy.patterns)
+    reasons.extend(
+        Reason("screening.reject", f"pattern {finding.pattern!r} matched segment {finding.segment_id!r}")
+        for finding in findings
+        if finding.action == "reject"
+    )
+    if reasons:
+        return Rejection(tuple(reasons), payload.meta, payload.follow_up_of)
+    return Admission(payload, origin_trust, findings)

@@ -1,0 +1,327 @@
+"""The ``ichor`` command.
+
+    ichor up [--nats URL] [--port P] [--data DIR] [--feed FILE]
+    ichor worker {stomach|absorption|border} [--nats URL]
+    ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S]
+    ichor digest [FILE|-] [--json] [--budget N]
+    ichor frame ID [--full] [--json]
+    ichor schema
+
+Exit codes: 0 success, 1 an error, 2 bad usage, 3 a timeout waiting on the
+tract, 4 the paste was rejected by the border.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from envelopes.codec import encode_json, envelope_schema
+from envelopes.types import Admitted, Envelope, Rejected, UserInput
+from organs.runtime.bus import BusSettings, Tract, connect, provision
+from organs.runtime.errors import IchorError
+from organs.runtime.logs import configure_logging, get_logger
+from organs.runtime.organ import OrganBuilder, run_organ
+from organs.runtime.server import EmbeddedServer
+
+__all__ = ["main"]
+
+ORGANS = ("stomach", "absorption", "border")
+EXIT_TIMEOUT = 3
+EXIT_REJECTED = 4
+
+
+def _read_input(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    return Path(path).read_text(encoding="utf-8")
+
+
+def _organ_builder(organ: str, settings: BusSettings) -> OrganBuilder:
+    match organ:
+        case "stomach":
+            from organs.stomach.worker import build_stomach
+
+            return build_stomach(settings)
+        case "absorption":
+            from organs.absorption.worker import build_absorption
+
+            return build_absorption(settings)
+        case "border":
+            from organs.border.worker import build_border
+
+            return build_border(settings)
+    raise IchorError(f"unknown organ {organ!r}; expected one of {', '.join(ORGANS)}")
+
+
+# --- ichor worker ------------------------------------------------------------
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    settings = BusSettings.from_env(args.nats)
+    run_organ(args.organ, settings, _organ_builder(args.organ, settings))
+    return 0
+
+
+# --- ichor up ----------------------------------------------------------------
+
+
+class Supervisor:
+    """Runs one process per organ and restarts any that dies."""
+
+    def __init__(self, nats_url: str, log: Any) -> None:
+        self.nats_url = nats_url
+        self.log = log
+        self.children: dict[str, subprocess.Popen[bytes]] = {}
+
+    def spawn(self, organ: str) -> None:
+        command = [sys.executable, "-m", "organs.cli", "worker", organ, "--nats", self.nats_url]
+        self.children[organ] = subprocess.Popen(command, env={**os.environ, "ICHOR_NATS_URL": self.nats_url})
+        self.log.info("supervisor.spawned", worker=organ, pid=self.children[organ].pid)
+
+    def check(self) -> None:
+        for organ, child in list(self.children.items()):
+            code = child.poll()
+            if code is not None:
+                self.log.error("supervisor.worker_exited", worker=organ, exit_code=code, action="restart")
+                self.spawn(organ)
+
+    def stop(self, timeout: float = 15.0) -> None:
+        for child in self.children.values():
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for organ, child in self.children.items():
+            try:
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self.log.warning("supervisor.kill", worker=organ)
+                child.kill()
+                child.wait()
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    configure_logging()
+    log = get_logger("supervisor")
+    stop_requested = False
+
+    def request_stop(*_: object) -> None:
+        nonlocal stop_requested
+        stop_requested = True
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    nats_url = args.nats or os.environ.get("ICHOR_NATS_URL")
+    server = None
+    if not nats_url:
+        server = EmbeddedServer(args.data, port=args.port).start()
+        nats_url = server.url
+        log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid)
+    supervisor = Supervisor(nats_url, log)
+    try:
+        for organ in ORGANS:
+            supervisor.spawn(organ)
+        if args.feed:
+            settings = BusSettings.from_env(nats_url)
+            code = asyncio.run(_ingest(settings, _read_input(args.feed), args.actor, None, args.timeout, False))
+            log.info("up.fed", file=args.feed, exit_code=code)
+        log.info("up.serving", url=nats_url, hint="Ctrl-C stops everything")
+        while not stop_requested:
+            supervisor.check()
+            time.sleep(0.5)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        supervisor.stop()
+        if server is not None:
+            server.stop()
+            log.info("nats.embedded_stopped")
+    return 0
+
+
+# --- ichor ingest --------------------------------------------------------------
+
+
+def _describe_outcome(envelope: Envelope) -> str:
+    origin = msgspec.json.encode(envelope.chain.origin).decode()
+    lines = [f"{envelope.kind} · tier {envelope.tier} · origin {origin} · trace {envelope.trace_id}"]
+    payload = envelope.payload
+    if isinstance(payload, Admitted):
+        lines.append(f"goal: {payload.goal!r}")
+        lines.append(f"prompt: {payload.prompt.bytes:,} bytes · {payload.prompt.tokens:,} tokens ({payload.prompt.encoding})")
+        for entry in payload.prompt.inspection:
+            span = f"{entry.byte_range[0]}..{entry.byte_range[1]}" if entry.byte_range else "-"
+            lines.append(f"  [{span:>13}] {entry.disposition:<9} {entry.trust:<9} {entry.segment_id} · {entry.tokens} tokens")
+        for finding in payload.findings:
+            lines.append(f"  finding: {finding.pattern} in {finding.segment_id} → {finding.action}")
+        lines.append("─" * 72)
+        lines.append(payload.prompt.text)
+    elif isinstance(payload, Rejected):
+        lines.extend(f"  {reason.code}: {reason.message}" for reason in payload.reasons)
+    return "\n".join(lines)
+
+
+async def _ingest(
+    settings: BusSettings, text: str, actor: str, intent: str | None, timeout: float, as_json: bool
+) -> int:
+    from organs.client import hand_in_paste
+
+    tract = await connect(settings, name="ichor-ingest")
+    try:
+        await provision(tract)
+        _, outcome = await hand_in_paste(tract, text, origin=UserInput(actor=actor), intent=intent, timeout=timeout)
+    except TimeoutError:
+        print(f"ichor ingest: no admitted or rejected envelope within {timeout}s; are the organs up?", file=sys.stderr)
+        return EXIT_TIMEOUT
+    finally:
+        await tract.nc.close()
+    print(encode_json(outcome).decode() if as_json else _describe_outcome(outcome))
+    return EXIT_REJECTED if isinstance(outcome.payload, Rejected) else 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    settings = BusSettings.from_env(args.nats)
+    return asyncio.run(_ingest(settings, _read_input(args.file), args.actor, args.intent, args.timeout, args.json))
+
+
+# --- ichor digest --------------------------------------------------------------
+
+
+def cmd_digest(args: argparse.Namespace) -> int:
+    from organs.stomach import IngestConfig, ingest_paste
+
+    text = _read_input(args.file)
+    config = IngestConfig() if args.budget is None else IngestConfig(budget_tokens=args.budget)
+    bundle = ingest_paste(text, config, intent=args.intent)
+    if args.json:
+        document = {
+            "goal": bundle.query.goal,
+            "anchors": list(bundle.query.anchors),
+            "budget_tokens": bundle.query.budget_tokens,
+            "tier": bundle.tier,
+            "tier_reason": bundle.tier_reason,
+            "encoding": bundle.encoding,
+            "source_digest": bundle.source_digest,
+            "report": bundle.report,
+            "frames": bundle.provider.frames,
+        }
+        print(msgspec.json.encode(document).decode())
+        return 0
+    print(f"tier {bundle.tier} ({bundle.tier_reason}) · budget {bundle.query.budget_tokens} tokens")
+    print(f"goal: {bundle.query.goal!r}")
+    for anchor in bundle.query.anchors:
+        print(f"anchor: {anchor}")
+    for report in bundle.report:
+        print(f"  #{report.index} {report.kind:<11} → {report.outcome:<9} {report.tokens_before}→{report.tokens_after} tokens · {report.reason}")
+    for frame in bundle.provider.frames:
+        print("─" * 72)
+        print(f"{frame.id} · {frame.title} · {frame.representation} · {frame.token_cost}/{frame.full_tokens} tokens")
+        if frame.content is not None:
+            print(frame.content)
+    return 0
+
+
+# --- ichor frame ---------------------------------------------------------------
+
+
+async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool) -> int:
+    from organs.client import fetch_frame
+
+    tract: Tract = await connect(settings, name="ichor-frame")
+    try:
+        reply = await fetch_frame(tract, frame_id, "full" if full else "compact")
+    except TimeoutError:
+        print("ichor frame: no stomach answered on the frames subject; are the organs up?", file=sys.stderr)
+        return EXIT_TIMEOUT
+    finally:
+        await tract.nc.close()
+    if reply.error is not None or reply.frame is None:
+        print(f"ichor frame: {reply.error}", file=sys.stderr)
+        return 1
+    if as_json:
+        print(encode_json(reply.frame).decode())
+    else:
+        sys.stdout.write(reply.frame.content or "")
+    return 0
+
+
+def cmd_frame(args: argparse.Namespace) -> int:
+    return asyncio.run(_frame(BusSettings.from_env(args.nats), args.id, args.full, args.json))
+
+
+def cmd_schema(_: argparse.Namespace) -> int:
+    print(json.dumps(envelope_schema(), indent=2))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ichor", description="Ichor organs: digest a paste and deliver it to the brain.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def command(name: str, handler: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(handler=handler)
+        return sub
+
+    default_actor = os.environ.get("ICHOR_ACTOR") or getpass.getuser()
+    up = command("up", cmd_up, "start NATS (embedded unless --nats) and the three organs, supervised")
+    up.add_argument("--nats", help="an existing NATS URL; without it an embedded nats-server starts")
+    up.add_argument("--port", type=int, default=4222, help="embedded server port (0 picks a free one)")
+    up.add_argument("--data", type=Path, default=Path(".ichor/data"), help="embedded server data directory")
+    up.add_argument("--feed", help="after start, ingest this file once and print the outcome")
+    up.add_argument("--actor", default=default_actor)
+    up.add_argument("--timeout", type=float, default=60.0)
+
+    worker = command("worker", cmd_worker, "run one organ's worker against a NATS server")
+    worker.add_argument("organ", choices=ORGANS)
+    worker.add_argument("--nats", help="NATS URL (default $ICHOR_NATS_URL or nats://127.0.0.1:4222)")
+
+    ingest = command("ingest", cmd_ingest, "publish a paste as an upstream organ would and print its outcome")
+    ingest.add_argument("file", nargs="?", default="-")
+    ingest.add_argument("--intent", help="the ask, when the host already knows it")
+    ingest.add_argument("--actor", default=default_actor, help="the user_input actor recorded as the origin")
+    ingest.add_argument("--json", action="store_true", help="print the whole envelope as JSON")
+    ingest.add_argument("--timeout", type=float, default=30.0)
+    ingest.add_argument("--nats")
+
+    digest = command("digest", cmd_digest, "run the stomach's core locally, no bus")
+    digest.add_argument("file", nargs="?", default="-")
+    digest.add_argument("--json", action="store_true")
+    digest.add_argument("--budget", type=int, help="token budget for served frames")
+    digest.add_argument("--intent")
+
+    frame = command("frame", cmd_frame, "re-query a frame over the bus, compact or --full")
+    frame.add_argument("id")
+    frame.add_argument("--full", action="store_true")
+    frame.add_argument("--json", action="store_true")
+    frame.add_argument("--nats")
+
+    command("schema", cmd_schema, "print the JSON Schema of the envelope")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except IchorError as error:
+        print(f"ichor {args.command}: {error}", file=sys.stderr)
+        return 1
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"ichor {args.command}: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""The host side of the tract: hand in a paste, await its outcome, fetch frames.
+
+This is what an upstream organ (or the ``ichor`` command) does on the bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from envelopes.codec import decode, decode_frame_reply, encode
+from envelopes.ids import digest_bytes, digest_text
+from envelopes.types import AnyProvenance, Envelope, FrameReply, FrameRequest
+from organs.runtime.bus import Tract
+from organs.secretion import paste_envelope
+
+__all__ = ["INLINE_HEADROOM", "fetch_frame", "hand_in_paste", "store_blob"]
+
+# Room left in a message for the envelope around the paste text and its headers.
+INLINE_HEADROOM = 64 * 1024
+
+
+async def store_blob(tract: Tract, data: bytes) -> str:
+    """Put bytes in the frames object store under their blake3 hex; returns the digest."""
+    digest = digest_bytes(data)
+    store = await tract.js.object_store(tract.subjects.frames_bucket)
+    await store.put(digest.removeprefix("blake3:"), data)
+    return digest
+
+
+async def hand_in_paste(
+    tract: Tract,
+    text: str,
+    *,
+    origin: AnyProvenance,
+    source: str = "ichor-ingest",
+    intent: str | None = None,
+    budget_tokens: int | None = None,
+    timeout: float = 30.0,
+) -> tuple[Envelope, Envelope]:
+    """Publish a paste and wait for the envelope that ends its trip.
+
+    Returns ``(paste, outcome)`` where the outcome is the admitted or rejected
+    envelope with the paste's trace id. A paste too large for one message
+    travels by reference through the frames object store.
+    """
+    text_ref = None
+    inline_text = text
+    if len(text.encode("utf-8", "surrogatepass")) > tract.nc.max_payload - INLINE_HEADROOM:
+        text_ref = await store_blob(tract, text.encode("utf-8", "surrogatepass"))
+        inline_text = ""
+    paste = paste_envelope(
+        inline_text,
+        origin=origin,
+        source=source,
+        instance=tract.settings.instance,
+        intent=intent,
+        budget_tokens=budget_tokens,
+        text_ref=text_ref,
+        input_digest=digest_text(text),
+    )
+    outcome: asyncio.Future[Envelope] = asyncio.get_running_loop().create_future()
+
+    async def watch(msg: object) -> None:
+        data = getattr(msg, "data", b"")
+        try:
+            envelope = decode(data)
+        except Exception:
+            return  # someone else's malformed message is not ours to judge here
+        if envelope.trace_id == paste.trace_id and envelope.payload.__struct_config__.tag in ("admitted", "rejected"):
+            if not outcome.done() and getattr(envelope.payload, "follow_up_of", None) is None:
+                outcome.set_result(envelope)
+
+    subscriptions = [
+        await tract.nc.subscribe(tract.subjects.brain_in, cb=watch),
+        await tract.nc.subscribe(tract.subjects.border_rejected, cb=watch),
+    ]
+    try:
+        await tract.js.publish(
+            tract.subjects.stomach_in,
+            encode(paste),
+            headers={"Nats-Msg-Id": paste.id, "traceparent": paste.trace, "Ichor-Kind": "paste"},
+        )
+        return paste, await asyncio.wait_for(outcome, timeout=timeout)
+    finally:
+        for subscription in subscriptions:
+            await subscription.unsubscribe()
+
+
+async def fetch_frame(tract: Tract, frame_id: str, representation: str = "compact", timeout: float = 10.0) -> FrameReply:
+    """Ask the stomach for a frame over ``<prefix>.frames.get``."""
+    request = FrameRequest(id=frame_id, representation="full" if representation == "full" else "compact")
+    reply = await tract.nc.request(tract.subjects.frames_get, encode(request), timeout=timeout)
+    return decode_frame_reply(reply.data)

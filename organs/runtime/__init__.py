@@ -1,0 +1,35 @@
+"""Bus plumbing shared by every organ."""
+
+from organs.runtime.bus import DEFAULT_NATS_URL, BusSettings, Tract, connect, provision
+from organs.runtime.errors import ConfigError, EmbeddedServerError, IchorError, PoisonError, TransientError
+from organs.runtime.logs import configure_logging, envelope_fields, get_logger
+from organs.runtime.organ import OrganBuilder, run_organ, serve_organ
+from organs.runtime.server import EmbeddedServer, find_nats_server
+from organs.runtime.worker import Delivery, Output, Worker, WorkerSpec, WorkerStats, dead_letter
+
+__all__ = [
+    "DEFAULT_NATS_URL",
+    "BusSettings",
+    "ConfigError",
+    "Delivery",
+    "EmbeddedServer",
+    "EmbeddedServerError",
+    "IchorError",
+    "OrganBuilder",
+    "Output",
+    "PoisonError",
+    "Tract",
+    "TransientError",
+    "Worker",
+    "WorkerSpec",
+    "WorkerStats",
+    "configure_logging",
+    "connect",
+    "dead_letter",
+    "envelope_fields",
+    "find_nats_server",
+    "get_logger",
+    "provision",
+    "run_organ",
+    "serve_organ",
+]

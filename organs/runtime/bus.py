@@ -1,0 +1,158 @@
+"""Connecting to NATS and provisioning the tract's JetStream resources.
+
+Provisioning is idempotent: every organ runs it at start, so whichever starts
+first creates the streams and buckets and the others find them as they are.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, field
+from typing import Any
+
+import nats
+from nats.aio.client import Client
+from nats.js import JetStreamContext, api
+from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
+
+from envelopes.subjects import Subjects
+from organs.runtime.errors import ConfigError
+
+__all__ = ["DEFAULT_NATS_URL", "BusSettings", "Tract", "connect", "provision"]
+
+DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError as error:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from error
+
+
+@dataclass(frozen=True)
+class BusSettings:
+    """Where the bus is and how durable the tract's storage is.
+
+    ``duplicate_window_s`` bounds how late a redelivered input can still be
+    deduplicated downstream; ``replicas`` is the stream and bucket replica count
+    (1 on a single server, 3 in a cluster); ``max_age_s`` bounds how long
+    envelopes stay in the tract stream; ``ack_wait_s`` is how long an input a
+    worker took but never acked (it crashed) waits before redelivery.
+    """
+
+    url: str = DEFAULT_NATS_URL
+    subjects: Subjects = field(default_factory=Subjects)
+    replicas: int = 1
+    duplicate_window_s: float = 120.0
+    max_age_s: float = 7 * 24 * 3600.0
+    ack_wait_s: float = 60.0
+    instance: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
+    user: str | None = None
+    password: str | None = None
+
+    @classmethod
+    def from_env(cls, url: str | None = None) -> BusSettings:
+        duplicate_window_s = float(_env_int("ICHOR_DUPLICATE_WINDOW_S", 120))
+        if duplicate_window_s < 120:
+            raise ConfigError("ICHOR_DUPLICATE_WINDOW_S must be at least 120 seconds")
+        return cls(
+            url=url or os.environ.get("ICHOR_NATS_URL") or DEFAULT_NATS_URL,
+            subjects=Subjects.from_env(),
+            replicas=_env_int("ICHOR_REPLICAS", 1),
+            duplicate_window_s=duplicate_window_s,
+            max_age_s=float(_env_int("ICHOR_MAX_AGE_S", 7 * 24 * 3600)),
+            ack_wait_s=float(_env_int("ICHOR_ACK_WAIT_S", 60)),
+            instance=os.environ.get("ICHOR_INSTANCE") or f"{socket.gethostname()}-{os.getpid()}",
+            user=os.environ.get("ICHOR_NATS_USER") or None,
+            password=os.environ.get("ICHOR_NATS_PASSWORD") or None,
+        )
+
+
+@dataclass
+class Tract:
+    """A live connection with its JetStream context and the names it uses."""
+
+    nc: Client
+    js: JetStreamContext
+    settings: BusSettings
+
+    @property
+    def subjects(self) -> Subjects:
+        return self.settings.subjects
+
+
+async def connect(settings: BusSettings, name: str, **callbacks: Any) -> Tract:
+    """Connect with unlimited reconnects; the organ outlives any broker restart."""
+    options: dict[str, Any] = {
+        "servers": [url.strip() for url in settings.url.split(",")],
+        "name": name,
+        "max_reconnect_attempts": -1,
+        "reconnect_time_wait": 0.5,
+        "connect_timeout": 5,
+        "allow_reconnect": True,
+        **callbacks,
+    }
+    if settings.user:
+        options["user"] = settings.user
+        options["password"] = settings.password or ""
+    nc = await nats.connect(**options)
+    return Tract(nc=nc, js=nc.jetstream(timeout=10), settings=settings)
+
+
+async def _ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> None:
+    try:
+        await js.stream_info(config.name or "")
+    except NotFoundError:
+        await js.add_stream(config)
+        return
+    try:
+        await js.update_stream(config)
+    except BadRequestError:
+        # Some settings (storage, replicas on a single node) cannot change in place;
+        # the stream that exists keeps working with what it has.
+        pass
+
+
+async def provision(tract: Tract) -> None:
+    """Create or update the tract stream, the dead-letter stream and the frame stores."""
+    settings, subjects, js = tract.settings, tract.subjects, tract.js
+    await _ensure_stream(
+        js,
+        api.StreamConfig(
+            name=subjects.tract_stream,
+            subjects=subjects.tract_subjects,
+            storage=api.StorageType.FILE,
+            retention=api.RetentionPolicy.LIMITS,
+            duplicate_window=settings.duplicate_window_s,
+            max_age=settings.max_age_s,
+            num_replicas=settings.replicas,
+        ),
+    )
+    await _ensure_stream(
+        js,
+        api.StreamConfig(
+            name=subjects.dlq_stream,
+            subjects=[subjects.dlq_all],
+            storage=api.StorageType.FILE,
+            retention=api.RetentionPolicy.LIMITS,
+            duplicate_window=settings.duplicate_window_s,
+            num_replicas=settings.replicas,
+        ),
+    )
+    try:
+        await js.object_store(subjects.frames_bucket)
+    except BucketNotFoundError:
+        await js.create_object_store(
+            subjects.frames_bucket, storage=api.StorageType.FILE, replicas=settings.replicas
+        )
+    try:
+        await js.key_value(subjects.frame_index_bucket)
+    except BucketNotFoundError:
+        await js.create_key_value(
+            bucket=subjects.frame_index_bucket, storage=api.StorageType.FILE, replicas=settings.replicas, history=1
+        )

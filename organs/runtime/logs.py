@@ -1,0 +1,63 @@
+"""structlog, configured once per process.
+
+JSON lines on stdout when stdout is not a terminal, the console renderer on a
+terminal. Every envelope-handling event carries organ, envelope_id, trace_id,
+kind, tier, outcome and duration_ms (see ``envelope_fields``).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import structlog
+
+from envelopes.types import Envelope
+
+__all__ = ["configure_logging", "envelope_fields", "get_logger"]
+
+_configured = False
+
+
+def _drop_color_message(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    event_dict.pop("color_message", None)
+    return event_dict
+
+
+def configure_logging(*, json: bool | None = None, level: str = "INFO") -> None:
+    """Configure structlog for this process; later calls are no-ops."""
+    global _configured
+    if _configured:
+        return
+    _configured = True
+    as_json = (not sys.stdout.isatty()) if json is None else json
+    renderer: Any = structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer()
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            _drop_color_message,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stdout),
+        cache_logger_on_first_use=True,
+    )
+
+
+def get_logger(organ: str) -> Any:
+    return structlog.get_logger("ichor").bind(organ=organ)
+
+
+def envelope_fields(envelope: Envelope) -> dict[str, Any]:
+    """The keys every envelope-handling log line carries about its envelope."""
+    return {
+        "envelope_id": envelope.id,
+        "trace_id": envelope.trace_id,
+        "traceparent": envelope.trace,
+        "kind": envelope.kind,
+        "tier": envelope.tier,
+    }

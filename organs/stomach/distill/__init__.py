@@ -1,0 +1,1 @@
+"""Compact renderings of evidence, one module per kind; each states what it elided."""

@@ -1,0 +1,66 @@
+"""Head … tail renderings for code, notes and anything rendered cheaply.
+
+Sizes are planned with a characters-per-token estimate; the caller measures the
+result exactly and asks again with a smaller target if the estimate was short.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CHARS_PER_TOKEN", "elision", "head_tail", "plural", "thousands"]
+
+# A conservative planning figure: English prose runs near 4, logs and code near 2.6.
+CHARS_PER_TOKEN = 2.5
+
+
+def thousands(number: int) -> str:
+    return f"{number:,}"
+
+
+def plural(number: int, noun: str) -> str:
+    return f"{thousands(number)} {noun}" if number == 1 else f"{thousands(number)} {noun}s"
+
+
+def elision(count: int, noun: str) -> str:
+    return f"… [{plural(count, noun)} elided] …"
+
+
+def head_tail(text: str, target_tokens: int, *, noun: str = "line") -> str:
+    """The first and last lines of ``text`` within about ``target_tokens``, the middle counted out.
+
+    When not even one line from each end fits (a paste that is one enormous
+    line), the cut falls between characters instead, and says how many.
+    """
+    budget_chars = max(int(target_tokens * CHARS_PER_TOKEN), 16)
+    if len(text) <= budget_chars:
+        return text
+    lines = text.split("\n")
+    head_end, tail_start = 0, len(lines)
+    used = len(elision(len(lines), noun)) + 1
+    # Two head lines for every tail line: the start of a segment usually says what it is.
+    turn = 0
+    while head_end < tail_start:
+        take_head = turn % 3 != 2
+        index = head_end if take_head else tail_start - 1
+        cost = len(lines[index]) + 1
+        if used + cost > budget_chars:
+            break
+        used += cost
+        if take_head:
+            head_end += 1
+        else:
+            tail_start -= 1
+        turn += 1
+    if head_end == 0 or tail_start == len(lines):
+        return _character_cut(text, budget_chars)
+    if head_end >= tail_start:
+        return text
+    elided = tail_start - head_end
+    return "\n".join([*lines[:head_end], elision(elided, noun), *lines[tail_start:]])
+
+
+def _character_cut(text: str, budget_chars: int) -> str:
+    keep = max((budget_chars - 40) // 2, 1)
+    elided = len(text) - 2 * keep
+    if elided <= 0:
+        return text
+    return f"{text[:keep]}\n{elision(elided, 'character')}\n{text[-keep:]}"

@@ -1,0 +1,91 @@
+"""Line-shape signals shared by the classifier and the distillers.
+
+Every pattern here is applied to a bounded prefix of one line and is built so
+that a failed attempt costs time linear in that prefix (no nested quantifiers
+over the same characters), which keeps pathological pastes cheap.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "ALERT_LEVELS",
+    "LINE_PREFIX",
+    "is_trace_frame",
+    "level_of",
+    "trace_header",
+]
+
+# Only this much of a line is examined for shape: the signals all live at the start.
+LINE_PREFIX = 400
+
+_UPPER_LEVELS = "TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|ERR|CRITICAL|CRIT|FATAL|SEVERE|ALERT|EMERGENCY|EMERG|PANIC"
+_LOWER_LEVELS = _UPPER_LEVELS.lower()
+_LEVEL = re.compile(
+    rf"(?<![\w-])(?P<upper>{_UPPER_LEVELS})(?![\w-])"
+    rf"|\[(?P<bracketed>{_LOWER_LEVELS}|{_UPPER_LEVELS}|Info|Warning|Warn|Error|Debug|Notice|Fatal|Critical)\]"
+    rf"|(?:level|severity|lvl)=\"?(?P<keyed>{_LOWER_LEVELS}|{_UPPER_LEVELS})\b"
+    # a capitalised level standing as a field: "2016-09-28 04:30:30, Info   CBS", "| Warning |"
+    r"|(?<=[\s,|])(?P<field>Info|Warning|Warn|Error|Debug|Notice|Fatal|Critical)(?=\s\s|\s?[|,\]])"
+    # syslog daemons: "sshd[42]: error: ..."
+    rf"|(?<=: )(?P<daemon>error|warning|fatal|crit|alert|emerg)(?=:)"
+    # logcat: "1702  2395 W ActivityManager: ..."
+    r"|(?<=\d )(?P<letter>[VDIWEF])(?= [\w.$/-]{1,80}:)"
+)
+
+ALERT_LEVELS = frozenset(
+    "warning warn error err critical crit fatal severe alert emergency emerg panic w e f".split()
+)
+
+
+def level_of(line: str) -> str | None:
+    """The lower-cased level token the line carries near its start, if any."""
+    match = _LEVEL.search(line, 0, 160)
+    if match is None:
+        return None
+    return next(group for group in match.groups() if group is not None).lower()
+
+
+_FRAME = re.compile(
+    # JVM, .NET, JavaScript and Rust "at" frames: at a.b.C.m(File.java:12), at f (x.js:1:2), at /x.rs:3:5
+    r"\s*at (?:async )?[^\s(]{1,300}(?:\(| \(|:\d)"
+    # Python
+    r"|\s*File \"[^\"]{1,400}\", line \d"
+    # elided JVM frames
+    r"|\s*\.\.\. \d+ (?:more|common frames omitted)"
+    # Go: \t/path/file.go:12 +0x1d
+    r"|\s+\S{1,300}\.go:\d+(?: \+0x[0-9a-f]+)?\s*$"
+    # Rust backtrace: "  12: std::rt::lang_start"
+    r"|\s*\d{1,4}: (?:[\w<>$]+::|0x[0-9a-f]+ - )"
+)
+
+
+def is_trace_frame(line: str) -> bool:
+    return _FRAME.match(line, 0, LINE_PREFIX) is not None
+
+
+_HEADER = re.compile(
+    r"\s*(?:"
+    r"(?P<python>Traceback \(most recent call last\):)"
+    r"|(?P<jvm_thread>Exception in thread \"[^\"]{0,200}\" )"
+    r"|(?P<cause>Caused by: )"
+    r"|(?P<go_panic>panic: )"
+    r"|(?P<goroutine>goroutine \d+ \[)"
+    r"|(?P<rust>thread '[^']{0,200}' panicked at )"
+    r"|(?P<dotnet>Unhandled [Ee]xception[.:] )"
+    # An exception type opening the line and followed by a colon or the line end:
+    # "java.lang.IllegalStateException: boom", "TypeError: x is undefined", "ValueError".
+    # A sentence that mentions an error never opens with the bare type name and a colon.
+    r"|(?P<typed>(?:[A-Za-z_$][\w$]*(?:\.|::))*[\w$]*(?:Error|Exception|Panic|Fault|Throwable)"
+    r"(?::|\s*$))"
+    r")"
+)
+
+
+def trace_header(line: str) -> str | None:
+    """The kind of exception header the line is, or ``None``."""
+    match = _HEADER.match(line, 0, LINE_PREFIX)
+    if match is None:
+        return None
+    return match.lastgroup

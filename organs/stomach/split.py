@@ -1,0 +1,69 @@
+"""Cut a paste into blocks: fenced ``` regions whole, everything else at blank lines.
+
+A block's span starts at its first non-blank line (indentation included) and
+ends after the last non-whitespace character, so the only text left outside
+every span is whitespace. Lines end at ``\\n``; a ``\\r`` before it is trailing
+whitespace like any other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Block", "split_blocks"]
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    start: int
+    end: int
+    fenced: bool
+
+
+def _is_fence(text: str, start: int, end: int) -> bool:
+    # A fence may be indented by up to three spaces, as in CommonMark.
+    position = start
+    while position < end and position - start < 3 and text[position] == " ":
+        position += 1
+    return text.startswith("```", position, end)
+
+
+def split_blocks(text: str) -> list[Block]:
+    blocks: list[Block] = []
+    block_start = -1
+    last_content_end = -1
+    fence_start = -1
+    position = 0
+    length = len(text)
+    while position < length:
+        newline = text.find("\n", position)
+        line_end = length if newline < 0 else newline
+        next_position = line_end + 1
+        if fence_start >= 0:
+            if _is_fence(text, position, line_end):
+                blocks.append(Block(fence_start, _rstrip_end(text, fence_start, line_end), fenced=True))
+                fence_start = -1
+        elif _is_fence(text, position, line_end):
+            if block_start >= 0:
+                blocks.append(Block(block_start, last_content_end, fenced=False))
+                block_start = -1
+            fence_start = position
+        elif text[position:line_end].isspace() or position == line_end:
+            if block_start >= 0:
+                blocks.append(Block(block_start, last_content_end, fenced=False))
+                block_start = -1
+        else:
+            if block_start < 0:
+                block_start = position
+            last_content_end = _rstrip_end(text, position, line_end)
+        position = next_position
+    if fence_start >= 0:
+        # An unclosed fence runs to the end of the paste: the user opened a box and never shut it.
+        blocks.append(Block(fence_start, _rstrip_end(text, fence_start, length), fenced=True))
+    elif block_start >= 0:
+        blocks.append(Block(block_start, last_content_end, fenced=False))
+    return blocks
+
+
+def _rstrip_end(text: str, start: int, end: int) -> int:
+    return start + len(text[start:end].rstrip())

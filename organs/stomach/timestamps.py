@@ -1,0 +1,124 @@
+"""Leading timestamps of log lines: recognise them, and read the ones that name an instant.
+
+A line "opens with a clock" when a time of day sits at its start (optionally in
+brackets). Only stamps that carry a full date become instants; syslog stamps
+(``Jul 20 18:00:01``), bare clocks and two-field dates such as ``03-17`` or
+``17/06/09`` identify a log but name no unambiguous day, so they bound nothing.
+A zone-less stamp is read as UTC: a log rarely says its zone, and inventing a
+local offset would be a guess, whereas UTC is the convention servers log in.
+``Z``, ``UTC`` and ``GMT`` are UTC; a numeric offset is subtracted exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+__all__ = ["LeadingStamp", "format_instant", "leading_stamp", "read_instant"]
+
+_MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
+_MONTH_NUMBER = {name: index for index, name in enumerate(_MONTHS.split("|"), start=1)}
+_WEEKDAYS = "Mon|Tue|Wed|Thu|Fri|Sat|Sun"
+_ZONE = r"(?:\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)(?![\w:]))?"
+
+# Every alternative is anchored and built from bounded or possessive pieces, so
+# a match attempt costs a few dozen steps whatever the line holds.
+_LEADING = re.compile(
+    r"[\[(]?\s?(?:"
+    # ISO-8601-like: 2024-01-02T03:04:05.123Z, 2015-10-18 18:01:47,978, 2016/09/27 20:30:31
+    rf"(?P<iy>\d{{4}})(?P<isep>[-/])(?P<im>\d{{2}})(?P=isep)(?P<id>\d{{2}})[T ](?P<iH>\d{{2}}):(?P<iM>\d{{2}}):(?P<iS>\d{{2}})"
+    rf"(?:[.,](?P<ifrac>\d{{1,9}}))?{_ZONE}"
+    # compact, full date: 20171223-22:15:29:606
+    r"|(?P<cy>\d{4})(?P<cm>\d{2})(?P<cd>\d{2})-(?P<cH>\d{2}):(?P<cM>\d{2}):(?P<cS>\d{2})(?::(?P<cfrac>\d{3}))?(?!\d)"
+    # compact, two-digit year: 081109 203615 (yyMMdd HHmmss)
+    r"|(?P<ky>\d{2})(?P<km>\d{2})(?P<kd>\d{2}) (?P<kH>\d{2})(?P<kM>\d{2})(?P<kS>\d{2})(?!\d)"
+    # ctime: Sun Dec 04 04:47:44 2005
+    rf"|(?:{_WEEKDAYS}) (?P<tmon>{_MONTHS}) {{1,2}}(?P<td>\d{{1,2}}) (?P<tH>\d{{2}}):(?P<tM>\d{{2}}):(?P<tS>\d{{2}})"
+    r"(?:\.\d{1,9})? (?P<ty>\d{4})(?!\d)"
+    # no date: syslog (Jul 20 18:00:01), day-month pairs (03-17 16:13:38, 10.30 16:49:06, 17/06/09 20:10:40)
+    rf"|(?P<undated>(?:(?:{_MONTHS}) {{1,2}}\d{{1,2}}|\d{{2}}[-/.]\d{{2}}(?:/\d{{2}})?) \d{{1,2}}:\d{{2}}:\d{{2}}(?:[.,]\d{{1,9}})?)"
+    # a bare clock: 18:00:01
+    r"|(?P<clock>\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)(?![\d:])"
+    r")\]?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LeadingStamp:
+    """A stamp at the start of a line: where it ends, and the instant it names if any.
+
+    ``instant`` is ``(epoch_seconds, fraction_digits)`` in UTC, or ``None`` when
+    the stamp names no full date (or an impossible one).
+    """
+
+    end: int
+    instant: tuple[int, str] | None
+
+
+def _epoch(year: int, month: int, day: int, hour: int, minute: int, second: int) -> int | None:
+    try:
+        moment = datetime(year, month, day, hour, minute, second, tzinfo=UTC)
+    except ValueError:
+        return None
+    return int(moment.timestamp())
+
+
+def _offset_seconds(zone: str | None) -> int:
+    if zone is None or zone in ("Z", "UTC", "GMT"):
+        return 0
+    digits = zone[1:].replace(":", "")
+    hours = int(digits[:2])
+    minutes = int(digits[2:4]) if len(digits) >= 4 else 0
+    sign = 1 if zone[0] == "+" else -1
+    return sign * (hours * 3600 + minutes * 60)
+
+
+def _instant_of(match: re.Match[str]) -> tuple[int, str] | None:
+    group = match.group
+    if group("iy") is not None:
+        epoch = _epoch(int(group("iy")), int(group("im")), int(group("id")), int(group("iH")), int(group("iM")),
+                       int(group("iS")))
+        if epoch is None:
+            return None
+        return epoch - _offset_seconds(group("zone")), group("ifrac") or ""
+    if group("cy") is not None:
+        epoch = _epoch(int(group("cy")), int(group("cm")), int(group("cd")), int(group("cH")), int(group("cM")),
+                       int(group("cS")))
+        return None if epoch is None else (epoch, group("cfrac") or "")
+    if group("ky") is not None:
+        # Two-digit years pivot at 70, the POSIX convention for %y.
+        short_year = int(group("ky"))
+        year = 2000 + short_year if short_year < 70 else 1900 + short_year
+        epoch = _epoch(year, int(group("km")), int(group("kd")), int(group("kH")), int(group("kM")), int(group("kS")))
+        return None if epoch is None else (epoch, "")
+    if group("ty") is not None:
+        epoch = _epoch(int(group("ty")), _MONTH_NUMBER[group("tmon")], int(group("td")), int(group("tH")),
+                       int(group("tM")), int(group("tS")))
+        return None if epoch is None else (epoch, "")
+    return None
+
+
+def leading_stamp(line: str) -> LeadingStamp | None:
+    """The stamp the line opens with, or ``None`` when it does not open with a clock."""
+    match = _LEADING.match(line)
+    if match is None:
+        return None
+    return LeadingStamp(end=match.end(), instant=_instant_of(match))
+
+
+def read_instant(text: str) -> str | None:
+    """The RFC 3339 UTC spelling of the stamp ``text`` opens with, if it names a full date."""
+    stamp = leading_stamp(text)
+    if stamp is None or stamp.instant is None:
+        return None
+    return format_instant(stamp.instant)
+
+
+def format_instant(instant: tuple[int, str]) -> str:
+    epoch, fraction = instant
+    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=epoch)
+    if not 1 <= moment.year <= 9999:
+        raise ValueError("instant out of range")
+    stamp = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{stamp}.{fraction}Z" if fraction else f"{stamp}Z"

@@ -1,0 +1,69 @@
+"""The absorption core (M5 tests): shape, provenance, tiers, statelessness."""
+
+from __future__ import annotations
+
+import pytest
+
+from envelopes.types import External, OrganSecretion, SystemInternal, UserInput, Yield
+from organs.absorption import yield_context
+from organs.accounting import yield_cost
+from organs.runtime.errors import PoisonError
+from tests.factories import digested_envelope
+
+
+def test_yield_has_every_required_field() -> None:
+    digested = digested_envelope()
+    out = yield_context(digested, "absorption-1")
+    assert isinstance(out.payload, Yield)
+    assert out.kind == "yield"
+    assert out.dest == "ada_border"
+    assert out.provenance == OrganSecretion(organ="absorption", instance="absorption-1")
+    assert out.payload.summary
+    assert {e.key for e in out.payload.extractions} >= {"anchor", "frame.note", "tier_reason"}
+    meta = out.payload.meta
+    assert meta.source_ref == digested.payload.source_ref  # type: ignore[union-attr]
+    assert meta.actual_cost == yield_cost(out.payload.goal, out.payload.anchors, out.payload.frames) > 0
+    assert out.payload.goal == digested.payload.goal  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("origin", [UserInput(actor="ana"), External(uri="https://x.test/a"), SystemInternal(component="cron")])
+def test_original_provenance_survives(origin: object) -> None:
+    digested = digested_envelope(origin=origin)  # type: ignore[arg-type]
+    out = yield_context(digested, "absorption-1")
+    assert out.chain.origin == origin
+    assert out.payload.meta.original_provenance == origin  # type: ignore[union-attr]
+    assert out.chain.steps[:-1] == digested.chain.steps
+    assert out.chain.steps[-1].stage == "yielded"
+    assert out.chain.steps[-1].organ == "absorption"
+    assert out.chain.steps[-1].envelope_id == out.id
+    assert out.chain.input_digest == digested.chain.input_digest
+
+
+@pytest.mark.parametrize("tier", ["full", "shallow", "deferred"])
+def test_each_tier_is_tagged(tier: str) -> None:
+    out = yield_context(digested_envelope(tier=tier), "absorption-1")  # type: ignore[arg-type]
+    assert out.tier == tier
+    assert out.payload.meta.digestion_tier == tier  # type: ignore[union-attr]
+    assert all(frame.tier == tier for frame in out.payload.frames)  # type: ignore[union-attr]
+
+
+def test_consecutive_yields_are_independent() -> None:
+    first_in, second_in = digested_envelope(goal="first?", evidence="alpha"), digested_envelope(goal="second?", evidence="beta")
+    first = yield_context(first_in, "a")
+    second = yield_context(second_in, "a")
+    assert first.id != second.id
+    assert first.payload.goal == "first?" and second.payload.goal == "second?"  # type: ignore[union-attr]
+    # The same input again gives the same id, whatever came between: no memory of earlier yields.
+    assert yield_context(first_in, "a").id == first.id
+    assert yield_context(first_in, "a", now=first.created_at) == first
+
+
+def test_output_id_is_deterministic_for_redelivery() -> None:
+    digested = digested_envelope()
+    assert yield_context(digested, "a").id == yield_context(digested, "b").id
+
+
+def test_a_non_digested_input_is_poison() -> None:
+    out = yield_context(digested_envelope(), "a")
+    with pytest.raises(PoisonError, match="digested"):
+        yield_context(out, "a")

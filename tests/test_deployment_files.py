@@ -1,0 +1,39 @@
+"""compose.yaml cannot run here (no Docker engine): check it parses and runs the right commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from organs.cli import ORGANS, _parser
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_compose_runs_one_worker_per_organ_against_nats() -> None:
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    services = compose["services"]
+    assert services["nats"]["image"].startswith("nats:")
+    assert "--jetstream" in services["nats"]["command"]
+    assert any(volume.endswith(":/data") for volume in services["nats"]["volumes"])
+    for organ in ORGANS:
+        service = services[organ]
+        assert service["command"] == ["worker", organ]
+        assert service["build"] == "."
+        assert service["environment"]["ICHOR_NATS_URL"] == "nats://nats:4222"
+        # The command the image runs must be one the CLI accepts.
+        args = _parser().parse_args(service["command"])
+        assert args.organ == organ
+
+
+def test_dockerfile_installs_the_ichor_command() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert 'ENTRYPOINT ["ichor"]' in dockerfile
+    assert "pip install" in dockerfile
+
+
+def test_ci_calls_the_readme_test_command() -> None:
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert "make test" in readme and "make run" in readme
