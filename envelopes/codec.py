@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from envelopes.types import Envelope, FrameReply, FrameRequest
+from envelopes.types import Envelope, FrameRecord, FrameReply, FrameRequest
 
 __all__ = [
     "DecodeError",
@@ -20,6 +20,7 @@ __all__ = [
     "encode",
     "encode_json",
     "envelope_schema",
+    "decode_frame_record",
     "decode_frame_reply",
     "decode_frame_request",
 ]
@@ -34,6 +35,7 @@ _envelope_decoder = msgspec.msgpack.Decoder(Envelope)
 _envelope_json_decoder = msgspec.json.Decoder(Envelope)
 _frame_request_decoder = msgspec.msgpack.Decoder(FrameRequest)
 _frame_reply_decoder = msgspec.msgpack.Decoder(FrameReply)
+_frame_record_decoder = msgspec.msgpack.Decoder(FrameRecord)
 
 
 def encode(value: Any) -> bytes:
@@ -60,6 +62,10 @@ def decode_frame_request(data: bytes) -> FrameRequest:
 
 def decode_frame_reply(data: bytes) -> FrameReply:
     return _frame_reply_decoder.decode(data)
+
+
+def decode_frame_record(data: bytes) -> FrameRecord:
+    return _frame_record_decoder.decode(data)
 
 
 def envelope_schema() -> dict[str, Any]:

@@ -38,6 +38,7 @@ __all__ = [
     "Finding",
     "Frame",
     "FrameKind",
+    "FrameRecord",
     "FrameReply",
     "FrameRequest",
     "InspectionEntry",
@@ -392,6 +393,22 @@ class Envelope(msgspec.Struct, frozen=True):
     @property
     def trace_id(self) -> str:
         return self.trace[3:35]
+
+
+class FrameRecord(msgspec.Struct, frozen=True):
+    """What the frame index stores per frame id: where its full bytes live.
+
+    ``paste_ref`` is the frames-store key of the whole paste and ``span`` the
+    frame's code-point range in it; ``compact`` is the compact-or-verbatim
+    rendering, served even when the budget made the digest reference it.
+    """
+
+    paste_ref: str
+    span: tuple[int, int]
+    compact: Frame
+
+    def __post_init__(self) -> None:
+        _require_digest(self.paste_ref, "paste_ref")
 
 
 class FrameRequest(msgspec.Struct, frozen=True):

@@ -113,7 +113,9 @@ def _rejected(envelope: Envelope, rejection: Rejection, *, instance: str, at: st
     )
 
 
-def _admit(envelope: Envelope, admission: Admission, config: BorderConfig, *, instance: str, at: str | None) -> Envelope:
+def _admit(
+    envelope: Envelope, admission: Admission, config: BorderConfig, *, instance: str, at: str | None
+) -> Envelope:
     payload = admission.payload
     try:
         modules = (

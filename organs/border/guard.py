@@ -305,9 +305,7 @@ def _check_chain(envelope: Envelope) -> Iterator[Reason]:
     for step in steps:
         expected = _STAGE_ORGANS.get(step.stage)
         if expected is not None and step.organ != expected:
-            yield Reason(
-                "provenance.chain.organ", f"step {step.stage!r} was taken by {step.organ!r}, not {expected!r}"
-            )
+            yield Reason("provenance.chain.organ", f"step {step.stage!r} was taken by {step.organ!r}, not {expected!r}")
     if steps and steps[-1].envelope_id != envelope.id:
         yield Reason(
             "provenance.last_step",
@@ -325,7 +323,9 @@ def _check_origin(origin: AnyProvenance, policy: BorderPolicy) -> tuple[list[Rea
                 return [], "untrusted"
             return [Reason("origin.external", f"external origin {uri!r} is not admitted by this policy")], "untrusted"
         case OrganSecretion(organ=organ):
-            return [Reason("origin.organ_secretion", f"an organ ({organ!r}) cannot be the origin of input")], "untrusted"
+            return [
+                Reason("origin.organ_secretion", f"an organ ({organ!r}) cannot be the origin of input")
+            ], "untrusted"
         case _:
             return [Reason("provenance.origin_missing", "the chain names no origin")], "untrusted"
 

@@ -157,19 +157,16 @@ def _count(number: int, unit: str) -> str:
 def render_frame(frame: Frame) -> str:
     """A served frame: a one-line header, then its content. A reference: the header alone.
 
-    The header names the frame id, kind and full size, and how to fetch the full
-    bytes, so the model can ask for what was left out.
+    The header names the frame (abbreviated), its kind and full size, and the
+    command that fetches the full bytes, so the model can ask for what was left out.
     """
+    short_id = frame.id[: len("blake3:") + _FRAME_ID_HEX_DIGITS] + "…"
     fetch = f"fetch with ichor frame {frame.id} --full"
     if frame.content is None:
-        return (
-            f"[frame {frame.id} · {frame.kind} · {_count(frame.lines, 'line')} · "
-            f"{_count(frame.full_tokens, 'token')} · {fetch}]"
-        )
-    return (
-        f"[frame {frame.id} · {frame.kind} · {frame.representation} · "
-        f"{frame.token_cost:,} of {_count(frame.full_tokens, 'token')} · {fetch}]\n{frame.content}"
-    )
+        size = f"{_count(frame.lines, 'line')} · {_count(frame.full_tokens, 'token')}"
+        return f"[frame {short_id} · {frame.kind} · {size} · {fetch}]"
+    size = f"{frame.representation} · {frame.token_cost:,} of {_count(frame.full_tokens, 'token')}"
+    return f"[frame {short_id} · {frame.kind} · {size} · {fetch}]\n{frame.content}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["LeadingStamp", "format_instant", "leading_stamp", "read_instant"]
+__all__ = ["LeadingStamp", "format_instant", "leading_stamp", "read_instant", "window_of"]
 
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 _MONTH_NUMBER = {name: index for index, name in enumerate(_MONTHS.split("|"), start=1)}
@@ -30,7 +30,7 @@ _LEADING = re.compile(
     rf"(?P<iy>\d{{4}})(?P<isep>[-/])(?P<im>\d{{2}})(?P=isep)(?P<id>\d{{2}})[T ](?P<iH>\d{{2}}):(?P<iM>\d{{2}}):(?P<iS>\d{{2}})"
     rf"(?:[.,](?P<ifrac>\d{{1,9}}))?{_ZONE}"
     # compact, full date: 20171223-22:15:29:606
-    r"|(?P<cy>\d{4})(?P<cm>\d{2})(?P<cd>\d{2})-(?P<cH>\d{2}):(?P<cM>\d{2}):(?P<cS>\d{2})(?::(?P<cfrac>\d{3}))?(?!\d)"
+    r"|(?P<cy>\d{4})(?P<cm>\d{2})(?P<cd>\d{2})-(?P<cH>\d{1,2}):(?P<cM>\d{1,2}):(?P<cS>\d{1,2})(?::(?P<cfrac>\d{1,3}))?(?!\d)"
     # compact, two-digit year: 081109 203615 (yyMMdd HHmmss)
     r"|(?P<ky>\d{2})(?P<km>\d{2})(?P<kd>\d{2}) (?P<kH>\d{2})(?P<kM>\d{2})(?P<kS>\d{2})(?!\d)"
     # ctime: Sun Dec 04 04:47:44 2005
@@ -85,7 +85,8 @@ def _instant_of(match: re.Match[str]) -> tuple[int, str] | None:
     if group("cy") is not None:
         epoch = _epoch(int(group("cy")), int(group("cm")), int(group("cd")), int(group("cH")), int(group("cM")),
                        int(group("cS")))
-        return None if epoch is None else (epoch, group("cfrac") or "")
+        # An unpadded millisecond field ("…:47:7") means 7 ms, so it is padded before it becomes a fraction.
+        return None if epoch is None else (epoch, (group("cfrac") or "").zfill(3) if group("cfrac") else "")
     if group("ky") is not None:
         # Two-digit years pivot at 70, the POSIX convention for %y.
         short_year = int(group("ky"))
@@ -113,6 +114,49 @@ def read_instant(text: str) -> str | None:
     if stamp is None or stamp.instant is None:
         return None
     return format_instant(stamp.instant)
+
+
+_DIGIT_SHAPE = str.maketrans("0123456789", "0000000000")
+# Shapes whose digits run from the most significant field to the least, with no zone
+# offset or month name: among stamps of one such shape, text order is time order.
+_ORDERED_SHAPE = re.compile(r"[\[(]?\s?0000(?:-00-00[T ]|/00/00[T ]|0{4}-)[0:.,]*(?:Z|UTC|GMT)?\]?")
+
+
+def _sort_key(instant: tuple[int, str]) -> tuple[int, str]:
+    return instant[0], instant[1].ljust(9, "0")
+
+
+def window_of(stamp_texts: list[str]) -> tuple[str | None, str | None]:
+    """The earliest and latest instants among leading stamps, as RFC 3339 UTC (min/max, so order does not matter).
+
+    Stamps without a full date, and impossible dates, are skipped. Stamps of an
+    ordered shape are sorted as text and only read from each end until a valid
+    one turns up, which spares reading every line of a long log.
+    """
+    by_shape: dict[str, set[str]] = {}
+    for text in stamp_texts:
+        by_shape.setdefault(text.translate(_DIGIT_SHAPE), set()).add(text)
+    instants: list[tuple[int, str]] = []
+    for shape, texts in by_shape.items():
+        if _ORDERED_SHAPE.fullmatch(shape):
+            ordered = sorted(texts)
+            for candidates in (ordered, reversed(ordered)):
+                for text in candidates:
+                    stamp = leading_stamp(text)
+                    if stamp is not None and stamp.instant is not None:
+                        instants.append(stamp.instant)
+                        break
+        else:
+            for text in texts:
+                stamp = leading_stamp(text)
+                if stamp is not None and stamp.instant is not None:
+                    instants.append(stamp.instant)
+    if not instants:
+        return None, None
+    try:
+        return format_instant(min(instants, key=_sort_key)), format_instant(max(instants, key=_sort_key))
+    except ValueError:
+        return None, None
 
 
 def format_instant(instant: tuple[int, str]) -> str:
