@@ -5,10 +5,11 @@
     ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S]
     ichor digest [FILE|-] [--json] [--budget N]
     ichor frame ID [--full] [--json]
+    ichor status [--json]
     ichor schema
 
 Exit codes: 0 success, 1 an error, 2 bad usage, 3 a timeout waiting on the
-tract, 4 the paste was rejected by the border.
+tract, 4 the paste was rejected by the border, 5 an organ is missing or not ready.
 """
 
 from __future__ import annotations
@@ -260,6 +261,59 @@ def cmd_frame(args: argparse.Namespace) -> int:
     return asyncio.run(_frame(BusSettings.from_env(args.nats), args.id, args.full, args.json))
 
 
+# --- ichor status --------------------------------------------------------------
+
+STATUS_ORGANS = ("stomach", "absorption", "ada_border")
+EXIT_NOT_READY = 5
+
+
+async def _gather_stats(settings: BusSettings, wait: float) -> list[dict[str, Any]]:
+    tract = await connect(settings, name="ichor-status")
+    replies: list[dict[str, Any]] = []
+    try:
+        inbox = tract.nc.new_inbox()
+
+        async def collect(msg: Any) -> None:
+            replies.append(json.loads(msg.data))
+
+        subscription = await tract.nc.subscribe(inbox, cb=collect)
+        await tract.nc.publish("$SRV.STATS", b"", reply=inbox)
+        await asyncio.sleep(wait)
+        await subscription.unsubscribe()
+    finally:
+        await tract.nc.close()
+    return replies
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    replies = asyncio.run(_gather_stats(BusSettings.from_env(args.nats), args.wait))
+    organs = sorted(
+        (reply for reply in replies if reply.get("metadata", {}).get("organ")),
+        key=lambda reply: (reply["metadata"]["organ"], reply["id"]),
+    )
+    if args.json:
+        print(json.dumps(organs))
+    else:
+        print(f"{'organ':<11} {'instance':<28} {'ready':<5} {'processed':>9} {'errors':>6} {'avg ms':>8}  last error")
+        for reply in organs:
+            endpoints = reply.get("endpoints", [])
+            processed = sum(e["num_requests"] for e in endpoints)
+            errors = sum(e["num_errors"] for e in endpoints)
+            total_ns = sum(e["processing_time"] for e in endpoints)
+            average = total_ns / processed / 1e6 if processed else 0.0
+            last_error = next((e["last_error"] for e in endpoints if e["last_error"]), "")
+            print(
+                f"{reply['metadata']['organ']:<11} {reply['id'][:28]:<28} {reply['metadata']['ready']:<5} "
+                f"{processed:>9} {errors:>6} {average:>8.2f}  {last_error[:60]}"
+            )
+    ready = {reply["metadata"]["organ"] for reply in organs if reply["metadata"].get("ready") == "true"}
+    missing = [organ for organ in STATUS_ORGANS if organ not in ready]
+    if missing:
+        print(f"ichor status: not ready or missing: {', '.join(missing)}", file=sys.stderr)
+        return EXIT_NOT_READY
+    return 0
+
+
 def cmd_schema(_: argparse.Namespace) -> int:
     print(json.dumps(envelope_schema(), indent=2))
     return 0
@@ -306,6 +360,11 @@ def _parser() -> argparse.ArgumentParser:
     frame.add_argument("--full", action="store_true")
     frame.add_argument("--json", action="store_true")
     frame.add_argument("--nats")
+
+    status = command("status", cmd_status, "list the organs on the bus ($SRV.STATS); non-zero if one is missing")
+    status.add_argument("--nats")
+    status.add_argument("--json", action="store_true")
+    status.add_argument("--wait", type=float, default=0.5, help="seconds to collect replies")
 
     command("schema", cmd_schema, "print the JSON Schema of the envelope")
     return parser

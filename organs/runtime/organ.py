@@ -7,7 +7,9 @@ import signal
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from envelopes.ids import utc_now
 from organs.runtime.bus import BusSettings, Tract, connect, provision
+from organs.runtime.discovery import register_service
 from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.worker import Worker, WorkerSpec
 
@@ -48,6 +50,9 @@ async def serve_organ(
     )
     await provision(tract)
     workers.extend(Worker(tract, spec) for spec in await build(tract))
+    await register_service(
+        tract.nc, organ, settings.instance, lambda: workers, utc_now(), f"Ichor {organ} organ"
+    )
     log.info("organ.started", instance=settings.instance, subjects=[w.spec.subject for w in workers])
     if on_ready is not None:
         on_ready(workers)

@@ -119,7 +119,7 @@ def read_instant(text: str) -> str | None:
 _DIGIT_SHAPE = str.maketrans("0123456789", "0000000000")
 # Shapes whose digits run from the most significant field to the least, with no zone
 # offset or month name: among stamps of one such shape, text order is time order.
-_ORDERED_SHAPE = re.compile(r"[\[(]?\s?0000(?:-00-00[T ]|/00/00[T ]|0{4}-)[0:.,]*(?:Z|UTC|GMT)?\]?")
+_ORDERED_SHAPE = re.compile(r"[\[(]?\s?0000(?:-00-00[T ]|/00/00[T ]|0{4}-)[0:.,]*(?:\s?(?:Z|UTC|GMT))?\]?")
 
 
 def _sort_key(instant: tuple[int, str]) -> tuple[int, str]:

@@ -160,7 +160,7 @@ def test_a_missing_tier_is_rejected() -> None:
 
 def test_a_tampered_frame_is_dishonest() -> None:
     honest = yield_envelope()
-    frame = honest.payload.frames[0]  # type: ignore[union-attr]
+    frame = honest.payload.frames[0]
     tampered = msgspec.structs.replace(frame, content="ERROR boot failed\nWARN retrying!")
     assert codes(with_payload(honest, frames=(tampered,))) == {"frame.dishonest"}
 
@@ -191,7 +191,7 @@ def test_a_frame_in_an_unaccepted_encoding_is_rejected_without_loading_it() -> N
 
 def test_actual_cost_must_be_what_absorption_yields() -> None:
     honest = yield_envelope()
-    assert codes(with_meta(honest, actual_cost=honest.payload.meta.actual_cost + 1)) == {"cost.actual"}  # type: ignore[union-attr]
+    assert codes(with_meta(honest, actual_cost=honest.payload.meta.actual_cost + 1)) == {"cost.actual"}
 
 
 def test_yield_cost_is_frames_plus_goal_plus_anchors() -> None:
@@ -224,7 +224,7 @@ def test_an_organ_cannot_be_an_origin() -> None:
 
 def test_every_failing_check_is_reported() -> None:
     honest = yield_envelope()
-    frame = msgspec.structs.replace(honest.payload.frames[0], content="changed")  # type: ignore[union-attr]
+    frame = msgspec.structs.replace(honest.payload.frames[0], content="changed")
     forged = with_payload(honest, frames=(frame,))
     forged = with_meta(forged, original_provenance=UserInput(actor="mallory"), digestion_tier="deferred")
     forged = msgspec.structs.replace(forged, dest="brain", provenance=HOST)

@@ -1,19 +1,26 @@
 """Log distillation: group lines into templates, keep the alerts, state the totals.
 
 A line's template is the line with its variable fields masked as ``<*>``:
-numbers and any token carrying a digit (ids, hex, IPs, UUIDs, versions, paths
-with digits), quoted values, ``key=value`` values and digit-free absolute paths.
-The leading timestamp is set aside first, so it never splits a template. When
-most lines open with a clock, a line without one continues the record above it
-(a stack trace inside a log stays with the line that announced it).
+any token carrying a digit (numbers, ids, hex, IPs, UUIDs, versions, paths with
+digits), quoted values, ``key=value`` values and digit-free absolute paths. The
+leading timestamp is set aside first, so it never splits a template. Templates
+that differ in one word, where that word takes at least ``MERGE_MIN_VARIANTS``
+values (user names, host names), are merged with ``<*>`` there; two or three
+values (``opened``/``closed``) are kept apart, because they are usually
+different events. When most lines open with a clock, a line without one
+continues the record above it, so a stack trace inside a log stays with the line
+that announced it.
 
 The rendering lists each template once, in order of first appearance, with its
-count, first and last time, and one real line; every distinct warn/error-level
-line is kept with its repeat count. When that does not fit the token target,
-the lowest-priority pieces go first (the masked spelling of a template, then
+count, first and last time, one real line and its masked spelling; distinct
+warn/error-level lines are kept with their repeat counts. When that does not fit
+the token target, the lowest-priority pieces go first (masked spellings, then
 extra alert lines, then the least frequent non-alert templates) and the
-rendering says how many templates and lines it left out. Nothing here knows any
+rendering says how many templates and lines it left out. Nothing here knows a
 particular log format beyond the generic signals in ``organs.stomach.signals``.
+
+Lines are keyed with their digits flattened to ``0`` (a C-speed translate), so
+masking and level detection run once per distinct shape, not once per line.
 """
 
 from __future__ import annotations
@@ -21,31 +28,53 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from organs.accounting import count_tokens, count_tokens_many
+from organs.accounting import count_tokens
 from organs.stomach.distill.text import elision, head_tail, plural, thousands
 from organs.stomach.signals import ALERT_LEVELS, level_of
-from organs.stomach.timestamps import format_instant, leading_stamp
+from organs.stomach.timestamps import leading_stamp, window_of
 
-__all__ = ["LogDigest", "distill_log", "log_window", "mask_variables"]
+__all__ = ["MERGE_MIN_VARIANTS", "LogDigest", "distill_log", "mask_variables"]
 
+MERGE_MIN_VARIANTS = 4
 _MASK_PREFIX = 1000
 _EXAMPLE_CHARS = 400
 _ALERT_LINES_PER_TEMPLATE = 8
+_MERGE_MAX_TOKENS = 64
+_WILDCARD = "<*>"
+_DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
 
 _VARIABLE = re.compile(
     r"(?<![\w])\"[^\"\n]{0,200}\""
     r"|(?<![\w])'[^'\n]{0,200}'(?!\w)"
     r"|(?<==)[^\s,;&)\]}>\"']{1,200}"
-    # a token carrying a digit; the look-behind pins attempts to token starts, the bounded lazy look-ahead keeps
-    # each attempt linear
+    # A token carrying a digit. The look-behind pins attempts to token starts and the
+    # look-ahead is bounded, so each attempt is linear in the token.
     r"|(?<![\w.:/@+\-#])(?=[\w.:/@+\-#]{0,300}?\d)[\w.:/@+\-#]+"
     r"|(?<![\w.])(?:/[\w.\-@+~]{1,200}){2,}"
 )
 
 
 def mask_variables(body: str) -> str:
-    masked = _VARIABLE.sub("<*>", body[:_MASK_PREFIX])
+    masked = _VARIABLE.sub(_WILDCARD, body[:_MASK_PREFIX])
     return masked if len(body) <= _MASK_PREFIX else masked + "<…>"
+
+
+@dataclass(frozen=True, slots=True)
+class LogDigest:
+    rendering: str
+    templates: int
+    alerts: int
+    valid_from: str | None
+    valid_to: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What every line with the same digit-flattened spelling shares."""
+
+    stamp_end: int
+    masked: str
+    alert: bool
 
 
 @dataclass(slots=True)
@@ -60,58 +89,114 @@ class _Template:
 
 
 @dataclass(frozen=True, slots=True)
-class LogDigest:
-    rendering: str
-    templates: int
-    alerts: int
-
-
-@dataclass(frozen=True, slots=True)
 class _Record:
     start: int
     end: int
     stamp_end: int
 
 
-def _records(lines: list[str]) -> tuple[list[_Record], int]:
-    """Records (a head line plus its continuation lines) and how many lines opened with a clock."""
-    stamp_ends = []
-    clocked = 0
-    for line in lines:
-        stamp = leading_stamp(line)
-        stamp_ends.append(-1 if stamp is None else stamp.end)
-        clocked += stamp is not None
+def _shape_of(key: str) -> _Shape:
+    stamp = leading_stamp(key)
+    stamp_end = -1 if stamp is None else stamp.end
+    level = level_of(key)
+    return _Shape(stamp_end, mask_variables(key[max(stamp_end, 0):]), level is not None and level in ALERT_LEVELS)
+
+
+def _records(lines: list[str], text: str) -> tuple[list[_Record], list[_Shape]]:
+    """Records (a head line plus its continuation lines) and the shape of each record's head."""
+    shapes_by_key: dict[str, _Shape] = {}
+    line_shapes: list[_Shape] = []
+    for key in text.translate(_DIGITS_TO_ZERO).split("\n"):
+        shape = shapes_by_key.get(key)
+        if shape is None:
+            shape = _shape_of(key)
+            shapes_by_key[key] = shape
+        line_shapes.append(shape)
+    clocked = sum(1 for shape in line_shapes if shape.stamp_end >= 0)
     continuations = clocked * 2 >= len(lines)
     records: list[_Record] = []
-    for index, stamp_end in enumerate(stamp_ends):
-        if continuations and stamp_end < 0 and records:
+    heads: list[_Shape] = []
+    for index, shape in enumerate(line_shapes):
+        if continuations and shape.stamp_end < 0 and records:
             previous = records[-1]
             records[-1] = _Record(previous.start, index + 1, previous.stamp_end)
         else:
-            records.append(_Record(index, index + 1, max(stamp_end, 0)))
-    return records, clocked
+            records.append(_Record(index, index + 1, max(shape.stamp_end, 0)))
+            heads.append(shape)
+    return records, heads
 
 
-def log_window(lines: list[str]) -> tuple[str | None, str | None]:
-    """The earliest and latest full-date instants the lines open with (min/max, so order does not matter)."""
-    earliest: tuple[int, str] | None = None
-    latest: tuple[int, str] | None = None
-    for line in lines:
-        stamp = leading_stamp(line)
-        if stamp is None or stamp.instant is None:
+def _mine(lines: list[str], records: list[_Record], heads: list[_Shape]) -> list[_Template]:
+    templates: dict[str, _Template] = {}
+    for number, (record, shape) in enumerate(zip(records, heads, strict=True)):
+        template = templates.get(shape.masked)
+        if template is None:
+            template = _Template(shape.masked, number, number)
+            templates[shape.masked] = template
+        template.count += 1
+        template.line_count += record.end - record.start
+        template.last_record = number
+        if shape.alert:
+            template.alert = True
+            body = lines[record.start][record.stamp_end:].strip()
+            if body in template.alert_lines or len(template.alert_lines) < _ALERT_LINES_PER_TEMPLATE:
+                template.alert_lines[body] = template.alert_lines.get(body, 0) + 1
+    return _merge_variants(list(templates.values()))
+
+
+def _merge_variants(templates: list[_Template]) -> list[_Template]:
+    """Merge templates that differ in one word taking many values (see the module docstring)."""
+    tokens = [template.masked.split(" ") for template in templates]
+    groups: dict[tuple[int, int, int, int], list[int]] = {}
+    for index, words in enumerate(tokens):
+        if len(words) > _MERGE_MAX_TOKENS:
             continue
-        instant = stamp.instant
-        key = (instant[0], instant[1].ljust(9, "0"))
-        if earliest is None or key < (earliest[0], earliest[1].ljust(9, "0")):
-            earliest = instant
-        if latest is None or key > (latest[0], latest[1].ljust(9, "0")):
-            latest = instant
-    if earliest is None or latest is None:
-        return None, None
-    try:
-        return format_instant(earliest), format_instant(latest)
-    except ValueError:
-        return None, None
+        # Chained prefix and suffix hashes key "every word but one" in linear time; members are
+        # compared word by word before merging, so a hash collision can never merge unlike lines.
+        prefixes = [0]
+        for word in words:
+            prefixes.append(hash((prefixes[-1], word)))
+        suffixes = [0]
+        for word in reversed(words):
+            suffixes.append(hash((suffixes[-1], word)))
+        suffixes.reverse()
+        for position, word in enumerate(words):
+            if word and word != _WILDCARD:
+                key = (len(words), position, prefixes[position], suffixes[position + 1])
+                groups.setdefault(key, []).append(index)
+    merged_into: set[int] = set()
+    results: list[_Template] = []
+    for (_, position, _, _), members in sorted(groups.items(), key=lambda item: (-len(item[1]), item[1][0])):
+        if len(members) < MERGE_MIN_VARIANTS:
+            continue
+        free = [index for index in members if index not in merged_into]
+        if free:
+            reference = tokens[free[0]]
+            free = [index for index in free if _equal_but(tokens[index], reference, position)]
+        if len(free) < MERGE_MIN_VARIANTS:
+            continue
+        words = list(tokens[free[0]])
+        words[position] = _WILDCARD
+        results.append(_combine(" ".join(words), [templates[index] for index in free]))
+        merged_into.update(free)
+    results.extend(template for index, template in enumerate(templates) if index not in merged_into)
+    return sorted(results, key=lambda template: template.first_record)
+
+
+def _equal_but(words: list[str], reference: list[str], position: int) -> bool:
+    return words[:position] == reference[:position] and words[position + 1:] == reference[position + 1:]
+
+
+def _combine(masked: str, parts: list[_Template]) -> _Template:
+    combined = _Template(masked, min(part.first_record for part in parts), max(part.last_record for part in parts))
+    for part in sorted(parts, key=lambda part: part.first_record):
+        combined.count += part.count
+        combined.line_count += part.line_count
+        combined.alert = combined.alert or part.alert
+        for body, count in part.alert_lines.items():
+            if body in combined.alert_lines or len(combined.alert_lines) < _ALERT_LINES_PER_TEMPLATE:
+                combined.alert_lines[body] = combined.alert_lines.get(body, 0) + count
+    return combined
 
 
 def _clip(line: str) -> str:
@@ -124,99 +209,100 @@ def _stamp_text(line: str, stamp_end: int) -> str:
     return line[:stamp_end].strip(" []()")
 
 
-def _mine(lines: list[str], records: list[_Record]) -> dict[str, _Template]:
-    templates: dict[str, _Template] = {}
-    for number, record in enumerate(records):
-        head = lines[record.start]
-        masked = mask_variables(head[record.stamp_end:])
-        template = templates.get(masked)
-        if template is None:
-            template = _Template(masked, number, number)
-            templates[masked] = template
-        template.count += 1
-        template.line_count += record.end - record.start
-        template.last_record = number
-        level = level_of(head)
-        if level is not None and level in ALERT_LEVELS:
-            template.alert = True
-            body = head[record.stamp_end:].strip()
-            if body in template.alert_lines or len(template.alert_lines) < _ALERT_LINES_PER_TEMPLATE:
-                template.alert_lines[body] = template.alert_lines.get(body, 0) + 1
-    return templates
-
-
 @dataclass(slots=True)
 class _Piece:
-    order: tuple[int, int]
+    template: int
+    slot: int
     priority: int
     text: str
     tokens: int = 0
 
 
-def _pieces(lines: list[str], records: list[_Record], templates: dict[str, _Template]) -> list[_Piece]:
+def _entry(lines: list[str], records: list[_Record], template: _Template) -> str:
+    first = records[template.first_record]
+    last = records[template.last_record]
+    example = lines[first.start]
+    prefix = f"×{thousands(template.count)} "
+    if template.count > 1 and first.stamp_end and last.stamp_end:
+        prefix += f"[{_stamp_text(example, first.stamp_end)} → {_stamp_text(lines[last.start], last.stamp_end)}] "
+    entry = prefix + _clip(example)
+    continuation = first.end - first.start - 1
+    if continuation:
+        shown = lines[first.start + 1:first.start + 4]
+        entry += "\n" + "\n".join("    " + _clip(line) for line in shown)
+        if continuation > len(shown):
+            entry += f"\n    {elision(continuation - len(shown), 'continuation line')}"
+    return entry
+
+
+def _pieces(lines: list[str], records: list[_Record], templates: list[_Template]) -> list[_Piece]:
+    ranked = sorted(range(len(templates)), key=lambda i: (not templates[i].alert, -templates[i].count, i))
+    rank_of = {index: rank for rank, index in enumerate(ranked)}
     pieces: list[_Piece] = []
-    ranked = sorted(templates.values(), key=lambda t: (not t.alert, -t.count, t.first_record))
-    rank_of = {id(template): rank for rank, template in enumerate(ranked)}
-    for template in templates.values():
-        rank = rank_of[id(template)]
+    for index, template in enumerate(templates):
+        rank = rank_of[index]
+        pieces.append(_Piece(index, 0, rank, _entry(lines, records, template)))
+        if template.count > 1:
+            pieces.append(_Piece(index, 1, 20_000 + rank, "    ≈ " + _clip(template.masked)))
         first = records[template.first_record]
-        last = records[template.last_record]
-        example = lines[first.start]
-        if template.count > 1:
-            span = f"{_stamp_text(example, first.stamp_end)} → {_stamp_text(lines[last.start], last.stamp_end)}"
-            span = span if first.stamp_end and last.stamp_end else ""
-            prefix = f"×{thousands(template.count)} [{span}] " if span else f"×{thousands(template.count)} "
-        else:
-            prefix = "×1 "
-        entry = prefix + _clip(example)
-        continuation = first.end - first.start - 1
-        if continuation:
-            inner = "\n".join("    " + _clip(line) for line in lines[first.start + 1:first.start + 4])
-            more = continuation - min(continuation, 3)
-            entry += "\n" + inner + (f"\n    {elision(more, 'continuation line')}" if more else "")
-        pieces.append(_Piece((template.first_record, 0), rank, entry))
-        if template.count > 1:
-            pieces.append(_Piece((template.first_record, 1), 10_000 + rank, "    ≈ " + _clip(template.masked)))
-        extra_alerts = [(body, count) for body, count in template.alert_lines.items()
-                        if body != example[first.stamp_end:].strip()]
-        for position, (body, count) in enumerate(extra_alerts, start=2):
-            pieces.append(_Piece((template.first_record, position), 5_000 + rank, f"    ! ×{count} {_clip(body)}"))
+        example_body = lines[first.start][first.stamp_end:].strip()
+        extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
+        for slot, (body, count) in enumerate(extra, start=2):
+            pieces.append(_Piece(index, slot, 10_000 + rank, f"    ! ×{thousands(count)} {_clip(body)}"))
     return pieces
 
 
 def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = True) -> LogDigest:
-    """A compact rendering of a log within about ``target_tokens`` (the caller measures it exactly)."""
+    """A compact rendering of a log within ``target_tokens`` when it can be done (the caller measures it)."""
     lines = text.split("\n")
     if not mine:
+        stamps = [line[:stamp.end] for line in (lines[:1000] + lines[-1000:]) if (stamp := leading_stamp(line))]
+        valid_from, valid_to = window_of(stamps)
         header = f"[{plural(len(lines), 'line')} log · head and tail only (shallow tier)]"
-        return LogDigest(header + "\n" + head_tail(text, max(target_tokens - 20, 1)), 0, 0)
-    records, _ = _records(lines)
-    templates = _mine(lines, records)
-    alert_templates = [template for template in templates.values() if template.alert]
-    alert_lines = sum(template.count for template in alert_templates)
-    window_from, window_to = log_window([lines[record.start] for record in records])
-    window = f" · {window_from} → {window_to}" if window_from else ""
+        return LogDigest(header + "\n" + head_tail(text, max(target_tokens - 20, 1)), 0, 0, valid_from, valid_to)
+    records, heads = _records(lines, text)
+    templates = _mine(lines, records, heads)
+    valid_from, valid_to = window_of([lines[record.start][:record.stamp_end] for record in records if record.stamp_end])
+    alert_count = sum(template.count for template in templates if template.alert)
+    window = f" · {valid_from} → {valid_to}" if valid_from else ""
     header = (
         f"[{plural(len(lines), 'line')} log · {plural(len(templates), 'template')} · "
-        f"{thousands(alert_lines)} error/warn{window}]"
+        f"{thousands(alert_count)} error/warn{window}]"
     )
     pieces = _pieces(lines, records, templates)
-    for piece, tokens in zip(pieces, count_tokens_many([piece.text for piece in pieces], encoding), strict=True):
-        piece.tokens = tokens + 1
-    return LogDigest(_fit(header, pieces, templates, target_tokens, encoding), len(templates), len(alert_templates))
+    _estimate_tokens(pieces, encoding)
+    rendering = _fit(header, pieces, templates, target_tokens, encoding)
+    alert_templates = sum(1 for template in templates if template.alert)
+    return LogDigest(rendering, len(templates), alert_templates, valid_from, valid_to)
 
 
-def _fit(header: str, pieces: list[_Piece], templates: dict[str, _Template], target: int, encoding: str) -> str:
+def _estimate_tokens(pieces: list[_Piece], encoding: str) -> None:
+    """Per-piece token estimates from one exact count of them all, spread by length.
+
+    Counting each piece alone would cost a tokenizer call per template; the fit
+    below measures its result exactly and corrects, so an estimate is enough here.
+    """
+    joined = "\n".join(piece.text for piece in pieces)
+    tokens_per_char = count_tokens(joined, encoding) / max(len(joined), 1)
+    for piece in pieces:
+        piece.tokens = int((len(piece.text) + 1) * tokens_per_char) + 1
+
+
+def _fit(header: str, pieces: list[_Piece], templates: list[_Template], target: int, encoding: str) -> str:
     by_priority = sorted(pieces, key=lambda piece: piece.priority)
-    allowance = target - count_tokens(header, encoding) - 30
+    allowance = target - count_tokens(header, encoding) - 40
     while True:
         chosen: list[_Piece] = []
         spent = 0
+        shown: set[int] = set()
         for piece in by_priority:
-            if spent + piece.tokens > allowance:
+            # An alert line or a masked spelling is only worth its tokens next to its template's entry.
+            if spent + piece.tokens > allowance or (piece.slot and piece.template not in shown):
                 continue
             chosen.append(piece)
             spent += piece.tokens
+            if piece.slot == 0:
+                shown.add(piece.template)
         rendering = _render(header, chosen, templates)
         measured = count_tokens(rendering, encoding)
         if measured <= target or not chosen:
@@ -224,14 +310,12 @@ def _fit(header: str, pieces: list[_Piece], templates: dict[str, _Template], tar
         allowance -= measured - target + 8
 
 
-def _render(header: str, chosen: list[_Piece], templates: dict[str, _Template]) -> str:
-    shown_templates = {piece.order[0] for piece in chosen if piece.order[1] == 0}
-    omitted = [template for template in templates.values() if template.first_record not in shown_templates]
-    body = [piece.text for piece in sorted(chosen, key=lambda piece: piece.order)]
-    lines = [header, "templates in order of first appearance (×count [first → last] first line; ≈ template):", *body]
+def _render(header: str, chosen: list[_Piece], templates: list[_Template]) -> str:
+    shown = {piece.template for piece in chosen if piece.slot == 0}
+    body = [piece.text for piece in sorted(chosen, key=lambda piece: (piece.template, piece.slot))]
+    lines = [header, "templates by first appearance (×count [first → last] first line; ≈ masked; ! alert)", *body]
+    omitted = [template for index, template in enumerate(templates) if index not in shown]
     if omitted:
         omitted_lines = sum(template.line_count for template in omitted)
-        lines.append(
-            f"… [{plural(len(omitted), 'template')} ({plural(omitted_lines, 'line')}) not shown; fetch full] …"
-        )
+        lines.append(f"… [{plural(len(omitted), 'template')} ({plural(omitted_lines, 'line')}) not shown] …")
     return "\n".join(lines)

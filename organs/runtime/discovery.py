@@ -1,0 +1,99 @@
+"""Each organ answers the NATS micro-service protocol (``$SRV.PING|INFO|STATS``).
+
+Stock NATS tooling (``nats micro ls``, ``nats micro stats``) lists and
+monitors the organs this way. Each consumer an organ runs is reported as one
+endpoint whose stats are the envelopes it handled: requests = processed
+envelopes, errors = retries and dead letters, processing time in nanoseconds.
+Readiness (connected, stream provisioned, consumer bound) rides in the
+endpoint's ``data`` and in the service metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from nats.aio.client import Client
+
+from organs.runtime.worker import Worker
+
+__all__ = ["SERVICE_VERSION", "register_service", "service_name"]
+
+SERVICE_VERSION = "0.1.0"
+
+
+def service_name(organ: str) -> str:
+    return f"ichor-{organ.replace('_', '-')}"
+
+
+def _base(kind: str, name: str, instance_id: str, metadata: dict[str, str]) -> dict[str, Any]:
+    return {
+        "type": f"io.nats.micro.v1.{kind}_response",
+        "name": name,
+        "id": instance_id,
+        "version": SERVICE_VERSION,
+        "metadata": metadata,
+    }
+
+
+async def register_service(
+    nc: Client,
+    organ: str,
+    instance: str,
+    workers: Callable[[], Sequence[Worker]],
+    started: str,
+    description: str,
+) -> None:
+    """Answer PING, INFO and STATS for this organ instance on ``nc``."""
+    name = service_name(organ)
+    instance_id = nc.client_id and f"{instance}-{nc.client_id}" or instance
+
+    def metadata() -> dict[str, str]:
+        bound = all(worker.bound for worker in workers())
+        return {"organ": organ, "instance": instance, "ready": "true" if nc.is_connected and bound else "false"}
+
+    def endpoints_info() -> list[dict[str, Any]]:
+        return [
+            {"name": worker.spec.durable, "subject": worker.spec.subject, "queue_group": worker.spec.durable, "metadata": None}
+            for worker in workers()
+        ]
+
+    def endpoints_stats() -> list[dict[str, Any]]:
+        entries = []
+        for worker in workers():
+            stats = worker.stats
+            entries.append(
+                {
+                    "name": worker.spec.durable,
+                    "subject": worker.spec.subject,
+                    "queue_group": worker.spec.durable,
+                    "num_requests": stats.processed,
+                    "num_errors": stats.errors,
+                    "last_error": stats.last_error,
+                    "processing_time": int(stats.total_ms * 1_000_000),
+                    "average_processing_time": int(stats.average_ms * 1_000_000),
+                    "data": {
+                        "dead_lettered": stats.dead_lettered,
+                        "pending": stats.last_pending,
+                        "bound": worker.bound,
+                    },
+                }
+            )
+        return entries
+
+    def reply_for(kind: str) -> bytes:
+        document = _base(kind, name, instance_id, metadata())
+        if kind == "info":
+            document.update(description=description, endpoints=endpoints_info())
+        elif kind == "stats":
+            document.update(started=started, endpoints=endpoints_stats())
+        return json.dumps(document).encode()
+
+    for verb, kind in (("PING", "ping"), ("INFO", "info"), ("STATS", "stats")):
+
+        async def answer(msg: Any, kind: str = kind) -> None:
+            await msg.respond(reply_for(kind))
+
+        for subject in (f"$SRV.{verb}", f"$SRV.{verb}.{name}", f"$SRV.{verb}.{name}.{instance_id}"):
+            await nc.subscribe(subject, cb=answer)

@@ -1,0 +1,141 @@
+"""Built-in modules and the admitted paste as prompt modules."""
+
+from __future__ import annotations
+
+import pytest
+from factories_border import reference_frame, served_frame, yield_envelope
+
+from envelopes.types import External, Trust, Yield
+from organs.border import (
+    BuiltinPromptConfig,
+    InvalidPromptInputError,
+    PromptBudget,
+    SkillInfo,
+    ToolHint,
+    builtin_modules,
+    compile,
+    frame_segment_id,
+    paste_modules,
+    render_frame,
+)
+from organs.border.prompt import ANCHORS_SEGMENT_ID, GOAL_SEGMENT_ID, SESSION_SUMMARY_KEY, paste_segment_texts
+
+
+def a_yield(**kwargs: object) -> Yield:
+    payload = yield_envelope(**kwargs).payload
+    assert isinstance(payload, Yield)
+    return payload
+
+
+def delegated(_segment_id: str) -> Trust:
+    return "delegated"
+
+
+def test_builtin_modules_cover_every_source_in_authority_order() -> None:
+    config = BuiltinPromptConfig(
+        kernel_instructions="kernel rules",
+        workspace_instructions=("workspace doc one", "workspace doc two"),
+        tool_hints=(ToolHint("grep", "search text"),),
+        skills=(SkillInfo("triage", "sort a crash into a bucket"),),
+        session_summary="we were debugging boot",
+    )
+    modules = builtin_modules(config)
+    assert [(module.id, module.authority) for module in modules] == [
+        ("kernel", "kernel"),
+        ("workspace", "workspace"),
+        ("tools", "tool"),
+        ("skills", "skill"),
+        ("session", "session"),
+    ]
+    text = compile(modules, PromptBudget()).text
+    assert text.startswith("kernel rules\n\nworkspace doc one\n\nworkspace doc two\n\ngrep: search text\n\n")
+    assert "`@skill <id>`" in text
+    assert "- triage: sort a crash into a bucket" in text
+    assert text.endswith("we were debugging boot")
+
+
+def test_the_session_summary_holds_a_replaceable_claim() -> None:
+    (module,) = [
+        module for module in builtin_modules(BuiltinPromptConfig(session_summary="s")) if module.id == "session"
+    ]
+    claim = module.segments[0].conflict
+    assert claim is not None
+    assert (claim.key, claim.mode) == (SESSION_SUMMARY_KEY, "replaceable")
+
+
+def test_empty_sources_yield_no_modules() -> None:
+    assert [module.id for module in builtin_modules(BuiltinPromptConfig())] == ["kernel"]
+    assert builtin_modules(BuiltinPromptConfig(kernel_instructions="")) == ()
+
+
+def test_builtin_ids_are_validated() -> None:
+    with pytest.raises(InvalidPromptInputError):
+        builtin_modules(BuiltinPromptConfig(skills=(SkillInfo("Bad Id", "x"),)))
+    with pytest.raises(InvalidPromptInputError):
+        builtin_modules(BuiltinPromptConfig(tool_hints=(ToolHint("Grep", "x"),)))
+
+
+def test_the_paste_becomes_goal_anchors_and_frames() -> None:
+    served, pointer = served_frame("ERROR one\nERROR two"), reference_frame("row\n" * 1999 + "row")
+    payload = a_yield(goal="fix boot", anchors=("a.py", "b/"), frames=(served, pointer))
+    modules = paste_modules(payload, payload.meta.original_provenance, delegated)
+    assert [(module.id, module.authority) for module in modules] == [
+        ("paste", "user_addition"),
+        ("paste/frames/000", "user_addition"),
+    ]
+    goal, anchors = modules[0].segments
+    assert (goal.id, goal.content, goal.budget_behavior) == (GOAL_SEGMENT_ID, "fix boot", "required")
+    assert (anchors.id, anchors.content, anchors.budget_behavior) == (ANCHORS_SEGMENT_ID, "a.py\nb/", "omit")
+    served_segment, pointer_segment = modules[1].segments
+    assert served_segment.budget_behavior == "truncate"
+    assert served_segment.content.endswith("\nERROR one\nERROR two")
+    assert pointer_segment.budget_behavior == "omit"
+    assert all(
+        segment.provenance == payload.meta.original_provenance for module in modules for segment in module.segments
+    )
+    assert all(segment.cache_scope == "run" for module in modules for segment in module.segments)
+
+
+def test_a_reference_frame_renders_as_a_one_line_pointer() -> None:
+    frame = reference_frame("row\n" * 1999 + "row")
+    pointer = render_frame(frame)
+    assert "\n" not in pointer
+    assert pointer.startswith(f"[frame {frame.id[:23]}… · log · 2,000 lines · {frame.full_tokens:,} tokens · ")
+    assert pointer.endswith(f"fetch with ichor frame {frame.id} --full]")
+
+
+def test_frame_segment_ids_are_valid_ids() -> None:
+    frame = served_frame("x")
+    assert frame_segment_id(frame) == "frame/" + frame.id[len("blake3:") :][:16]
+
+
+def test_many_frames_are_split_across_modules() -> None:
+    frames = tuple(served_frame(f"ERROR number {number}") for number in range(300))
+    payload = a_yield(frames=frames)
+    modules = paste_modules(payload, payload.meta.original_provenance, delegated)
+    assert [(module.id, len(module.segments)) for module in modules] == [
+        ("paste", 2),
+        ("paste/frames/000", 256),
+        ("paste/frames/001", 44),
+    ]
+    text = compile(modules, PromptBudget()).text
+    assert text.index("ERROR number 0\n") < text.index("ERROR number 299")
+
+
+def test_trust_comes_from_the_callback() -> None:
+    payload = a_yield(origin=External(uri="https://example.com"))
+    modules = paste_modules(payload, payload.meta.original_provenance, lambda segment_id: "untrusted")
+    assert {segment.trust for module in modules for segment in module.segments} == {"untrusted"}
+
+
+def test_an_empty_goal_and_no_anchors_give_no_head_module() -> None:
+    payload = a_yield(goal="", anchors=())
+    modules = paste_modules(payload, payload.meta.original_provenance, delegated)
+    assert [module.id for module in modules] == ["paste/frames/000"]
+
+
+def test_screening_reads_the_same_segments_the_prompt_renders() -> None:
+    payload = a_yield(frames=(served_frame("ERROR x"), reference_frame("y\n" * 3)))
+    modules = paste_modules(payload, payload.meta.original_provenance, delegated)
+    rendered = tuple((segment.id, segment.content) for module in modules for segment in module.segments)
+    assert paste_segment_texts(payload) == rendered

@@ -1,0 +1,131 @@
+"""Properties of the compiler and the organ, checked on generated input."""
+
+from __future__ import annotations
+
+import hypothesis.strategies as st
+from factories_border import served_frame, yield_envelope
+from hypothesis import given, settings
+
+from envelopes.types import Admitted, CompiledPrompt, SystemInternal
+from organs.border import (
+    AUTHORITY_ORDER,
+    SEPARATOR,
+    BorderConfig,
+    CompileError,
+    ConflictClaim,
+    GuardState,
+    PromptBudget,
+    PromptModule,
+    PromptSegment,
+    border_decide,
+    compile,
+)
+from organs.border.prompt import GOAL_SEGMENT_ID
+
+CONFIG = SystemInternal(component="property")
+TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=40)
+SEGMENT_IDS = st.sampled_from([f"s/{name}" for name in "abcdefgh"])
+
+
+@st.composite
+def segments(draw: st.DrawFn) -> PromptSegment:
+    segment_id = draw(SEGMENT_IDS)
+    # Content mostly follows the id, so duplicates are common and id reuse is rare.
+    content = draw(st.one_of(st.just(f"content of {segment_id}"), TEXT))
+    conflict = draw(
+        st.none()
+        | st.builds(ConflictClaim, st.sampled_from(["k1", "k2"]), st.sampled_from(["protected", "replaceable"]))
+    )
+    behavior = draw(st.sampled_from(["required", "truncate", "omit"]))
+    return PromptSegment(segment_id, content, CONFIG, "trusted", "none", conflict, behavior)
+
+
+@st.composite
+def module_lists(draw: st.DrawFn) -> list[PromptModule]:
+    ids = draw(st.lists(st.sampled_from([f"m/{n}" for n in range(8)]), min_size=0, max_size=5, unique=True))
+    return [
+        PromptModule(
+            module_id,
+            draw(st.sampled_from(AUTHORITY_ORDER)),
+            draw(st.integers(-2, 2)),
+            tuple(draw(st.lists(segments(), min_size=1, max_size=4))),
+        )
+        for module_id in ids
+    ]
+
+
+BUDGETS = st.builds(
+    PromptBudget,
+    max_bytes=st.none() | st.integers(0, 400),
+    max_tokens=st.none() | st.integers(0, 120),
+)
+
+
+def outcome(modules: list[PromptModule], budget: PromptBudget) -> CompiledPrompt | str:
+    try:
+        return compile(modules, budget)
+    except CompileError as error:
+        return type(error).__name__
+
+
+@settings(max_examples=150, deadline=None)
+@given(module_lists(), BUDGETS, st.randoms(use_true_random=False))
+def test_module_input_order_never_changes_the_output(modules: list[PromptModule], budget: PromptBudget, rng) -> None:  # type: ignore[no-untyped-def]
+    shuffled = list(modules)
+    rng.shuffle(shuffled)
+    assert outcome(shuffled, budget) == outcome(modules, budget)
+
+
+@settings(max_examples=150, deadline=None)
+@given(module_lists(), BUDGETS)
+def test_every_output_byte_belongs_to_one_segment_or_a_separator(
+    modules: list[PromptModule], budget: PromptBudget
+) -> None:
+    compiled = outcome(modules, budget)
+    if isinstance(compiled, str):
+        return
+    raw = compiled.text.encode("utf-8")
+    assert compiled.bytes == len(raw)
+    ranges = sorted(entry.byte_range for entry in compiled.inspection if entry.byte_range is not None)
+    cursor = 0
+    for number, (start, end) in enumerate(ranges):
+        if number:
+            assert raw[cursor:start] == SEPARATOR.encode()
+        else:
+            assert start == 0
+        assert start < end
+        cursor = end
+    assert cursor == len(raw)
+    for entry in compiled.inspection:
+        if entry.byte_range is None:
+            assert entry.disposition in {"duplicate", "shadowed", "omitted"}
+            assert entry.rendered_bytes == 0
+        else:
+            assert entry.disposition in {"included", "truncated"}
+            assert entry.rendered_bytes == entry.byte_range[1] - entry.byte_range[0]
+    if budget.max_bytes is not None:
+        assert compiled.bytes <= budget.max_bytes
+    if budget.max_tokens is not None:
+        assert compiled.tokens <= budget.max_tokens
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    goal=TEXT,
+    anchors=st.lists(st.from_regex(r"[a-z/_.]{1,20}", fullmatch=True), max_size=3).map(tuple),
+    evidence=st.lists(TEXT, max_size=3),
+)
+def test_the_goal_appears_verbatim_in_every_admitted_prompt(
+    goal: str, anchors: tuple[str, ...], evidence: list[str]
+) -> None:
+    frames = tuple(served_frame(text) for text in dict.fromkeys(evidence))
+    out = border_decide(
+        yield_envelope(goal, anchors=anchors, frames=frames), BorderConfig(), GuardState(), instance="b", now=0.0
+    )
+    admitted = out.payload
+    assert isinstance(admitted, Admitted)
+    assert admitted.goal == goal
+    (entry,) = [entry for entry in admitted.prompt.inspection if entry.segment_id == GOAL_SEGMENT_ID]
+    assert entry.byte_range is not None
+    start, end = entry.byte_range
+    assert admitted.prompt.text.encode("utf-8")[start:end] == goal.encode("utf-8")

@@ -1,0 +1,157 @@
+"""The `ichor` command as a user runs it: real processes, a real embedded server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.bus
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "paste.txt"
+
+
+def ichor(*args: str, stdin: str | None = None, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "organs.cli", *args], input=stdin, capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
+
+
+def _alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+@pytest.fixture
+def ichor_up(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """`ichor up` on a free port; yields (process, url); stopped with SIGTERM after the test."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "organs.cli", "up", "--port", "0", "--data", str(tmp_path / "data")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if k != "ICHOR_NATS_URL"},
+    )
+    assert process.stdout is not None
+    url = None
+    deadline = time.monotonic() + 30
+    while url is None and time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if line.startswith("{"):
+            event = json.loads(line)
+            if event.get("event") == "nats.embedded_started":
+                url = event["url"]
+    assert url, "ichor up never reported its embedded server"
+    try:
+        yield process, url
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+
+
+def test_up_then_ingest_prints_an_admitted_prompt(ichor_up) -> None:  # type: ignore[no-untyped-def]
+    process, url = ichor_up
+    workers = _children(process.pid)
+    result = ichor("ingest", str(EXAMPLE), "--nats", url, "--actor", "ana", "--json", "--timeout", "60")
+    assert result.returncode == 0, result.stderr
+    envelope = json.loads(result.stdout)
+    assert envelope["kind"] == "admitted"
+    assert envelope["chain"]["origin"] == {"kind": "user_input", "actor": "ana", "channel": "cli"}
+    assert envelope["tier"] == "full"
+    goal = envelope["payload"]["goal"]
+    assert goal and goal in EXAMPLE.read_text()
+    assert goal in envelope["payload"]["prompt"]["text"]
+
+    # Frame ids are content addresses: the local digest names the frames the bus stored.
+    local = json.loads(ichor("digest", str(EXAMPLE), "--json").stdout)
+    text = EXAMPLE.read_text()
+    for frame in local["frames"]:
+        fetched = ichor("frame", frame["id"], "--full", "--nats", url)
+        assert fetched.returncode == 0, fetched.stderr
+        assert fetched.stdout == text[frame["span"][0] : frame["span"][1]]
+
+    status = ichor("status", "--nats", url, "--json")
+    assert status.returncode == 0, status.stderr
+    organs = {reply["metadata"]["organ"]: reply for reply in json.loads(status.stdout)}
+    assert set(organs) == {"stomach", "absorption", "ada_border"}
+    assert all(reply["type"] == "io.nats.micro.v1.stats_response" for reply in organs.values())
+    assert sum(e["num_requests"] for e in organs["ada_border"]["endpoints"]) == 1
+
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 0
+    time.sleep(0.2)
+    assert not [pid for pid in workers if _alive(pid)], "ichor up left a worker or nats-server running"
+
+
+def test_a_crashed_worker_is_restarted(ichor_up) -> None:  # type: ignore[no-untyped-def]
+    process, url = ichor_up
+    deadline = time.monotonic() + 20
+    while len(_children(process.pid)) < 4 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    before = set(_children(process.pid))
+    victim = max(before)
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        now = set(_children(process.pid))
+        if victim not in now and len(now) == len(before):
+            break
+        time.sleep(0.1)
+    assert victim not in now and len(now) == len(before)
+    result = ichor("ingest", "-", "--nats", url, "--timeout", "60", stdin="./src/net.rs\n\nWhat does this module do?")
+    assert result.returncode == 0, result.stderr
+    assert "What does this module do?" in result.stdout
+
+
+def test_digest_runs_the_core_locally() -> None:
+    result = ichor("digest", str(EXAMPLE), "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["tier"] == "full"
+    assert "./services/checkout/app/payments.py" in document["anchors"]
+    assert {frame["kind"] for frame in document["frames"]} >= {"log", "stack_trace", "table"}
+
+
+def test_schema_prints_json_schema() -> None:
+    result = ichor("schema")
+    assert result.returncode == 0
+    assert "Envelope" in json.loads(result.stdout)["$defs"]
+
+
+def test_ingest_without_organs_times_out_clearly(nats_server) -> None:  # type: ignore[no-untyped-def]
+    result = ichor("ingest", "-", "--nats", nats_server.url, "--timeout", "1", stdin="What is this?")
+    assert result.returncode == 3
+    assert "are the organs up" in result.stderr
+
+
+def test_status_without_organs_exits_non_zero(nats_server) -> None:  # type: ignore[no-untyped-def]
+    result = ichor("status", "--nats", nats_server.url)
+    assert result.returncode == 5
+    assert "stomach" in result.stderr
+
+
+def test_frame_with_an_unknown_id_fails_clearly(nats_server) -> None:  # type: ignore[no-untyped-def]
+    result = ichor("frame", "blake3:" + "0" * 64, "--nats", nats_server.url)
+    assert result.returncode == 3
+    assert "no stomach answered" in result.stderr

@@ -1,0 +1,156 @@
+"""A tract of real organ processes for fault scenarios, and the figures they print."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from envelopes.codec import decode, encode
+from envelopes.types import Envelope, UserInput
+from organs.runtime.bus import Tract
+from organs.secretion import paste_envelope
+from tests.bus.helpers import read_subject, subject_count
+
+ORGANS = ("stomach", "absorption", "border")
+FAULT_ENV = {"ICHOR_ACK_WAIT_S": "3"}
+
+
+def rss_kib(pid: int) -> int:
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+@dataclass
+class OrganProcesses:
+    """One or more ``ichor worker`` processes per organ, killable and restartable."""
+
+    url: str
+    replicas: int = 1
+    env: dict[str, str] = field(default_factory=lambda: dict(FAULT_ENV))
+    processes: dict[tuple[str, int], subprocess.Popen[bytes]] = field(default_factory=dict)
+    peak_rss_kib: dict[str, int] = field(default_factory=dict)
+
+    def start(self) -> OrganProcesses:
+        for organ in ORGANS:
+            for replica in range(self.replicas):
+                self.spawn(organ, replica)
+        return self
+
+    def spawn(self, organ: str, replica: int = 0) -> None:
+        self.processes[(organ, replica)] = subprocess.Popen(
+            [sys.executable, "-m", "organs.cli", "worker", organ, "--nats", self.url],
+            env={**os.environ, **self.env, "ICHOR_INSTANCE": f"{organ}-{replica}"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def kill(self, organ: str, replica: int = 0) -> None:
+        process = self.processes[(organ, replica)]
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+
+    def sample_rss(self) -> None:
+        for (organ, _), process in self.processes.items():
+            self.peak_rss_kib[organ] = max(self.peak_rss_kib.get(organ, 0), rss_kib(process.pid))
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def make_pastes(count: int, run: str) -> list[Envelope]:
+    """Distinct small mixed pastes, each with its own origin actor."""
+    pastes = []
+    for n in range(count):
+        text = (
+            f"2026-11-29T08:{n % 60:02d}:01Z INFO [api] request {n} served in {n % 97}ms\n"
+            f"2026-11-29T08:{n % 60:02d}:02Z ERROR [api] request {n + 1} failed: upstream timeout\n\n"
+            f"./services/api/handler_{n % 7}.py\n\n"
+            f"Why did request {n + 1} fail?"
+        )
+        pastes.append(paste_envelope(text, origin=UserInput(actor=f"{run}-{n}"), source="fault", instance="fault"))
+    return pastes
+
+
+async def publish_all(tract: Tract, pastes: list[Envelope]) -> None:
+    futures = [
+        await tract.js.publish_async(
+            tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id, "traceparent": paste.trace}
+        )
+        for paste in pastes
+    ]
+    await asyncio.gather(*futures)
+
+
+async def ends_reached(tract: Tract) -> int:
+    return await subject_count(tract, tract.subjects.brain_in) + await subject_count(tract, tract.subjects.border_rejected)
+
+
+async def wait_for_ends(tract: Tract, at_least: int, timeout: float, organs: OrganProcesses | None = None) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if organs is not None:
+            organs.sample_rss()
+        if await ends_reached(tract) >= at_least:
+            break
+        await asyncio.sleep(0.2)
+    return time.monotonic() - started
+
+
+@dataclass
+class Tally:
+    sent: int
+    admitted: int
+    rejected: int
+    dead_lettered: int
+    lost: int
+    duplicated: int
+    follow_ups: int
+
+    def print(self, scenario: str, **extra: object) -> None:
+        figures = " ".join(f"{key}={value}" for key, value in {**self.__dict__, **extra}.items())
+        print(f"\n[fault:{scenario}] {figures}")
+
+
+async def tally(tract: Tract, pastes: list[Envelope]) -> Tally:
+    """Count ends of the tract by origin: one admitted-or-rejected per paste, follow-ups apart."""
+    ends = [decode(msg.data) for subject in (tract.subjects.brain_in, tract.subjects.border_rejected)
+            for msg in await read_subject(tract, subject)]
+    firsts = [end for end in ends if getattr(end.payload, "follow_up_of", None) is None]
+    by_origin = Counter(msgspec_origin(end) for end in firsts)
+    expected = {msgspec_origin(paste) for paste in pastes}
+    letters = sum(
+        [await subject_count(tract, tract.subjects.dlq(organ), tract.subjects.dlq_stream) for organ in ("stomach", "absorption", "ada_border")]
+    )
+    return Tally(
+        sent=len(pastes),
+        admitted=sum(1 for end in firsts if end.kind == "admitted"),
+        rejected=sum(1 for end in firsts if end.kind == "rejected"),
+        dead_lettered=letters,
+        lost=len(expected - set(by_origin)),
+        duplicated=sum(count - 1 for count in by_origin.values()),
+        follow_ups=len(ends) - len(firsts),
+    )
+
+
+def msgspec_origin(envelope: Envelope) -> str:
+    origin = envelope.chain.origin
+    return getattr(origin, "actor", repr(origin))
