@@ -382,7 +382,9 @@ class Envelope(msgspec.Struct, frozen=True):
     payload: AnyPayload
 
     def __post_init__(self) -> None:
-        _require(1 <= self.v <= SCHEMA_VERSION, f"unsupported schema version {self.v}; this reader knows <= {SCHEMA_VERSION}")
+        _require(
+            1 <= self.v <= SCHEMA_VERSION, f"unsupported schema version {self.v}; this reader knows <= {SCHEMA_VERSION}"
+        )
         _require(ENVELOPE_ID_PATTERN.fullmatch(self.id) is not None, "id must be 32 lowercase hex digits")
         _require(self.kind == self.payload.__struct_config__.tag, "kind must equal the payload's tag")
         _require(TRACEPARENT_PATTERN.fullmatch(self.trace) is not None, "trace must be a W3C traceparent")

@@ -5,8 +5,10 @@
     ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S]
     ichor digest [FILE|-] [--json] [--budget N]
     ichor frame ID [--full] [--json]
+    ichor tail [--json] [--limit N]
     ichor status [--json]
     ichor schema
+    ichor asyncapi
 
 Exit codes: 0 success, 1 an error, 2 bad usage, 3 a timeout waiting on the
 tract, 4 the paste was rejected by the border, 5 an organ is missing or not ready.
@@ -160,10 +162,14 @@ def _describe_outcome(envelope: Envelope) -> str:
     payload = envelope.payload
     if isinstance(payload, Admitted):
         lines.append(f"goal: {payload.goal!r}")
-        lines.append(f"prompt: {payload.prompt.bytes:,} bytes · {payload.prompt.tokens:,} tokens ({payload.prompt.encoding})")
+        lines.append(
+            f"prompt: {payload.prompt.bytes:,} bytes · {payload.prompt.tokens:,} tokens ({payload.prompt.encoding})"
+        )
         for entry in payload.prompt.inspection:
             span = f"{entry.byte_range[0]}..{entry.byte_range[1]}" if entry.byte_range else "-"
-            lines.append(f"  [{span:>13}] {entry.disposition:<9} {entry.trust:<9} {entry.segment_id} · {entry.tokens} tokens")
+            lines.append(
+                f"  [{span:>13}] {entry.disposition:<9} {entry.trust:<9} {entry.segment_id} · {entry.tokens} tokens"
+            )
         for finding in payload.findings:
             lines.append(f"  finding: {finding.pattern} in {finding.segment_id} → {finding.action}")
         lines.append("─" * 72)
@@ -224,7 +230,9 @@ def cmd_digest(args: argparse.Namespace) -> int:
     for anchor in bundle.query.anchors:
         print(f"anchor: {anchor}")
     for report in bundle.report:
-        print(f"  #{report.index} {report.kind:<11} → {report.outcome:<9} {report.tokens_before}→{report.tokens_after} tokens · {report.reason}")
+        print(
+            f"  #{report.index} {report.kind:<11} → {report.outcome:<9} {report.tokens_before}→{report.tokens_after} tokens · {report.reason}"
+        )
     for frame in bundle.provider.frames:
         print("─" * 72)
         print(f"{frame.id} · {frame.title} · {frame.representation} · {frame.token_cost}/{frame.full_tokens} tokens")
@@ -259,6 +267,28 @@ async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool
 
 def cmd_frame(args: argparse.Namespace) -> int:
     return asyncio.run(_frame(BusSettings.from_env(args.nats), args.id, args.full, args.json))
+
+
+# --- ichor tail ----------------------------------------------------------------
+
+
+async def _tail(settings: BusSettings, as_json: bool, limit: int | None) -> int:
+    from organs.tail import follow
+
+    tract = await connect(settings, name="ichor-tail")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await follow(tract, as_json=as_json, stop=stop, limit=limit)
+    finally:
+        await tract.nc.close()
+    return 0
+
+
+def cmd_tail(args: argparse.Namespace) -> int:
+    return asyncio.run(_tail(BusSettings.from_env(args.nats), args.json, args.limit))
 
 
 # --- ichor status --------------------------------------------------------------
@@ -314,13 +344,22 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_asyncapi(_: argparse.Namespace) -> int:
+    from organs.asyncapi import asyncapi_document
+
+    print(json.dumps(asyncapi_document(), indent=2))
+    return 0
+
+
 def cmd_schema(_: argparse.Namespace) -> int:
     print(json.dumps(envelope_schema(), indent=2))
     return 0
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ichor", description="Ichor organs: digest a paste and deliver it to the brain.")
+    parser = argparse.ArgumentParser(
+        prog="ichor", description="Ichor organs: digest a paste and deliver it to the brain."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, handler: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
@@ -361,12 +400,18 @@ def _parser() -> argparse.ArgumentParser:
     frame.add_argument("--json", action="store_true")
     frame.add_argument("--nats")
 
+    tail = command("tail", cmd_tail, "follow the tract live: one line per envelope per hop")
+    tail.add_argument("--nats")
+    tail.add_argument("--json", action="store_true", help="JSON lines instead of columns")
+    tail.add_argument("--limit", type=int, help="stop after this many lines")
+
     status = command("status", cmd_status, "list the organs on the bus ($SRV.STATS); non-zero if one is missing")
     status.add_argument("--nats")
     status.add_argument("--json", action="store_true")
     status.add_argument("--wait", type=float, default=0.5, help="seconds to collect replies")
 
     command("schema", cmd_schema, "print the JSON Schema of the envelope")
+    command("asyncapi", cmd_asyncapi, "print the AsyncAPI 3.0 document of the tract")
     return parser
 
 

@@ -86,7 +86,9 @@ async def hand_in_paste(
             await subscription.unsubscribe()
 
 
-async def fetch_frame(tract: Tract, frame_id: str, representation: str = "compact", timeout: float = 10.0) -> FrameReply:
+async def fetch_frame(
+    tract: Tract, frame_id: str, representation: str = "compact", timeout: float = 10.0
+) -> FrameReply:
     """Ask the stomach for a frame over ``<prefix>.frames.get``."""
     request = FrameRequest(id=frame_id, representation="full" if representation == "full" else "compact")
     reply = await tract.nc.request(tract.subjects.frames_get, encode(request), timeout=timeout)

@@ -91,7 +91,5 @@ def paste_envelope(
         tier=None,
         trace=new_traceparent(),
         created_at=now or utc_now(),
-        payload=Paste(
-            text=text, intent=intent, budget_tokens=budget_tokens, encoding=encoding, text_ref=text_ref
-        ),
+        payload=Paste(text=text, intent=intent, budget_tokens=budget_tokens, encoding=encoding, text_ref=text_ref),
     )

@@ -29,7 +29,9 @@ from envelopes.types import (
 
 hex32 = st.text("0123456789abcdef", min_size=32, max_size=32)
 digests = st.text(min_size=0, max_size=40).map(digest_text)
-timestamps = st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(9999, 1, 1)).map(lambda moment: moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z")
+timestamps = st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(9999, 1, 1)).map(
+    lambda moment: moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+)
 tiers = st.sampled_from(["full", "shallow", "deferred"])
 words = st.text(min_size=0, max_size=30)
 
@@ -48,7 +50,9 @@ steps = st.builds(
     at=timestamps,
     envelope_id=hex32,
 )
-chains = st.builds(ProvenanceChain, origin=provenances, input_digest=digests, steps=st.lists(steps, max_size=5).map(tuple))
+chains = st.builds(
+    ProvenanceChain, origin=provenances, input_digest=digests, steps=st.lists(steps, max_size=5).map(tuple)
+)
 
 
 @st.composite
@@ -82,10 +86,21 @@ reports = st.builds(
     outcome=st.sampled_from(["goal", "anchor", "frame", "duplicate"]),
     reason=words,
 )
-metas = st.builds(YieldMeta, original_provenance=provenances, digestion_tier=tiers, source_ref=digests, actual_cost=st.integers(0, 10**6))
+metas = st.builds(
+    YieldMeta,
+    original_provenance=provenances,
+    digestion_tier=tiers,
+    source_ref=digests,
+    actual_cost=st.integers(0, 10**6),
+)
 
 payloads = st.one_of(
-    st.builds(Paste, text=st.text(max_size=300), intent=st.one_of(st.none(), words), budget_tokens=st.one_of(st.none(), st.integers(0, 10**6))),
+    st.builds(
+        Paste,
+        text=st.text(max_size=300),
+        intent=st.one_of(st.none(), words),
+        budget_tokens=st.one_of(st.none(), st.integers(0, 10**6)),
+    ),
     st.builds(
         Digested,
         goal=words,
@@ -106,7 +121,11 @@ payloads = st.one_of(
         anchors=st.lists(words, max_size=3).map(tuple),
         frames=st.lists(frames(), max_size=2).map(tuple),
     ),
-    st.builds(Rejected, reasons=st.lists(st.builds(Reason, code=words, message=words), max_size=3).map(tuple), meta=st.one_of(st.none(), metas)),
+    st.builds(
+        Rejected,
+        reasons=st.lists(st.builds(Reason, code=words, message=words), max_size=3).map(tuple),
+        meta=st.one_of(st.none(), metas),
+    ),
 )
 
 

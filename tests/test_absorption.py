@@ -26,7 +26,9 @@ def test_yield_has_every_required_field() -> None:
     assert out.payload.goal == digested.payload.goal  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("origin", [UserInput(actor="ana"), External(uri="https://x.test/a"), SystemInternal(component="cron")])
+@pytest.mark.parametrize(
+    "origin", [UserInput(actor="ana"), External(uri="https://x.test/a"), SystemInternal(component="cron")]
+)
 def test_original_provenance_survives(origin: object) -> None:
     digested = digested_envelope(origin=origin)  # type: ignore[arg-type]
     out = yield_context(digested, "absorption-1")
@@ -48,7 +50,10 @@ def test_each_tier_is_tagged(tier: str) -> None:
 
 
 def test_consecutive_yields_are_independent() -> None:
-    first_in, second_in = digested_envelope(goal="first?", evidence="alpha"), digested_envelope(goal="second?", evidence="beta")
+    first_in, second_in = (
+        digested_envelope(goal="first?", evidence="alpha"),
+        digested_envelope(goal="second?", evidence="beta"),
+    )
     first = yield_context(first_in, "a")
     second = yield_context(second_in, "a")
     assert first.id != second.id

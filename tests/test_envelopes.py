@@ -42,7 +42,9 @@ def test_unknown_provenance_tag_is_rejected_with_its_path() -> None:
 def test_wrong_type_is_rejected_with_its_path() -> None:
     document = _paste_dict()
     document["payload"]["budget_tokens"] = "lots"  # type: ignore[index]
-    with pytest.raises(msgspec.ValidationError, match=r"Expected `int \| null`, got `str` - at `\$\.payload\.budget_tokens`"):
+    with pytest.raises(
+        msgspec.ValidationError, match=r"Expected `int \| null`, got `str` - at `\$\.payload\.budget_tokens`"
+    ):
         decode(msgspec.msgpack.encode(document))
 
 
@@ -83,7 +85,17 @@ def test_new_fields_with_defaults_still_decode_old_envelopes() -> None:
 def test_schema_names_every_payload_and_provenance_kind() -> None:
     schema = envelope_schema()
     definitions = schema["$defs"]
-    for name in ("Paste", "Digested", "Yield", "Admitted", "Rejected", "UserInput", "External", "SystemInternal", "OrganSecretion"):
+    for name in (
+        "Paste",
+        "Digested",
+        "Yield",
+        "Admitted",
+        "Rejected",
+        "UserInput",
+        "External",
+        "SystemInternal",
+        "OrganSecretion",
+    ):
         assert name in definitions
 
 

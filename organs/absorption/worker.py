@@ -16,6 +16,8 @@ def build_absorption(settings: BusSettings) -> OrganBuilder:
         async def handle(envelope: Envelope, _: Delivery) -> Sequence[Output]:
             return [Output(tract.subjects.border_in, yield_context(envelope, settings.instance))]
 
-        return [WorkerSpec(organ="absorption", durable="absorption", subject=tract.subjects.absorption_in, handle=handle)]
+        return [
+            WorkerSpec(organ="absorption", durable="absorption", subject=tract.subjects.absorption_in, handle=handle)
+        ]
 
     return build

@@ -147,9 +147,7 @@ async def provision(tract: Tract) -> None:
     try:
         await js.object_store(subjects.frames_bucket)
     except BucketNotFoundError:
-        await js.create_object_store(
-            subjects.frames_bucket, storage=api.StorageType.FILE, replicas=settings.replicas
-        )
+        await js.create_object_store(subjects.frames_bucket, storage=api.StorageType.FILE, replicas=settings.replicas)
     try:
         await js.key_value(subjects.frame_index_bucket)
     except BucketNotFoundError:

@@ -55,7 +55,12 @@ async def register_service(
 
     def endpoints_info() -> list[dict[str, Any]]:
         return [
-            {"name": worker.spec.durable, "subject": worker.spec.subject, "queue_group": worker.spec.durable, "metadata": None}
+            {
+                "name": worker.spec.durable,
+                "subject": worker.spec.subject,
+                "queue_group": worker.spec.durable,
+                "metadata": None,
+            }
             for worker in workers()
         ]
 

@@ -50,9 +50,7 @@ async def serve_organ(
     )
     await provision(tract)
     workers.extend(Worker(tract, spec) for spec in await build(tract))
-    await register_service(
-        tract.nc, organ, settings.instance, lambda: workers, utc_now(), f"Ichor {organ} organ"
-    )
+    await register_service(tract.nc, organ, settings.instance, lambda: workers, utc_now(), f"Ichor {organ} organ")
     log.info("organ.started", instance=settings.instance, subjects=[w.spec.subject for w in workers])
     if on_ready is not None:
         on_ready(workers)

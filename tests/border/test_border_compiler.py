@@ -361,3 +361,15 @@ def test_compile_errors_share_one_root_with_a_code() -> None:
     for error in (InvalidPromptInputError, ModuleIdReuseError, SegmentIdReuseError, ConflictError):
         assert issubclass(error, CompileError)
     assert {RequiredOverflowError.code, ConflictError.code} == {"required_overflow", "conflict"}
+
+
+def test_a_join_that_tokenizes_longer_than_its_parts_is_refitted() -> None:
+    first, second = "b\n   \n", "aa"
+    additive = count_tokens(first) + count_tokens("\n\n") + count_tokens(second)
+    assert count_tokens(first + "\n\n" + second) > additive  # the case this guards against
+    compiled = compile(
+        [module("m", "kernel", segment("a", first), segment("b", second, behavior="omit"))],
+        PromptBudget(max_tokens=additive),
+    )
+    assert compiled.text == first
+    assert compiled.tokens <= additive

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import hypothesis.strategies as st
 from factories_border import served_frame, yield_envelope
 from hypothesis import given, settings
@@ -24,33 +26,36 @@ from organs.border.prompt import GOAL_SEGMENT_ID
 
 CONFIG = SystemInternal(component="property")
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=40)
-SEGMENT_IDS = st.sampled_from([f"s/{name}" for name in "abcdefgh"])
-
-
-@st.composite
-def segments(draw: st.DrawFn) -> PromptSegment:
-    segment_id = draw(SEGMENT_IDS)
-    # Content mostly follows the id, so duplicates are common and id reuse is rare.
-    content = draw(st.one_of(st.just(f"content of {segment_id}"), TEXT))
-    conflict = draw(
-        st.none()
-        | st.builds(ConflictClaim, st.sampled_from(["k1", "k2"]), st.sampled_from(["protected", "replaceable"]))
-    )
-    behavior = draw(st.sampled_from(["required", "truncate", "omit"]))
-    return PromptSegment(segment_id, content, CONFIG, "trusted", "none", conflict, behavior)
+LONG_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=41, max_size=300)
+SEGMENT_IDS = [f"s/{name}" for name in "abcdefghijkl"]
 
 
 @st.composite
 def module_lists(draw: st.DrawFn) -> list[PromptModule]:
-    ids = draw(st.lists(st.sampled_from([f"m/{n}" for n in range(8)]), min_size=0, max_size=5, unique=True))
+    # One content per segment id for the whole example, so exact duplicates are
+    # common; a rare fresh content exercises the id-reuse error.
+    contents = {segment_id: draw(st.one_of(TEXT, LONG_TEXT)) for segment_id in SEGMENT_IDS}
+
+    def segment() -> PromptSegment:
+        segment_id = draw(st.sampled_from(SEGMENT_IDS))
+        content = draw(st.just(contents[segment_id]) | TEXT) if draw(st.integers(0, 9)) == 0 else contents[segment_id]
+        claim = None
+        if draw(st.integers(0, 4)) == 0:
+            claim = ConflictClaim(
+                draw(st.sampled_from(["k1", "k2"])), draw(st.sampled_from(["protected", "replaceable"]))
+            )
+        behavior = draw(st.sampled_from(["required", "truncate", "truncate", "omit"]))
+        return PromptSegment(segment_id, content, CONFIG, "trusted", "none", claim, behavior)
+
+    module_ids = draw(st.lists(st.sampled_from([f"m/{n}" for n in range(8)]), min_size=1, max_size=5, unique=True))
     return [
         PromptModule(
             module_id,
             draw(st.sampled_from(AUTHORITY_ORDER)),
             draw(st.integers(-2, 2)),
-            tuple(draw(st.lists(segments(), min_size=1, max_size=4))),
+            tuple(segment() for _ in range(draw(st.integers(1, 4)))),
         )
-        for module_id in ids
+        for module_id in module_ids
     ]
 
 
@@ -70,7 +75,9 @@ def outcome(modules: list[PromptModule], budget: PromptBudget) -> CompiledPrompt
 
 @settings(max_examples=150, deadline=None)
 @given(module_lists(), BUDGETS, st.randoms(use_true_random=False))
-def test_module_input_order_never_changes_the_output(modules: list[PromptModule], budget: PromptBudget, rng) -> None:  # type: ignore[no-untyped-def]
+def test_module_input_order_never_changes_the_output(
+    modules: list[PromptModule], budget: PromptBudget, rng: random.Random
+) -> None:
     shuffled = list(modules)
     rng.shuffle(shuffled)
     assert outcome(shuffled, budget) == outcome(modules, budget)

@@ -47,7 +47,9 @@ async def read_envelopes(tract: Tract, subject: str) -> list[Envelope]:
     return [decode(msg.data) for msg in await read_subject(tract, subject)]
 
 
-async def wait_for_count(tract: Tract, subject: str, expected: int, timeout: float = 30.0, stream: str | None = None) -> int:
+async def wait_for_count(
+    tract: Tract, subject: str, expected: int, timeout: float = 30.0, stream: str | None = None
+) -> int:
     deadline = time.monotonic() + timeout
     count = await subject_count(tract, subject, stream)
     while count < expected and time.monotonic() < deadline:

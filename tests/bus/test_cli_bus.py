@@ -20,7 +20,12 @@ EXAMPLE = ROOT / "examples" / "paste.txt"
 
 def ichor(*args: str, stdin: str | None = None, timeout: float = 90) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "organs.cli", *args], input=stdin, capture_output=True, text=True, timeout=timeout, cwd=ROOT
+        [sys.executable, "-m", "organs.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
     )
 
 
@@ -73,7 +78,24 @@ def ichor_up(tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_up_then_ingest_prints_an_admitted_prompt(ichor_up) -> None:  # type: ignore[no-untyped-def]
     process, url = ichor_up
     workers = _children(process.pid)
+    tail = subprocess.Popen(
+        [sys.executable, "-m", "organs.cli", "tail", "--json", "--limit", "4", "--nats", url],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    time.sleep(1.0)  # let tail subscribe before the paste goes in
     result = ichor("ingest", str(EXAMPLE), "--nats", url, "--actor", "ana", "--json", "--timeout", "60")
+    tail_out, _ = tail.communicate(timeout=30)
+    hops = [json.loads(line) for line in tail_out.splitlines()]
+    assert [(hop["hop"], hop["kind"]) for hop in hops] == [
+        ("stomach.in", "paste"),
+        ("absorption.in", "digested"),
+        ("border.in", "yield"),
+        ("brain.in", "admitted"),
+    ]
+    assert {hop["origin"] for hop in hops} == {"user_input:ana"}
+    assert hops[1]["tokens_in"] > hops[1]["tokens_out"] > 0
     assert result.returncode == 0, result.stderr
     envelope = json.loads(result.stdout)
     assert envelope["kind"] == "admitted"

@@ -37,7 +37,12 @@ async def test_a_paste_becomes_an_admitted_prompt(tract: Tract, bus_settings: Bu
     assert outcome.chain.origin == origin == admitted.meta.original_provenance
     assert outcome.chain.input_digest == paste.chain.input_digest == digest_text(EXAMPLE)
     assert [step.stage for step in outcome.chain.steps] == [
-        "ingested", "classified", "digested", "yielded", "screened", "admitted",
+        "ingested",
+        "classified",
+        "digested",
+        "yielded",
+        "screened",
+        "admitted",
     ]
     assert outcome.tier == admitted.meta.digestion_tier == "full"
     assert admitted.goal == ASK
@@ -91,7 +96,9 @@ async def test_a_paste_larger_than_a_message_travels_by_reference(tmp_path: Path
         settings = BusSettings(url=server.url, instance="big")
         tract = await connect(settings, name="big")
         await provision(tract)
-        lines = [f"2026-11-29T08:{m % 60:02d}:{m % 60:02d}Z INFO worker {m} finished job {m * 7}" for m in range(12_000)]
+        lines = [
+            f"2026-11-29T08:{m % 60:02d}:{m % 60:02d}Z INFO worker {m} finished job {m * 7}" for m in range(12_000)
+        ]
         text = "\n".join(lines) + "\n\nWhy is the worker so slow?"
         assert len(text) > 256 * 1024
         async with (
@@ -114,9 +121,7 @@ async def test_a_deferred_paste_is_digested_in_full_later(tract: Tract, bus_sett
         running_organ("absorption", bus_settings, build_absorption(bus_settings)),
         running_organ("ada_border", bus_settings, build_border(bus_settings)),
     ):
-        paste, outcome = await hand_in_paste(
-            tract, EXAMPLE, origin=UserInput(actor="ana"), budget_tokens=0, timeout=60
-        )
+        paste, outcome = await hand_in_paste(tract, EXAMPLE, origin=UserInput(actor="ana"), budget_tokens=0, timeout=60)
         assert outcome.tier == "deferred"
         assert await wait_for_count(tract, tract.subjects.brain_in, 2) == 2
     admitted = await read_envelopes(tract, tract.subjects.brain_in)

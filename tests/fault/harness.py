@@ -101,7 +101,9 @@ async def publish_all(tract: Tract, pastes: list[Envelope]) -> None:
 
 
 async def ends_reached(tract: Tract) -> int:
-    return await subject_count(tract, tract.subjects.brain_in) + await subject_count(tract, tract.subjects.border_rejected)
+    return await subject_count(tract, tract.subjects.brain_in) + await subject_count(
+        tract, tract.subjects.border_rejected
+    )
 
 
 async def wait_for_ends(tract: Tract, at_least: int, timeout: float, organs: OrganProcesses | None = None) -> float:
@@ -132,13 +134,19 @@ class Tally:
 
 async def tally(tract: Tract, pastes: list[Envelope]) -> Tally:
     """Count ends of the tract by origin: one admitted-or-rejected per paste, follow-ups apart."""
-    ends = [decode(msg.data) for subject in (tract.subjects.brain_in, tract.subjects.border_rejected)
-            for msg in await read_subject(tract, subject)]
+    ends = [
+        decode(msg.data)
+        for subject in (tract.subjects.brain_in, tract.subjects.border_rejected)
+        for msg in await read_subject(tract, subject)
+    ]
     firsts = [end for end in ends if getattr(end.payload, "follow_up_of", None) is None]
     by_origin = Counter(msgspec_origin(end) for end in firsts)
     expected = {msgspec_origin(paste) for paste in pastes}
     letters = sum(
-        [await subject_count(tract, tract.subjects.dlq(organ), tract.subjects.dlq_stream) for organ in ("stomach", "absorption", "ada_border")]
+        [
+            await subject_count(tract, tract.subjects.dlq(organ), tract.subjects.dlq_stream)
+            for organ in ("stomach", "absorption", "ada_border")
+        ]
     )
     return Tally(
         sent=len(pastes),

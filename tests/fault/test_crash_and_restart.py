@@ -14,7 +14,9 @@ from tests.fault.harness import OrganProcesses, ends_reached, make_pastes, publi
 pytestmark = [pytest.mark.bus, pytest.mark.slow]
 
 
-async def test_killing_each_organ_in_turn_loses_and_duplicates_nothing(tract: Tract, nats_server: EmbeddedServer) -> None:
+async def test_killing_each_organ_in_turn_loses_and_duplicates_nothing(
+    tract: Tract, nats_server: EmbeddedServer
+) -> None:
     pastes = make_pastes(2000, "crash")
     organs = OrganProcesses(nats_server.url).start()
     try:
@@ -40,7 +42,9 @@ async def test_killing_each_organ_in_turn_loses_and_duplicates_nothing(tract: Tr
     assert result.dead_lettered == 0
 
 
-async def test_a_broker_restart_mid_load_loses_and_duplicates_nothing(tract: Tract, nats_server: EmbeddedServer) -> None:
+async def test_a_broker_restart_mid_load_loses_and_duplicates_nothing(
+    tract: Tract, nats_server: EmbeddedServer
+) -> None:
     pastes = make_pastes(1000, "broker")
     organs = OrganProcesses(nats_server.url).start()
     try:
@@ -64,7 +68,9 @@ async def test_a_broker_restart_mid_load_loses_and_duplicates_nothing(tract: Tra
     finally:
         organs.stop()
     result = await tally(tract, pastes)
-    result.print("broker_restart", recovery_s=recovery, resumed_within_s=round(resumed, 2), peak_rss_kib=organs.peak_rss_kib)
+    result.print(
+        "broker_restart", recovery_s=recovery, resumed_within_s=round(resumed, 2), peak_rss_kib=organs.peak_rss_kib
+    )
     assert result.lost == 0
     assert result.duplicated == 0
 
@@ -79,6 +85,11 @@ async def test_two_replicas_per_organ_process_nothing_twice(tract: Tract, nats_s
     finally:
         organs.stop()
     result = await tally(tract, pastes)
-    result.print("scale_out", seconds=round(elapsed, 2), pastes_per_s=round(len(pastes) / elapsed, 1), peak_rss_kib=organs.peak_rss_kib)
+    result.print(
+        "scale_out",
+        seconds=round(elapsed, 2),
+        pastes_per_s=round(len(pastes) / elapsed, 1),
+        peak_rss_kib=organs.peak_rss_kib,
+    )
     assert result.lost == 0
     assert result.duplicated == 0

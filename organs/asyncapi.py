@@ -1,0 +1,106 @@
+"""An AsyncAPI 3.0 document of the tract, generated from the types and subjects.
+
+Nothing here is written by hand twice: channel addresses come from
+``envelopes.subjects.Subjects`` and message schemas from msgspec's JSON Schema
+of the contract, so the document cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from envelopes.subjects import Subjects
+from envelopes.types import SCHEMA_VERSION, Envelope, FrameReply, FrameRequest
+
+__all__ = ["asyncapi_document"]
+
+# (channel id, subject attribute, payload kinds it carries, the organ that receives it, the organ that sends it)
+_TRACT_CHANNELS: tuple[tuple[str, str, tuple[str, ...], str | None, str | None], ...] = (
+    ("stomachIn", "stomach_in", ("paste",), "stomach", None),
+    ("stomachDeferred", "stomach_deferred", ("deferred_notice",), "stomach", "stomach"),
+    ("absorptionIn", "absorption_in", ("digested",), "absorption", "stomach"),
+    ("borderIn", "border_in", ("yield",), "border", "absorption"),
+    ("brainIn", "brain_in", ("admitted",), None, "border"),
+    ("borderRejected", "border_rejected", ("rejected",), None, "border"),
+)
+
+
+def _schemas() -> dict[str, Any]:
+    (envelope_ref, request_ref, reply_ref), definitions = msgspec.json.schema_components(
+        (Envelope, FrameRequest, FrameReply), ref_template="#/components/schemas/{name}"
+    )
+    return {"refs": (envelope_ref, request_ref, reply_ref), "definitions": definitions}
+
+
+def asyncapi_document(subjects: Subjects | None = None) -> dict[str, Any]:
+    names = subjects or Subjects()
+    schemas = _schemas()
+    envelope_ref, request_ref, reply_ref = schemas["refs"]
+    headers = {
+        "type": "object",
+        "properties": {
+            "Nats-Msg-Id": {"type": "string", "description": "the envelope id; JetStream drops duplicates"},
+            "traceparent": {"type": "string", "description": "W3C trace context"},
+            "Ichor-Kind": {"type": "string", "description": "the payload kind"},
+        },
+    }
+    channels: dict[str, Any] = {}
+    operations: dict[str, Any] = {}
+    for channel_id, attribute, kinds, receiver, sender in _TRACT_CHANNELS:
+        channels[channel_id] = {
+            "address": getattr(names, attribute),
+            "description": f"envelopes of kind {', '.join(kinds)} (msgpack on the wire)",
+            "messages": {
+                "envelope": {
+                    "name": "Envelope",
+                    "contentType": "application/msgpack",
+                    "headers": headers,
+                    "payload": envelope_ref,
+                }
+            },
+        }
+        if receiver:
+            operations[f"{receiver}Receives{channel_id[0].upper()}{channel_id[1:]}"] = {
+                "action": "receive",
+                "channel": {"$ref": f"#/channels/{channel_id}"},
+            }
+        if sender:
+            operations[f"{sender}Sends{channel_id[0].upper()}{channel_id[1:]}"] = {
+                "action": "send",
+                "channel": {"$ref": f"#/channels/{channel_id}"},
+            }
+    channels["framesGet"] = {
+        "address": names.frames_get,
+        "description": "request/reply served by the stomach: a frame, compact or full",
+        "messages": {
+            "request": {"name": "FrameRequest", "contentType": "application/msgpack", "payload": request_ref},
+            "reply": {"name": "FrameReply", "contentType": "application/msgpack", "payload": reply_ref},
+        },
+    }
+    channels["deadLetters"] = {
+        "address": f"{names.prefix}.dlq.{{organ}}",
+        "description": "the original bytes and headers of an input an organ could not process, plus Ichor-Dlq-Reason",
+        "parameters": {"organ": {"enum": ["stomach", "absorption", "ada_border"]}},
+        "messages": {"deadLetter": {"name": "DeadLetter", "contentType": "application/octet-stream"}},
+    }
+    operations["stomachRepliesFramesGet"] = {
+        "action": "receive",
+        "channel": {"$ref": "#/channels/framesGet"},
+        "messages": [{"$ref": "#/channels/framesGet/messages/request"}],
+        "reply": {"channel": {"$ref": "#/channels/framesGet"}, "messages": [{"$ref": "#/channels/framesGet/messages/reply"}]},
+    }
+    return {
+        "asyncapi": "3.0.0",
+        "info": {
+            "title": "Ichor organs",
+            "version": f"{SCHEMA_VERSION}.0.0",
+            "description": "The digestive tract for LLM context: stomach → absorption → border → brain.",
+        },
+        "defaultContentType": "application/msgpack",
+        "servers": {"nats": {"host": "127.0.0.1:4222", "protocol": "nats"}},
+        "channels": channels,
+        "operations": operations,
+        "components": {"schemas": schemas["definitions"]},
+    }

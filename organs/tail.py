@@ -1,0 +1,148 @@
+"""``ichor tail``: one line per envelope per hop, as the tract carries it."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import msgspec
+
+from envelopes.codec import DecodeError, decode
+from envelopes.types import Admitted, Digested, Envelope, Paste, Rejected, Yield
+from organs.runtime.bus import Tract
+
+__all__ = ["TailLine", "describe", "follow"]
+
+_COLOURS = {"paste": "36", "digested": "34", "yield": "35", "admitted": "32", "rejected": "31", "dead_letter": "31;1"}
+
+
+class TailLine(msgspec.Struct, frozen=True):
+    at: str
+    hop: str
+    kind: str
+    tier: str | None
+    origin: str
+    tokens_in: int | None
+    tokens_out: int | None
+    outcome: str
+    envelope_id: str | None
+    trace_id: str | None
+    reason: str | None = None
+
+
+def _origin(envelope: Envelope) -> str:
+    origin = msgspec.to_builtins(envelope.chain.origin)
+    label = next((str(value) for key, value in origin.items() if key != "kind"), "")
+    return f"{origin['kind']}:{label}"
+
+
+def _tokens(envelope: Envelope) -> tuple[int | None, int | None, str]:
+    payload = envelope.payload
+    match payload:
+        case Paste():
+            return None, None, "submitted"
+        case Digested():
+            return sum(f.full_tokens for f in payload.frames), sum(f.token_cost for f in payload.frames), "digested"
+        case Yield():
+            return sum(f.full_tokens for f in payload.frames), payload.meta.actual_cost, "yielded"
+        case Admitted():
+            return payload.meta.actual_cost, payload.prompt.tokens, "admitted"
+        case Rejected():
+            return (payload.meta.actual_cost if payload.meta else None), 0, "rejected"
+    return None, None, envelope.kind
+
+
+def describe(subject: str, data: bytes, headers: dict[str, str] | None, prefix: str) -> TailLine:
+    hop = subject.removeprefix(prefix + ".")
+    if hop.startswith("dlq."):
+        reason = (headers or {}).get("Ichor-Dlq-Reason", "")
+        return TailLine(
+            at=(headers or {}).get("Ichor-Dlq-At", ""),
+            hop=hop,
+            kind="dead_letter",
+            tier=None,
+            origin="?",
+            tokens_in=None,
+            tokens_out=None,
+            outcome="dead_letter",
+            envelope_id=None,
+            trace_id=None,
+            reason=reason,
+        )
+    try:
+        envelope = decode(data)
+    except DecodeError as error:
+        return TailLine(
+            at="",
+            hop=hop,
+            kind="undecodable",
+            tier=None,
+            origin="?",
+            tokens_in=None,
+            tokens_out=None,
+            outcome="undecodable",
+            envelope_id=None,
+            trace_id=None,
+            reason=str(error),
+        )
+    tokens_in, tokens_out, outcome = _tokens(envelope)
+    return TailLine(
+        at=envelope.created_at,
+        hop=hop,
+        kind=envelope.kind,
+        tier=envelope.tier,
+        origin=_origin(envelope),
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        outcome=outcome,
+        envelope_id=envelope.id,
+        trace_id=envelope.trace_id,
+    )
+
+
+def render(line: TailLine, colour: bool) -> str:
+    tokens = (
+        ""
+        if line.tokens_in is None and line.tokens_out is None
+        else f"{line.tokens_in or 0:>7} → {line.tokens_out or 0:<6}"
+    )
+    text = (
+        f"{line.at[11:23]:<12} {line.hop:<18} {line.kind:<11} {line.tier or '-':<8} "
+        f"{line.origin[:24]:<24} {tokens:<16} {line.outcome}"
+    )
+    if line.reason:
+        text += f" ({line.reason[:80]})"
+    if colour:
+        return f"\x1b[{_COLOURS.get(line.kind, '0')}m{text}\x1b[0m"
+    return text
+
+
+async def follow(tract: Tract, *, as_json: bool, stop: asyncio.Event, limit: int | None = None) -> int:
+    """Print every envelope on the tract's subjects until ``stop`` (or ``limit`` lines)."""
+    prefix = tract.subjects.prefix
+    colour = sys.stdout.isatty() and not as_json
+    printed = 0
+    done = asyncio.Event()
+
+    async def show(msg: Any) -> None:
+        nonlocal printed
+        if msg.subject == tract.subjects.frames_get or done.is_set():
+            return
+        line = describe(msg.subject, msg.data, msg.headers, prefix)
+        print(msgspec.json.encode(line).decode() if as_json else render(line, colour), flush=True)
+        printed += 1
+        if limit is not None and printed >= limit:
+            done.set()
+
+    subscriptions = [
+        await tract.nc.subscribe(subject, cb=show)
+        for subject in (*tract.subjects.tract_subjects, tract.subjects.dlq_all)
+    ]
+    waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(done.wait())]
+    await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    for waiter in waiters:
+        waiter.cancel()
+    for subscription in subscriptions:
+        await subscription.unsubscribe()
+    return printed

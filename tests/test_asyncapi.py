@@ -1,0 +1,41 @@
+"""The AsyncAPI document is generated from the code and must agree with it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from envelopes.subjects import Subjects
+from envelopes.types import AnyPayload
+from organs.asyncapi import asyncapi_document
+
+
+def test_every_tract_subject_has_a_channel() -> None:
+    document = asyncapi_document(Subjects("acme"))
+    addresses = {channel["address"] for channel in document["channels"].values()}
+    subjects = Subjects("acme")
+    assert set(subjects.tract_subjects) | {subjects.frames_get, "acme.dlq.{organ}"} == addresses
+
+
+def test_every_operation_points_at_a_channel_and_every_ref_resolves() -> None:
+    document = asyncapi_document()
+    assert document["asyncapi"] == "3.0.0"
+    text = json.dumps(document)
+    for ref in {part.split('"')[0] for part in text.split('"$ref": "')[1:]}:
+        node = document
+        for key in ref.removeprefix("#/").split("/"):
+            node = node[key]
+        assert node is not None
+
+
+def test_the_envelope_schema_names_every_payload_kind() -> None:
+    schemas = asyncapi_document()["components"]["schemas"]
+    kinds = {member.__struct_config__.tag for member in AnyPayload.__args__}  # type: ignore[attr-defined]
+    described = {schema["properties"]["kind"]["enum"][0] for schema in schemas.values() if "kind" in schema.get("properties", {}) and "enum" in schema["properties"]["kind"]}
+    assert kinds <= described
+
+
+def test_the_cli_prints_the_document() -> None:
+    result = subprocess.run([sys.executable, "-m", "organs.cli", "asyncapi"], capture_output=True, text=True, check=True)
+    assert json.loads(result.stdout) == json.loads(json.dumps(asyncapi_document()))
