@@ -16,13 +16,13 @@ from envelopes.types import Envelope, FrameRecord, FrameReply, FrameRequest
 __all__ = [
     "DecodeError",
     "decode",
+    "decode_frame_record",
+    "decode_frame_reply",
+    "decode_frame_request",
     "decode_json",
     "encode",
     "encode_json",
     "envelope_schema",
-    "decode_frame_record",
-    "decode_frame_reply",
-    "decode_frame_request",
 ]
 
 T = TypeVar("T")

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import blake3
 
-__all__ = ["derive_id", "digest_bytes", "digest_text", "new_id", "new_traceparent", "utc_now", "child_traceparent"]
+__all__ = ["child_traceparent", "derive_id", "digest_bytes", "digest_text", "new_id", "new_traceparent", "utc_now"]
 
 
 def digest_bytes(data: bytes) -> str:

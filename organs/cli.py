@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import nats.errors
 
 from envelopes.codec import encode_json, envelope_schema
 from envelopes.types import Admitted, Envelope, Rejected, UserInput
@@ -250,7 +251,7 @@ async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool
     tract: Tract = await connect(settings, name="ichor-frame")
     try:
         reply = await fetch_frame(tract, frame_id, "full" if full else "compact")
-    except TimeoutError:
+    except (TimeoutError, nats.errors.NoRespondersError):
         print("ichor frame: no stomach answered on the frames subject; are the organs up?", file=sys.stderr)
         return EXIT_TIMEOUT
     finally:
@@ -293,7 +294,6 @@ def cmd_tail(args: argparse.Namespace) -> int:
 
 # --- ichor status --------------------------------------------------------------
 
-STATUS_ORGANS = ("stomach", "absorption", "ada_border")
 EXIT_NOT_READY = 5
 
 
@@ -337,7 +337,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 f"{processed:>9} {errors:>6} {average:>8.2f}  {last_error[:60]}"
             )
     ready = {reply["metadata"]["organ"] for reply in organs if reply["metadata"].get("ready") == "true"}
-    missing = [organ for organ in STATUS_ORGANS if organ not in ready]
+    missing = [organ for organ in ORGANS if organ not in ready]
     if missing:
         print(f"ichor status: not ready or missing: {', '.join(missing)}", file=sys.stderr)
         return EXIT_NOT_READY

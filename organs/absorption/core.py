@@ -65,6 +65,7 @@ def yield_context(digested: Envelope, instance: str, *, now: str | None = None) 
             anchors=payload.anchors,
             frames=payload.frames,
             follow_up_of=payload.follow_up_of,
+            encoding=payload.encoding,
         ),
         stages=("yielded",),
         tier=digested.tier,

@@ -31,6 +31,7 @@ label says where text came from, not that it is harmless.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -230,7 +231,7 @@ class _Fit:
     diagnostics: list[Diagnostic]
 
 
-def _ordered_entries(modules: tuple[PromptModule, ...] | list[PromptModule]) -> list[_Entry]:
+def _ordered_entries(modules: Iterable[PromptModule]) -> list[_Entry]:
     seen_modules: set[str] = set()
     entries: list[_Entry] = []
     for module in modules:
@@ -249,8 +250,7 @@ def _resolve(entries: list[_Entry]) -> tuple[dict[int, Disposition], list[Diagno
     dispositions: dict[int, Disposition] = {}
     diagnostics: list[Diagnostic] = []
     first_by_id: dict[str, _Entry] = {}
-    winner_by_key: dict[str, _Entry] = {}
-    winner_claim_mode: dict[str, ConflictMode] = {}
+    winners: dict[str, tuple[_Entry, ConflictClaim]] = {}
     for index, entry in enumerate(entries):
         segment = entry.segment
         earlier = first_by_id.get(segment.id)
@@ -273,17 +273,16 @@ def _resolve(entries: list[_Entry]) -> tuple[dict[int, Disposition], list[Diagno
         if segment.conflict is None:
             continue
         key = segment.conflict.key
-        winner = winner_by_key.get(key)
-        if winner is None:
-            winner_by_key[key] = entry
-            winner_claim_mode[key] = segment.conflict.mode
+        if key not in winners:
+            winners[key] = entry, segment.conflict
             continue
+        winner, winning_claim = winners[key]
         if winner.precedence == entry.precedence and winner.segment.content != segment.content:
             raise ConflictError(
                 f"segments {winner.segment.id!r} and {segment.id!r} claim conflict key {key!r} "
                 "at equal precedence with different content"
             )
-        protected = winner_claim_mode[key] == "protected"
+        protected = winning_claim.mode == "protected"
         dispositions[index] = "shadowed"
         diagnostics.append(
             Diagnostic(
@@ -322,10 +321,12 @@ def _truncated_text(content: str, room_bytes: int | None, room_tokens: int | Non
     if byte_cap <= 0:
         return None
     candidate = raw[:byte_cap].decode("utf-8", "ignore")
+    if room_tokens is None:
+        return candidate + TRUNCATION_MARKER if candidate else None
     low, high = 0, len(candidate)
     while low < high:
         middle = (low + high + 1) // 2
-        if room_tokens is None or count_tokens(candidate[:middle] + TRUNCATION_MARKER, encoding) <= room_tokens:
+        if count_tokens(candidate[:middle] + TRUNCATION_MARKER, encoding) <= room_tokens:
             low = middle
         else:
             high = middle - 1
@@ -378,15 +379,9 @@ def _fit(
             )
         else:
             dispositions[index] = "omitted"
-            why = "not even a truncated prefix with its marker fits" if segment.budget_behavior == "truncate" else ""
-            diagnostics.append(
-                Diagnostic(
-                    code="budget.omitted",
-                    message=f"{whole.bytes} bytes and {whole.tokens} tokens do not fit the budget"
-                    + (f"; {why}" if why else ""),
-                    segment_id=segment.id,
-                )
-            )
+            no_cut = ", nor does any prefix with the truncation marker" if segment.budget_behavior == "truncate" else ""
+            message = f"{whole.bytes} bytes and {whole.tokens} tokens do not fit the budget{no_cut}"
+            diagnostics.append(Diagnostic(code="budget.omitted", message=message, segment_id=segment.id))
             continue
         rendered[index] = kept
         dispositions[index] = disposition
@@ -396,7 +391,7 @@ def _fit(
 
 
 def compile(
-    modules: tuple[PromptModule, ...] | list[PromptModule],
+    modules: Iterable[PromptModule],
     budget: PromptBudget,
     encoding: str = DEFAULT_ENCODING,
 ) -> CompiledPrompt:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -47,7 +47,7 @@ from envelopes.types import (
     Yield,
     YieldMeta,
 )
-from organs.accounting import DEFAULT_ENCODING, count_tokens, digest_text
+from organs.accounting import DEFAULT_ENCODING, count_tokens, digest_text, yield_cost
 from organs.border.prompt import paste_segment_texts
 
 __all__ = [
@@ -77,20 +77,6 @@ _STAGE_ORGANS: dict[Stage, Organ] = {
     "digested": "stomach",
     "yielded": "absorption",
 }
-
-
-def yield_cost(goal: str, anchors: Iterable[str], frames: Iterable[Frame], encoding: str = DEFAULT_ENCODING) -> int:
-    """What a yield costs the model, in tokens of ``encoding``::
-
-        sum(frame.token_cost for frame in frames)
-            + count_tokens(goal, encoding)
-            + count_tokens("\\n".join(anchors), encoding)
-
-    Reference frames cost 0, so the sum is that of the served frames. Absorption
-    writes this as ``meta.actual_cost`` and the guard recomputes it.
-    """
-    frame_cost = sum(frame.token_cost for frame in frames)
-    return frame_cost + count_tokens(goal, encoding) + count_tokens("\n".join(anchors), encoding)
 
 
 # --- screening patterns -------------------------------------------------------
@@ -393,7 +379,10 @@ def _check_yield(envelope: Envelope, payload: Yield, policy: BorderPolicy) -> It
     yield from _check_tier(envelope, payload)
     for frame in payload.frames:
         yield from _check_frame(frame, policy)
-    expected = yield_cost(payload.goal, payload.anchors, payload.frames, policy.cost_encoding)
+    if payload.encoding not in policy.accepted_encodings:
+        yield Reason("cost.encoding", f"the yield is accounted in {payload.encoding!r}, which is not accepted")
+        return
+    expected = yield_cost(payload.goal, payload.anchors, payload.frames, payload.encoding)
     if payload.meta.actual_cost != expected:
         yield Reason("cost.actual", f"meta.actual_cost is {payload.meta.actual_cost}; the yield costs {expected}")
 

@@ -47,7 +47,7 @@ async def register_service(
 ) -> None:
     """Answer PING, INFO and STATS for this organ instance on ``nc``."""
     name = service_name(organ)
-    instance_id = nc.client_id and f"{instance}-{nc.client_id}" or instance
+    instance_id = (nc.client_id and f"{instance}-{nc.client_id}") or instance
 
     def metadata() -> dict[str, str]:
         bound = all(worker.bound for worker in workers())

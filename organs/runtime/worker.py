@@ -174,7 +174,7 @@ class Worker:
                 continue
             try:
                 messages = await subscription.fetch(self.spec.batch, timeout=1.0)
-            except (TimeoutError, asyncio.TimeoutError, nats.errors.TimeoutError):
+            except (TimeoutError, nats.errors.TimeoutError):
                 continue
             except BUS_ERRORS + (nats.js.errors.APIError,) as error:
                 self.log.warning("consumer.fetch_failed", error=repr(error))
@@ -298,5 +298,5 @@ def _fields(envelope: Envelope | None) -> dict[str, Any]:
 async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
     try:
         await asyncio.wait_for(stop.wait(), timeout=seconds)
-    except (TimeoutError, asyncio.TimeoutError):
+    except TimeoutError:
         pass

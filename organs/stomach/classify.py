@@ -12,6 +12,8 @@ The order is load-bearing, because several shapes imitate each other:
    clock near the start, on half the lines) → log;
 7. a whitespace-aligned table (kubectl, ps, docker) → table, last of the
    tabular signals because the padding after ``INFO`` looks like a column break;
+7b. lines that mostly open with a long number (a sequence id or epoch) → log,
+   an addition tried after the aligned tables, whose rows may open with a PID;
 8. code-shaped lines → code; anything left → prose.
 
 Accepted misreads (visible in every SegmentReport's reason):
@@ -272,6 +274,18 @@ def _aligned_table_rung(lines: list[str]) -> Classification | None:
     return Classification("table", f"rung 7: whitespace-aligned table ({len(columns)} columns)")
 
 
+_NUMBERED_RECORD = re.compile(r"(?:- )?\d{5,20} \S")
+
+
+def _numbered_records_rung(lines: list[str]) -> Classification | None:
+    # Machine records that open with a sequence number or epoch and carry no level or clock
+    # up front. Tried after the aligned-table rung, because `ps` rows open with a PID too.
+    numbered = sum(1 for line in lines if _NUMBERED_RECORD.match(line) is not None)
+    if len(lines) < 3 or numbered * 10 < len(lines) * 8:
+        return None
+    return Classification("log", f"rung 7b: numbered machine records ({numbered}/{len(lines)} lines open with an id)")
+
+
 _CODE_LINE = re.compile(
     r"\s*(?:(?:def|class|import|from|fn|pub|let|const|var|func|function|return|package|use|impl|struct|enum|"
     r"interface|type|async|await|#include|#define|#import|public|private|protected|static|try|catch|except|finally|"
@@ -299,7 +313,7 @@ def classify(text: str, *, fenced: bool) -> Classification:
             return path
     lines = sample_lines(text)
     for rung in (_trace_rung, _timestamped_log_rung, _delimited_table_rung, _weak_log_rung, _aligned_table_rung,
-                 _code_rung):
+                 _numbered_records_rung, _code_rung):
         found = rung(lines)
         if found is not None:
             return found

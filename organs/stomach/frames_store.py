@@ -20,7 +20,7 @@ from envelopes.types import FrameRecord
 from organs.runtime.bus import Tract
 from organs.runtime.errors import PoisonError
 
-__all__ = ["FrameStore", "FrameNotFound"]
+__all__ = ["FrameNotFound", "FrameStore"]
 
 
 class FrameNotFound(LookupError):

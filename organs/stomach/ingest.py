@@ -56,6 +56,7 @@ _VALUE: dict[FrameKind, int] = {"stack_trace": 5, "log": 3, "table": 2, "code": 
 _ALERT_LOG_VALUE = 4
 # What a deferred frame's compact rendering aims at when someone asks for it later.
 _LAZY_TARGET_TOKENS = 1024
+_RERENDER_ATTEMPTS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,8 @@ class IngestConfig:
 
     encoding: str = DEFAULT_ENCODING
     budget_tokens: int = 4096
-    shallow_chars: int = 256 * 1024
+    # Full-tier ingest runs near tokenizer speed (about 4 MB/s), so 1 MiB keeps a full digest well under a second.
+    shallow_chars: int = 1024 * 1024
     deferred_chars: int = 8 * 1024 * 1024
     backlog: int = 0
     shallow_backlog: int = 1
@@ -146,7 +148,7 @@ class IngestBundle:
 
 
 def _best_representation(evidence: _Evidence) -> Literal["compact", "full"]:
-    if evidence.compact is not None and evidence.compact_tokens < evidence.full_tokens:
+    if evidence.compact is not None and evidence.compact != evidence.text and evidence.compact_tokens < evidence.full_tokens:
         return "compact"
     return "full"
 
@@ -276,6 +278,12 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier) -> None:
     evidence.title = _title(evidence, detail)
 
 
+def _measure(items: list[_Evidence], encoding: str, threads: int) -> None:
+    counts = count_tokens_many([item.compact or "" for item in items], encoding, threads) if items else []
+    for item, compact_tokens in zip(items, counts, strict=True):
+        item.compact_tokens = compact_tokens
+
+
 def _fit_budget(evidence: list[_Evidence], budget: int) -> set[str]:
     """The ids that must fall back to references so the served total fits the budget."""
     served = {item.frame_id: (item.compact_tokens if _best_representation(item) == "compact" else item.full_tokens)
@@ -329,10 +337,15 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     segment_tokens.update(zip(counted_texts[len(items):], counts[len(items):], strict=True))
     for item, full_tokens in zip(items, counts, strict=False):
         item.full_tokens = full_tokens
-    rendered = [item for item in items if item.compact is not None and item.compact is not item.text]
-    for item, compact_tokens in zip(rendered, count_tokens_many([item.compact or "" for item in rendered], encoding,
-                                                                config.token_threads), strict=True):
-        item.compact_tokens = compact_tokens
+    rendered = [item for item in items if item.compact is not None and item.compact != item.text]
+    _measure(rendered, encoding, config.token_threads)
+    for _ in range(_RERENDER_ATTEMPTS):
+        # Renderings planned by a characters-per-token estimate can overshoot; ask again, scaled down.
+        overshot = [item for item in rendered if item.compact_tokens > item.target]
+        for item in overshot:
+            item.target = max(int(item.target * item.target / item.compact_tokens * 0.95), 1)
+            _render(item, encoding, tier)
+        _measure(overshot, encoding, config.token_threads)
     references = set(evidence) if tier == "deferred" else _fit_budget(items, config.budget_tokens)
     frames = tuple(
         _build_frame(item, "reference" if item.frame_id in references else _best_representation(item), encoding, tier)
@@ -345,7 +358,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         item.target = max(config.budget_tokens, _LAZY_TARGET_TOKENS)
         _render(item, encoding, "shallow")
         if item.compact is not None:
-            item.compact_tokens = item.full_tokens if item.compact is item.text else count_tokens(item.compact, encoding)
+            item.compact_tokens = count_tokens(item.compact, encoding)
 
     provider = IngestProvider(frames, evidence, encoding, tier, render_later)
     query = ContextQuery(goal="\n\n".join(plan.goal_pieces), anchors=tuple(plan.anchors),

@@ -13,6 +13,7 @@ answers ``<prefix>.frames.get``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 from collections.abc import Sequence
@@ -49,7 +50,7 @@ def ingest_config_from_env() -> IngestConfig:
             overrides[field] = int(os.environ[variable])
     if os.environ.get("ICHOR_ENCODING"):
         overrides["encoding"] = os.environ["ICHOR_ENCODING"]
-    return msgspec.structs.replace(defaults, **overrides) if overrides else defaults
+    return dataclasses.replace(defaults, **overrides)
 
 
 def digest_paste(
@@ -116,7 +117,7 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
             text = await _paste_text(store, paste)
             if digest_text(text) != envelope.chain.input_digest:
                 raise PoisonError("the paste's bytes do not match chain.input_digest")
-            ingest_config = msgspec.structs.replace(
+            ingest_config = dataclasses.replace(
                 base_config,
                 backlog=delivery.num_pending,
                 budget_tokens=base_config.budget_tokens if paste.budget_tokens is None else paste.budget_tokens,
@@ -157,7 +158,7 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
                 raise PoisonError(f"the deferred subject takes a 'deferred_notice', got {envelope.kind!r}")
             text = await store.get_paste(notice.paste_ref)
             # Later, in full: no size or backlog step-down; a zero budget falls back to the default.
-            ingest_config = msgspec.structs.replace(
+            ingest_config = dataclasses.replace(
                 base_config,
                 backlog=0,
                 shallow_chars=max(base_config.deferred_chars, len(text) + 1),

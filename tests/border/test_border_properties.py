@@ -13,6 +13,7 @@ from organs.border import (
     AUTHORITY_ORDER,
     SEPARATOR,
     BorderConfig,
+    BudgetBehavior,
     CompileError,
     ConflictClaim,
     GuardState,
@@ -25,8 +26,10 @@ from organs.border import (
 from organs.border.prompt import GOAL_SEGMENT_ID
 
 CONFIG = SystemInternal(component="property")
-TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=1, max_size=40)
-LONG_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=41, max_size=300)
+CHARACTERS = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")
+BEHAVIORS: tuple[BudgetBehavior, ...] = ("required", "truncate", "truncate", "omit")
+TEXT = st.text(CHARACTERS, min_size=1, max_size=40)
+LONG_TEXT = st.text(CHARACTERS, min_size=41, max_size=300)
 SEGMENT_IDS = [f"s/{name}" for name in "abcdefghijkl"]
 
 
@@ -44,7 +47,7 @@ def module_lists(draw: st.DrawFn) -> list[PromptModule]:
             claim = ConflictClaim(
                 draw(st.sampled_from(["k1", "k2"])), draw(st.sampled_from(["protected", "replaceable"]))
             )
-        behavior = draw(st.sampled_from(["required", "truncate", "truncate", "omit"]))
+        behavior = draw(st.sampled_from(BEHAVIORS))
         return PromptSegment(segment_id, content, CONFIG, "trusted", "none", claim, behavior)
 
     module_ids = draw(st.lists(st.sampled_from([f"m/{n}" for n in range(8)]), min_size=1, max_size=5, unique=True))

@@ -116,9 +116,9 @@ def test_up_then_ingest_prints_an_admitted_prompt(ichor_up) -> None:  # type: ig
     status = ichor("status", "--nats", url, "--json")
     assert status.returncode == 0, status.stderr
     organs = {reply["metadata"]["organ"]: reply for reply in json.loads(status.stdout)}
-    assert set(organs) == {"stomach", "absorption", "ada_border"}
+    assert set(organs) == {"stomach", "absorption", "border"}
     assert all(reply["type"] == "io.nats.micro.v1.stats_response" for reply in organs.values())
-    assert sum(e["num_requests"] for e in organs["ada_border"]["endpoints"]) == 1
+    assert sum(e["num_requests"] for e in organs["border"]["endpoints"]) == 1
 
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == 0

@@ -258,7 +258,7 @@ def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = Tr
     if not mine:
         stamps = [line[:stamp.end] for line in (lines[:1000] + lines[-1000:]) if (stamp := leading_stamp(line))]
         valid_from, valid_to = window_of(stamps)
-        header = f"[{plural(len(lines), 'line')} log · head and tail only (shallow tier)]"
+        header = f"[{thousands(len(lines))}-line log · head and tail only (shallow tier)]"
         return LogDigest(header + "\n" + head_tail(text, max(target_tokens - 20, 1)), 0, 0, valid_from, valid_to)
     records, heads = _records(lines, text)
     templates = _mine(lines, records, heads)
@@ -266,7 +266,7 @@ def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = Tr
     alert_count = sum(template.count for template in templates if template.alert)
     window = f" · {valid_from} → {valid_to}" if valid_from else ""
     header = (
-        f"[{plural(len(lines), 'line')} log · {plural(len(templates), 'template')} · "
+        f"[{thousands(len(lines))}-line log · {plural(len(templates), 'template')} · "
         f"{thousands(alert_count)} error/warn{window}]"
     )
     pieces = _pieces(lines, records, templates)

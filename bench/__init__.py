@@ -1,0 +1,1 @@
+"""Benchmarks that print ratios against their anchors (see bench/RESULTS.md)."""

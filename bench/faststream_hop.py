@@ -1,0 +1,72 @@
+"""The same pass-through JetStream hop written with FastStream (NATS), for reference.
+
+    python bench/faststream_hop.py --nats URL --stream S --durable D --inbound A --outbound B --tag h1
+
+A JetStream pull subscriber (durable, batched fetch through ``PullSub``) whose
+handler republishes the raw bytes to ``--outbound`` on the stream with a
+``Nats-Msg-Id`` derived from the input's; FastStream acks the input after the
+handler returns (``AckPolicy.ACK``). FastStream's defaults are kept otherwise
+(its per-message INFO logging included; stdout goes nowhere in the bench).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+
+from faststream import AckPolicy
+from faststream.nats import JStream, NatsBroker, NatsMessage, PullSub
+
+KEY_HEADER = "Bench-Key"
+
+
+async def serve(args: argparse.Namespace) -> None:
+    broker = NatsBroker(args.nats)
+    stream = JStream(name=args.stream, declare=False)
+
+    @broker.subscriber(
+        args.inbound,
+        stream=stream,
+        durable=args.durable,
+        pull_sub=PullSub(batch_size=args.batch, timeout=args.timeout),
+        ack_policy=AckPolicy.ACK,
+    )
+    async def hop(msg: NatsMessage) -> None:
+        headers = msg.raw_message.headers or {}
+        await broker.publish(
+            msg.body,
+            args.outbound,
+            headers={
+                "Nats-Msg-Id": f"{headers.get('Nats-Msg-Id', '')}/{args.tag}",
+                KEY_HEADER: headers.get(KEY_HEADER, ""),
+            },
+            stream=args.stream,
+        )
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await broker.start()
+    try:
+        await stop.wait()
+    finally:
+        await broker.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nats", required=True)
+    parser.add_argument("--stream", required=True)
+    parser.add_argument("--durable", required=True)
+    parser.add_argument("--inbound", required=True)
+    parser.add_argument("--outbound", required=True)
+    parser.add_argument("--tag", required=True)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--timeout", type=float, default=1.0)
+    asyncio.run(serve(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Invariant checks shared by the stomach tests: honest frames, lossless spans."""
+
+from __future__ import annotations
+
+from envelopes.types import Frame
+from organs.accounting import count_tokens, digest_text
+from organs.stomach import IngestBundle
+
+
+def assert_frame_honest(frame: Frame, full_text: str, encoding: str) -> None:
+    assert frame.id == digest_text(full_text)
+    assert frame.full_tokens == count_tokens(full_text, encoding)
+    assert frame.full_bytes == len(full_text.encode("utf-8", "surrogatepass"))
+    assert frame.lines == full_text.count("\n") + 1
+    if frame.representation == "reference":
+        assert frame.content is None and frame.content_digest is None and frame.token_cost == 0
+    else:
+        assert frame.content is not None
+        assert frame.content_digest == digest_text(frame.content)
+        assert frame.token_cost == count_tokens(frame.content, encoding)
+    if frame.representation == "full":
+        assert frame.content == full_text
+    if frame.representation == "compact":
+        assert frame.token_cost < frame.full_tokens
+
+
+def assert_bundle_honest(text: str, bundle: IngestBundle) -> None:
+    provider = bundle.provider
+    assert bundle.source_digest == digest_text(text)
+    covered = [False] * len(text)
+    for segment in bundle.report:
+        start, end = segment.span
+        assert 0 <= start <= end <= len(text)
+        for position in range(start, end):
+            assert not covered[position], "spans overlap"
+            covered[position] = True
+    outside = "".join(character for character, inside in zip(text, covered, strict=True) if not inside)
+    assert outside.strip() == "", "only whitespace may lie outside the spans"
+    served_ids = [frame.id for frame in provider.frames]
+    assert len(served_ids) == len(set(served_ids))
+    for frame in provider.frames:
+        full_text = provider.full_text(frame.id)
+        start, end = provider.span(frame.id)
+        assert text[start:end] == full_text
+        assert frame.tier == bundle.tier
+        assert_frame_honest(frame, full_text, bundle.encoding)
+        full = provider.serve(frame.id, "full")
+        assert full.representation == "full" and full.content == full_text and full.content_digest == frame.id
+        assert full.token_cost == frame.full_tokens
+        assert_frame_honest(provider.serve(frame.id, "compact"), full_text, bundle.encoding)
+    for segment in bundle.report:
+        if segment.outcome in ("frame", "duplicate"):
+            assert segment.frame_id in served_ids
+    assert sum(frame.token_cost for frame in provider.frames) <= max(bundle.query.budget_tokens, 0)

