@@ -169,6 +169,9 @@ class Processes:
     def pids(self, prefix: str = "") -> list[int]:
         return [child.pid for name, child, _ in self.children if name.startswith(prefix)]
 
+    def named_pids(self) -> dict[str, int]:
+        return {name: child.pid for name, child, _ in self.children}
+
     def check(self) -> None:
         for name, child, errors in self.children:
             if child.poll() is not None:
@@ -208,6 +211,15 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (all its threads), 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 # --- the load driver ----------------------------------------------------------------------
 
 
@@ -228,6 +240,7 @@ class PhaseResult:
     seconds: float
     latencies: list[float]
     missing: int
+    first_send: float = 0.0
 
     @property
     def throughput(self) -> float:
@@ -300,7 +313,7 @@ async def subscribe_sink(nc: Any, subjects: Sequence[str], key_of: KeyOf) -> Sin
     return sink
 
 
-def _result(sink: Sink, sent_at: dict[str, float], timeout_left: float) -> PhaseResult:
+def _result(sink: Sink, sent_at: dict[str, float]) -> PhaseResult:
     latencies = [sink.arrivals[key] - sent for key, sent in sent_at.items() if key in sink.arrivals]
     arrived = [sink.arrivals[key] for key in sent_at if key in sink.arrivals]
     first_send = min(sent_at.values()) if sent_at else 0.0
@@ -311,6 +324,7 @@ def _result(sink: Sink, sent_at: dict[str, float], timeout_left: float) -> Phase
         seconds=seconds,
         latencies=latencies,
         missing=len(sent_at) - len(arrived),
+        first_send=first_send,
     )
 
 
@@ -327,7 +341,7 @@ async def burst(js: Any, sink: Sink, items: Sequence[Item], *, timeout: float, w
             pending.clear()
     await asyncio.gather(*pending)
     await sink.wait(timeout)
-    return _result(sink, sent_at, timeout)
+    return _result(sink, sent_at)
 
 
 async def paced(js: Any, sink: Sink, items: Sequence[Item], *, rate: float, timeout: float) -> PhaseResult:
@@ -345,7 +359,7 @@ async def paced(js: Any, sink: Sink, items: Sequence[Item], *, rate: float, time
         pending.append(await js.publish_async(item.subject, item.data, headers=item.headers))
     await asyncio.gather(*pending)
     await sink.wait(timeout)
-    return _result(sink, sent_at, timeout)
+    return _result(sink, sent_at)
 
 
 async def wait_bound(js: Any, stream: str, durables: dict[str, int], *, timeout: float = 60.0) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from organs.accounting import DEFAULT_ENCODING, count_tokens, encoding_for
 from organs.stomach import IngestConfig, ingest_paste
+from organs.stomach.distill.text import TIMES
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "loghub"
 COMPRESSION_GOAL = 20.0
@@ -104,7 +105,7 @@ def main() -> int:
         ratios.append(ratio)
         recalls.append(file_recall)
         shape = ", ".join(f"{frame.kind}/{frame.representation}" for frame in frames)
-        print(f"{log.name:<20} {texts[log.name].count(chr(10)):>6} {full:>9} {served:>7} {ratio:>6.1f}× "
+        print(f"{log.name:<20} {texts[log.name].count(chr(10)):>6} {full:>9} {served:>7} {ratio:>6.1f}{TIMES} "
               f"{file_recall:>7.2f}  {shape}")
     median_ratio, mean_recall = statistics.median(ratios), statistics.mean(recalls)
 
@@ -123,17 +124,18 @@ def main() -> int:
     speed = ingest_best / encode_best
 
     print()
-    print(f"{'approach':<46} {'median ×':>9} {'recall':>7}")
+    print(f"{'approach':<46} {'median ' + TIMES:>9} {'recall':>7}")
     for name, anchor_ratio, anchor_recall in ANCHORS:
-        print(f"{name:<46} {anchor_ratio:>8.1f}× {anchor_recall:>7.2f}")
+        print(f"{name:<46} {anchor_ratio:>8.1f}{TIMES} {anchor_recall:>7.2f}")
     drain = drain3_baseline(texts, encoding)
     if drain is None:
         print(f"{'Drain3 (measured here)':<46} {'drain3 not installed':>17}")
     else:
-        print(f"{'Drain3 one example/template (measured here)':<46} {drain[1]:>8.1f}× {drain[2]:>7.2f}")
-    print(f"{'stomach (this build)':<46} {median_ratio:>8.1f}× {mean_recall:>7.2f}")
+        print(f"{'Drain3 one example/template (measured here)':<46} {drain[1]:>8.1f}{TIMES} {drain[2]:>7.2f}")
+    print(f"{'stomach (this build)':<46} {median_ratio:>8.1f}{TIMES} {mean_recall:>7.2f}")
     print()
-    print(f"compression median {median_ratio:.1f}× (goal ≥ {COMPRESSION_GOAL:.0f}×): {verdict(median_ratio >= 20)}")
+    print(f"compression median {median_ratio:.1f}{TIMES} (goal ≥ {COMPRESSION_GOAL:.0f}{TIMES}): "
+          f"{verdict(median_ratio >= COMPRESSION_GOAL)}")
     print(f"template recall mean {mean_recall:.3f} (goal ≥ {RECALL_GOAL}): {verdict(mean_recall >= RECALL_GOAL)}")
     print(f"full-tier ingest of the corpus {ingest_best:.3f}s vs one single-threaded encode_ordinary "
           f"{encode_best:.3f}s (best of {REPEATS}): ratio {speed:.2f} (goal ≤ {SPEED_GOAL}): "

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -38,6 +39,7 @@ from bench.common import (
     Row,
     Sink,
     burst,
+    cpu_seconds,
     embedded_server,
     emit_rows,
     log,
@@ -68,8 +70,23 @@ class VariantResult:
     reasons: collections.Counter[str] = field(default_factory=collections.Counter)
     duplicates: int = 0
     follow_ups: int = 0
-    rss_kib: dict[int, int] = field(default_factory=dict)
+    burst_categories: dict[str, int] = field(default_factory=dict)
+    follow_ups_expected: int = 0
+    last_follow_up_at: float = 0.0
     paced_rate: float = 0.0
+    cpu: dict[str, float] = field(default_factory=dict)
+
+    def cpu_ms_per_input(self, prefix: str) -> float:
+        spent = sum(seconds for label, seconds in self.cpu.items() if label.startswith(prefix))
+        return spent / self.burst.sent * 1000 if self.burst.sent else float("nan")
+
+    @property
+    def complete_throughput(self) -> float:
+        """Burst inputs per second until the last deferred follow-up came out too."""
+        if not self.follow_ups_expected or self.follow_ups < self.follow_ups_expected:
+            return float("nan")
+        first_send = self.burst.first_send
+        return self.burst.sent / (self.last_follow_up_at - first_send) if first_send else float("nan")
 
 
 def paste_items(numbers: range, make_text: Any = mixed_paste, relay: bool = False) -> list[Item]:
@@ -101,6 +118,7 @@ def tract_key_of(result: VariantResult) -> Any:
         envelope = decode(msg.data)
         if getattr(envelope.payload, "follow_up_of", None) is not None:
             result.follow_ups += 1
+            result.last_follow_up_at = time.time()
             return None
         if isinstance(envelope.payload, Rejected):
             result.reasons.update(reason.code for reason in envelope.payload.reasons)
@@ -113,14 +131,16 @@ def relay_key_of(msg: Any) -> tuple[str, str] | None:
     return (msg.headers or {}).get(KEY_HEADER, ""), "relayed"
 
 
-def spawn_tract(procs: Processes, url: str, replicas: int, profile: str | None, profile_dir: Path | None) -> None:
+def spawn_tract(
+    procs: Processes, url: str, replicas: int, env: dict[str, str], profile: str | None, profile_dir: Path | None
+) -> None:
     for organ in ORGANS:
         for replica in range(replicas):
             args = ["-m", "organs.cli", "worker", organ, "--nats", url]
             if profile == organ and replica == 0 and profile_dir is not None:
                 output = profile_dir / f"profile-{organ}.txt"
                 args = ["-m", "pyinstrument", "--interval", "0.0005", "-o", str(output), *args]
-            procs.spawn(f"{organ}#{replica}", args, env=TRACT_ENV)
+            procs.spawn(f"{organ}#{replica}", args, env=env)
 
 
 def spawn_relay(procs: Processes, url: str, script: str, replicas: int) -> None:
@@ -140,25 +160,34 @@ def spawn_relay(procs: Processes, url: str, script: str, replicas: int) -> None:
             )  # fmt: skip
 
 
+def is_tract(name: str) -> bool:
+    return name.startswith("tract")
+
+
 async def run_variant(
     name: str,
     *,
     n: int,
     warmup: int,
-    paced_n: int,
-    rate: float | Callable[[float], float] | None,
+    paced_n: int = 0,
+    rate: float = 0.0,
     replicas: int = 1,
     make_text: Any = mixed_paste,
+    env: dict[str, str] | None = None,
+    wait_follow_ups: bool = False,
     profile: str | None = None,
     profile_dir: Path | None = None,
     timeout: float = 120.0,
-    sample_rss: bool = False,
+    on_burst_done: Callable[[Processes], None] | None = None,
 ) -> VariantResult:
-    """Run one variant (``tract``, ``raw`` or ``faststream``) on a fresh server and stop everything."""
+    """One variant on a fresh server: warm up, paced phase, burst; everything stopped after.
+
+    ``name`` is ``tract...`` (the organs) or ``raw`` / ``faststream`` (the relays).
+    """
     import nats
     from nats.js import api
 
-    relay = name != "tract"
+    relay = not is_tract(name)
     with embedded_server() as server, Processes() as procs:
         nc = await nats.connect(server.url, name=f"bench-{name}")
         try:
@@ -175,7 +204,7 @@ async def run_variant(
                 spawn_relay(procs, server.url, "relay_hop.py" if name == "raw" else "faststream_hop.py", replicas)
                 stream, durables = RELAY_STREAM, {f"hop{hop}": replicas for hop in range(3)}
             else:
-                spawn_tract(procs, server.url, replicas, profile, profile_dir)
+                spawn_tract(procs, server.url, replicas, {**TRACT_ENV, **(env or {})}, profile, profile_dir)
                 stream, durables = "ICHOR_TRACT", {d: replicas for d in ORGAN_DURABLES.values()}
             try:
                 await wait_stream(js, stream)
@@ -188,26 +217,35 @@ async def run_variant(
             sinks = [RELAY_SUBJECTS[-1]] if relay else ["ichor.brain.in", "ichor.border.rejected"]
             sink: Sink = await subscribe_sink(nc, sinks, key_of)
 
-            base = 10_000_000 * (1 + ("tract", "raw", "faststream").index(name))
-            warm = await burst(js, sink, paste_items(range(base, base + warmup), make_text, relay), timeout=60)
+            # Distinct numbers per phase, so no two inputs of a run are the same paste.
+            warm = await burst(
+                js, sink, paste_items(range(1_000_000, 1_000_000 + warmup), make_text, relay), timeout=60
+            )
             if warm.missing:
                 procs.check()
                 raise RuntimeError(f"{name}: {warm.missing} of {warmup} warm-up inputs never came out")
-            items = paste_items(range(n), make_text, relay)
-            log(f"{name}: warm ({warmup}); burst of {n}")
-            result.burst = await burst(js, sink, items, timeout=timeout)
-            if sample_rss:
-                from bench.common import rss_kib
-
-                result.rss_kib = {pid: rss_kib(pid) for pid in procs.pids()}
-            if callable(rate):
-                rate = rate(result.burst.throughput)
-            if paced_n and rate:
+            if paced_n:
+                log(f"{name}: paced {paced_n} at {rate:g}/s")
+                items = paste_items(range(2_000_000, 2_000_000 + paced_n), make_text, relay)
+                result.paced = await paced(js, sink, items, rate=rate, timeout=timeout)
                 result.paced_rate = rate
-                log(f"{name}: paced {paced_n} at {rate:.1f}/s")
-                later = paste_items(range(base + warmup, base + warmup + paced_n), make_text, relay)
-                result.paced = await paced(js, sink, later, rate=rate, timeout=timeout)
-            result.categories = {k: v for k, v in sink.categories.items()}
+            log(f"{name}: burst of {n}")
+            before = dict(sink.categories)
+            items = paste_items(range(n), make_text, relay)
+            pids = {**procs.named_pids(), "nats-server": server.pid, "bench (producer+sink)": os.getpid()}
+            cpu_before = {label: cpu_seconds(pid) for label, pid in pids.items()}
+            result.burst = await burst(js, sink, items, timeout=timeout)
+            result.cpu = {label: cpu_seconds(pid) - cpu_before[label] for label, pid in pids.items()}
+            result.burst_categories = {k: v - before.get(k, 0) for k, v in sink.categories.items()}
+            if on_burst_done is not None:
+                on_burst_done(procs)
+            if wait_follow_ups:
+                deferred = sum(v for k, v in sink.categories.items() if k.endswith(":deferred"))
+                deadline = time.monotonic() + timeout
+                while result.follow_ups < deferred and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
+                result.follow_ups_expected = deferred
+            result.categories = dict(sink.categories)
             result.duplicates = sink.duplicates
             procs.check()
             return result
@@ -224,15 +262,23 @@ def describe(result: VariantResult) -> str:
     if result.paced is not None:
         p = result.paced
         text += (
-            f" | paced {p.received}/{p.sent}: p50 {p.percentile(50) * 1000:,.1f} ms,"
+            f" | paced {p.received}/{p.sent} at {result.paced_rate:g}/s: p50 {p.percentile(50) * 1000:,.1f} ms,"
             f" p99 {p.percentile(99) * 1000:,.1f} ms"
         )
-    if result.name == "tract":
-        text += f" | outputs {dict(sorted(result.categories.items()))}, follow-ups {result.follow_ups}"
+    if is_tract(result.name):
+        text += f" | burst tiers {dict(sorted(result.burst_categories.items()))}"
+        if result.follow_ups_expected:
+            text += (
+                f", deferred follow-ups {result.follow_ups}/{result.follow_ups_expected}"
+                f" (complete {result.complete_throughput:,.1f}/s)"
+            )
         if result.reasons:
             text += f", rejection reasons {dict(result.reasons)}"
     if result.duplicates:
         text += f" | DUPLICATES {result.duplicates}"
+    if result.cpu:
+        spent = ", ".join(f"{label} {seconds / b.sent * 1000:.2f}" for label, seconds in result.cpu.items())
+        text += f"\n{'':<10} burst CPU ms per input: {spent}; wall {b.seconds / b.sent * 1000:.2f} ms per input"
     return text
 
 
@@ -240,128 +286,142 @@ def ratio(a: float, b: float) -> float:
     return a / b if b > 0 else float("nan")
 
 
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.0f}" if seconds >= 0.1 else f"{seconds * 1000:,.1f}"
+
+
 def rows_for(results: dict[str, VariantResult]) -> list[Row]:
-    tract, raw, fast = results.get("tract"), results.get("raw"), results.get("faststream")
+    tract, full, raw, fast = (results.get(name) for name in ("tract", "tract-full", "raw", "faststream"))
     rows: list[Row] = []
-    if tract and raw:
-        t, r = tract.burst, raw.burst
-        throughput = ratio(t.throughput, r.throughput)
+    if raw is None:
+        return rows
+    r = raw.burst
+    if tract is not None:
+        t = tract.burst
+        value = ratio(t.throughput, r.throughput)
+        tiers = ", ".join(f"{k.split(':')[1]} {v}" for k, v in sorted(tract.burst_categories.items()))
         rows.append(
             Row(
-                "tract", "throughput tract/raw relay (burst)", throughput, goal=">= 0.5", met=throughput >= 0.5,
-                note=f"{t.throughput:,.1f} vs {r.throughput:,.1f} pastes/s, N={t.sent}",
+                "tract", "throughput tract/raw (burst, default tiers)", value, goal=">= 0.5", met=value >= 0.5,
+                note=f"{t.throughput:,.1f} vs {r.throughput:,.1f}/s, N={t.sent}; tiers {tiers}",
             )
         )  # fmt: skip
-        burst_p99 = ratio(t.percentile(99), r.percentile(99))
-        rows.append(
-            Row(
-                "tract", "p99 latency tract/raw (burst)", burst_p99, goal="<= 3", met=burst_p99 <= 3,
-                note=f"{t.percentile(99) * 1000:,.0f} vs {r.percentile(99) * 1000:,.0f} ms (includes queueing)",
-            )
-        )  # fmt: skip
-        rows.append(
-            Row(
-                "tract", "p50 latency tract/raw (burst)", ratio(t.percentile(50), r.percentile(50)),
-                note=f"{t.percentile(50) * 1000:,.0f} vs {r.percentile(50) * 1000:,.0f} ms",
-            )
-        )  # fmt: skip
-        if tract.paced and raw.paced:
-            tp, rp = tract.paced, raw.paced
-            paced_p99 = ratio(tp.percentile(99), rp.percentile(99))
-            rate = tract.paced_rate
+        if tract.follow_ups_expected:
+            value = ratio(tract.complete_throughput, r.throughput)
             rows.append(
                 Row(
-                    "tract", "p99 latency tract/raw (paced)", paced_p99, goal="<= 3", met=paced_p99 <= 3,
-                    note=f"{tp.percentile(99) * 1000:,.1f} vs {rp.percentile(99) * 1000:,.1f} ms at ~{rate:.0f}/s",
+                    "tract", "throughput incl. deferred follow-ups/raw", value,
+                    note=f"{tract.complete_throughput:,.1f}/s until {tract.follow_ups}/{tract.follow_ups_expected}"
+                    " full re-digests were out",
+                )
+            )  # fmt: skip
+    if full is not None:
+        t = full.burst
+        value = ratio(t.throughput, r.throughput)
+        rows.append(
+            Row(
+                "tract", "throughput tract/raw (burst, all full tier)", value, goal=">= 0.5", met=value >= 0.5,
+                note=f"{t.throughput:,.1f} vs {r.throughput:,.1f}/s, N={t.sent}",
+            )
+        )  # fmt: skip
+    if tract is not None:
+        t = tract.burst
+        if tract.paced and raw.paced:
+            tp, rp = tract.paced, raw.paced
+            value = ratio(tp.percentile(99), rp.percentile(99))
+            rows.append(
+                Row(
+                    "tract", "p99 latency tract/raw (paced)", value, goal="<= 3", met=value <= 3,
+                    note=f"{ms(tp.percentile(99))} vs {ms(rp.percentile(99))} ms, {tp.sent} at {tract.paced_rate:g}/s",
                 )
             )  # fmt: skip
             rows.append(
                 Row(
                     "tract", "p50 latency tract/raw (paced)", ratio(tp.percentile(50), rp.percentile(50)),
-                    note=f"{tp.percentile(50) * 1000:,.1f} vs {rp.percentile(50) * 1000:,.1f} ms",
+                    note=f"{ms(tp.percentile(50))} vs {ms(rp.percentile(50))} ms",
                 )
             )  # fmt: skip
-    if fast and raw:
+        value = ratio(t.percentile(99), r.percentile(99))
         rows.append(
             Row(
-                "tract", "throughput FastStream/raw relay (ref)", ratio(fast.burst.throughput, raw.burst.throughput),
-                note=f"{fast.burst.throughput:,.1f} vs {raw.burst.throughput:,.1f} msgs/s",
+                "tract", "p99 latency tract/raw (burst)", value, goal="<= 3", met=value <= 3,
+                note=f"{ms(t.percentile(99))} vs {ms(r.percentile(99))} ms; mostly queueing behind the burst",
+            )
+        )  # fmt: skip
+    if fast is not None:
+        rows.append(
+            Row(
+                "tract", "throughput FastStream/raw (reference)", ratio(fast.burst.throughput, r.throughput),
+                note=f"{fast.burst.throughput:,.1f} vs {r.throughput:,.1f}/s",
             )
         )  # fmt: skip
         if fast.paced and raw.paced:
+            fp, rp = fast.paced, raw.paced
             rows.append(
                 Row(
-                    "tract", "p99 latency FastStream/raw (paced, ref)",
-                    ratio(fast.paced.percentile(99), raw.paced.percentile(99)),
-                    note=f"{fast.paced.percentile(99) * 1000:,.1f} vs {raw.paced.percentile(99) * 1000:,.1f} ms",
+                    "tract", "p99 latency FastStream/raw (paced, ref)", ratio(fp.percentile(99), rp.percentile(99)),
+                    note=f"{ms(fp.percentile(99))} vs {ms(rp.percentile(99))} ms",
                 )
             )  # fmt: skip
-    if tract:
-        outputs = sum(tract.categories.values())
-        rejected = sum(v for k, v in tract.categories.items() if k.startswith("rejected"))
-        missing = tract.burst.missing + (tract.paced.missing if tract.paced else 0)
-        tiers = ", ".join(f"{k.split(':')[1]} {v}" for k, v in sorted(tract.categories.items()))
+    for variant in (tract, full):
+        if variant is None:
+            continue
+        outputs = sum(variant.categories.values())
+        rejected = sum(v for k, v in variant.categories.items() if k.startswith("rejected"))
+        missing = variant.burst.missing + (variant.paced.missing if variant.paced else 0)
         rows.append(
             Row(
-                "tract", "tract outputs rejected (count)", float(rejected), unit="", goal="0",
-                met=rejected == 0 and missing == 0,
-                note=f"{outputs} outputs, {missing} missing, {tract.duplicates} duplicate; tiers: {tiers}"
-                + (f"; reasons {dict(tract.reasons)}" if tract.reasons else ""),
+                "tract", f"{variant.name} outputs rejected", float(rejected), unit="", goal="0",
+                met=rejected == 0 and missing == 0 and variant.duplicates == 0,
+                note=f"{outputs} outputs, {missing} missing, {variant.duplicates} duplicated"
+                + (f"; reasons {dict(variant.reasons)}" if variant.reasons else ""),
             )
         )  # fmt: skip
     return rows
 
 
+# Every paste digested at full tier: the stomach never steps down for backlog.
+FULL_TIER_ENV = {"ICHOR_SHALLOW_BACKLOG": "1000000000", "ICHOR_DEFERRED_BACKLOG": "1000000000"}
+
+
+async def run_all(args: argparse.Namespace) -> dict[str, VariantResult]:
+    results: dict[str, VariantResult] = {}
+    for name in args.variants.split(","):
+        started = time.monotonic()
+        results[name] = await run_variant(
+            name,
+            n=args.n,
+            warmup=args.warmup,
+            paced_n=0 if name == "tract-full" else args.paced,
+            rate=args.rate,
+            env=FULL_TIER_ENV if name == "tract-full" else None,
+            wait_follow_ups=name == "tract",
+            profile=args.profile,
+            profile_dir=Path(args.profile_dir),
+        )
+        line = describe(results[name])
+        log(f"{line} ({time.monotonic() - started:.0f}s)")
+        print(line, flush=True)
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="tract versus raw relay")
-    parser.add_argument("--n", type=int, default=500)
+    parser.add_argument("--n", type=int, default=500, help="inputs in the burst")
     parser.add_argument("--warmup", type=int, default=30)
-    parser.add_argument("--paced", type=int, default=120, help="inputs in the paced phase (0 skips it)")
-    parser.add_argument("--rate", type=float, default=None, help="paced rate (default: half the tract's burst rate)")
-    parser.add_argument("--rate-cap", type=float, default=25.0)
-    parser.add_argument("--variants", default="tract,raw,faststream")
+    parser.add_argument("--paced", type=int, default=100, help="inputs in the paced phase (0 skips it)")
+    parser.add_argument("--rate", type=float, default=10.0, help="paced rate, inputs per second")
+    parser.add_argument("--variants", default="tract,tract-full,raw,faststream")
     parser.add_argument("--profile", choices=ORGANS, help="run this organ under pyinstrument (tract only)")
     parser.add_argument("--profile-dir", default="/tmp")
     args = parser.parse_args(argv)
     if args.profile:
-        args.variants = "tract"
+        args.variants = "tract-full"
     results = asyncio.run(run_all(args))
     emit_rows(rows_for(results))
     if args.profile:
         print(f"profile written to {Path(args.profile_dir) / f'profile-{args.profile}.txt'}")
     return 0
-
-
-async def run_all(args: argparse.Namespace) -> dict[str, VariantResult]:
-    """Run the variants, the tract first: without ``--rate`` its burst decides the paced rate."""
-    results: dict[str, VariantResult] = {}
-    names = args.variants.split(",")
-    if "tract" in names:
-        names.remove("tract")
-        names.insert(0, "tract")
-    rate: float | None = args.rate
-    for name in names:
-        started = time.monotonic()
-
-        def decide(burst_throughput: float) -> float:
-            # A rate every variant sustains: half the tract's own burst throughput, capped.
-            return max(1.0, min(args.rate_cap, 0.5 * burst_throughput))
-
-        results[name] = await run_variant(
-            name,
-            n=args.n,
-            warmup=args.warmup,
-            paced_n=args.paced,
-            rate=rate if rate is not None or name != "tract" else decide,
-            profile=args.profile,
-            profile_dir=Path(args.profile_dir),
-        )
-        if rate is None and results[name].paced_rate:
-            rate = results[name].paced_rate
-        line = describe(results[name])
-        log(f"{line} ({time.monotonic() - started:.0f}s)")
-        print(line, flush=True)
-    return results
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from envelopes.types import DEFAULT_ENCODING, Frame
 __all__ = ["DEFAULT_ENCODING", "count_tokens", "count_tokens_many", "digest_text", "encoding_for", "yield_cost"]
 
 
-
 @lru_cache(maxsize=8)
 def encoding_for(name: str) -> tiktoken.Encoding:
     return tiktoken.get_encoding(name)

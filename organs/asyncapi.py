@@ -89,7 +89,10 @@ def asyncapi_document(subjects: Subjects | None = None) -> dict[str, Any]:
         "action": "receive",
         "channel": {"$ref": "#/channels/framesGet"},
         "messages": [{"$ref": "#/channels/framesGet/messages/request"}],
-        "reply": {"channel": {"$ref": "#/channels/framesGet"}, "messages": [{"$ref": "#/channels/framesGet/messages/reply"}]},
+        "reply": {
+            "channel": {"$ref": "#/channels/framesGet"},
+            "messages": [{"$ref": "#/channels/framesGet/messages/reply"}],
+        },
     }
     return {
         "asyncapi": "3.0.0",

@@ -232,7 +232,8 @@ def cmd_digest(args: argparse.Namespace) -> int:
         print(f"anchor: {anchor}")
     for report in bundle.report:
         print(
-            f"  #{report.index} {report.kind:<11} → {report.outcome:<9} {report.tokens_before}→{report.tokens_after} tokens · {report.reason}"
+            f"  #{report.index} {report.kind:<11} → {report.outcome:<9} "
+            f"{report.tokens_before}→{report.tokens_after} tokens · {report.reason}"
         )
     for frame in bundle.provider.frames:
         print("─" * 72)

@@ -9,7 +9,7 @@ import asyncio
 
 from envelopes.codec import decode, decode_frame_reply, encode
 from envelopes.ids import digest_bytes, digest_text
-from envelopes.types import AnyProvenance, Envelope, FrameReply, FrameRequest
+from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, Rejected
 from organs.runtime.bus import Tract
 from organs.secretion import paste_envelope
 
@@ -66,9 +66,9 @@ async def hand_in_paste(
             envelope = decode(data)
         except Exception:
             return  # someone else's malformed message is not ours to judge here
-        if envelope.trace_id == paste.trace_id and envelope.payload.__struct_config__.tag in ("admitted", "rejected"):
-            if not outcome.done() and getattr(envelope.payload, "follow_up_of", None) is None:
-                outcome.set_result(envelope)
+        is_outcome = isinstance(envelope.payload, (Admitted, Rejected)) and envelope.payload.follow_up_of is None
+        if is_outcome and envelope.trace_id == paste.trace_id and not outcome.done():
+            outcome.set_result(envelope)
 
     subscriptions = [
         await tract.nc.subscribe(tract.subjects.brain_in, cb=watch),

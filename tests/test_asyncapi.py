@@ -32,10 +32,16 @@ def test_every_operation_points_at_a_channel_and_every_ref_resolves() -> None:
 def test_the_envelope_schema_names_every_payload_kind() -> None:
     schemas = asyncapi_document()["components"]["schemas"]
     kinds = {member.__struct_config__.tag for member in AnyPayload.__args__}  # type: ignore[attr-defined]
-    described = {schema["properties"]["kind"]["enum"][0] for schema in schemas.values() if "kind" in schema.get("properties", {}) and "enum" in schema["properties"]["kind"]}
+    described = {
+        schema["properties"]["kind"]["enum"][0]
+        for schema in schemas.values()
+        if "enum" in schema.get("properties", {}).get("kind", {})
+    }
     assert kinds <= described
 
 
 def test_the_cli_prints_the_document() -> None:
-    result = subprocess.run([sys.executable, "-m", "organs.cli", "asyncapi"], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "organs.cli", "asyncapi"], capture_output=True, text=True, check=True
+    )
     assert json.loads(result.stdout) == json.loads(json.dumps(asyncapi_document()))

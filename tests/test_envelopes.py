@@ -8,9 +8,9 @@ from hypothesis import given, settings
 
 from envelopes import DecodeError, Envelope, decode, decode_json, encode, encode_json, envelope_schema
 from envelopes.subjects import Subjects
+from envelopes.types import UserInput
 from organs.secretion import paste_envelope
 from tests.strategies import envelopes
-from envelopes.types import UserInput
 
 
 @settings(max_examples=150, deadline=None)

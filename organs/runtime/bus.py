@@ -6,6 +6,7 @@ first creates the streams and buckets and the others find them as they are.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from dataclasses import dataclass, field
@@ -110,12 +111,10 @@ async def _ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> None
     except NotFoundError:
         await js.add_stream(config)
         return
-    try:
+    # Some settings (storage, replicas on a single node) cannot change in place;
+    # the stream that exists keeps working with what it has.
+    with contextlib.suppress(BadRequestError):
         await js.update_stream(config)
-    except BadRequestError:
-        # Some settings (storage, replicas on a single node) cannot change in place;
-        # the stream that exists keeps working with what it has.
-        pass
 
 
 async def provision(tract: Tract) -> None:

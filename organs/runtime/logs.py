@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import MutableMapping
 from typing import Any
 
 import structlog
@@ -20,7 +21,7 @@ __all__ = ["configure_logging", "envelope_fields", "get_logger"]
 _configured = False
 
 
-def _drop_color_message(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def _drop_color_message(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     event_dict.pop("color_message", None)
     return event_dict
 

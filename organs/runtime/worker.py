@@ -15,6 +15,7 @@ with its bytes, headers and a reason, then terminated. A transient failure
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -39,7 +40,6 @@ __all__ = ["Delivery", "Handler", "Output", "Worker", "WorkerSpec", "WorkerStats
 # Errors that mean "the bus is away or slow", never "this envelope is bad".
 BUS_ERRORS: tuple[type[BaseException], ...] = (
     TimeoutError,
-    asyncio.TimeoutError,
     nats.errors.ConnectionClosedError,
     nats.errors.ConnectionReconnectingError,
     nats.errors.NoRespondersError,
@@ -49,6 +49,8 @@ BUS_ERRORS: tuple[type[BaseException], ...] = (
     nats.js.errors.ServiceUnavailableError,
     TransientError,
 )
+BUS_OR_API_ERRORS: tuple[type[BaseException], ...] = (*BUS_ERRORS, nats.js.errors.APIError)
+BUS_OR_STALL_ERRORS: tuple[type[BaseException], ...] = (*BUS_ERRORS, nats.js.errors.TooManyStalledMsgsError)
 
 
 # Fault injection for the crash tests: die after the outputs are stored but
@@ -164,7 +166,7 @@ class Worker:
                 self._resubscribe.clear()
                 try:
                     subscription = await self._subscribe()
-                except BUS_ERRORS + (nats.js.errors.APIError,) as error:
+                except BUS_OR_API_ERRORS as error:
                     self.bound = False
                     self.log.warning("consumer.bind_failed", error=repr(error))
                     await _sleep_unless(stop, 0.5)
@@ -176,7 +178,7 @@ class Worker:
                 messages = await subscription.fetch(self.spec.batch, timeout=1.0)
             except (TimeoutError, nats.errors.TimeoutError):
                 continue
-            except BUS_ERRORS + (nats.js.errors.APIError,) as error:
+            except BUS_OR_API_ERRORS as error:
                 self.log.warning("consumer.fetch_failed", error=repr(error))
                 self._resubscribe.set()
                 await _sleep_unless(stop, 0.5)
@@ -232,7 +234,7 @@ class Worker:
                 )
                 for output in outputs
             ]
-        except BUS_ERRORS + (nats.js.errors.TooManyStalledMsgsError,) as error:
+        except BUS_OR_STALL_ERRORS as error:
             await self._retry(msg, envelope, f"publish failed: {error!r}", started)
             return None
         return envelope, futures
@@ -243,7 +245,7 @@ class Worker:
             if _KILL_BEFORE_ACK:
                 os.kill(os.getpid(), signal.SIGKILL)
             await msg.ack_sync(timeout=5.0)
-        except (*BUS_ERRORS, nats.js.errors.APIError) as error:
+        except BUS_OR_API_ERRORS as error:
             await self._retry(msg, envelope, f"publish or ack not confirmed: {error!r}", started)
             return
         duration_ms = (time.perf_counter() - started) * 1000
@@ -256,10 +258,9 @@ class Worker:
     async def _retry(self, msg: Msg, envelope: Envelope | None, reason: str, started: float) -> None:
         self.stats.errors += 1
         self.stats.last_error = reason
-        try:
+        # If the nak is lost too, the ack wait expires and the server redelivers anyway.
+        with contextlib.suppress(*BUS_ERRORS):
             await msg.nak(delay=self.spec.nak_delay_s)
-        except BUS_ERRORS:
-            pass  # the ack wait expires and the server redelivers anyway
         self.log.warning(
             "envelope.retry",
             **_fields(envelope),
@@ -296,7 +297,5 @@ def _fields(envelope: Envelope | None) -> dict[str, Any]:
 
 
 async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
-    try:
+    with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(stop.wait(), timeout=seconds)
-    except TimeoutError:
-        pass

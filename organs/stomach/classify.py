@@ -39,11 +39,11 @@ import csv
 import re
 from dataclasses import dataclass
 
+from envelopes.types import SegmentKind
 from organs.stomach.signals import LINE_PREFIX, is_trace_frame, level_of, trace_header
 from organs.stomach.timestamps import leading_stamp
-from envelopes.types import SegmentKind
 
-__all__ = ["MAX_CELL_WORDS", "Classification", "classify", "sample_lines", "looks_like_path"]
+__all__ = ["MAX_CELL_WORDS", "Classification", "classify", "looks_like_path", "sample_lines"]
 
 MAX_CELL_WORDS = 4
 _SAMPLE_HEAD = 300
@@ -51,9 +51,86 @@ _SAMPLE_TAIL = 100
 
 # Extensions that make a scheme-less token a path even when it looks hostname-first.
 _SOURCE_EXTENSIONS = frozenset(
-    "rs py pyi ts tsx js jsx mjs cjs go java kt kts scala c h cc cpp hpp cxx cs fs rb php swift m mm sh bash zsh "
-    "ps1 pl lua r jl ex exs erl hs ml clj dart zig nim pony sql md rst adoc txt toml yaml yml json jsonc ini cfg conf "
-    "xml html htm css scss vue svelte proto gradle lock mk cmake dockerfile tf hcl ipynb csv tsv log env".split()
+    [
+        "rs",
+        "py",
+        "pyi",
+        "ts",
+        "tsx",
+        "js",
+        "jsx",
+        "mjs",
+        "cjs",
+        "go",
+        "java",
+        "kt",
+        "kts",
+        "scala",
+        "c",
+        "h",
+        "cc",
+        "cpp",
+        "hpp",
+        "cxx",
+        "cs",
+        "fs",
+        "rb",
+        "php",
+        "swift",
+        "m",
+        "mm",
+        "sh",
+        "bash",
+        "zsh",
+        "ps1",
+        "pl",
+        "lua",
+        "r",
+        "jl",
+        "ex",
+        "exs",
+        "erl",
+        "hs",
+        "ml",
+        "clj",
+        "dart",
+        "zig",
+        "nim",
+        "pony",
+        "sql",
+        "md",
+        "rst",
+        "adoc",
+        "txt",
+        "toml",
+        "yaml",
+        "yml",
+        "json",
+        "jsonc",
+        "ini",
+        "cfg",
+        "conf",
+        "xml",
+        "html",
+        "htm",
+        "css",
+        "scss",
+        "vue",
+        "svelte",
+        "proto",
+        "gradle",
+        "lock",
+        "mk",
+        "cmake",
+        "dockerfile",
+        "tf",
+        "hcl",
+        "ipynb",
+        "csv",
+        "tsv",
+        "log",
+        "env",
+    ]
 )
 _PATH_CHARS = re.compile(r"[\w.\-@+~%=,#]+")
 _HOSTNAME = re.compile(r"(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}(?::\d+)?")
@@ -71,14 +148,14 @@ def sample_lines(text: str) -> list[str]:
     """The first and last lines of a block, each cut to the prefix where shape lives."""
     lines = text.split("\n", _SAMPLE_HEAD) if len(text) > 1_000_000 else text.split("\n")
     if len(lines) > _SAMPLE_HEAD + _SAMPLE_TAIL:
-        tail = text[-LINE_PREFIX * _SAMPLE_TAIL:].split("\n")[1:][-_SAMPLE_TAIL:]
+        tail = text[-LINE_PREFIX * _SAMPLE_TAIL :].split("\n")[1:][-_SAMPLE_TAIL:]
         lines = lines[:_SAMPLE_HEAD] + tail
     return [line[:LINE_PREFIX].rstrip() for line in lines]
 
 
 def _extension(segment: str) -> str:
     dot = segment.rfind(".")
-    return segment[dot + 1:].lower() if dot > 0 else ""
+    return segment[dot + 1 :].lower() if dot > 0 else ""
 
 
 def looks_like_path(token: str) -> bool:
@@ -312,8 +389,15 @@ def classify(text: str, *, fenced: bool) -> Classification:
         if path is not None:
             return path
     lines = sample_lines(text)
-    for rung in (_trace_rung, _timestamped_log_rung, _delimited_table_rung, _weak_log_rung, _aligned_table_rung,
-                 _numbered_records_rung, _code_rung):
+    for rung in (
+        _trace_rung,
+        _timestamped_log_rung,
+        _delimited_table_rung,
+        _weak_log_rung,
+        _aligned_table_rung,
+        _numbered_records_rung,
+        _code_rung,
+    ):
         found = rung(lines)
         if found is not None:
             return found

@@ -13,6 +13,7 @@ import asyncio
 from collections import OrderedDict
 
 from nats.js.errors import KeyNotFoundError, ObjectNotFoundError
+from nats.js.object_store import ObjectStore
 
 from envelopes.codec import decode_frame_record, encode
 from envelopes.ids import digest_bytes
@@ -39,7 +40,7 @@ class FrameStore:
         self._cache: OrderedDict[str, str] = OrderedDict()
         self._cache_size = cached_pastes
 
-    async def _objects(self):  # type: ignore[no-untyped-def]
+    async def _objects(self) -> ObjectStore:
         return await self.tract.js.object_store(self.tract.subjects.frames_bucket)
 
     async def put_paste(self, text: str, ref: str) -> None:

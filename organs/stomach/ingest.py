@@ -40,7 +40,7 @@ from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_many,
 from organs.stomach.classify import Classification, classify
 from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import distill_table
-from organs.stomach.distill.text import CHARS_PER_TOKEN, head_tail, plural, thousands
+from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, head_tail, plural, thousands
 from organs.stomach.distill.trace import distill_trace
 from organs.stomach.intent import reads_as_ask
 from organs.stomach.split import Block, split_blocks
@@ -148,7 +148,8 @@ class IngestBundle:
 
 
 def _best_representation(evidence: _Evidence) -> Literal["compact", "full"]:
-    if evidence.compact is not None and evidence.compact != evidence.text and evidence.compact_tokens < evidence.full_tokens:
+    compact = evidence.compact
+    if compact is not None and compact != evidence.text and evidence.compact_tokens < evidence.full_tokens:
         return "compact"
     return "full"
 
@@ -255,12 +256,14 @@ def _allocate(evidence: list[_Evidence], budget: int) -> None:
 
 
 def _render(evidence: _Evidence, encoding: str, tier: DegradationTier) -> None:
-    """Set the compact rendering (not yet measured), the title detail and the time window."""
+    """Set the compact rendering, the title detail and the time window; -1 tokens means not yet measured."""
     detail: str | None = None
+    evidence.compact_tokens = -1
     cheap = tier != "full"
     if evidence.kind == "log":
         digest = distill_log(evidence.text, evidence.target, encoding, mine=not cheap)
         evidence.compact = digest.rendering
+        evidence.compact_tokens = -1 if digest.tokens is None else digest.tokens
         evidence.valid_from, evidence.valid_to = digest.valid_from, digest.valid_to
         if digest.alerts:
             evidence.value = _ALERT_LOG_VALUE
@@ -272,15 +275,17 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier) -> None:
     elif evidence.kind == "table":
         table = distill_table(evidence.text, infer_types=not cheap)
         evidence.compact = table.rendering
-        detail = f"{thousands(table.rows)} rows × {thousands(table.columns)} columns"
+        detail = f"{thousands(table.rows)} rows {TIMES} {thousands(table.columns)} columns"
     else:
         evidence.compact = head_tail(evidence.text, evidence.target)
     evidence.title = _title(evidence, detail)
 
 
 def _measure(items: list[_Evidence], encoding: str, threads: int) -> None:
-    counts = count_tokens_many([item.compact or "" for item in items], encoding, threads) if items else []
-    for item, compact_tokens in zip(items, counts, strict=True):
+    """Exact token counts of the renderings that the distiller has not already measured exactly."""
+    unmeasured = [item for item in items if item.compact_tokens < 0]
+    counts = count_tokens_many([item.compact or "" for item in unmeasured], encoding, threads) if unmeasured else []
+    for item, compact_tokens in zip(unmeasured, counts, strict=True):
         item.compact_tokens = compact_tokens
 
 
@@ -357,7 +362,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     def render_later(item: _Evidence) -> None:
         item.target = max(config.budget_tokens, _LAZY_TARGET_TOKENS)
         _render(item, encoding, "shallow")
-        if item.compact is not None:
+        if item.compact is not None and item.compact_tokens < 0:
             item.compact_tokens = count_tokens(item.compact, encoding)
 
     provider = IngestProvider(frames, evidence, encoding, tier, render_later)

@@ -35,7 +35,23 @@ _LEVEL = re.compile(
 )
 
 ALERT_LEVELS = frozenset(
-    "warning warn error err critical crit fatal severe alert emergency emerg panic w e f".split()
+    [
+        "warning",
+        "warn",
+        "error",
+        "err",
+        "critical",
+        "crit",
+        "fatal",
+        "severe",
+        "alert",
+        "emergency",
+        "emerg",
+        "panic",
+        "w",
+        "e",
+        "f",
+    ]
 )
 
 

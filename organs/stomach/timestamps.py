@@ -27,17 +27,20 @@ _ZONE = r"(?:\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)(?![\w:]))?"
 _LEADING = re.compile(
     r"[\[(]?\s?(?:"
     # ISO-8601-like: 2024-01-02T03:04:05.123Z, 2015-10-18 18:01:47,978, 2016/09/27 20:30:31
-    rf"(?P<iy>\d{{4}})(?P<isep>[-/])(?P<im>\d{{2}})(?P=isep)(?P<id>\d{{2}})[T ](?P<iH>\d{{2}}):(?P<iM>\d{{2}}):(?P<iS>\d{{2}})"
+    rf"(?P<iy>\d{{4}})(?P<isep>[-/])(?P<im>\d{{2}})(?P=isep)(?P<id>\d{{2}})"
+    rf"[T ](?P<iH>\d{{2}}):(?P<iM>\d{{2}}):(?P<iS>\d{{2}})"
     rf"(?:[.,](?P<ifrac>\d{{1,9}}))?{_ZONE}"
     # compact, full date: 20171223-22:15:29:606
-    r"|(?P<cy>\d{4})(?P<cm>\d{2})(?P<cd>\d{2})-(?P<cH>\d{1,2}):(?P<cM>\d{1,2}):(?P<cS>\d{1,2})(?::(?P<cfrac>\d{1,3}))?(?!\d)"
+    r"|(?P<cy>\d{4})(?P<cm>\d{2})(?P<cd>\d{2})-(?P<cH>\d{1,2}):(?P<cM>\d{1,2}):(?P<cS>\d{1,2})"
+    r"(?::(?P<cfrac>\d{1,3}))?(?!\d)"
     # compact, two-digit year: 081109 203615 (yyMMdd HHmmss)
     r"|(?P<ky>\d{2})(?P<km>\d{2})(?P<kd>\d{2}) (?P<kH>\d{2})(?P<kM>\d{2})(?P<kS>\d{2})(?!\d)"
     # ctime: Sun Dec 04 04:47:44 2005
     rf"|(?:{_WEEKDAYS}) (?P<tmon>{_MONTHS}) {{1,2}}(?P<td>\d{{1,2}}) (?P<tH>\d{{2}}):(?P<tM>\d{{2}}):(?P<tS>\d{{2}})"
     r"(?:\.\d{1,9})? (?P<ty>\d{4})(?!\d)"
     # no date: syslog (Jul 20 18:00:01), day-month pairs (03-17 16:13:38, 10.30 16:49:06, 17/06/09 20:10:40)
-    rf"|(?P<undated>(?:(?:{_MONTHS}) {{1,2}}\d{{1,2}}|\d{{2}}[-/.]\d{{2}}(?:/\d{{2}})?) \d{{1,2}}:\d{{2}}:\d{{2}}(?:[.,]\d{{1,9}})?)"
+    rf"|(?P<undated>(?:(?:{_MONTHS}) {{1,2}}\d{{1,2}}|\d{{2}}[-/.]\d{{2}}(?:/\d{{2}})?)"
+    r" \d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)"
     # a bare clock: 18:00:01
     r"|(?P<clock>\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)(?![\d:])"
     r")\]?"
@@ -46,14 +49,14 @@ _LEADING = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class LeadingStamp:
-    """A stamp at the start of a line: where it ends, and the instant it names if any.
-
-    ``instant`` is ``(epoch_seconds, fraction_digits)`` in UTC, or ``None`` when
-    the stamp names no full date (or an impossible one).
-    """
+    """A stamp at the start of a line: where it ends, and (read on demand) the instant it names."""
 
     end: int
-    instant: tuple[int, str] | None
+    match: re.Match[str]
+
+    def instant(self) -> tuple[int, str] | None:
+        """``(epoch_seconds, fraction_digits)`` in UTC, or ``None`` for an undated or impossible stamp."""
+        return _instant_of(self.match)
 
 
 def _epoch(year: int, month: int, day: int, hour: int, minute: int, second: int) -> int | None:
@@ -105,15 +108,14 @@ def leading_stamp(line: str) -> LeadingStamp | None:
     match = _LEADING.match(line)
     if match is None:
         return None
-    return LeadingStamp(end=match.end(), instant=_instant_of(match))
+    return LeadingStamp(end=match.end(), match=match)
 
 
 def read_instant(text: str) -> str | None:
     """The RFC 3339 UTC spelling of the stamp ``text`` opens with, if it names a full date."""
     stamp = leading_stamp(text)
-    if stamp is None or stamp.instant is None:
-        return None
-    return format_instant(stamp.instant)
+    instant = None if stamp is None else stamp.instant()
+    return None if instant is None else format_instant(instant)
 
 
 _DIGIT_SHAPE = str.maketrans("0123456789", "0000000000")
@@ -124,6 +126,11 @@ _ORDERED_SHAPE = re.compile(r"[\[(]?\s?0000(?:-00-00[T ]|/00/00[T ]|0{4}-)[0:.,]
 
 def _sort_key(instant: tuple[int, str]) -> tuple[int, str]:
     return instant[0], instant[1].ljust(9, "0")
+
+
+def _instant_of_text(text: str) -> tuple[int, str] | None:
+    stamp = leading_stamp(text)
+    return None if stamp is None else stamp.instant()
 
 
 def window_of(stamp_texts: list[str]) -> tuple[str | None, str | None]:
@@ -142,15 +149,15 @@ def window_of(stamp_texts: list[str]) -> tuple[str | None, str | None]:
             ordered = sorted(texts)
             for candidates in (ordered, reversed(ordered)):
                 for text in candidates:
-                    stamp = leading_stamp(text)
-                    if stamp is not None and stamp.instant is not None:
-                        instants.append(stamp.instant)
+                    instant = _instant_of_text(text)
+                    if instant is not None:
+                        instants.append(instant)
                         break
         else:
             for text in texts:
-                stamp = leading_stamp(text)
-                if stamp is not None and stamp.instant is not None:
-                    instants.append(stamp.instant)
+                instant = _instant_of_text(text)
+                if instant is not None:
+                    instants.append(instant)
     if not instants:
         return None, None
     try:

@@ -21,7 +21,10 @@ from tests.conftest import running_organ
 pytestmark = pytest.mark.bus
 
 EXAMPLE = (Path(__file__).resolve().parents[2] / "examples" / "paste.txt").read_text()
-ASK = "Why does checkout time out against payments when payments itself reports no errors, and what should I change first?"
+ASK = (
+    "Why does checkout time out against payments when payments itself reports no errors, "
+    "and what should I change first?"
+)
 
 
 async def test_a_paste_becomes_an_admitted_prompt(tract: Tract, bus_settings: BusSettings) -> None:

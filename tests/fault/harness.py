@@ -10,6 +10,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from envelopes.codec import decode, encode
 from envelopes.types import Envelope, UserInput
@@ -23,12 +24,10 @@ FAULT_ENV = {"ICHOR_ACK_WAIT_S": "3"}
 
 def rss_kib(pid: int) -> int:
     try:
-        for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
+        status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
-        pass
-    return 0
+        return 0
+    return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
 
 
 @dataclass

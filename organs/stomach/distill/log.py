@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from organs.accounting import count_tokens
-from organs.stomach.distill.text import elision, head_tail, plural, thousands
+from organs.stomach.distill.text import TIMES, elision, head_tail, plural, thousands
 from organs.stomach.signals import ALERT_LEVELS, level_of
 from organs.stomach.timestamps import leading_stamp, window_of
 
@@ -40,6 +40,7 @@ _MASK_PREFIX = 1000
 _EXAMPLE_CHARS = 400
 _ALERT_LINES_PER_TEMPLATE = 8
 _MERGE_MAX_TOKENS = 64
+_ESTIMATE_SAMPLE_CHARS = 16_384
 _WILDCARD = "<*>"
 _DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
 
@@ -66,6 +67,7 @@ class LogDigest:
     alerts: int
     valid_from: str | None
     valid_to: str | None
+    tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +224,7 @@ def _entry(lines: list[str], records: list[_Record], template: _Template) -> str
     first = records[template.first_record]
     last = records[template.last_record]
     example = lines[first.start]
-    prefix = f"×{thousands(template.count)} "
+    prefix = f"{TIMES}{thousands(template.count)} "
     if template.count > 1 and first.stamp_end and last.stamp_end:
         prefix += f"[{_stamp_text(example, first.stamp_end)} → {_stamp_text(lines[last.start], last.stamp_end)}] "
     entry = prefix + _clip(example)
@@ -236,19 +238,21 @@ def _entry(lines: list[str], records: list[_Record], template: _Template) -> str
 
 
 def _pieces(lines: list[str], records: list[_Record], templates: list[_Template]) -> list[_Piece]:
-    ranked = sorted(range(len(templates)), key=lambda i: (not templates[i].alert, -templates[i].count, i))
+    entries = [_entry(lines, records, template) for template in templates]
+    # Alerts first; then the shortest entries, so a tight budget shows as many distinct events as it can.
+    ranked = sorted(range(len(templates)), key=lambda i: (not templates[i].alert, len(entries[i]), i))
     rank_of = {index: rank for rank, index in enumerate(ranked)}
     pieces: list[_Piece] = []
     for index, template in enumerate(templates):
         rank = rank_of[index]
-        pieces.append(_Piece(index, 0, rank, _entry(lines, records, template)))
+        pieces.append(_Piece(index, 0, rank, entries[index]))
         if template.count > 1:
             pieces.append(_Piece(index, 1, 20_000 + rank, "    ≈ " + _clip(template.masked)))
         first = records[template.first_record]
         example_body = lines[first.start][first.stamp_end:].strip()
         extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
         for slot, (body, count) in enumerate(extra, start=2):
-            pieces.append(_Piece(index, slot, 10_000 + rank, f"    ! ×{thousands(count)} {_clip(body)}"))
+            pieces.append(_Piece(index, slot, 10_000 + rank, f"    ! {TIMES}{thousands(count)} {_clip(body)}"))
     return pieces
 
 
@@ -271,9 +275,9 @@ def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = Tr
     )
     pieces = _pieces(lines, records, templates)
     _estimate_tokens(pieces, encoding)
-    rendering = _fit(header, pieces, templates, target_tokens, encoding)
+    rendering, tokens = _fit(header, pieces, templates, target_tokens, encoding)
     alert_templates = sum(1 for template in templates if template.alert)
-    return LogDigest(rendering, len(templates), alert_templates, valid_from, valid_to)
+    return LogDigest(rendering, len(templates), alert_templates, valid_from, valid_to, tokens)
 
 
 def _estimate_tokens(pieces: list[_Piece], encoding: str) -> None:
@@ -282,13 +286,15 @@ def _estimate_tokens(pieces: list[_Piece], encoding: str) -> None:
     Counting each piece alone would cost a tokenizer call per template; the fit
     below measures its result exactly and corrects, so an estimate is enough here.
     """
-    joined = "\n".join(piece.text for piece in pieces)
+    joined = "\n".join(piece.text for piece in pieces)[:_ESTIMATE_SAMPLE_CHARS]
     tokens_per_char = count_tokens(joined, encoding) / max(len(joined), 1)
     for piece in pieces:
         piece.tokens = int((len(piece.text) + 1) * tokens_per_char) + 1
 
 
-def _fit(header: str, pieces: list[_Piece], templates: list[_Template], target: int, encoding: str) -> str:
+def _fit(
+    header: str, pieces: list[_Piece], templates: list[_Template], target: int, encoding: str
+) -> tuple[str, int]:
     by_priority = sorted(pieces, key=lambda piece: piece.priority)
     allowance = target - count_tokens(header, encoding) - 40
     while True:
@@ -306,14 +312,15 @@ def _fit(header: str, pieces: list[_Piece], templates: list[_Template], target: 
         rendering = _render(header, chosen, templates)
         measured = count_tokens(rendering, encoding)
         if measured <= target or not chosen:
-            return rendering
+            return rendering, measured
         allowance -= measured - target + 8
 
 
 def _render(header: str, chosen: list[_Piece], templates: list[_Template]) -> str:
     shown = {piece.template for piece in chosen if piece.slot == 0}
     body = [piece.text for piece in sorted(chosen, key=lambda piece: (piece.template, piece.slot))]
-    lines = [header, "templates by first appearance (×count [first → last] first line; ≈ masked; ! alert)", *body]
+    legend = f"templates by first appearance ({TIMES}count [first → last] first line; ≈ masked; ! alert)"
+    lines = [header, legend, *body]
     omitted = [template for index, template in enumerate(templates) if index not in shown]
     if omitted:
         omitted_lines = sum(template.line_count for template in omitted)

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from organs.stomach.classify import aligned_columns
-from organs.stomach.distill.text import elision, plural
+from organs.stomach.distill.text import TIMES, elision, plural
 from organs.stomach.timestamps import leading_stamp
 
 __all__ = ["TableDigest", "distill_table", "infer_column_type"]
@@ -58,6 +58,8 @@ def _value_type(value: str) -> str:
         return "percent"
     if _CURRENCY.fullmatch(value):
         return "currency"
+    if not any(separator in value for separator in ":-/"):
+        return "text"
     stamp = leading_stamp(value)
     if (stamp is not None and stamp.end >= len(value) - 1) or _DATE.fullmatch(value):
         return "timestamp"
@@ -110,7 +112,7 @@ def distill_table(text: str, *, infer_types: bool = True) -> TableDigest:
                   if index > 0 and not all(_SEPARATOR_CELL.fullmatch(cell) for cell in row if cell)]
     header = rows[0]
     width = max((len(row) for row in rows), default=0)
-    summary = f"[{plural(len(data_lines), 'row')} × {plural(width, 'column')} · {layout}]"
+    summary = f"[{plural(len(data_lines), 'row')} {TIMES} {plural(width, 'column')} · {layout}]"
     columns: list[str] = []
     for column in range(width):
         name = header[column] if column < len(header) and header[column] else f"#{column + 1}"

@@ -6,10 +6,12 @@ result exactly and asks again with a smaller target if the estimate was short.
 
 from __future__ import annotations
 
-__all__ = ["CHARS_PER_TOKEN", "elision", "head_tail", "plural", "thousands"]
+__all__ = ["CHARS_PER_TOKEN", "TIMES", "elision", "head_tail", "plural", "thousands"]
 
 # A conservative planning figure: English prose runs near 4, logs and code near 2.6.
 CHARS_PER_TOKEN = 2.5
+# The multiplication sign of counts and table dimensions, spelled by code point so no reader mistakes it for x.
+TIMES = "\u00d7"
 
 
 def thousands(number: int) -> str:
