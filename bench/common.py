@@ -155,14 +155,21 @@ class Processes:
 
     def spawn(self, name: str, args: Sequence[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
+        # For diagnosis only: BENCH_STDOUT_DIR keeps each child's stdout (the organs' JSON logs).
+        stdout_dir = os.environ.get("BENCH_STDOUT_DIR")
+        stdout: Any = subprocess.DEVNULL
+        if stdout_dir:
+            stdout = (Path(stdout_dir) / f"{name.replace('#', '-')}.log").open("wb")  # noqa: SIM115
         child = subprocess.Popen(
             [PYTHON, *args],
             cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdout=stdout,
             stderr=errors,
         )
+        if stdout is not subprocess.DEVNULL:
+            stdout.close()
         self.children.append((name, child, errors))
         return child
 

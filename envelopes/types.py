@@ -335,6 +335,7 @@ class Yield(Payload, tag="yield", frozen=True):
     frames: tuple[Frame, ...]
     follow_up_of: str | None = None
     encoding: str = DEFAULT_ENCODING
+    report: tuple[SegmentReport, ...] = ()
 
 
 class Admitted(Payload, tag="admitted", frozen=True):
@@ -344,6 +345,7 @@ class Admitted(Payload, tag="admitted", frozen=True):
     meta: YieldMeta
     findings: tuple[Finding, ...] = ()
     follow_up_of: str | None = None
+    report: tuple[SegmentReport, ...] = ()
 
 
 class Rejected(Payload, tag="rejected", frozen=True):

@@ -33,7 +33,7 @@ import msgspec
 import nats.errors
 
 from envelopes.codec import encode_json, envelope_schema
-from envelopes.types import Admitted, Envelope, Rejected, UserInput
+from envelopes.types import Rejected, UserInput
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.errors import IchorError
 from organs.runtime.logs import configure_logging, get_logger
@@ -157,29 +157,6 @@ def cmd_up(args: argparse.Namespace) -> int:
 # --- ichor ingest --------------------------------------------------------------
 
 
-def _describe_outcome(envelope: Envelope) -> str:
-    origin = msgspec.json.encode(envelope.chain.origin).decode()
-    lines = [f"{envelope.kind} · tier {envelope.tier} · origin {origin} · trace {envelope.trace_id}"]
-    payload = envelope.payload
-    if isinstance(payload, Admitted):
-        lines.append(f"goal: {payload.goal!r}")
-        lines.append(
-            f"prompt: {payload.prompt.bytes:,} bytes · {payload.prompt.tokens:,} tokens ({payload.prompt.encoding})"
-        )
-        for entry in payload.prompt.inspection:
-            span = f"{entry.byte_range[0]}..{entry.byte_range[1]}" if entry.byte_range else "-"
-            lines.append(
-                f"  [{span:>13}] {entry.disposition:<9} {entry.trust:<9} {entry.segment_id} · {entry.tokens} tokens"
-            )
-        for finding in payload.findings:
-            lines.append(f"  finding: {finding.pattern} in {finding.segment_id} → {finding.action}")
-        lines.append("─" * 72)
-        lines.append(payload.prompt.text)
-    elif isinstance(payload, Rejected):
-        lines.extend(f"  {reason.code}: {reason.message}" for reason in payload.reasons)
-    return "\n".join(lines)
-
-
 async def _ingest(
     settings: BusSettings, text: str, actor: str, intent: str | None, timeout: float, as_json: bool
 ) -> int:
@@ -194,7 +171,12 @@ async def _ingest(
         return EXIT_TIMEOUT
     finally:
         await tract.nc.close()
-    print(encode_json(outcome).decode() if as_json else _describe_outcome(outcome))
+    if as_json:
+        print(encode_json(outcome).decode())
+    else:
+        from organs.pills import render_outcome
+
+        render_outcome(outcome)
     return EXIT_REJECTED if isinstance(outcome.payload, Rejected) else 0
 
 
@@ -226,20 +208,16 @@ def cmd_digest(args: argparse.Namespace) -> int:
         }
         print(msgspec.json.encode(document).decode())
         return 0
-    print(f"tier {bundle.tier} ({bundle.tier_reason}) · budget {bundle.query.budget_tokens} tokens")
-    print(f"goal: {bundle.query.goal!r}")
-    for anchor in bundle.query.anchors:
-        print(f"anchor: {anchor}")
-    for report in bundle.report:
-        print(
-            f"  #{report.index} {report.kind:<11} → {report.outcome:<9} "
-            f"{report.tokens_before}→{report.tokens_after} tokens · {report.reason}"
-        )
-    for frame in bundle.provider.frames:
-        print("─" * 72)
-        print(f"{frame.id} · {frame.title} · {frame.representation} · {frame.token_cost}/{frame.full_tokens} tokens")
-        if frame.content is not None:
-            print(frame.content)
+    from organs.pills import render_digest
+
+    render_digest(
+        goal=bundle.query.goal,
+        anchors=bundle.query.anchors,
+        tier=bundle.tier,
+        tier_reason=bundle.tier_reason,
+        report=bundle.report,
+        frames=bundle.provider.frames,
+    )
     return 0
 
 

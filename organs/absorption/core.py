@@ -66,6 +66,7 @@ def yield_context(digested: Envelope, instance: str, *, now: str | None = None) 
             frames=payload.frames,
             follow_up_of=payload.follow_up_of,
             encoding=payload.encoding,
+            report=payload.report,
         ),
         stages=("yielded",),
         tier=digested.tier,

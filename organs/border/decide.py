@@ -138,6 +138,7 @@ def _admit(
             meta=payload.meta,
             findings=admission.findings,
             follow_up_of=payload.follow_up_of,
+            report=payload.report,
         ),
         stages=("screened", "admitted"),
         tier=envelope.tier,

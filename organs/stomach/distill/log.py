@@ -48,15 +48,21 @@ _VARIABLE = re.compile(
     r"(?<![\w])\"[^\"\n]{0,200}\""
     r"|(?<![\w])'[^'\n]{0,200}'(?!\w)"
     r"|(?<==)[^\s,;&)\]}>\"']{1,200}"
-    # A token carrying a digit. The look-behind pins attempts to token starts and the
-    # look-ahead is bounded, so each attempt is linear in the token.
-    r"|(?<![\w.:/@+\-#])(?=[\w.:/@+\-#]{0,300}?\d)[\w.:/@+\-#]+"
+    # A token carrying a digit. A digit-free lead that ends in a separator (``attempt_``, ``node-``,
+    # ``Thread.java:``) is a name, not a value, so it stays. The look-behind pins attempts to token
+    # starts, the lead takes at most eight segments and the look-ahead is bounded, so each attempt
+    # is linear in the token.
+    r"|(?<![\w.:/@+\-#])(?P<lead>(?:[A-Za-z]+[_\-:./#@]+){0,8})(?=[\w.:/@+\-#]{0,300}?\d)[\w.:/@+\-#]+"
     r"|(?<![\w.])(?:/[\w.\-@+~]{1,200}){2,}"
 )
+# Variables standing side by side are one variable: "<*> <*> <*>" says no more than "<*>".
+_WILDCARD_RUN = re.compile(r"<\*>(?: +<\*>)+")
 
 
 def mask_variables(body: str) -> str:
-    masked = _VARIABLE.sub(_WILDCARD, body[:_MASK_PREFIX])
+    masked = _VARIABLE.sub(r"\g<lead><*>", body[:_MASK_PREFIX])
+    if "> <*>" in masked:
+        masked = _WILDCARD_RUN.sub(_WILDCARD, masked)
     return masked if len(body) <= _MASK_PREFIX else masked + "<…>"
 
 
