@@ -178,6 +178,7 @@ async def run_variant(
     profile: str | None = None,
     profile_dir: Path | None = None,
     timeout: float = 120.0,
+    on_warm: Callable[[Processes], None] | None = None,
     on_burst_done: Callable[[Processes], None] | None = None,
 ) -> VariantResult:
     """One variant on a fresh server: warm up, paced phase, burst; everything stopped after.
@@ -224,6 +225,8 @@ async def run_variant(
             if warm.missing:
                 procs.check()
                 raise RuntimeError(f"{name}: {warm.missing} of {warmup} warm-up inputs never came out")
+            if on_warm is not None:
+                on_warm(procs)
             if paced_n:
                 log(f"{name}: paced {paced_n} at {rate:g}/s")
                 items = paste_items(range(2_000_000, 2_000_000 + paced_n), make_text, relay)

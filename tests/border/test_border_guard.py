@@ -363,7 +363,7 @@ def test_patterns_reject_nonsense() -> None:
 def test_screening_reads_the_rendered_reference_pointer() -> None:
     frame = reference_frame("x\n" * 10)
     result = verdict(
-        yield_envelope("fine", frames=(frame,)), BorderPolicy(patterns=(WordPattern("fetch", ("fetch",)),))
+        yield_envelope("fine", frames=(frame,)), BorderPolicy(patterns=(WordPattern("reference", ("reference",)),))
     )
     assert isinstance(result, Admission)
     assert [finding.segment_id for finding in result.findings] == [frame_segment_id(frame)]

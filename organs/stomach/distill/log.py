@@ -38,6 +38,7 @@ __all__ = ["MERGE_MIN_VARIANTS", "LogDigest", "distill_log", "mask_variables"]
 MERGE_MIN_VARIANTS = 4
 _MASK_PREFIX = 1000
 _EXAMPLE_CHARS = 400
+_TEMPLATE_CHARS = 240
 _ALERT_LINES_PER_TEMPLATE = 8
 _MERGE_MAX_TOKENS = 64
 _ESTIMATE_SAMPLE_CHARS = 16_384
@@ -93,6 +94,7 @@ class _Template:
     count: int = 0
     line_count: int = 0
     alert: bool = False
+    alert_records: int = 0
     alert_lines: dict[str, int] = field(default_factory=dict)
 
 
@@ -146,6 +148,7 @@ def _mine(lines: list[str], records: list[_Record], heads: list[_Shape]) -> list
         template.last_record = number
         if shape.alert:
             template.alert = True
+            template.alert_records += 1
             body = lines[record.start][record.stamp_end:].strip()
             if body in template.alert_lines or len(template.alert_lines) < _ALERT_LINES_PER_TEMPLATE:
                 template.alert_lines[body] = template.alert_lines.get(body, 0) + 1
@@ -169,19 +172,21 @@ def _merge_variants(templates: list[_Template]) -> list[_Template]:
             suffixes.append(hash((suffixes[-1], word)))
         suffixes.reverse()
         for position, word in enumerate(words):
-            if word and word != _WILDCARD:
+            if word:
                 key = (len(words), position, prefixes[position], suffixes[position + 1])
                 groups.setdefault(key, []).append(index)
     merged_into: set[int] = set()
     results: list[_Template] = []
     for (_, position, _, _), members in sorted(groups.items(), key=lambda item: (-len(item[1]), item[1][0])):
-        if len(members) < MERGE_MIN_VARIANTS:
+        if len(members) < 2:
             continue
         free = [index for index in members if index not in merged_into]
         if free:
             reference = tokens[free[0]]
             free = [index for index in free if _equal_but(tokens[index], reference, position)]
-        if len(free) < MERGE_MIN_VARIANTS:
+        # A word already partly variable in one member is a variable field, so two spellings suffice.
+        partly_variable = any(_WILDCARD in tokens[index][position] for index in free)
+        if len(free) < (2 if partly_variable else MERGE_MIN_VARIANTS):
             continue
         words = list(tokens[free[0]])
         words[position] = _WILDCARD
@@ -201,16 +206,20 @@ def _combine(masked: str, parts: list[_Template]) -> _Template:
         combined.count += part.count
         combined.line_count += part.line_count
         combined.alert = combined.alert or part.alert
+        combined.alert_records += part.alert_records
         for body, count in part.alert_lines.items():
             if body in combined.alert_lines or len(combined.alert_lines) < _ALERT_LINES_PER_TEMPLATE:
                 combined.alert_lines[body] = combined.alert_lines.get(body, 0) + count
     return combined
 
 
-def _clip(line: str) -> str:
-    if len(line) <= _EXAMPLE_CHARS:
+def _clip(line: str, limit: int = _EXAMPLE_CHARS) -> str:
+    """``line`` cut to about ``limit`` characters: its head and tail kept, the middle counted out."""
+    if len(line) <= limit:
         return line
-    return f"{line[:_EXAMPLE_CHARS]}… [{plural(len(line) - _EXAMPLE_CHARS, 'character')} elided]"
+    tail = limit // 4
+    head = limit - tail
+    return f"{line[:head]} …[{plural(len(line) - head - tail, 'character')} elided]… {line[-tail:]}"
 
 
 def _stamp_text(line: str, stamp_end: int) -> str:
@@ -224,41 +233,60 @@ class _Piece:
     priority: int
     text: str
     tokens: int = 0
+    # Alert-level lines this piece quotes (a repeat of a quoted line counts as quoted).
+    quotes: int = 0
 
 
-def _entry(lines: list[str], records: list[_Record], template: _Template) -> str:
+_SLOT_TEMPLATE = 0
+_SLOT_EXAMPLE = 1
+_SLOT_ALERTS = 2
+
+
+def _template_line(template: _Template) -> str:
+    return f"{TIMES}{thousands(template.count)} {_clip(template.masked.strip(), _TEMPLATE_CHARS)}"
+
+
+def _example(lines: list[str], records: list[_Record], template: _Template) -> str:
+    """The template's first real line (with its continuation lines) and, if it recurs, when it last did."""
     first = records[template.first_record]
     last = records[template.last_record]
-    example = lines[first.start]
-    prefix = f"{TIMES}{thousands(template.count)} "
-    if template.count > 1 and first.stamp_end and last.stamp_end:
-        prefix += f"[{_stamp_text(example, first.stamp_end)} → {_stamp_text(lines[last.start], last.stamp_end)}] "
-    entry = prefix + _clip(example)
+    entry = "    e.g. " + _clip(lines[first.start])
+    if template.count > 1 and last.stamp_end:
+        entry += f" (last {_stamp_text(lines[last.start], last.stamp_end)})"
     continuation = first.end - first.start - 1
     if continuation:
         shown = lines[first.start + 1:first.start + 4]
-        entry += "\n" + "\n".join("    " + _clip(line) for line in shown)
+        entry += "\n" + "\n".join("      " + _clip(line) for line in shown)
         if continuation > len(shown):
-            entry += f"\n    {elision(continuation - len(shown), 'continuation line')}"
+            entry += f"\n      {elision(continuation - len(shown), 'continuation line')}"
     return entry
 
 
 def _pieces(lines: list[str], records: list[_Record], templates: list[_Template]) -> list[_Piece]:
-    entries = [_entry(lines, records, template) for template in templates]
-    # Alerts first; then the shortest entries, so a tight budget shows as many distinct events as it can.
-    ranked = sorted(range(len(templates)), key=lambda i: (not templates[i].alert, len(entries[i]), i))
+    """Every template's masked line first, then examples, then extra alert lines.
+
+    Within a tier alert templates go first, then the shortest lines, so a tight
+    budget shows as many distinct events as it can before any of them gets extras.
+    """
+    heads = [_template_line(template) for template in templates]
+    ranked = sorted(range(len(templates)), key=lambda i: (not templates[i].alert, len(heads[i]), i))
     rank_of = {index: rank for rank, index in enumerate(ranked)}
+    total = len(templates)
     pieces: list[_Piece] = []
     for index, template in enumerate(templates):
         rank = rank_of[index]
-        pieces.append(_Piece(index, 0, rank, entries[index]))
-        if template.count > 1:
-            pieces.append(_Piece(index, 1, 20_000 + rank, "    ≈ " + _clip(template.masked)))
+        pieces.append(_Piece(index, _SLOT_TEMPLATE, rank, heads[index]))
         first = records[template.first_record]
+        # Alert templates show a real line early; other examples come after every alert line.
+        example_priority = (total if template.alert else 3 * total) + rank
         example_body = lines[first.start][first.stamp_end:].strip()
+        pieces.append(_Piece(index, _SLOT_EXAMPLE, example_priority, _example(lines, records, template),
+                             quotes=template.alert_lines.get(example_body, 0)))
         extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
-        for slot, (body, count) in enumerate(extra, start=2):
-            pieces.append(_Piece(index, slot, 10_000 + rank, f"    ! {TIMES}{thousands(count)} {_clip(body)}"))
+        if extra:
+            text = "\n".join(f"    ! {TIMES}{thousands(count)} {_clip(body)}" for body, count in extra)
+            pieces.append(_Piece(index, _SLOT_ALERTS, 2 * total + rank, text,
+                                 quotes=sum(count for _, count in extra)))
     return pieces
 
 
@@ -308,12 +336,12 @@ def _fit(
         spent = 0
         shown: set[int] = set()
         for piece in by_priority:
-            # An alert line or a masked spelling is only worth its tokens next to its template's entry.
+            # An example or alert lines are only worth their tokens next to their template's line.
             if spent + piece.tokens > allowance or (piece.slot and piece.template not in shown):
                 continue
             chosen.append(piece)
             spent += piece.tokens
-            if piece.slot == 0:
+            if piece.slot == _SLOT_TEMPLATE:
                 shown.add(piece.template)
         rendering = _render(header, chosen, templates)
         measured = count_tokens(rendering, encoding)
@@ -323,12 +351,17 @@ def _fit(
 
 
 def _render(header: str, chosen: list[_Piece], templates: list[_Template]) -> str:
-    shown = {piece.template for piece in chosen if piece.slot == 0}
+    shown = {piece.template for piece in chosen if piece.slot == _SLOT_TEMPLATE}
     body = [piece.text for piece in sorted(chosen, key=lambda piece: (piece.template, piece.slot))]
-    legend = f"templates by first appearance ({TIMES}count [first → last] first line; ≈ masked; ! alert)"
+    legend = (f"templates by first appearance ({TIMES}count, then the line with variables as {_WILDCARD}; "
+              "e.g. a real line; ! a distinct alert line)")
     lines = [header, legend, *body]
     omitted = [template for index, template in enumerate(templates) if index not in shown]
     if omitted:
         omitted_lines = sum(template.line_count for template in omitted)
         lines.append(f"… [{plural(len(omitted), 'template')} ({plural(omitted_lines, 'line')}) not shown] …")
+    quoted = sum(piece.quotes for piece in chosen)
+    unquoted = sum(templates[index].alert_records for index in shown) - quoted
+    if unquoted:
+        lines.append(f"… [{plural(unquoted, 'alert line')} of shown templates not quoted] …")
     return "\n".join(lines)
