@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import sys
 import time
+from collections.abc import Callable
 
 from bench.common import Processes, Row, emit_rows, log, rss_kib, small_paste
 from bench.tract_bench import FULL_TIER_ENV, describe, run_variant
@@ -46,7 +47,7 @@ async def memory(pastes: int, warmup: int) -> list[Row]:
     warm_rss: dict[str, int] = {}
     end_rss: dict[str, int] = {}
 
-    def sample(into: dict[str, int]) -> callable:
+    def sample(into: dict[str, int]) -> Callable[[Processes], None]:
         def take(procs: Processes) -> None:
             into.update({name: rss_kib(pid) for name, pid in procs.named_pids().items()})
 
