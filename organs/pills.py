@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import IO
 
+import msgspec
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -109,9 +110,9 @@ def render_digest(
 def render_outcome(envelope: Envelope, file: IO[str] | None = None) -> None:
     console = _console(file)
     payload = envelope.payload
-    origin = envelope.chain.origin
+    origin = msgspec.json.encode(envelope.chain.origin).decode()
     console.print(
-        f"[bold]{envelope.kind}[/] · tier {envelope.tier} · origin {origin} · trace {envelope.trace_id}",
+        f"{envelope.kind} · tier {envelope.tier} · origin {origin} · trace {envelope.trace_id}", markup=False
     )
     if isinstance(payload, Admitted):
         console.print(pills(payload.report))
