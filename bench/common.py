@@ -159,7 +159,7 @@ class Processes:
         stdout_dir = os.environ.get("BENCH_STDOUT_DIR")
         stdout: Any = subprocess.DEVNULL
         if stdout_dir:
-            stdout = (Path(stdout_dir) / f"{name.replace('#', '-')}.log").open("wb")  # noqa: SIM115
+            stdout = (Path(stdout_dir) / f"{name.replace('#', '-')}.log").open("wb")
         child = subprocess.Popen(
             [PYTHON, *args],
             cwd=ROOT,

@@ -28,10 +28,46 @@ SEGMENTS_PER_MODULE = 10
 GOAL = 2.0
 
 _WORDS = (
-    "context budget frame anchor provenance border stomach absorption yield tier digest token prompt "
-    "segment module kernel workspace tool skill session user evidence trace log table path request "
-    "retry timeout payment checkout order cache replica stream consumer durable header subject"
-).split()
+    "context",
+    "budget",
+    "frame",
+    "anchor",
+    "provenance",
+    "border",
+    "stomach",
+    "absorption",
+    "yield",
+    "tier",
+    "digest",
+    "token",
+    "prompt",
+    "segment",
+    "module",
+    "kernel",
+    "workspace",
+    "tool",
+    "skill",
+    "session",
+    "user",
+    "evidence",
+    "trace",
+    "log",
+    "table",
+    "path",
+    "request",
+    "retry",
+    "timeout",
+    "payment",
+    "checkout",
+    "order",
+    "cache",
+    "replica",
+    "stream",
+    "consumer",
+    "durable",
+    "header",
+    "subject",
+)
 
 
 def _text(module: int, segment: int, words: int) -> str:

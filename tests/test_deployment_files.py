@@ -27,6 +27,22 @@ def test_compose_runs_one_worker_per_organ_against_nats() -> None:
         assert args.organ == organ
 
 
+def test_the_cluster_profile_runs_three_routed_nodes_and_replicated_organs() -> None:
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    nodes = [services[f"nats-{n}"] for n in (1, 2, 3)]
+    for node in nodes:
+        assert node["profiles"] == ["cluster"]
+        assert "--jetstream" in node["command"] and "--cluster_name" in node["command"]
+        routes = node["command"][node["command"].index("--routes") + 1]
+        assert routes.count("nats-") == 3
+    assert len({node["command"][1] for node in nodes}) == 3, "every node has its own name"
+    for organ in ORGANS:
+        service = services[f"{organ}-c"]
+        assert service["command"] == ["worker", organ]
+        assert service["environment"]["ICHOR_REPLICAS"] == "3"
+        assert service["environment"]["ICHOR_NATS_URL"].count("nats://") == 3
+
+
 def test_dockerfile_installs_the_ichor_command() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["ichor"]' in dockerfile

@@ -6,16 +6,19 @@ first creates the streams and buckets and the others find them as they are.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import nats
+import nats.errors
 from nats.aio.client import Client
 from nats.js import JetStreamContext, api
-from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
+from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFoundError
 
 from envelopes.subjects import Subjects
 from organs.runtime.errors import ConfigError
@@ -117,8 +120,24 @@ async def _ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> None
         await js.update_stream(config)
 
 
-async def provision(tract: Tract) -> None:
-    """Create or update the tract stream, the dead-letter stream and the frame stores."""
+async def provision(tract: Tract, *, patience_s: float = 60.0) -> None:
+    """Create or update the tract's streams and stores, waiting for JetStream if it is not up yet.
+
+    A cluster that is still electing its meta leader answers with timeouts or
+    "unavailable"; an organ started before its server is ready waits instead of dying.
+    """
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            await _provision_once(tract)
+            return
+        except (TimeoutError, nats.errors.TimeoutError, nats.errors.NoRespondersError, APIError):
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
+async def _provision_once(tract: Tract) -> None:
     settings, subjects, js = tract.settings, tract.subjects, tract.js
     await _ensure_stream(
         js,

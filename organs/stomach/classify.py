@@ -7,6 +7,12 @@ The order is load-bearing, because several shapes imitate each other:
 3. an exception header plus stack frames, dominating the block → stack_trace;
 4. a timestamped log (half the lines open with a clock, some line carries a
    level token) → log, ahead of tables so ``ts | LEVEL | msg`` is not a table;
+   4b. clock-led delimited records whose last field is free text (half the
+   lines open with a clock directly followed by ``|``, tab, comma or ``;``, and
+   the last field holds words separated by spaces) → log even without a level
+   token: each row is an event with a message, which is what a log is. A
+   markdown table never opens a row with a clock (its rows open with ``|``),
+   and a metrics CSV ends in values, not phrases, so both stay tables;
 5. an explicitly delimited table (``|``, tab, comma with value-like cells) → table;
 6. a weaker log (level tokens, bracketed prefixes, ``daemon[pid]:`` tags or a
    clock near the start, on half the lines) → log;
@@ -237,6 +243,28 @@ def _timestamped_log_rung(lines: list[str]) -> Classification | None:
     )
 
 
+_DELIMITER_AFTER_STAMP = frozenset("|\t,;")
+_FREE_TEXT = re.compile(r"[A-Za-z]{2,}\S* +\S")
+
+
+def _delimited_record_log_rung(lines: list[str]) -> Classification | None:
+    if len(lines) < 2:
+        return None
+    records = 0
+    for line in lines:
+        stamp = leading_stamp(line)
+        if stamp is None or stamp.end >= len(line) or line[stamp.end] not in _DELIMITER_AFTER_STAMP:
+            continue
+        last_field = line[line.rfind(line[stamp.end]) + 1:]
+        if _FREE_TEXT.search(last_field) is not None:
+            records += 1
+    if records * 2 < len(lines):
+        return None
+    return Classification(
+        "log", f"rung 4b: clock-led delimited records with a free-text last field ({records}/{len(lines)} lines)"
+    )
+
+
 def _same_count_share(counts: list[int]) -> tuple[int, float]:
     """The most common count and the share of rows that have it (ties go to the larger count)."""
     tally: dict[int, int] = {}
@@ -392,6 +420,7 @@ def classify(text: str, *, fenced: bool) -> Classification:
     for rung in (
         _trace_rung,
         _timestamped_log_rung,
+        _delimited_record_log_rung,
         _delimited_table_rung,
         _weak_log_rung,
         _aligned_table_rung,

@@ -12,6 +12,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nats.errors
+import nats.js.errors
+
 from envelopes.codec import decode, encode
 from envelopes.types import Envelope, UserInput
 from organs.runtime.bus import Tract
@@ -99,10 +102,17 @@ async def publish_all(tract: Tract, pastes: list[Envelope]) -> None:
     await asyncio.gather(*futures)
 
 
-async def ends_reached(tract: Tract) -> int:
-    return await subject_count(tract, tract.subjects.brain_in) + await subject_count(
-        tract, tract.subjects.border_rejected
-    )
+async def ends_reached(tract: Tract, patience_s: float = 60.0) -> int:
+    """Envelopes at the end of the tract; waits out a broker or node that is away."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            admitted = await subject_count(tract, tract.subjects.brain_in)
+            return admitted + await subject_count(tract, tract.subjects.border_rejected)
+        except (TimeoutError, nats.errors.Error, nats.js.errors.Error):
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
 
 
 async def wait_for_ends(tract: Tract, at_least: int, timeout: float, organs: OrganProcesses | None = None) -> float:

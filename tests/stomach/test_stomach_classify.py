@@ -148,3 +148,15 @@ def test_log_containing_a_java_trace_stays_a_log() -> None:
     lines[30:30] = ["2024-05-01 10:00:30,500 ERROR job failed: java.lang.IllegalStateException: boom",
                     *JVM_TRACE.split("\n")[1:]]
     assert kind_of("\n".join(lines)) == "log"
+
+
+def test_rung_4b_clock_led_pipe_records_with_a_message_are_a_log() -> None:
+    log = "\n".join(f"20240501-10:00:0{i}:123|Worker_{i % 2}|3000{i}|onReceive action: job {i} done" for i in range(6))
+    found = classify(log, fenced=False)
+    assert found.kind == "log"
+    assert found.reason.startswith("rung 4b")
+
+
+def test_rung_4b_leaves_clock_led_metrics_csv_a_table() -> None:
+    metrics = "\n".join(f"2024-05-01 10:00:0{i},{i * 3},{i * 7}" for i in range(6))
+    assert classify(metrics, fenced=False).kind == "table"

@@ -42,6 +42,8 @@ _TEMPLATE_CHARS = 240
 _ALERT_LINES_PER_TEMPLATE = 8
 _MERGE_MAX_TOKENS = 64
 _ESTIMATE_SAMPLE_CHARS = 16_384
+_FIT_ROUNDS = 5
+_MERGE_CONTEXT_WORDS = 4
 _WILDCARD = "<*>"
 _DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
 
@@ -49,11 +51,12 @@ _VARIABLE = re.compile(
     r"(?<![\w])\"[^\"\n]{0,200}\""
     r"|(?<![\w])'[^'\n]{0,200}'(?!\w)"
     r"|(?<==)[^\s,;&)\]}>\"']{1,200}"
-    # A token carrying a digit. A digit-free lead that ends in a separator (``attempt_``, ``node-``,
-    # ``Thread.java:``) is a name, not a value, so it stays. The look-behind pins attempts to token
-    # starts, the lead takes at most eight segments and the look-ahead is bounded, so each attempt
-    # is linear in the token.
-    r"|(?<![\w.:/@+\-#])(?P<lead>(?:[A-Za-z]+[_\-:./#@]+){0,8})(?=[\w.:/@+\-#]{0,300}?\d)[\w.:/@+\-#]+"
+    # A token carrying a digit. A digit-free lead of letters ending in a separator (``attempt_``,
+    # ``node-``, ``Thread.java:``) is a name, not a value, so it stays: a match starts at a token start
+    # that opens no such lead, or right after a letter and a separator. Each look-around is bounded or
+    # scans one letter run once, so masking stays linear in the line.
+    r"|(?:(?<![\w.:/@+\-#])|(?<=[A-Za-z][_\-:./#@]))(?![A-Za-z]+[_\-:./#@])"
+    r"(?=[\w.:/@+\-#]{0,300}?\d)[\w.:/@+\-#]+"
     r"|(?<![\w.])(?:/[\w.\-@+~]{1,200}){2,}"
 )
 # Variables standing side by side are one variable: "<*> <*> <*>" says no more than "<*>".
@@ -61,7 +64,7 @@ _WILDCARD_RUN = re.compile(r"<\*>(?: +<\*>)+")
 
 
 def mask_variables(body: str) -> str:
-    masked = _VARIABLE.sub(r"\g<lead><*>", body[:_MASK_PREFIX])
+    masked = _VARIABLE.sub(_WILDCARD, body[:_MASK_PREFIX])
     if "> <*>" in masked:
         masked = _WILDCARD_RUN.sub(_WILDCARD, masked)
     return masked if len(body) <= _MASK_PREFIX else masked + "<…>"
@@ -91,6 +94,7 @@ class _Template:
     masked: str
     first_record: int
     last_record: int
+    second_record: int = -1
     count: int = 0
     line_count: int = 0
     alert: bool = False
@@ -144,6 +148,8 @@ def _mine(lines: list[str], records: list[_Record], heads: list[_Shape]) -> list
             template = _Template(shape.masked, number, number)
             templates[shape.masked] = template
         template.count += 1
+        if template.count == 2:
+            template.second_record = number
         template.line_count += record.end - record.start
         template.last_record = number
         if shape.alert:
@@ -184,8 +190,10 @@ def _merge_variants(templates: list[_Template]) -> list[_Template]:
         if free:
             reference = tokens[free[0]]
             free = [index for index in free if _equal_but(tokens[index], reference, position)]
-        # A word already partly variable in one member is a variable field, so two spellings suffice.
-        partly_variable = any(_WILDCARD in tokens[index][position] for index in free)
+        # A word already partly variable in one member is a variable field, so two spellings suffice,
+        # provided enough other words agree that the lines are the same event.
+        partly_variable = len(tokens[free[0]]) >= _MERGE_CONTEXT_WORDS if free else False
+        partly_variable = partly_variable and any(_WILDCARD in tokens[index][position] for index in free)
         if len(free) < (2 if partly_variable else MERGE_MIN_VARIANTS):
             continue
         words = list(tokens[free[0]])
@@ -242,8 +250,51 @@ _SLOT_EXAMPLE = 1
 _SLOT_ALERTS = 2
 
 
-def _template_line(template: _Template) -> str:
-    return f"{TIMES}{thousands(template.count)} {_clip(template.masked.strip(), _TEMPLATE_CHARS)}"
+def _split_variables(body: str) -> tuple[list[str], list[str]]:
+    """The constant pieces of ``body`` and the variable values between them (as ``mask_variables`` sees them)."""
+    constants: list[str] = []
+    values: list[str] = []
+    position = 0
+    for match in _VARIABLE.finditer(body, 0, _MASK_PREFIX):
+        constants.append(body[position:match.start()])
+        values.append(match.group())
+        position = match.end()
+    constants.append(body[position:])
+    return constants, values
+
+
+def _display(lines: list[str], records: list[_Record], template: _Template) -> str:
+    """The template with only the fields that vary as ``<*>``, judged on its first, second and last lines.
+
+    A field with one value in every sampled line (a constant ``uid=0``, a fixed
+    port) is shown as it is. When the samples do not share one shape (merged
+    templates), the masked key is the display.
+    """
+    numbers = {template.first_record, template.last_record}
+    if template.second_record >= 0:
+        numbers.add(template.second_record)
+    samples = []
+    for number in sorted(numbers):
+        record = records[number]
+        body = lines[record.start][record.stamp_end:]
+        if len(body) > _MASK_PREFIX:
+            return template.masked
+        samples.append(_split_variables(body))
+    constants, values = samples[0]
+    if any(other_constants != constants for other_constants, _ in samples[1:]):
+        return template.masked
+    pieces = [constants[0]]
+    for index, value in enumerate(values):
+        same = all(other_values[index] == value for _, other_values in samples[1:])
+        pieces.append(value if same else _WILDCARD)
+        pieces.append(constants[index + 1])
+    shown = "".join(pieces)
+    return _WILDCARD_RUN.sub(_WILDCARD, shown) if "> <*>" in shown else shown
+
+
+def _template_line(lines: list[str], records: list[_Record], template: _Template) -> str:
+    shown = _display(lines, records, template).strip()
+    return f"{TIMES}{thousands(template.count)} {_clip(shown, _TEMPLATE_CHARS)}"
 
 
 def _example(lines: list[str], records: list[_Record], template: _Template) -> str:
@@ -268,7 +319,7 @@ def _pieces(lines: list[str], records: list[_Record], templates: list[_Template]
     Within a tier alert templates go first, then the shortest lines, so a tight
     budget shows as many distinct events as it can before any of them gets extras.
     """
-    heads = [_template_line(template) for template in templates]
+    heads = [_template_line(lines, records, template) for template in templates]
     ranked = sorted(range(len(templates)), key=lambda i: (not templates[i].alert, len(heads[i]), i))
     rank_of = {index: rank for rank, index in enumerate(ranked)}
     total = len(templates)
@@ -315,23 +366,40 @@ def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = Tr
 
 
 def _estimate_tokens(pieces: list[_Piece], encoding: str) -> None:
-    """Per-piece token estimates from one exact count of them all, spread by length.
+    """Per-piece token estimates from one exact count per kind of piece, spread by length.
 
     Counting each piece alone would cost a tokenizer call per template; the fit
     below measures its result exactly and corrects, so an estimate is enough here.
+    Masked lines and real lines tokenize differently, so each slot gets its own rate,
+    sampled from its highest-priority pieces (the ones most likely to be shown).
     """
-    joined = "\n".join(piece.text for piece in pieces)[:_ESTIMATE_SAMPLE_CHARS]
-    tokens_per_char = count_tokens(joined, encoding) / max(len(joined), 1)
-    for piece in pieces:
-        piece.tokens = int((len(piece.text) + 1) * tokens_per_char) + 1
+    for slot in (_SLOT_TEMPLATE, _SLOT_EXAMPLE, _SLOT_ALERTS):
+        members = sorted((piece for piece in pieces if piece.slot == slot), key=lambda piece: piece.priority)
+        if not members:
+            continue
+        sample: list[str] = []
+        size = 0
+        for piece in members:
+            if size >= _ESTIMATE_SAMPLE_CHARS:
+                break
+            sample.append(piece.text)
+            size += len(piece.text) + 1
+        joined = "\n".join(sample)
+        tokens_per_char = count_tokens(joined, encoding) / max(len(joined), 1)
+        for piece in members:
+            piece.tokens = int((len(piece.text) + 1) * tokens_per_char) + 1
 
 
 def _fit(
     header: str, pieces: list[_Piece], templates: list[_Template], target: int, encoding: str
 ) -> tuple[str, int]:
+    """The richest rendering that measures within ``target``: estimate, measure, rescale, a few times over."""
     by_priority = sorted(pieces, key=lambda piece: piece.priority)
-    allowance = target - count_tokens(header, encoding) - 40
-    while True:
+    # The frame around the pieces (header, legend, omission notes) costs about this much whatever is chosen.
+    frame = count_tokens(_render(header, [], templates), encoding) + 16
+    allowance = target - frame
+    best: tuple[str, int] | None = None
+    for _ in range(_FIT_ROUNDS):
         chosen: list[_Piece] = []
         spent = 0
         shown: set[int] = set()
@@ -345,16 +413,28 @@ def _fit(
                 shown.add(piece.template)
         rendering = _render(header, chosen, templates)
         measured = count_tokens(rendering, encoding)
-        if measured <= target or not chosen:
-            return rendering, measured
-        allowance -= measured - target + 8
+        if measured <= target and (best is None or measured > best[1]):
+            best = rendering, measured
+        everything = len(chosen) == len(pieces)
+        if (everything and measured <= target) or not chosen:
+            break
+        if measured <= target and target - measured <= target // 40 + 8:
+            break
+        # Estimates are off by a roughly constant factor: rescale the allowance by what was measured.
+        factor = max(spent, 1) / max(measured - frame, 1)
+        allowance = int((target - frame) * factor * 0.99) - 4
+    if best is None:
+        # Nothing measured within the target: the header and the omission note alone.
+        rendering = _render(header, [], templates)
+        best = rendering, count_tokens(rendering, encoding)
+    return best
 
 
 def _render(header: str, chosen: list[_Piece], templates: list[_Template]) -> str:
     shown = {piece.template for piece in chosen if piece.slot == _SLOT_TEMPLATE}
     body = [piece.text for piece in sorted(chosen, key=lambda piece: (piece.template, piece.slot))]
-    legend = (f"templates by first appearance ({TIMES}count, then the line with variables as {_WILDCARD}; "
-              "e.g. a real line; ! a distinct alert line)")
+    legend = (f"templates by first appearance ({TIMES}count, then the line with {_WILDCARD} where a field varies "
+              "among its first, second and last lines; e.g. a real line; ! a distinct alert line)")
     lines = [header, legend, *body]
     omitted = [template for index, template in enumerate(templates) if index not in shown]
     if omitted:
