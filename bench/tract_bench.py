@@ -308,6 +308,18 @@ def ms(seconds: float) -> str:
 def rows_for(results: dict[str, VariantResult]) -> list[Row]:
     tract, full, raw, fast = (results.get(name) for name in ("tract", "tract-full", "raw", "faststream"))
     rows: list[Row] = []
+    cores = results.get("cores")
+    if cores is not None and full is not None:
+        serial = sum(cores.cpu.values())
+        # The pure cores back to back on one core, against the tract's full-tier throughput.
+        value = full.burst.throughput * serial
+        detail = ", ".join(f"{organ} {seconds * 1000:.1f}" for organ, seconds in cores.cpu.items())
+        rows.append(
+            Row(
+                "tract", "tract full-tier / pure cores run serially", value,
+                note=f"{full.burst.throughput:,.1f} vs {1 / serial:,.1f}/s; cores ms per paste: {detail}",
+            )
+        )  # fmt: skip
     if raw is None:
         return rows
     r = raw.burst
@@ -399,10 +411,64 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
 FULL_TIER_ENV = {"ICHOR_SHALLOW_BACKLOG": "1000000000", "ICHOR_DEFERRED_BACKLOG": "1000000000"}
 
 
+def pure_cores(n: int) -> dict[str, float]:
+    """Seconds per paste of each organ's pure core (and the codec), in this process, no bus.
+
+    The same pastes, every one at full tier: what the three organs compute per
+    paste when nothing else runs, the floor under the tract's CPU per paste.
+    """
+    from envelopes.codec import decode, encode
+    from organs.absorption.core import yield_context
+    from organs.border.decide import BorderConfig, border_decide
+    from organs.border.guard import BorderPolicy, GuardState, RateLimit
+    from organs.stomach import IngestConfig, ingest_paste
+    from organs.stomach.worker import digest_paste
+
+    config = IngestConfig()
+    border = BorderConfig(policy=BorderPolicy(rate=RateLimit(capacity=1_000_000_000)))
+    state = GuardState()
+    spent = {"stomach": 0.0, "absorption": 0.0, "border": 0.0, "codec": 0.0}
+    items = paste_items(range(5_000_000, 5_000_000 + n + 5))
+    for index, item in enumerate(items):
+        clock = time.perf_counter
+        t0 = clock()
+        paste = decode(item.data)
+        t1 = clock()
+        digested = digest_paste(paste, ingest_paste(paste.payload.text, config), instance="bench")
+        t2 = clock()
+        digested = decode(encode(digested))
+        t3 = clock()
+        yielded = yield_context(digested, "bench")
+        t4 = clock()
+        yielded = decode(encode(yielded))
+        t5 = clock()
+        admitted = border_decide(yielded, border, state, instance="bench", now=time.time())
+        t6 = clock()
+        encode(admitted)
+        t7 = clock()
+        if index < 5:
+            continue  # warm-up: the encoding loads on first use
+        spent["stomach"] += t2 - t1
+        spent["absorption"] += t4 - t3
+        spent["border"] += t6 - t5
+        spent["codec"] += (t1 - t0) + (t3 - t2) + (t5 - t4) + (t7 - t6)
+    return {organ: seconds / n for organ, seconds in spent.items()}
+
+
 async def run_all(args: argparse.Namespace) -> dict[str, VariantResult]:
     results: dict[str, VariantResult] = {}
     for name in args.variants.split(","):
         started = time.monotonic()
+        if name == "cores":
+            cores = pure_cores(args.cores_n)
+            results[name] = VariantResult(name, PhaseResult(args.cores_n, args.cores_n, 0.0, [], 0), None)
+            results[name].cpu = cores
+            line = "cores      pure cores per paste, in-process: " + ", ".join(
+                f"{organ} {seconds * 1000:.2f} ms" for organ, seconds in cores.items()
+            )
+            log(line)
+            print(line, flush=True)
+            continue
         results[name] = await run_variant(
             name,
             n=args.n,
@@ -428,7 +494,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--paced", type=int, default=100, help="inputs in the paced phase (0 skips it)")
     parser.add_argument("--rate", type=float, default=10.0, help="paced rate, inputs per second")
     parser.add_argument("--relay-bursts", type=int, default=3, help="bursts per relay; the median counts")
-    parser.add_argument("--variants", default="tract,tract-full,raw,faststream")
+    parser.add_argument("--variants", default="tract,tract-full,raw,faststream,cores")
+    parser.add_argument("--cores-n", type=int, default=100, help="pastes for the in-process pure-core timing")
     parser.add_argument("--profile", choices=ORGANS, help="run this organ under pyinstrument (tract only)")
     parser.add_argument("--profile-dir", default="/tmp")
     args = parser.parse_args(argv)

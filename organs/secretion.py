@@ -20,6 +20,7 @@ from envelopes.types import (
     Stage,
     Step,
 )
+from organs.signing import Signer, sign_last_step
 
 __all__ = ["paste_envelope", "secrete"]
 
@@ -35,17 +36,19 @@ def secrete(
     tier: DegradationTier | None,
     now: str | None = None,
     role: str = "out",
+    signer: Signer | None = None,
 ) -> Envelope:
     """Build the envelope ``organ`` emits in answer to ``parent``.
 
-    ``stages`` are appended to the chain, in order, each naming the new id.
+    ``stages`` are appended to the chain, in order, each naming the new id;
+    with a ``signer``, the last of them is signed (see ``organs.signing``).
     """
     at = now or utc_now()
     envelope_id = derive_id(parent.id, organ, role)
     chain = parent.chain
     for stage in stages:
         chain = chain.append(Step(stage=stage, organ=organ, instance=instance, at=at, envelope_id=envelope_id))
-    return Envelope(
+    envelope = Envelope(
         v=SCHEMA_VERSION,
         id=envelope_id,
         kind=payload.__struct_config__.tag,  # type: ignore[arg-type]
@@ -58,6 +61,7 @@ def secrete(
         created_at=at,
         payload=payload,
     )
+    return sign_last_step(envelope, signer) if signer is not None and stages else envelope
 
 
 def paste_envelope(

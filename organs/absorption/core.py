@@ -10,6 +10,7 @@ from envelopes.types import Digested, Envelope, Extraction, Frame, Yield, YieldM
 from organs.accounting import yield_cost
 from organs.runtime.errors import PoisonError
 from organs.secretion import secrete
+from organs.signing import Signer
 
 __all__ = ["summarize", "yield_context"]
 
@@ -34,7 +35,9 @@ def _extractions(digested: Digested) -> tuple[Extraction, ...]:
     )
 
 
-def yield_context(digested: Envelope, instance: str, *, now: str | None = None) -> Envelope:
+def yield_context(
+    digested: Envelope, instance: str, *, now: str | None = None, signer: Signer | None = None
+) -> Envelope:
     """Package a ``digested`` envelope into the yield the border expects.
 
     ``meta.original_provenance`` is ``chain.origin`` itself; the tier is the
@@ -71,4 +74,5 @@ def yield_context(digested: Envelope, instance: str, *, now: str | None = None) 
         stages=("yielded",),
         tier=digested.tier,
         now=now,
+        signer=signer,
     )

@@ -7,14 +7,17 @@ from collections.abc import Sequence
 from envelopes.types import Envelope
 from organs.absorption.core import yield_context
 from organs.runtime import BusSettings, Delivery, OrganBuilder, Output, Tract, WorkerSpec
+from organs.signing import load_signer
 
 __all__ = ["build_absorption"]
 
 
 def build_absorption(settings: BusSettings) -> OrganBuilder:
+    signer = load_signer("absorption")
+
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         async def handle(envelope: Envelope, _: Delivery) -> Sequence[Output]:
-            return [Output(tract.subjects.border_in, yield_context(envelope, settings.instance))]
+            return [Output(tract.subjects.border_in, yield_context(envelope, settings.instance, signer=signer))]
 
         return [
             WorkerSpec(organ="absorption", durable="absorption", subject=tract.subjects.absorption_in, handle=handle)

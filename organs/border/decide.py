@@ -18,6 +18,7 @@ from organs.border.errors import BorderConfigError, CompileError
 from organs.border.guard import Admission, BorderPolicy, GuardState, RateLimit, Rejection, screen
 from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, BuiltinPromptConfig, builtin_modules, paste_modules
 from organs.secretion import secrete
+from organs.signing import Signer, load_signer, load_trusted_keys
 
 __all__ = ["DEFAULT_BUDGET_BYTES", "DEFAULT_BUDGET_TOKENS", "BorderConfig", "border_decide"]
 
@@ -62,6 +63,7 @@ class BorderConfig:
     )
     builtins: BuiltinPromptConfig = field(default_factory=BuiltinPromptConfig)
     encoding: str = DEFAULT_ENCODING
+    signer: Signer | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> BorderConfig:
@@ -88,7 +90,11 @@ class BorderConfig:
         )
         workspace = env.get("ICHOR_WORKSPACE_INSTRUCTIONS", "")
         return cls(
-            policy=BorderPolicy(allow_external=_flag(env, "ICHOR_BORDER_ALLOW_EXTERNAL", False), rate=rate),
+            policy=BorderPolicy(
+                allow_external=_flag(env, "ICHOR_BORDER_ALLOW_EXTERNAL", False),
+                rate=rate,
+                trusted_keys=load_trusted_keys(env),
+            ),
             budget=PromptBudget(
                 max_bytes=DEFAULT_BUDGET_BYTES,
                 max_tokens=int(_positive(env, "ICHOR_BORDER_BUDGET_TOKENS", DEFAULT_BUDGET_TOKENS, int)),
@@ -97,10 +103,13 @@ class BorderConfig:
                 kernel_instructions=env.get("ICHOR_KERNEL_INSTRUCTIONS", DEFAULT_KERNEL_INSTRUCTIONS),
                 workspace_instructions=(workspace,) if workspace else (),
             ),
+            signer=load_signer("ada_border", env),
         )
 
 
-def _rejected(envelope: Envelope, rejection: Rejection, *, instance: str, at: str | None) -> Envelope:
+def _rejected(
+    envelope: Envelope, rejection: Rejection, config: BorderConfig, *, instance: str, at: str | None
+) -> Envelope:
     return secrete(
         envelope,
         organ="ada_border",
@@ -110,6 +119,7 @@ def _rejected(envelope: Envelope, rejection: Rejection, *, instance: str, at: st
         stages=("screened", "rejected"),
         tier=envelope.tier,
         now=at,
+        signer=config.signer,
     )
 
 
@@ -125,7 +135,8 @@ def _admit(
         prompt = compile(modules, config.budget, config.encoding)
     except CompileError as error:
         reason = Reason(code=f"compile.{error.code}", message=str(error))
-        return _rejected(envelope, Rejection((reason,), payload.meta, payload.follow_up_of), instance=instance, at=at)
+        rejection = Rejection((reason,), payload.meta, payload.follow_up_of)
+        return _rejected(envelope, rejection, config, instance=instance, at=at)
     return secrete(
         envelope,
         organ="ada_border",
@@ -143,6 +154,7 @@ def _admit(
         stages=("screened", "admitted"),
         tier=envelope.tier,
         now=at,
+        signer=config.signer,
     )
 
 
@@ -165,4 +177,4 @@ def border_decide(
         case Admission() as admission:
             return _admit(envelope, admission, config, instance=instance, at=at)
         case Rejection() as rejection:
-            return _rejected(envelope, rejection, instance=instance, at=at)
+            return _rejected(envelope, rejection, config, instance=instance, at=at)

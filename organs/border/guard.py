@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -49,6 +49,7 @@ from envelopes.types import (
 )
 from organs.accounting import DEFAULT_ENCODING, count_tokens, digest_text, yield_cost
 from organs.border.prompt import paste_segment_texts
+from organs.signing import verify_chain
 
 __all__ = [
     "BASE64_ALPHABET",
@@ -158,6 +159,9 @@ class BorderPolicy:
     ``allow_external``: admit an ``external`` origin, labelled untrusted, instead
     of rejecting it. ``accepted_encodings``: the token encodings a frame may be
     accounted in; the guard never loads an encoding a sender names on its own.
+    ``trusted_keys``: organ → Ed25519 public key; when set, the stomach's
+    ``digested`` step and absorption's ``yielded`` step must carry valid
+    signatures, so a client with publish rights still cannot forge or alter a yield.
     """
 
     allow_external: bool = False
@@ -165,6 +169,7 @@ class BorderPolicy:
     patterns: tuple[ScreeningPattern, ...] = DEFAULT_PATTERNS
     accepted_encodings: frozenset[str] = frozenset({DEFAULT_ENCODING})
     cost_encoding: str = DEFAULT_ENCODING
+    trusted_keys: Mapping[str, str] | None = None
 
 
 @dataclass(slots=True)
@@ -244,6 +249,10 @@ class Rejection:
 
 
 # --- checks -------------------------------------------------------------------
+
+
+# The steps whose signatures the guard requires: each organ signs the last step it appends.
+SIGNED_STAGES = ("digested", "yielded")
 
 
 def _check_schema(envelope: Envelope) -> Iterator[Reason]:
@@ -416,6 +425,11 @@ def screen(envelope: Envelope, policy: BorderPolicy, state: GuardState, *, now: 
     if not isinstance(payload, Yield):
         return Rejection(tuple(reasons))
     reasons.extend(_check_yield(envelope, payload, policy))
+    if policy.trusted_keys is not None:
+        reasons.extend(
+            Reason("signature.invalid", problem)
+            for problem in verify_chain(envelope, policy.trusted_keys, SIGNED_STAGES)
+        )
     findings = _findings(payload, policy.patterns)
     reasons.extend(
         Reason("screening.reject", f"pattern {finding.pattern!r} matched segment {finding.segment_id!r}")

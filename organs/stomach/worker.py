@@ -27,6 +27,7 @@ from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, Fra
 from organs.client import INLINE_HEADROOM
 from organs.runtime import BusSettings, Delivery, OrganBuilder, Output, PoisonError, Tract, WorkerSpec, get_logger
 from organs.secretion import secrete
+from organs.signing import Signer, load_signer
 from organs.stomach.frames_store import FrameNotFound, FrameStore
 from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
 
@@ -60,6 +61,7 @@ def digest_paste(
     instance: str,
     follow_up_of: str | None = None,
     now: str | None = None,
+    signer: Signer | None = None,
 ) -> Envelope:
     """The digested envelope for a paste's bundle: pure, the origin untouched."""
     return secrete(
@@ -81,6 +83,7 @@ def digest_paste(
         stages=("ingested", "classified", "digested"),
         tier=bundle.tier,
         now=now,
+        signer=signer,
     )
 
 
@@ -97,6 +100,7 @@ def _frame_records(bundle: IngestBundle) -> list[FrameRecord]:
 
 def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> OrganBuilder:
     base_config = config or ingest_config_from_env()
+    signer = load_signer("stomach")
     log = get_logger("stomach")
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
@@ -124,7 +128,7 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
                 encoding=paste.encoding or base_config.encoding,
             )
             bundle = await digest(text, ingest_config, paste.intent)
-            digested = digest_paste(envelope, bundle, instance=settings.instance)
+            digested = digest_paste(envelope, bundle, instance=settings.instance, signer=signer)
             outputs = [Output(tract.subjects.absorption_in, digested)]
             if bundle.tier == "deferred":
                 notice = DeferredNotice(
@@ -168,7 +172,7 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
             )
             bundle = await digest(text, ingest_config, notice.intent)
             follow_up = digest_paste(
-                envelope, bundle, instance=settings.instance, follow_up_of=notice.deferred_envelope_id
+                envelope, bundle, instance=settings.instance, follow_up_of=notice.deferred_envelope_id, signer=signer
             )
             return [Output(tract.subjects.absorption_in, follow_up)]
 
