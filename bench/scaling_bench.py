@@ -84,11 +84,21 @@ async def memory(pastes: int, warmup: int) -> list[Row]:
     return rows
 
 
-async def run(args: argparse.Namespace) -> list[Row]:
-    rows = await replicas(args.n, args.warmup)
+async def run(args: argparse.Namespace) -> int:
+    """Each part reports its rows as soon as it has them; a failed part is a row, not a lost table."""
+    failed = 0
+    parts = [("replicas", lambda: replicas(args.n, args.warmup))]
     if args.rss_pastes:
-        rows += await memory(args.rss_pastes, args.warmup)
-    return rows
+        parts.append(("memory", lambda: memory(args.rss_pastes, args.warmup)))
+    for name, part in parts:
+        try:
+            emit_rows(await part())
+        except Exception as error:  # reported as a row and on stderr
+            failed += 1
+            log(f"scaling {name} failed: {error!r}")
+            message = " ".join(str(error).split())[:160]
+            emit_rows([Row("scaling", f"{name} run", None, unit="", met=False, note=f"FAILED: {message}")])
+    return failed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,8 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--rss-pastes", type=int, default=10_000, help="0 skips the memory run")
     args = parser.parse_args(argv)
-    emit_rows(asyncio.run(run(args)))
-    return 0
+    return 1 if asyncio.run(run(args)) else 0
 
 
 if __name__ == "__main__":

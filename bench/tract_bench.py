@@ -76,6 +76,7 @@ class VariantResult:
     paced_rate: float = 0.0
     cpu: dict[str, float] = field(default_factory=dict)
     bursts: list[PhaseResult] = field(default_factory=list)
+    dead_letters: collections.Counter[str] = field(default_factory=collections.Counter)
 
     def cpu_ms_per_input(self, prefix: str) -> float:
         spent = sum(seconds for label, seconds in self.cpu.items() if label.startswith(prefix))
@@ -219,6 +220,14 @@ async def run_variant(
             key_of = relay_key_of if relay else tract_key_of(result)
             sinks = [RELAY_SUBJECTS[-1]] if relay else ["ichor.brain.in", "ichor.border.rejected"]
             sink: Sink = await subscribe_sink(nc, sinks, key_of)
+            if not relay:
+
+                async def dead_letter(msg: Any) -> None:
+                    headers = msg.headers or {}
+                    reason = headers.get("Ichor-Dlq-Reason", "?")[:160]
+                    result.dead_letters[f"{headers.get('Ichor-Dlq-Organ', '?')}: {reason}"] += 1
+
+                await nc.subscribe("ichor.dlq.>", cb=dead_letter)
 
             # Distinct numbers per phase, so no two inputs of a run are the same paste.
             warm = await burst(
@@ -226,7 +235,10 @@ async def run_variant(
             )
             if warm.missing:
                 procs.check()
-                raise RuntimeError(f"{name}: {warm.missing} of {warmup} warm-up inputs never came out")
+                raise RuntimeError(
+                    f"{name}: {warm.missing} of {warmup} warm-up inputs never came out;"
+                    f" dead letters: {dict(result.dead_letters) or 'none'}"
+                )
             if on_warm is not None:
                 on_warm(procs)
             if paced_n:
@@ -285,6 +297,8 @@ def describe(result: VariantResult) -> str:
             )
         if result.reasons:
             text += f", rejection reasons {dict(result.reasons)}"
+        if result.dead_letters:
+            text += f", DEAD LETTERS {dict(result.dead_letters)}"
     if result.duplicates:
         text += f" | DUPLICATES {result.duplicates}"
     if result.cpu:
@@ -399,8 +413,9 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
         rows.append(
             Row(
                 "tract", f"{variant.name} outputs rejected", float(rejected), unit="", goal="0",
-                met=rejected == 0 and missing == 0 and variant.duplicates == 0,
-                note=f"{outputs} outputs, {missing} missing, {variant.duplicates} duplicated"
+                met=rejected == 0 and missing == 0 and variant.duplicates == 0 and not variant.dead_letters,
+                note=f"{outputs} outputs, {missing} missing, {variant.duplicates} duplicated,"
+                f" {sum(variant.dead_letters.values())} dead-lettered"
                 + (f"; reasons {dict(variant.reasons)}" if variant.reasons else ""),
             )
         )  # fmt: skip

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import getpass
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -33,11 +35,13 @@ import msgspec
 import nats.errors
 
 from envelopes.codec import encode_json, envelope_schema
+from envelopes.subjects import Subjects
 from envelopes.types import Rejected, UserInput
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.errors import IchorError
 from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
+from organs.runtime.security import generate_security, organ_environment, permissions, user_environment
 from organs.runtime.server import EmbeddedServer
 
 __all__ = ["main"]
@@ -85,14 +89,16 @@ def cmd_worker(args: argparse.Namespace) -> int:
 class Supervisor:
     """Runs one process per organ and restarts any that dies."""
 
-    def __init__(self, nats_url: str, log: Any) -> None:
+    def __init__(self, nats_url: str, log: Any, environments: dict[str, dict[str, str]] | None = None) -> None:
         self.nats_url = nats_url
         self.log = log
+        self.environments = environments or {}
         self.children: dict[str, subprocess.Popen[bytes]] = {}
 
     def spawn(self, organ: str) -> None:
         command = [sys.executable, "-m", "organs.cli", "worker", organ, "--nats", self.nats_url]
-        self.children[organ] = subprocess.Popen(command, env={**os.environ, "ICHOR_NATS_URL": self.nats_url})
+        environment = {**os.environ, "ICHOR_NATS_URL": self.nats_url, **self.environments.get(organ, {})}
+        self.children[organ] = subprocess.Popen(command, env=environment)
         self.log.info("supervisor.spawned", worker=organ, pid=self.children[organ].pid)
 
     def check(self) -> None:
@@ -128,17 +134,28 @@ def cmd_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     nats_url = args.nats or os.environ.get("ICHOR_NATS_URL")
+    security_dir = args.security or (args.data / "security")
+    auth = ""
+    if args.secure:
+        generate_security(security_dir)
+        auth = (security_dir / "auth.conf").read_text()
+        log.info("security.ready", directory=str(security_dir), users=sorted(permissions(Subjects()).keys()))
     server = None
     if not nats_url:
-        server = EmbeddedServer(args.data, port=args.port).start()
+        server = EmbeddedServer(args.data, port=args.port, extra_config=auth).start()
         nats_url = server.url
-        log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid)
-    supervisor = Supervisor(nats_url, log)
+        log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid, secure=args.secure)
+    environments = {organ: organ_environment(security_dir, organ) for organ in ORGANS} if args.secure else {}
+    supervisor = Supervisor(nats_url, log, environments)
     try:
+        if args.secure:
+            asyncio.run(_provision_as_admin(nats_url, security_dir))
         for organ in ORGANS:
             supervisor.spawn(organ)
         if args.feed:
             settings = BusSettings.from_env(nats_url)
+            if args.secure:
+                settings = _as_user(settings, security_dir, "host")
             code = asyncio.run(_ingest(settings, _read_input(args.feed), args.actor, None, args.timeout, False))
             log.info("up.fed", file=args.feed, exit_code=code)
         log.info("up.serving", url=nats_url, hint="Ctrl-C stops everything")
@@ -154,6 +171,47 @@ def cmd_up(args: argparse.Namespace) -> int:
     return 0
 
 
+def _as_user(settings: BusSettings, security_dir: Path, user: str) -> BusSettings:
+    environment = user_environment(security_dir, user)
+    return dataclasses.replace(settings, user=user, password=environment["ICHOR_NATS_PASSWORD"], provision=False)
+
+
+async def _provision_as_admin(nats_url: str, security_dir: Path) -> None:
+    tract = await connect(_as_user(BusSettings.from_env(nats_url), security_dir, "admin"), name="ichor-admin")
+    try:
+        await provision(tract)
+    finally:
+        await tract.nc.close()
+
+
+# --- ichor security ------------------------------------------------------------
+
+
+def cmd_security(args: argparse.Namespace) -> int:
+    directory = generate_security(args.directory)
+    if args.action == "env":
+        if args.user is None:
+            raise IchorError("ichor security env needs a user: " + ", ".join(permissions(Subjects())))
+        environment = (
+            organ_environment(directory, args.user) if args.user in ORGANS else user_environment(directory, args.user)
+        )
+        for key, value in environment.items():
+            print(f"export {key}={shlex.quote(value)}")
+        return 0
+    (directory / "server.conf").write_text(
+        "jetstream {\n  store_dir: /data\n}\nmax_payload: 8MB\ninclude ./auth.conf\n"
+    )
+    for organ in ORGANS:
+        environment = organ_environment(directory, organ)
+        for key in ("ICHOR_SIGNING_SEED_FILE", "ICHOR_TRUSTED_KEYS_FILE"):
+            environment[key] = environment[key].replace(str(directory), "/etc/ichor/security")
+        (directory / "env").mkdir(exist_ok=True)
+        (directory / "env" / f"{organ}.env").write_text("".join(f"{k}={v}\n" for k, v in environment.items()))
+        os.chmod(directory / "env" / f"{organ}.env", 0o600)
+    print(f"wrote users, permissions and keys to {directory} (secrets are mode 0600; keep them out of git)")
+    return 0
+
+
 # --- ichor ingest --------------------------------------------------------------
 
 
@@ -162,9 +220,10 @@ async def _ingest(
 ) -> int:
     from organs.client import hand_in_paste
 
-    tract = await connect(settings, name="ichor-ingest")
+    tract = await connect(settings, name="ichor-ingest", persistent=False)
     try:
-        await provision(tract)
+        if settings.provision:
+            await provision(tract)
         _, outcome = await hand_in_paste(tract, text, origin=UserInput(actor=actor), intent=intent, timeout=timeout)
     except TimeoutError:
         print(f"ichor ingest: no admitted or rejected envelope within {timeout}s; are the organs up?", file=sys.stderr)
@@ -227,7 +286,7 @@ def cmd_digest(args: argparse.Namespace) -> int:
 async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool) -> int:
     from organs.client import fetch_frame
 
-    tract: Tract = await connect(settings, name="ichor-frame")
+    tract: Tract = await connect(settings, name="ichor-frame", persistent=False)
     try:
         reply = await fetch_frame(tract, frame_id, "full" if full else "compact")
     except (TimeoutError, nats.errors.NoRespondersError):
@@ -255,7 +314,7 @@ def cmd_frame(args: argparse.Namespace) -> int:
 async def _tail(settings: BusSettings, as_json: bool, limit: int | None) -> int:
     from organs.tail import follow
 
-    tract = await connect(settings, name="ichor-tail")
+    tract = await connect(settings, name="ichor-tail", persistent=False)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -277,7 +336,7 @@ EXIT_NOT_READY = 5
 
 
 async def _gather_stats(settings: BusSettings, wait: float) -> list[dict[str, Any]]:
-    tract = await connect(settings, name="ichor-status")
+    tract = await connect(settings, name="ichor-status", persistent=False)
     replies: list[dict[str, Any]] = []
     try:
         inbox = tract.nc.new_inbox()
@@ -354,6 +413,13 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--feed", help="after start, ingest this file once and print the outcome")
     up.add_argument("--actor", default=default_actor)
     up.add_argument("--timeout", type=float, default=60.0)
+    up.add_argument("--secure", action="store_true", help="per-organ users, subject permissions and signed secretions")
+    up.add_argument("--security", type=Path, help="where --secure keeps credentials and keys (default DATA/security)")
+
+    security = command("security", cmd_security, "generate per-organ users, permissions and signing keys")
+    security.add_argument("action", choices=("init", "env"), help="init: write the files; env: print a user's exports")
+    security.add_argument("directory", type=Path)
+    security.add_argument("user", nargs="?", help="with env: stomach, absorption, border, host, upstream or admin")
 
     worker = command("worker", cmd_worker, "run one organ's worker against a NATS server")
     worker.add_argument("organ", choices=ORGANS)

@@ -111,9 +111,7 @@ def render_outcome(envelope: Envelope, file: IO[str] | None = None) -> None:
     console = _console(file)
     payload = envelope.payload
     origin = msgspec.json.encode(envelope.chain.origin).decode()
-    console.print(
-        f"{envelope.kind} · tier {envelope.tier} · origin {origin} · trace {envelope.trace_id}", markup=False
-    )
+    console.print(f"{envelope.kind} · tier {envelope.tier} · origin {origin} · trace {envelope.trace_id}", markup=False)
     if isinstance(payload, Admitted):
         console.print(pills(payload.report))
         console.print(_prompt_table(payload.prompt))

@@ -21,7 +21,7 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFoundError
 
 from envelopes.subjects import Subjects
-from organs.runtime.errors import ConfigError
+from organs.runtime.errors import BusUnavailableError, ConfigError
 
 __all__ = ["DEFAULT_NATS_URL", "BusSettings", "Tract", "connect", "provision"]
 
@@ -44,7 +44,9 @@ class BusSettings:
 
     ``duplicate_window_s`` bounds how late a redelivered input can still be
     deduplicated downstream; ``replicas`` is the stream and bucket replica count
-    (1 on a single server, 3 in a cluster); ``max_age_s`` bounds how long
+    (1 on a single server, 3 in a cluster); ``provision`` is off for a user
+    without rights to create streams (an administrator provisions instead);
+    ``max_age_s`` bounds how long
     envelopes stay in the tract stream; ``ack_wait_s`` is how long an input a
     worker took but never acked (it crashed) waits before redelivery.
     """
@@ -58,6 +60,7 @@ class BusSettings:
     instance: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
     user: str | None = None
     password: str | None = None
+    provision: bool = True
 
     @classmethod
     def from_env(cls, url: str | None = None) -> BusSettings:
@@ -74,6 +77,7 @@ class BusSettings:
             instance=os.environ.get("ICHOR_INSTANCE") or f"{socket.gethostname()}-{os.getpid()}",
             user=os.environ.get("ICHOR_NATS_USER") or None,
             password=os.environ.get("ICHOR_NATS_PASSWORD") or None,
+            provision=os.environ.get("ICHOR_PROVISION", "1") != "0",
         )
 
 
@@ -90,12 +94,14 @@ class Tract:
         return self.settings.subjects
 
 
-async def connect(settings: BusSettings, name: str, **callbacks: Any) -> Tract:
-    """Connect with unlimited reconnects; the organ outlives any broker restart."""
+async def connect(settings: BusSettings, name: str, *, persistent: bool = True, **callbacks: Any) -> Tract:
+    """Connect; a ``persistent`` participant (an organ) reconnects forever and outlives any
+    broker restart, a short-lived client (a CLI command) gives up after a few attempts.
+    """
     options: dict[str, Any] = {
         "servers": [url.strip() for url in settings.url.split(",")],
         "name": name,
-        "max_reconnect_attempts": -1,
+        "max_reconnect_attempts": -1 if persistent else 3,
         "reconnect_time_wait": 0.5,
         "connect_timeout": 5,
         "allow_reconnect": True,
@@ -104,7 +110,18 @@ async def connect(settings: BusSettings, name: str, **callbacks: Any) -> Tract:
     if settings.user:
         options["user"] = settings.user
         options["password"] = settings.password or ""
-    nc = await nats.connect(**options)
+    errors: list[str] = []
+    if "error_cb" not in options:
+
+        async def remember(error: Exception) -> None:
+            errors.append(str(error))
+
+        options["error_cb"] = remember
+    try:
+        nc = await nats.connect(**options)
+    except (nats.errors.NoServersError, OSError, TimeoutError) as error:
+        cause = errors[-1] if errors else str(error)
+        raise BusUnavailableError(f"cannot connect to {settings.url}: {cause}") from error
     return Tract(nc=nc, js=nc.jetstream(timeout=10), settings=settings)
 
 

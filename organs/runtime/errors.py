@@ -5,13 +5,14 @@ One root, so a caller can catch everything this package raises::
     IchorError
     ├── ConfigError            a setting is missing or malformed
     ├── EmbeddedServerError    the nats-server binary is absent, or did not become ready
+    ├── BusUnavailableError    a client could not connect (refused, unreachable, not authorized)
     ├── TransientError         the bus is away or slow: retry the envelope later (nak)
     └── PoisonError            this envelope can never succeed: dead-letter it (term)
 """
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "EmbeddedServerError", "IchorError", "PoisonError", "TransientError"]
+__all__ = ["BusUnavailableError", "ConfigError", "EmbeddedServerError", "IchorError", "PoisonError", "TransientError"]
 
 
 class IchorError(Exception):
@@ -23,6 +24,10 @@ class ConfigError(IchorError):
 
 
 class EmbeddedServerError(IchorError):
+    pass
+
+
+class BusUnavailableError(IchorError):
     pass
 
 

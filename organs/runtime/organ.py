@@ -48,7 +48,8 @@ async def serve_organ(
         disconnected_cb=disconnected,
         error_cb=error,
     )
-    await provision(tract)
+    if settings.provision:
+        await provision(tract)
     workers.extend(Worker(tract, spec) for spec in await build(tract))
     await register_service(tract.nc, organ, settings.instance, lambda: workers, utc_now(), f"Ichor {organ} organ")
     log.info("organ.started", instance=settings.instance, subjects=[w.spec.subject for w in workers])

@@ -196,9 +196,7 @@ class EmbeddedCluster:
                 port=free_port(host),
                 host=host,
                 server_name=f"{name}-n{index}",
-                extra_config=(
-                    f"cluster {{\n  name: {name}\n  listen: {host}:{route_port}\n  routes: [{routes}]\n}}\n"
-                ),
+                extra_config=(f"cluster {{\n  name: {name}\n  listen: {host}:{route_port}\n  routes: [{routes}]\n}}\n"),
             )
             for index, route_port in enumerate(route_ports)
         ]

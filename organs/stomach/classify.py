@@ -255,7 +255,7 @@ def _delimited_record_log_rung(lines: list[str]) -> Classification | None:
         stamp = leading_stamp(line)
         if stamp is None or stamp.end >= len(line) or line[stamp.end] not in _DELIMITER_AFTER_STAMP:
             continue
-        last_field = line[line.rfind(line[stamp.end]) + 1:]
+        last_field = line[line.rfind(line[stamp.end]) + 1 :]
         if _FREE_TEXT.search(last_field) is not None:
             records += 1
     if records * 2 < len(lines):

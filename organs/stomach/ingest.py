@@ -24,8 +24,9 @@ intent → distill each distinct evidence segment → fit the token budget.
   because nothing of them was read beyond the classifier's sample.
 
 Token counting of the full segments runs on worker threads (tiktoken releases
-the GIL) while this thread classifies and distills, so the full text is encoded
-exactly once.
+the GIL) while this thread distills, so the full text is encoded exactly once.
+Long segments are cut into chunks at boundaries where counts provably add up
+(see ``additive_chunks``), so both threads stay busy even for a single log.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from envelopes.types import DegradationTier, Frame, FrameKind, SegmentKind, SegmentOutcome, SegmentReport
-from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_many, digest_text
+from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_many, digest_text, encoding_for
 from organs.stomach.classify import Classification, classify
 from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import distill_table
@@ -47,16 +48,77 @@ from organs.stomach.split import Block, split_blocks
 from organs.stomach.tiers import choose_tier
 from organs.stomach.timestamps import leading_stamp, window_of
 
-__all__ = ["ContextQuery", "IngestBundle", "IngestConfig", "IngestProvider", "ingest_paste"]
+__all__ = ["ContextQuery", "IngestBundle", "IngestConfig", "IngestProvider", "additive_chunks", "ingest_paste"]
 
 _FRAME_KIND: dict[SegmentKind, FrameKind] = {
-    "code": "code", "stack_trace": "stack_trace", "log": "log", "table": "table", "prose": "note",
+    "code": "code",
+    "stack_trace": "stack_trace",
+    "log": "log",
+    "table": "table",
+    "prose": "note",
 }
 _VALUE: dict[FrameKind, int] = {"stack_trace": 5, "log": 3, "table": 2, "code": 2, "note": 1}
 _ALERT_LOG_VALUE = 4
 # What a deferred frame's compact rendering aims at when someone asks for it later.
 _LAZY_TARGET_TOKENS = 1024
 _RERENDER_ATTEMPTS = 2
+_CHUNK_CHARS = 256 * 1024
+# Pre-tokenizer patterns for which a chunk boundary of ``additive_chunks`` is proven additive (cl100k).
+_ADDITIVE_PATTERNS = frozenset(
+    [
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|"""
+        r"""\s+(?!\S)|\s""",
+    ]
+)
+# Printable ASCII other than the space: the neighbours a chunk boundary needs on both sides.
+_SOLID = frozenset(chr(code) for code in range(0x21, 0x7F))
+
+
+def additive_chunks(text: str, chunk_chars: int = _CHUNK_CHARS) -> list[str]:
+    """``text`` cut after a ``\\n`` that sits between two printable non-space ASCII characters, about every
+    ``chunk_chars`` characters; the pieces join back to ``text``.
+
+    For the cl100k pre-tokenizer the token count of ``text`` is the sum over the
+    pieces. Tokens are BPE-encoded per pre-token piece, so it is enough that the
+    pieces pre-tokenize exactly as ``text`` does. At a cut ``…X\\n|Y…``: no
+    alternative starting at the newline can take ``Y`` (it is not whitespace), and
+    a token that takes the newline starts at ``X`` only through a trailing
+    ``[\\r\\n]*`` that stops before ``Y``; so the cut is a token boundary of
+    ``text``. The pattern has no look-behind, so scanning the right piece from its
+    start is scanning ``text`` from the cut; in the left piece only ``\\s++$`` can
+    newly fire, on that final newline, giving the same one-newline token that
+    ``\\s*[\\r\\n]`` gives inside ``text``. Tests check the sum against one
+    encoding of the whole text, on the corpus and on generated text.
+    """
+    chunks: list[str] = []
+    start = 0
+    length = len(text)
+    while length - start > chunk_chars:
+        cut = text.find("\n", start + chunk_chars)
+        while cut >= 0 and not (text[cut - 1] in _SOLID and cut + 1 < length and text[cut + 1] in _SOLID):
+            cut = text.find("\n", cut + 1)
+        if cut < 0:
+            break
+        chunks.append(text[start : cut + 1])
+        start = cut + 1
+    chunks.append(text[start:])
+    return chunks
+
+
+def _count_exactly(texts: list[str], encoding: str, threads: int) -> list[int]:
+    """Exact token counts of ``texts``, balanced over ``threads`` by cutting long texts where counts add up."""
+    if encoding_for(encoding)._pat_str not in _ADDITIVE_PATTERNS:
+        return count_tokens_many(texts, encoding, threads)
+    pieces: list[str] = []
+    owners: list[int] = []
+    for index, text in enumerate(texts):
+        for chunk in additive_chunks(text):
+            pieces.append(chunk)
+            owners.append(index)
+    counts = [0] * len(texts)
+    for owner, count in zip(owners, count_tokens_many(pieces, encoding, threads), strict=True):
+        counts[owner] += count
+    return counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +217,9 @@ def _best_representation(evidence: _Evidence) -> Literal["compact", "full"]:
 
 
 def _build_frame(
-    evidence: _Evidence, representation: Literal["compact", "full", "reference"], encoding: str,
+    evidence: _Evidence,
+    representation: Literal["compact", "full", "reference"],
+    encoding: str,
     tier: DegradationTier,
 ) -> Frame:
     content: str | None
@@ -170,8 +234,9 @@ def _build_frame(
         kind=evidence.kind,
         representation=representation,
         content=content,
-        content_digest=None if content is None else (evidence.frame_id if content is evidence.text
-                                                     else digest_text(content)),
+        content_digest=None
+        if content is None
+        else (evidence.frame_id if content is evidence.text else digest_text(content)),
         token_cost=cost,
         full_bytes=len(evidence.text.encode("utf-8", "surrogatepass")),
         full_tokens=evidence.full_tokens,
@@ -205,7 +270,7 @@ class _Plan:
 def _resolve(text: str, intent: str | None) -> _Plan:
     segments = []
     for block in split_blocks(text):
-        segment_text = text[block.start:block.end]
+        segment_text = text[block.start : block.end]
         segments.append(_Segment(block, segment_text, classify(segment_text, fenced=block.fenced)))
     plan = _Plan(segments)
     for segment in segments:
@@ -217,8 +282,9 @@ def _resolve(text: str, intent: str | None) -> _Plan:
     prose = [segment for segment in segments if segment.classification.kind == "prose"]
     if intent is not None:
         plan.goal_pieces = [intent]
-        stated = next((segment for segment in segments if segment.text.strip() == intent.strip() and intent.strip()),
-                      None)
+        stated = next(
+            (segment for segment in segments if segment.text.strip() == intent.strip() and intent.strip()), None
+        )
         if stated is not None:
             stated.outcome = "goal"
             stated.note = "; the stated intent"
@@ -270,7 +336,7 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier) -> None:
     elif evidence.kind == "stack_trace":
         trace = distill_trace(evidence.text)
         evidence.compact, detail = trace.rendering, trace.exception
-        stamps = [line[:stamp.end] for line in evidence.text.split("\n")[:2000] if (stamp := leading_stamp(line))]
+        stamps = [line[: stamp.end] for line in evidence.text.split("\n")[:2000] if (stamp := leading_stamp(line))]
         evidence.valid_from, evidence.valid_to = window_of(stamps)
     elif evidence.kind == "table":
         table = distill_table(evidence.text, infer_types=not cheap)
@@ -291,8 +357,10 @@ def _measure(items: list[_Evidence], encoding: str, threads: int) -> None:
 
 def _fit_budget(evidence: list[_Evidence], budget: int) -> set[str]:
     """The ids that must fall back to references so the served total fits the budget."""
-    served = {item.frame_id: (item.compact_tokens if _best_representation(item) == "compact" else item.full_tokens)
-              for item in evidence}
+    served = {
+        item.frame_id: (item.compact_tokens if _best_representation(item) == "compact" else item.full_tokens)
+        for item in evidence
+    }
     total = sum(served.values())
     references: set[str] = set()
     for item in sorted(evidence, key=lambda item: (item.value, -item.index)):
@@ -308,8 +376,12 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     config = config or IngestConfig()
     encoding = config.encoding
     tier, tier_reason = choose_tier(
-        len(text), budget_tokens=config.budget_tokens, backlog=config.backlog, shallow_chars=config.shallow_chars,
-        deferred_chars=config.deferred_chars, shallow_backlog=config.shallow_backlog,
+        len(text),
+        budget_tokens=config.budget_tokens,
+        backlog=config.backlog,
+        shallow_chars=config.shallow_chars,
+        deferred_chars=config.deferred_chars,
+        shallow_backlog=config.shallow_backlog,
         deferred_backlog=config.deferred_backlog,
     )
     plan = _resolve(text, intent)
@@ -323,13 +395,15 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
             segment.outcome = "duplicate"
             continue
         kind = _FRAME_KIND[segment.classification.kind]
-        evidence[frame_id] = _Evidence(frame_id, kind, segment.text, (segment.block.start, segment.block.end),
-                                       len(evidence), value=_VALUE[kind])
+        evidence[frame_id] = _Evidence(
+            frame_id, kind, segment.text, (segment.block.start, segment.block.end), len(evidence), value=_VALUE[kind]
+        )
     items = list(evidence.values())
-    counted_texts = [item.text for item in items] + [segment.text for segment in plan.segments
-                                                     if segment.outcome in ("goal", "anchor")]
+    counted_texts = [item.text for item in items] + [
+        segment.text for segment in plan.segments if segment.outcome in ("goal", "anchor")
+    ]
     with ThreadPoolExecutor(max_workers=1) as pool:
-        full_counts: Future[list[int]] = pool.submit(count_tokens_many, counted_texts, encoding, config.token_threads)
+        full_counts: Future[list[int]] = pool.submit(_count_exactly, counted_texts, encoding, config.token_threads)
         if tier != "deferred":
             _allocate(items, config.budget_tokens)
             for item in items:
@@ -339,7 +413,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
                 item.title = _title(item, None)
         counts = full_counts.result()
     segment_tokens = dict(zip((item.text for item in items), counts, strict=False))
-    segment_tokens.update(zip(counted_texts[len(items):], counts[len(items):], strict=True))
+    segment_tokens.update(zip(counted_texts[len(items) :], counts[len(items) :], strict=True))
     for item, full_tokens in zip(items, counts, strict=False):
         item.full_tokens = full_tokens
     rendered = [item for item in items if item.compact is not None and item.compact != item.text]
@@ -366,8 +440,9 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
             item.compact_tokens = count_tokens(item.compact, encoding)
 
     provider = IngestProvider(frames, evidence, encoding, tier, render_later)
-    query = ContextQuery(goal="\n\n".join(plan.goal_pieces), anchors=tuple(plan.anchors),
-                         budget_tokens=config.budget_tokens)
+    query = ContextQuery(
+        goal="\n\n".join(plan.goal_pieces), anchors=tuple(plan.anchors), budget_tokens=config.budget_tokens
+    )
     return IngestBundle(query, provider, report, tier, tier_reason, encoding, digest_text(text))
 
 
@@ -382,10 +457,24 @@ def _report(index: int, segment: _Segment, served: dict[str, Frame], tokens: dic
         else:
             reason += f"; served {frame.representation}"
             after = frame.token_cost
-        return SegmentReport(index=index, kind=segment.classification.kind, span=span, outcome=segment.outcome,
-                             reason=reason, frame_id=segment.frame_id, tokens_before=frame.full_tokens,
-                             tokens_after=after)
+        return SegmentReport(
+            index=index,
+            kind=segment.classification.kind,
+            span=span,
+            outcome=segment.outcome,
+            reason=reason,
+            frame_id=segment.frame_id,
+            tokens_before=frame.full_tokens,
+            tokens_after=after,
+        )
     before = tokens.get(segment.text, 0)
     after = before if segment.outcome == "goal" else 0
-    return SegmentReport(index=index, kind=segment.classification.kind, span=span, outcome=segment.outcome,
-                         reason=reason, tokens_before=before, tokens_after=after)
+    return SegmentReport(
+        index=index,
+        kind=segment.classification.kind,
+        span=span,
+        outcome=segment.outcome,
+        reason=reason,
+        tokens_before=before,
+        tokens_after=after,
+    )

@@ -19,6 +19,7 @@ __all__ = ["LeadingStamp", "format_instant", "leading_stamp", "read_instant", "w
 
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 _MONTH_NUMBER = {name: index for index, name in enumerate(_MONTHS.split("|"), start=1)}
+_YEAR_PIVOT = 70
 _WEEKDAYS = "Mon|Tue|Wed|Thu|Fri|Sat|Sun"
 _ZONE = r"(?:\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)(?![\w:]))?"
 
@@ -80,25 +81,33 @@ def _offset_seconds(zone: str | None) -> int:
 def _instant_of(match: re.Match[str]) -> tuple[int, str] | None:
     group = match.group
     if group("iy") is not None:
-        epoch = _epoch(int(group("iy")), int(group("im")), int(group("id")), int(group("iH")), int(group("iM")),
-                       int(group("iS")))
+        epoch = _epoch(
+            int(group("iy")), int(group("im")), int(group("id")), int(group("iH")), int(group("iM")), int(group("iS"))
+        )
         if epoch is None:
             return None
         return epoch - _offset_seconds(group("zone")), group("ifrac") or ""
     if group("cy") is not None:
-        epoch = _epoch(int(group("cy")), int(group("cm")), int(group("cd")), int(group("cH")), int(group("cM")),
-                       int(group("cS")))
+        epoch = _epoch(
+            int(group("cy")), int(group("cm")), int(group("cd")), int(group("cH")), int(group("cM")), int(group("cS"))
+        )
         # An unpadded millisecond field ("…:47:7") means 7 ms, so it is padded before it becomes a fraction.
         return None if epoch is None else (epoch, (group("cfrac") or "").zfill(3) if group("cfrac") else "")
     if group("ky") is not None:
         # Two-digit years pivot at 70, the POSIX convention for %y.
         short_year = int(group("ky"))
-        year = 2000 + short_year if short_year < 70 else 1900 + short_year
+        year = 2000 + short_year if short_year < _YEAR_PIVOT else 1900 + short_year
         epoch = _epoch(year, int(group("km")), int(group("kd")), int(group("kH")), int(group("kM")), int(group("kS")))
         return None if epoch is None else (epoch, "")
     if group("ty") is not None:
-        epoch = _epoch(int(group("ty")), _MONTH_NUMBER[group("tmon")], int(group("td")), int(group("tH")),
-                       int(group("tM")), int(group("tS")))
+        epoch = _epoch(
+            int(group("ty")),
+            _MONTH_NUMBER[group("tmon")],
+            int(group("td")),
+            int(group("tH")),
+            int(group("tM")),
+            int(group("tS")),
+        )
         return None if epoch is None else (epoch, "")
     return None
 
@@ -124,6 +133,17 @@ _DIGIT_SHAPE = str.maketrans("0123456789", "0000000000")
 _ORDERED_SHAPE = re.compile(r"[\[(]?\s?0000(?:-00-00[T ]|/00/00[T ]|0{4}-)[0:.,]*(?:\s?(?:Z|UTC|GMT))?\]?")
 
 
+_TWO_DIGIT_YEAR_SHAPE = re.compile(r"[\[(]?\s?000000 000000\]?")
+
+
+def _same_century(shape: str, ordered: list[str]) -> bool:
+    """Whether ``yyMMdd HHmmss`` stamps, sorted as text, are in time order: their years sit on one side of the pivot."""
+    if not ordered or _TWO_DIGIT_YEAR_SHAPE.fullmatch(shape) is None:
+        return False
+    first, last = (text.lstrip("[( ")[:2] for text in (ordered[0], ordered[-1]))
+    return (int(first) < _YEAR_PIVOT) == (int(last) < _YEAR_PIVOT)
+
+
 def _sort_key(instant: tuple[int, str]) -> tuple[int, str]:
     return instant[0], instant[1].ljust(9, "0")
 
@@ -145,19 +165,25 @@ def window_of(stamp_texts: list[str]) -> tuple[str | None, str | None]:
         by_shape.setdefault(text.translate(_DIGIT_SHAPE), set()).add(text)
     instants: list[tuple[int, str]] = []
     for shape, texts in by_shape.items():
-        if _ORDERED_SHAPE.fullmatch(shape):
-            ordered = sorted(texts)
+        ordered = sorted(texts)
+        if _ORDERED_SHAPE.fullmatch(shape) or _same_century(shape, ordered):
             for candidates in (ordered, reversed(ordered)):
                 for text in candidates:
                     instant = _instant_of_text(text)
                     if instant is not None:
                         instants.append(instant)
                         break
-        else:
-            for text in texts:
-                instant = _instant_of_text(text)
-                if instant is not None:
-                    instants.append(instant)
+            continue
+        for text in ordered:
+            stamp = leading_stamp(text)
+            if stamp is None:
+                continue
+            if stamp.match.group("undated") is not None or stamp.match.group("clock") is not None:
+                # Which alternative matches depends on the shape alone: no stamp of this shape names a day.
+                break
+            instant = stamp.instant()
+            if instant is not None:
+                instants.append(instant)
     if not instants:
         return None, None
     try:

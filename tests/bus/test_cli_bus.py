@@ -46,11 +46,9 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-@pytest.fixture
-def ichor_up(tmp_path: Path):  # type: ignore[no-untyped-def]
-    """`ichor up` on a free port; yields (process, url); stopped with SIGTERM after the test."""
+def start_up(data: Path, *extra: str):  # type: ignore[no-untyped-def]
     process = subprocess.Popen(
-        [sys.executable, "-m", "organs.cli", "up", "--port", "0", "--data", str(tmp_path / "data")],
+        [sys.executable, "-m", "organs.cli", "up", "--port", "0", "--data", str(data), *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -67,12 +65,47 @@ def ichor_up(tmp_path: Path):  # type: ignore[no-untyped-def]
             if event.get("event") == "nats.embedded_started":
                 url = event["url"]
     assert url, "ichor up never reported its embedded server"
+    return process, url
+
+
+@pytest.fixture
+def ichor_up(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """`ichor up` on a free port; yields (process, url); stopped with SIGTERM after the test."""
+    process, url = start_up(tmp_path / "data")
     try:
         yield process, url
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)
+
+
+def test_up_secure_runs_least_privileged_signing_organs(tmp_path: Path) -> None:
+    process, url = start_up(tmp_path / "data", "--secure")
+    try:
+        exports = ichor("security", "env", str(tmp_path / "data" / "security"), "host")
+        assert exports.returncode == 0
+        host_env = dict(line.removeprefix("export ").split("=", 1) for line in exports.stdout.splitlines())
+        anonymous = ichor("ingest", "-", "--nats", url, "--timeout", "5", stdin="What is this?")
+        assert anonymous.returncode != 0, "the secured server refuses a client without credentials"
+        result = subprocess.run(
+            [sys.executable, "-m", "organs.cli", "ingest", str(EXAMPLE), "--nats", url, "--json", "--timeout", "60"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, **host_env},
+            timeout=90,
+        )
+        assert result.returncode == 0, result.stderr
+        envelope = json.loads(result.stdout)
+        assert [step["stage"] for step in envelope["chain"]["steps"] if step["signature"]] == [
+            "digested",
+            "yielded",
+            "admitted",
+        ]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
 
 
 def test_up_then_ingest_prints_an_admitted_prompt(ichor_up) -> None:  # type: ignore[no-untyped-def]

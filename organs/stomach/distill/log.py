@@ -32,6 +32,7 @@ masking and level detection run once per distinct shape, not once per line.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from organs.accounting import count_tokens
@@ -76,6 +77,28 @@ def mask_variables(body: str) -> str:
     return masked if len(body) <= _MASK_PREFIX else masked + "<…>"
 
 
+def _mask_by_words(body: str, words: dict[str, str]) -> str:
+    """``mask_variables(body)``, computed one space-separated word at a time through a cache.
+
+    Every alternative of ``_VARIABLE`` except the quoted ones matches inside one
+    word and looks at most at a space beyond it, which it treats like the string
+    edge, so masking each word alone is the same as masking the line; lines with
+    a quote character, or longer than the masked prefix, take the line-wide path.
+    Words repeat across lines far more than lines do, so most words cost a lookup.
+    """
+    if len(body) > _MASK_PREFIX or '"' in body or "'" in body:
+        return mask_variables(body)
+    pieces = []
+    for word in body.split(" "):
+        masked_word = words.get(word)
+        if masked_word is None:
+            masked_word = _VARIABLE.sub(_WILDCARD, word)
+            words[word] = masked_word
+        pieces.append(masked_word)
+    masked = " ".join(pieces)
+    return _WILDCARD_RUN.sub(_WILDCARD, masked) if "> <*>" in masked else masked
+
+
 @dataclass(frozen=True, slots=True)
 class LogDigest:
     rendering: str
@@ -108,47 +131,62 @@ class _Template:
     alert_lines: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class _Record:
-    start: int
-    end: int
-    stamp_end: int
+@dataclass(slots=True)
+class _Records:
+    """Records (a head line plus its continuation lines) as parallel columns: first line, end line, stamp end."""
+
+    start: list[int]
+    end: list[int]
+    stamp_end: list[int]
 
 
-def _shape_of(key: str) -> _Shape:
+def _shape_of(key: str, words: dict[str, str]) -> _Shape:
     stamp = leading_stamp(key)
     stamp_end = -1 if stamp is None else stamp.end
     level = level_of(key)
-    return _Shape(stamp_end, mask_variables(key[max(stamp_end, 0):]), level is not None and level in ALERT_LEVELS)
+    return _Shape(
+        stamp_end, _mask_by_words(key[max(stamp_end, 0) :], words), level is not None and level in ALERT_LEVELS
+    )
 
 
-def _records(lines: list[str], text: str) -> tuple[list[_Record], list[_Shape]]:
+def _records(lines: list[str], text: str) -> tuple[_Records, list[_Shape]]:
     """Records (a head line plus its continuation lines) and the shape of each record's head."""
     shapes_by_key: dict[str, _Shape] = {}
+    words: dict[str, str] = {}
     line_shapes: list[_Shape] = []
+    append = line_shapes.append
+    known = shapes_by_key.get
     for key in text.translate(_DIGITS_TO_ZERO).split("\n"):
-        shape = shapes_by_key.get(key)
+        shape = known(key)
         if shape is None:
-            shape = _shape_of(key)
+            shape = _shape_of(key, words)
             shapes_by_key[key] = shape
-        line_shapes.append(shape)
-    clocked = sum(1 for shape in line_shapes if shape.stamp_end >= 0)
-    continuations = clocked * 2 >= len(lines)
-    records: list[_Record] = []
+        append(shape)
+    stamp_ends = [shape.stamp_end for shape in line_shapes]
+    count = len(stamp_ends)
+    clocked = count - stamp_ends.count(-1)
+    if clocked * 2 < count or clocked == count:
+        # No continuation lines: every line is a record of its own.
+        return _Records(list(range(count)), list(range(1, count + 1)), [max(end, 0) for end in stamp_ends]), line_shapes
+    starts: list[int] = []
+    ends: list[int] = []
+    stamps: list[int] = []
     heads: list[_Shape] = []
     for index, shape in enumerate(line_shapes):
-        if continuations and shape.stamp_end < 0 and records:
-            previous = records[-1]
-            records[-1] = _Record(previous.start, index + 1, previous.stamp_end)
+        if shape.stamp_end < 0 and starts:
+            ends[-1] = index + 1
         else:
-            records.append(_Record(index, index + 1, max(shape.stamp_end, 0)))
+            starts.append(index)
+            ends.append(index + 1)
+            stamps.append(max(shape.stamp_end, 0))
             heads.append(shape)
-    return records, heads
+    return _Records(starts, ends, stamps), heads
 
 
-def _mine(lines: list[str], records: list[_Record], heads: list[_Shape]) -> list[_Template]:
+def _mine(lines: list[str], records: _Records, heads: list[_Shape]) -> list[_Template]:
     templates: dict[str, _Template] = {}
-    for number, (record, shape) in enumerate(zip(records, heads, strict=True)):
+    starts, ends, stamp_ends = records.start, records.end, records.stamp_end
+    for number, shape in enumerate(heads):
         template = templates.get(shape.masked)
         if template is None:
             template = _Template(shape.masked, number, number)
@@ -156,12 +194,12 @@ def _mine(lines: list[str], records: list[_Record], heads: list[_Shape]) -> list
         template.count += 1
         if template.count == 2:
             template.second_record = number
-        template.line_count += record.end - record.start
+        template.line_count += ends[number] - starts[number]
         template.last_record = number
         if shape.alert:
             template.alert = True
             template.alert_records += 1
-            body = lines[record.start][record.stamp_end:].strip()
+            body = lines[starts[number]][stamp_ends[number] :].strip()
             if body in template.alert_lines or len(template.alert_lines) < _ALERT_LINES_PER_TEMPLATE:
                 template.alert_lines[body] = template.alert_lines.get(body, 0) + 1
     return _merge_variants(list(templates.values()))
@@ -171,8 +209,23 @@ def _merge_variants(templates: list[_Template]) -> list[_Template]:
     """Merge templates that differ in one word taking many values (see the module docstring)."""
     tokens = [template.masked.split(" ") for template in templates]
     groups: dict[tuple[int, int, int, int], list[int]] = {}
+    # Two templates that differ in one word of their first half share their whole second half, and the
+    # other way round, so only templates sharing a half with another one can have a partner there.
+    halves: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    shared: dict[tuple[bool, tuple[str, ...]], int] = {}
+    for words in tokens:
+        middle = len(words) // 2
+        low, high = tuple(words[:middle]), tuple(words[middle:])
+        halves.append((low, high))
+        shared[False, high] = shared.get((False, high), 0) + 1
+        shared[True, low] = shared.get((True, low), 0) + 1
     for index, words in enumerate(tokens):
         if len(words) > _MERGE_MAX_TOKENS:
+            continue
+        low, high = halves[index]
+        first = 0 if shared[False, high] > 1 else len(low)
+        last = len(words) if shared[True, low] > 1 else len(low)
+        if first >= last:
             continue
         # Chained prefix and suffix hashes key "every word but one" in linear time; members are
         # compared word by word before merging, so a hash collision can never merge unlike lines.
@@ -183,8 +236,8 @@ def _merge_variants(templates: list[_Template]) -> list[_Template]:
         for word in reversed(words):
             suffixes.append(hash((suffixes[-1], word)))
         suffixes.reverse()
-        for position, word in enumerate(words):
-            if word:
+        for position in range(first, last):
+            if words[position]:
                 key = (len(words), position, prefixes[position], suffixes[position + 1])
                 groups.setdefault(key, []).append(index)
     merged_into: set[int] = set()
@@ -211,7 +264,7 @@ def _merge_variants(templates: list[_Template]) -> list[_Template]:
 
 
 def _equal_but(words: list[str], reference: list[str], position: int) -> bool:
-    return words[:position] == reference[:position] and words[position + 1:] == reference[position + 1:]
+    return words[:position] == reference[:position] and words[position + 1 :] == reference[position + 1 :]
 
 
 def _combine(masked: str, parts: list[_Template]) -> _Template:
@@ -245,7 +298,10 @@ class _Piece:
     template: int
     slot: int
     priority: int
-    text: str
+    # ``None`` until the piece is first needed: a template line that no budget reaches is never spelled out.
+    text: str | None
+    # Characters of ``text``, or an estimate of them while it is not spelled out yet.
+    size: int
     tokens: int = 0
     # Alert-level lines this piece quotes (a repeat of a quoted line counts as quoted).
     quotes: int = 0
@@ -262,14 +318,14 @@ def _split_variables(body: str) -> tuple[list[str], list[str]]:
     values: list[str] = []
     position = 0
     for match in _VARIABLE.finditer(body, 0, _MASK_PREFIX):
-        constants.append(body[position:match.start()])
+        constants.append(body[position : match.start()])
         values.append(match.group())
         position = match.end()
     constants.append(body[position:])
     return constants, values
 
 
-def _display(lines: list[str], records: list[_Record], template: _Template) -> str:
+def _display(lines: list[str], records: _Records, template: _Template) -> str:
     """The template with only the fields that vary as ``<*>``, judged on its first, second and last lines.
 
     A field with one value in every sampled line (a constant ``uid=0``, a fixed
@@ -281,8 +337,7 @@ def _display(lines: list[str], records: list[_Record], template: _Template) -> s
         numbers.add(template.second_record)
     samples = []
     for number in sorted(numbers):
-        record = records[number]
-        body = lines[record.start][record.stamp_end:]
+        body = lines[records.start[number]][records.stamp_end[number] :]
         if len(body) > _MASK_PREFIX:
             return template.masked
         samples.append(_split_variables(body))
@@ -298,52 +353,61 @@ def _display(lines: list[str], records: list[_Record], template: _Template) -> s
     return _WILDCARD_RUN.sub(_WILDCARD, shown) if "> <*>" in shown else shown
 
 
-def _template_line(lines: list[str], records: list[_Record], template: _Template) -> str:
+def _template_line(lines: list[str], records: _Records, template: _Template) -> str:
     shown = _display(lines, records, template).strip()
     return f"{TIMES}{thousands(template.count)} {_clip(shown, _TEMPLATE_CHARS)}"
 
 
-def _example(lines: list[str], records: list[_Record], template: _Template) -> str:
+def _example(lines: list[str], records: _Records, template: _Template) -> str:
     """The template's first real line (with its continuation lines) and, if it recurs, when it last did."""
-    first = records[template.first_record]
-    last = records[template.last_record]
-    entry = "    e.g. " + _clip(lines[first.start])
-    if template.count > 1 and last.stamp_end:
-        entry += f" (last {_stamp_text(lines[last.start], last.stamp_end)})"
-    continuation = first.end - first.start - 1
+    first_start = records.start[template.first_record]
+    first_end = records.end[template.first_record]
+    last_stamp = records.stamp_end[template.last_record]
+    entry = "    e.g. " + _clip(lines[first_start])
+    if template.count > 1 and last_stamp:
+        entry += f" (last {_stamp_text(lines[records.start[template.last_record]], last_stamp)})"
+    continuation = first_end - first_start - 1
     if continuation:
-        shown = lines[first.start + 1:first.start + 4]
+        shown = lines[first_start + 1 : first_start + 4]
         entry += "\n" + "\n".join("      " + _clip(line) for line in shown)
         if continuation > len(shown):
             entry += f"\n      {elision(continuation - len(shown), 'continuation line')}"
     return entry
 
 
-def _pieces(lines: list[str], records: list[_Record], templates: list[_Template]) -> list[_Piece]:
-    """Every template's masked line first, then examples, then extra alert lines.
+def _pieces(lines: list[str], records: _Records, templates: list[_Template]) -> list[_Piece]:
+    """Every template's line first, then examples, then extra alert lines.
 
-    Within a tier alert templates go first, then the shortest lines, so a tight
-    budget shows as many distinct events as it can before any of them gets extras.
+    Within a tier alert templates go first, then the shortest templates, so a
+    tight budget shows as many distinct events as it can before any of them gets
+    extras. Template lines are ranked by their masked key's length and spelled
+    out only when the fit reaches them; examples need their template's line, so
+    they are spelled out only for templates that could be shown.
     """
-    heads = [_template_line(lines, records, template) for template in templates]
-    ranked = sorted(range(len(templates)), key=lambda i: (not templates[i].alert, len(heads[i]), i))
+    ranked = sorted(range(len(templates)), key=lambda i: (not templates[i].alert, len(templates[i].masked), i))
     rank_of = {index: rank for rank, index in enumerate(ranked)}
     total = len(templates)
     pieces: list[_Piece] = []
     for index, template in enumerate(templates):
         rank = rank_of[index]
-        pieces.append(_Piece(index, _SLOT_TEMPLATE, rank, heads[index]))
-        first = records[template.first_record]
+        pieces.append(_Piece(index, _SLOT_TEMPLATE, rank, None, min(len(template.masked), _TEMPLATE_CHARS) + 8))
+        first_start = records.start[template.first_record]
         # Alert templates show a real line early; other examples come after every alert line.
         example_priority = (total if template.alert else 3 * total) + rank
-        example_body = lines[first.start][first.stamp_end:].strip()
-        pieces.append(_Piece(index, _SLOT_EXAMPLE, example_priority, _example(lines, records, template),
-                             quotes=template.alert_lines.get(example_body, 0)))
-        extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
-        if extra:
-            text = "\n".join(f"    ! {TIMES}{thousands(count)} {_clip(body)}" for body, count in extra)
-            pieces.append(_Piece(index, _SLOT_ALERTS, 2 * total + rank, text,
-                                 quotes=sum(count for _, count in extra)))
+        first_line = lines[first_start]
+        example_size = min(len(first_line), _EXAMPLE_CHARS) + 10
+        pieces.append(_Piece(index, _SLOT_EXAMPLE, example_priority, None, example_size))
+        if template.alert_lines:
+            example_body = first_line[records.stamp_end[template.first_record] :].strip()
+            pieces[-1].quotes = template.alert_lines.get(example_body, 0)
+            extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
+            if extra:
+                text = "\n".join(f"    ! {TIMES}{thousands(count)} {_clip(body)}" for body, count in extra)
+                pieces.append(
+                    _Piece(
+                        index, _SLOT_ALERTS, 2 * total + rank, text, len(text), quotes=sum(count for _, count in extra)
+                    )
+                )
     return pieces
 
 
@@ -351,13 +415,15 @@ def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = Tr
     """A compact rendering of a log within ``target_tokens`` when it can be done (the caller measures it)."""
     lines = text.split("\n")
     if not mine:
-        stamps = [line[:stamp.end] for line in (lines[:1000] + lines[-1000:]) if (stamp := leading_stamp(line))]
+        stamps = [line[: stamp.end] for line in (lines[:1000] + lines[-1000:]) if (stamp := leading_stamp(line))]
         valid_from, valid_to = window_of(stamps)
         header = f"[{thousands(len(lines))}-line log · head and tail only (shallow tier)]"
         return LogDigest(header + "\n" + head_tail(text, max(target_tokens - 20, 1)), 0, 0, valid_from, valid_to)
     records, heads = _records(lines, text)
     templates = _mine(lines, records, heads)
-    valid_from, valid_to = window_of([lines[record.start][:record.stamp_end] for record in records if record.stamp_end])
+    valid_from, valid_to = window_of(
+        [lines[start][:end] for start, end in zip(records.start, records.stamp_end, strict=True) if end]
+    )
     alert_count = sum(template.count for template in templates if template.alert)
     window = f" · {valid_from} → {valid_to}" if valid_from else ""
     header = (
@@ -365,20 +431,35 @@ def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = Tr
         f"{thousands(alert_count)} error/warn{window}]"
     )
     pieces = _pieces(lines, records, templates)
-    _estimate_tokens(pieces, encoding)
-    rendering, tokens = _fit(header, pieces, templates, target_tokens, encoding)
+
+    def spell(piece: _Piece) -> str:
+        if piece.text is None:
+            template = templates[piece.template]
+            if piece.slot == _SLOT_TEMPLATE:
+                piece.text = _template_line(lines, records, template)
+            else:
+                piece.text = _example(lines, records, template)
+            piece.size = len(piece.text)
+        return piece.text
+
+    rates = _estimate_tokens(pieces, encoding, spell, min(_ESTIMATE_SAMPLE_CHARS, max(target_tokens, 64) * 4))
+    rendering, tokens = _fit(header, pieces, templates, target_tokens, encoding, spell, rates)
     alert_templates = sum(1 for template in templates if template.alert)
     return LogDigest(rendering, len(templates), alert_templates, valid_from, valid_to, tokens)
 
 
-def _estimate_tokens(pieces: list[_Piece], encoding: str) -> None:
-    """Per-piece token estimates from one exact count per kind of piece, spread by length.
+def _estimate_tokens(
+    pieces: list[_Piece], encoding: str, spell: Callable[[_Piece], str], sample_chars: int
+) -> dict[int, float]:
+    """Per-piece token estimates from one exact count per kind of piece, spread by length; the rates per slot.
 
     Counting each piece alone would cost a tokenizer call per template; the fit
     below measures its result exactly and corrects, so an estimate is enough here.
     Masked lines and real lines tokenize differently, so each slot gets its own rate,
-    sampled from its highest-priority pieces (the ones most likely to be shown).
+    sampled from its highest-priority pieces (the ones most likely to be shown), about as many
+    characters as the target could show.
     """
+    rates: dict[int, float] = {}
     for slot in (_SLOT_TEMPLATE, _SLOT_EXAMPLE, _SLOT_ALERTS):
         members = sorted((piece for piece in pieces if piece.slot == slot), key=lambda piece: piece.priority)
         if not members:
@@ -386,33 +467,49 @@ def _estimate_tokens(pieces: list[_Piece], encoding: str) -> None:
         sample: list[str] = []
         size = 0
         for piece in members:
-            if size >= _ESTIMATE_SAMPLE_CHARS:
+            if size >= sample_chars:
                 break
-            sample.append(piece.text)
-            size += len(piece.text) + 1
+            sample.append(spell(piece))
+            size += len(sample[-1]) + 1
         joined = "\n".join(sample)
         tokens_per_char = count_tokens(joined, encoding) / max(len(joined), 1)
+        rates[slot] = tokens_per_char
         for piece in members:
-            piece.tokens = int((len(piece.text) + 1) * tokens_per_char) + 1
+            piece.tokens = int((piece.size + 1) * tokens_per_char) + 1
+    return rates
 
 
 def _fit(
-    header: str, pieces: list[_Piece], templates: list[_Template], target: int, encoding: str
+    header: str,
+    pieces: list[_Piece],
+    templates: list[_Template],
+    target: int,
+    encoding: str,
+    spell: Callable[[_Piece], str],
+    rates: dict[int, float],
 ) -> tuple[str, int]:
     """The richest rendering that measures within ``target``: estimate, measure, rescale, a few times over."""
     by_priority = sorted(pieces, key=lambda piece: piece.priority)
     # The frame around the pieces (header, legend, omission notes) costs about this much whatever is chosen.
     frame = count_tokens(_render(header, [], templates), encoding) + 16
     allowance = target - frame
+    smallest = min((piece.tokens for piece in pieces), default=0)
     best: tuple[str, int] | None = None
     for _ in range(_FIT_ROUNDS):
         chosen: list[_Piece] = []
         spent = 0
         shown: set[int] = set()
         for piece in by_priority:
+            if allowance - spent < smallest:
+                break
             # An example or alert lines are only worth their tokens next to their template's line.
             if spent + piece.tokens > allowance or (piece.slot and piece.template not in shown):
                 continue
+            if piece.text is None:
+                spell(piece)
+                piece.tokens = int((piece.size + 1) * rates.get(piece.slot, 0.5)) + 1
+                if spent + piece.tokens > allowance:
+                    continue
             chosen.append(piece)
             spent += piece.tokens
             if piece.slot == _SLOT_TEMPLATE:
@@ -438,9 +535,11 @@ def _fit(
 
 def _render(header: str, chosen: list[_Piece], templates: list[_Template]) -> str:
     shown = {piece.template for piece in chosen if piece.slot == _SLOT_TEMPLATE}
-    body = [piece.text for piece in sorted(chosen, key=lambda piece: (piece.template, piece.slot))]
-    legend = (f"templates by first appearance ({TIMES}count, then the line with {_WILDCARD} where a field varies "
-              "among its first, second and last lines; e.g. a real line; ! a distinct alert line)")
+    body = [piece.text or "" for piece in sorted(chosen, key=lambda piece: (piece.template, piece.slot))]
+    legend = (
+        f"templates by first appearance ({TIMES}count, then the line with {_WILDCARD} where a field varies "
+        "among its first, second and last lines; e.g. a real line; ! a distinct alert line)"
+    )
     lines = [header, legend, *body]
     omitted = [template for index, template in enumerate(templates) if index not in shown]
     if omitted:

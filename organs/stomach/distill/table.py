@@ -108,8 +108,11 @@ def _split_rows(lines: list[str]) -> tuple[list[list[str]], str]:
 def distill_table(text: str, *, infer_types: bool = True) -> TableDigest:
     lines = text.split("\n")
     rows, layout = _split_rows(lines)
-    data_lines = [index for index, row in enumerate(rows)
-                  if index > 0 and not all(_SEPARATOR_CELL.fullmatch(cell) for cell in row if cell)]
+    data_lines = [
+        index
+        for index, row in enumerate(rows)
+        if index > 0 and not all(_SEPARATOR_CELL.fullmatch(cell) for cell in row if cell)
+    ]
     header = rows[0]
     width = max((len(row) for row in rows), default=0)
     summary = f"[{plural(len(data_lines), 'row')} {TIMES} {plural(width, 'column')} · {layout}]"

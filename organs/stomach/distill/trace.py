@@ -84,11 +84,15 @@ def distill_trace(text: str) -> TraceDigest:
     lines = text.split("\n")
     sections = _sections(lines)
     total_frames = sum(len(section.frames) for section in sections)
-    exception = next((line.strip() for section in sections for line in section.header
-                      if trace_header(line) not in (None, "python")), lines[0].strip())
+    exception = next(
+        (line.strip() for section in sections for line in section.header if trace_header(line) not in (None, "python")),
+        lines[0].strip(),
+    )
     causes = max(len(sections) - 1, 0)
-    summary = (f"[stack trace · {_clip(exception)[:160]} · {plural(total_frames, 'frame')}"
-               f" · {plural(causes, 'chained section')}]")
+    summary = (
+        f"[stack trace · {_clip(exception)[:160]} · {plural(total_frames, 'frame')}"
+        f" · {plural(causes, 'chained section')}]"
+    )
     body = [summary]
     for section in sections:
         body.extend(_clip(line) for line in section.header[:6])

@@ -1,0 +1,153 @@
+"""Per-organ NATS users, subject permissions and signing keys, generated together.
+
+``generate_security(directory)`` writes, once (files that exist are kept):
+
+* ``auth.conf``         the nats-server ``authorization`` block: one user per organ, a
+                        ``host`` user (ichor ingest, tail, status, frame), an
+                        ``upstream`` user that may only hand pastes in, and ``admin``
+                        (provisioning). Included by the embedded server and by compose.
+* ``credentials.json``  user → password (mode 0600).
+* ``seeds/<organ>.seed`` each organ's Ed25519 nkey seed (mode 0600).
+* ``keys.json``         organ → public key, the border's trusted keys.
+
+Each organ may publish only to its own output subjects, its dead-letter
+subject, its own consumer's JetStream API and acks, and (the stomach) the
+frame stores; so the stomach cannot write to the border's input, and no one
+but the border can write to the brain's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+
+from envelopes.subjects import Subjects
+from organs.signing import new_seed, public_key_of
+
+__all__ = ["ORGAN_USERS", "generate_security", "organ_environment", "permissions", "user_environment"]
+
+ORGAN_USERS = {"stomach": "stomach", "absorption": "absorption", "border": "ada_border"}
+_DURABLES = {"stomach": ("stomach", "stomach-deferred"), "absorption": ("absorption",), "border": ("border",)}
+
+
+def _consumer_api(stream: str, durable: str) -> list[str]:
+    return [
+        f"$JS.API.CONSUMER.INFO.{stream}.{durable}",
+        f"$JS.API.CONSUMER.CREATE.{stream}.{durable}",
+        f"$JS.API.CONSUMER.CREATE.{stream}.{durable}.>",
+        f"$JS.API.CONSUMER.DURABLE.CREATE.{stream}.{durable}",
+        f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{durable}",
+        f"$JS.ACK.{stream}.{durable}.>",
+    ]
+
+
+def _frame_store_api(subjects: Subjects, *, write: bool) -> list[str]:
+    objects, index = f"OBJ_{subjects.frames_bucket}", f"KV_{subjects.frame_index_bucket}"
+    rules = [
+        f"$JS.API.STREAM.INFO.{objects}",
+        f"$JS.API.STREAM.INFO.{index}",
+        f"$JS.API.STREAM.MSG.GET.{objects}",
+        f"$JS.API.STREAM.MSG.GET.{index}",
+        f"$JS.API.DIRECT.GET.{objects}.>",
+        f"$JS.API.DIRECT.GET.{index}.>",
+        f"$JS.API.CONSUMER.CREATE.{objects}",
+        f"$JS.API.CONSUMER.CREATE.{objects}.>",
+        f"$JS.API.CONSUMER.DELETE.{objects}.>",
+        "$JS.FC.>",
+    ]
+    if write:
+        rules += [f"$O.{subjects.frames_bucket}.>", f"$KV.{subjects.frame_index_bucket}.>"]
+    return rules
+
+
+def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
+    """User → {"publish": [...], "subscribe": [...]} allow lists."""
+    stream = subjects.tract_stream
+    replies = ["_INBOX.>"]
+    common_publish = [*replies, "$JS.API.INFO", f"$JS.API.STREAM.INFO.{stream}"]
+    common_subscribe = [*replies, "$SRV.>"]
+    outputs = {
+        "stomach": [subjects.absorption_in, subjects.stomach_deferred],
+        "absorption": [subjects.border_in],
+        "border": [subjects.brain_in, subjects.border_rejected],
+    }
+    users: dict[str, dict[str, list[str]]] = {}
+    for organ, durables in _DURABLES.items():
+        publish = [*common_publish, *outputs[organ], subjects.dlq(ORGAN_USERS[organ])]
+        for durable in durables:
+            publish += _consumer_api(stream, durable)
+        subscribe = list(common_subscribe)
+        if organ == "stomach":
+            publish += _frame_store_api(subjects, write=True)
+            subscribe.append(subjects.frames_get)
+        users[organ] = {"publish": publish, "subscribe": subscribe}
+    users["host"] = {
+        "publish": [
+            *common_publish,
+            subjects.stomach_in,
+            subjects.frames_get,
+            "$SRV.>",
+            *_frame_store_api(subjects, write=True),
+        ],
+        "subscribe": [*replies, *subjects.tract_subjects, subjects.dlq_all],
+    }
+    users["upstream"] = {"publish": [*replies, subjects.stomach_in], "subscribe": replies}
+    users["admin"] = {"publish": [">"], "subscribe": [">"]}
+    return users
+
+
+def _conf_list(items: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(item) for item in items) + "]"
+
+
+def _write_private(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(text)
+
+
+def generate_security(directory: str | Path, subjects: Subjects | None = None) -> Path:
+    """Write the users, permissions and keys into ``directory`` (kept if already there)."""
+    root = Path(directory)
+    names = subjects or Subjects()
+    credentials_path = root / "credentials.json"
+    if credentials_path.exists():
+        passwords = json.loads(credentials_path.read_text())
+    else:
+        passwords = {user: secrets.token_urlsafe(24) for user in permissions(names)}
+        _write_private(credentials_path, json.dumps(passwords, indent=2))
+    public_keys = {}
+    for organ, organ_name in ORGAN_USERS.items():
+        seed_path = root / "seeds" / f"{organ}.seed"
+        if not seed_path.exists():
+            _write_private(seed_path, new_seed())
+        public_keys[organ_name] = public_key_of(seed_path.read_text().strip())
+    (root / "keys.json").write_text(json.dumps(public_keys, indent=2))
+    blocks = []
+    for user, rules in permissions(names).items():
+        blocks.append(
+            f"    {{user: {json.dumps(user)}, password: {json.dumps(passwords[user])}, permissions: {{"
+            f"publish: {{allow: {_conf_list(rules['publish'])}}}, "
+            f"subscribe: {{allow: {_conf_list(rules['subscribe'])}}}}}}}"
+        )
+    _write_private(root / "auth.conf", "authorization {\n  users: [\n" + ",\n".join(blocks) + "\n  ]\n}\n")
+    return root
+
+
+def user_environment(directory: str | Path, user: str) -> dict[str, str]:
+    """The environment a process needs to connect as ``user``."""
+    passwords = json.loads((Path(directory) / "credentials.json").read_text())
+    return {"ICHOR_NATS_USER": user, "ICHOR_NATS_PASSWORD": passwords[user], "ICHOR_PROVISION": "0"}
+
+
+def organ_environment(directory: str | Path, organ: str) -> dict[str, str]:
+    """The environment of an organ process: its user, its seed file, the trusted keys."""
+    root = Path(directory)
+    return {
+        **user_environment(root, organ),
+        "ICHOR_SIGNING_SEED_FILE": str(root / "seeds" / f"{organ}.seed"),
+        "ICHOR_TRUSTED_KEYS_FILE": str(root / "keys.json"),
+    }
