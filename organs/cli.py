@@ -184,7 +184,31 @@ async def _provision_as_admin(nats_url: str, security_dir: Path) -> None:
         await tract.nc.close()
 
 
+# --- ichor provision -----------------------------------------------------------
+
+
+async def _provision(settings: BusSettings) -> int:
+    tract = await connect(settings, name="ichor-provision", persistent=False)
+    try:
+        await provision(tract)
+    finally:
+        await tract.nc.close()
+    names = settings.subjects
+    print(f"provisioned {names.tract_stream}, {names.dlq_stream}, {names.frames_bucket}, {names.frame_index_bucket}")
+    return 0
+
+
+def cmd_provision(args: argparse.Namespace) -> int:
+    return asyncio.run(_provision(BusSettings.from_env(args.nats)))
+
+
 # --- ichor security ------------------------------------------------------------
+
+
+def _write_env_file(path: Path, environment: dict[str, str]) -> None:
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("".join(f"{key}={value}\n" for key, value in environment.items()))
+    path.chmod(0o600)
 
 
 def cmd_security(args: argparse.Namespace) -> int:
@@ -206,8 +230,8 @@ def cmd_security(args: argparse.Namespace) -> int:
         for key in ("ICHOR_SIGNING_SEED_FILE", "ICHOR_TRUSTED_KEYS_FILE"):
             environment[key] = environment[key].replace(str(directory), "/etc/ichor/security")
         (directory / "env").mkdir(exist_ok=True)
-        (directory / "env" / f"{organ}.env").write_text("".join(f"{k}={v}\n" for k, v in environment.items()))
-        os.chmod(directory / "env" / f"{organ}.env", 0o600)
+        _write_env_file(directory / "env" / f"{organ}.env", environment)
+    _write_env_file(directory / "env" / "admin.env", user_environment(directory, "admin"))
     print(f"wrote users, permissions and keys to {directory} (secrets are mode 0600; keep them out of git)")
     return 0
 
@@ -415,6 +439,9 @@ def _parser() -> argparse.ArgumentParser:
     up.add_argument("--timeout", type=float, default=60.0)
     up.add_argument("--secure", action="store_true", help="per-organ users, subject permissions and signed secretions")
     up.add_argument("--security", type=Path, help="where --secure keeps credentials and keys (default DATA/security)")
+
+    provision_command = command("provision", cmd_provision, "create or update the tract's streams and stores")
+    provision_command.add_argument("--nats")
 
     security = command("security", cmd_security, "generate per-organ users, permissions and signing keys")
     security.add_argument("action", choices=("init", "env"), help="init: write the files; env: print a user's exports")

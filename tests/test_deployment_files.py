@@ -43,6 +43,32 @@ def test_the_cluster_profile_runs_three_routed_nodes_and_replicated_organs() -> 
         assert service["environment"]["ICHOR_NATS_URL"].count("nats://") == 3
 
 
+def test_the_secure_profile_uses_the_files_ichor_security_init_writes(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    result = subprocess.run(
+        [sys.executable, "-m", "organs.cli", "security", "init", str(tmp_path / "security")],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    server_conf = services["nats-secure"]["command"][-1].replace("/etc/ichor/security", str(tmp_path / "security"))
+    assert Path(server_conf).exists()
+    provisioner = services["provision-s"]
+    assert provisioner["command"] == ["provision"]
+    assert "ICHOR_NATS_USER=admin" in (tmp_path / provisioner["env_file"].removeprefix("./")).read_text()
+    for organ in ORGANS:
+        service = services[f"{organ}-s"]
+        assert service["depends_on"]["provision-s"]["condition"] == "service_completed_successfully"
+        env_file = tmp_path / service["env_file"].removeprefix("./")
+        environment = dict(line.split("=", 1) for line in env_file.read_text().splitlines())
+        assert environment["ICHOR_NATS_USER"] == organ
+        assert environment["ICHOR_SIGNING_SEED_FILE"].startswith("/etc/ichor/security/")
+        assert environment["ICHOR_PROVISION"] == "0"
+
+
 def test_dockerfile_installs_the_ichor_command() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["ichor"]' in dockerfile
