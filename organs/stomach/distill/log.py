@@ -46,6 +46,7 @@ MERGE_MIN_VARIANTS = 4
 _MASK_PREFIX = 1000
 _EXAMPLE_CHARS = 400
 _TEMPLATE_CHARS = 240
+_CONSTANT_CHARS = 12
 _ALERT_LINES_PER_TEMPLATE = 8
 _MERGE_MAX_TOKENS = 64
 _ESTIMATE_SAMPLE_CHARS = 4_096
@@ -62,7 +63,8 @@ _VARIABLE = re.compile(
     # ``node-``, ``Thread.java:``) is a name, not a value, so it stays: a match starts at a token start
     # that opens no such lead, or right after a letter and a separator. Each look-around is bounded or
     # scans one letter run once, so masking stays linear in the line.
-    r"|(?:(?<![\w.:/@+\-#])|(?<=[A-Za-z][_\-:./#@]))(?![A-Za-z]+[_\-:./#@])"
+    # A lone leading slash (``/10.0.0.1:50010``) is punctuation the template keeps.
+    r"|(?:(?<![\w.:/@+\-#])(?!/)|(?<=[A-Za-z][_\-:./#@])|(?<=(?<![\w.:/@+\-#])/))(?![A-Za-z]+[_\-:./#@])"
     r"(?=[\w.:/@+\-#]{0,300}?\d)[\w.:/@+\-#]+"
     r"|(?<![\w.])(?:/[\w.\-@+~]{1,200}){2,}"
 )
@@ -328,8 +330,8 @@ def _split_variables(body: str) -> tuple[list[str], list[str]]:
 def _display(lines: list[str], records: _Records, template: _Template) -> str:
     """The template with only the fields that vary as ``<*>``, judged on its first, second and last lines.
 
-    A field with one value in every sampled line (a constant ``uid=0``, a fixed
-    port) is shown as it is. When the samples do not share one shape (merged
+    A short field with one value in every sampled line (a constant ``uid=0``, a
+    fixed port) is shown as it is; a long one stays ``<*>``. When the samples do not share one shape (merged
     templates), the masked key is the display.
     """
     numbers = {template.first_record, template.last_record}
@@ -347,7 +349,8 @@ def _display(lines: list[str], records: _Records, template: _Template) -> str:
     pieces = [constants[0]]
     for index, value in enumerate(values):
         same = all(other_values[index] == value for _, other_values in samples[1:])
-        pieces.append(value if same else _WILDCARD)
+        # A long constant (a session id, a hash) costs many tokens and says little: it stays masked.
+        pieces.append(value if same and len(value) <= _CONSTANT_CHARS else _WILDCARD)
         pieces.append(constants[index + 1])
     shown = "".join(pieces)
     return _WILDCARD_RUN.sub(_WILDCARD, shown) if "> <*>" in shown else shown
