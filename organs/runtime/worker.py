@@ -34,6 +34,7 @@ from envelopes.types import Envelope
 from organs.runtime.bus import Tract
 from organs.runtime.errors import PoisonError, TransientError
 from organs.runtime.logs import envelope_fields, get_logger
+from organs.runtime.tracing import hop_span
 
 __all__ = ["Delivery", "Handler", "Output", "Worker", "WorkerSpec", "WorkerStats", "dead_letter"]
 
@@ -211,7 +212,8 @@ class Worker:
         )
         self.stats.last_pending = delivery.num_pending
         try:
-            outputs = await self.spec.handle(envelope, delivery)
+            with hop_span(self.spec.organ, envelope):
+                outputs = await self.spec.handle(envelope, delivery)
         except BUS_ERRORS as error:
             await self._retry(msg, envelope, f"transient: {error!r}", started)
             return None

@@ -47,6 +47,13 @@ _MASK_PREFIX = 1000
 _EXAMPLE_CHARS = 400
 _TEMPLATE_CHARS = 240
 _CONSTANT_CHARS = 12
+_HEADER_MAX_COLUMNS = 8
+_HEADER_MIN_RECORDS = 20
+_HEADER_COVERAGE = 0.9
+_HEADER_CONSTANT_SHARE = 0.9
+_HEADER_MIN_RECURRING = 5
+_HEADER_SHARED_SHARE = 0.3
+_HEADER_VALUES_SHOWN = 3
 _ALERT_LINES_PER_TEMPLATE = 8
 _MERGE_MAX_TOKENS = 64
 _ESTIMATE_SAMPLE_CHARS = 4_096
@@ -135,11 +142,27 @@ class _Template:
 
 @dataclass(slots=True)
 class _Records:
-    """Records (a head line plus its continuation lines) as parallel columns: first line, end line, stamp end."""
+    """Records (a head line plus its continuation lines) as parallel columns.
+
+    ``stamp_end`` is where the head line's clock ends; ``body_start`` is where its
+    template body starts (after the clock and any header fields left out).
+    """
 
     start: list[int]
     end: list[int]
     stamp_end: list[int]
+    body_start: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Header:
+    """Leading fields that every template line leaves out, and what they held."""
+
+    columns: int
+    summary: str
+
+
+_NO_HEADER = _Header(0, "")
 
 
 def _shape_of(key: str, words: dict[str, str]) -> _Shape:
@@ -151,14 +174,88 @@ def _shape_of(key: str, words: dict[str, str]) -> _Shape:
     )
 
 
-def _records(lines: list[str], text: str) -> tuple[_Records, list[_Shape]]:
-    """Records (a head line plus its continuation lines) and the shape of each record's head."""
+def _masked_words(body: str, words: dict[str, str]) -> list[str]:
+    masked: list[str] = []
+    for word in body.split(" "):
+        masked_word = words.get(word)
+        if masked_word is None:
+            masked_word = _VARIABLE.sub(_WILDCARD, word)
+            words[word] = masked_word
+        masked.append(masked_word)
+    return masked
+
+
+def _column_summary(values: dict[str, int], total: int) -> str:
+    ranked = sorted(values.items(), key=lambda item: -item[1])
+    if ranked[0][1] == total:
+        return ranked[0][0] or "''"
+    shown = "|".join(value or "''" for value, _ in ranked[:_HEADER_VALUES_SHOWN])
+    return shown + ("|…" if len(ranked) > _HEADER_VALUES_SHOWN else "")
+
+
+def _header_columns(bodies: dict[str, int], words: dict[str, str]) -> _Header:
+    """How many leading fields of the record bodies are header, not event: see ``distill_log``.
+
+    ``bodies`` maps each distinct digit-flattened body to how many records have it.
+    A leading field is header when every field before it is, a message follows
+    it in nearly every record, and it either holds one value (masked) in nearly
+    every record (a host, a pid, an epoch) or its values are interchangeable:
+    among the rests of line that recur, a good share recur with several of its
+    values (one event logged by several hosts or processes). A field that tells
+    events apart (a level, a verb) rarely shares its rest of line across values.
+    """
+    split = [(_masked_words(body, words), weight) for body, weight in bodies.items()]
+    total = sum(weight for _, weight in split)
+    if total < _HEADER_MIN_RECORDS:
+        return _NO_HEADER
+    summaries: list[str] = []
+    for column in range(_HEADER_MAX_COLUMNS):
+        values: dict[str, int] = {}
+        rests: dict[str, set[str]] = {}
+        rest_weight: dict[str, int] = {}
+        covered = 0
+        for masked, weight in split:
+            if len(masked) <= column + 1:
+                continue
+            covered += weight
+            value = masked[column]
+            values[value] = values.get(value, 0) + weight
+            rest = " ".join(masked[column + 1 :])
+            rests.setdefault(rest, set()).add(value)
+            rest_weight[rest] = rest_weight.get(rest, 0) + weight
+        if covered < total * _HEADER_COVERAGE:
+            break
+        constant = max(values.values()) >= covered * _HEADER_CONSTANT_SHARE
+        recurring = [rest for rest, weight in rest_weight.items() if weight > 1]
+        shared = sum(1 for rest in recurring if len(rests[rest]) > 1)
+        interchangeable = len(recurring) >= _HEADER_MIN_RECURRING and shared >= len(recurring) * _HEADER_SHARED_SHARE
+        if not (constant or interchangeable):
+            break
+        summaries.append(_column_summary(values, covered))
+    if not summaries:
+        return _NO_HEADER
+    return _Header(len(summaries), " ".join(summaries))
+
+
+def _cut(body: str, columns: int) -> int:
+    """Where the body's message starts after ``columns`` header fields, or 0 when nothing would follow them."""
+    position = 0
+    for _ in range(columns):
+        position = body.find(" ", position) + 1
+        if position == 0:
+            return 0
+    return position if position < len(body) else 0
+
+
+def _records(lines: list[str], text: str) -> tuple[_Records, list[_Shape], _Header]:
+    """Records (a head line plus its continuation lines), the shape of each record's head, and the header."""
     shapes_by_key: dict[str, _Shape] = {}
     words: dict[str, str] = {}
     line_shapes: list[_Shape] = []
     append = line_shapes.append
     known = shapes_by_key.get
-    for key in text.translate(_DIGITS_TO_ZERO).split("\n"):
+    keys = text.translate(_DIGITS_TO_ZERO).split("\n")
+    for key in keys:
         shape = known(key)
         if shape is None:
             shape = _shape_of(key, words)
@@ -169,25 +266,47 @@ def _records(lines: list[str], text: str) -> tuple[_Records, list[_Shape]]:
     clocked = count - stamp_ends.count(-1)
     if clocked * 2 < count or clocked == count:
         # No continuation lines: every line is a record of its own.
-        return _Records(list(range(count)), list(range(1, count + 1)), [max(end, 0) for end in stamp_ends]), line_shapes
-    starts: list[int] = []
-    ends: list[int] = []
-    stamps: list[int] = []
-    heads: list[_Shape] = []
-    for index, shape in enumerate(line_shapes):
-        if shape.stamp_end < 0 and starts:
-            ends[-1] = index + 1
-        else:
-            starts.append(index)
-            ends.append(index + 1)
-            stamps.append(max(shape.stamp_end, 0))
-            heads.append(shape)
-    return _Records(starts, ends, stamps), heads
+        starts = list(range(count))
+        ends = list(range(1, count + 1))
+        stamps = [max(end, 0) for end in stamp_ends]
+        heads = line_shapes
+        head_keys = keys
+    else:
+        starts, ends, stamps, heads = [], [], [], []
+        for index, shape in enumerate(line_shapes):
+            if shape.stamp_end < 0 and starts:
+                ends[-1] = index + 1
+            else:
+                starts.append(index)
+                ends.append(index + 1)
+                stamps.append(max(shape.stamp_end, 0))
+                heads.append(shape)
+        head_keys = [keys[start] for start in starts]
+    bodies: dict[str, int] = {}
+    for key, stamp in zip(head_keys, stamps, strict=True):
+        body = key[stamp:]
+        bodies[body] = bodies.get(body, 0) + 1
+    header = _header_columns(bodies, words)
+    if not header.columns:
+        return _Records(starts, ends, stamps, stamps), heads, header
+    cut_shapes: dict[str, tuple[_Shape, int]] = {}
+    body_starts: list[int] = []
+    cut_heads: list[_Shape] = []
+    for key, stamp, shape in zip(head_keys, stamps, heads, strict=True):
+        known_cut = cut_shapes.get(key)
+        if known_cut is None:
+            cut = _cut(key[stamp:], header.columns)
+            rest = key[stamp + cut :]
+            known_cut = (_Shape(shape.stamp_end, _mask_by_words(rest, words), shape.alert) if cut else shape), cut
+            cut_shapes[key] = known_cut
+        cut_heads.append(known_cut[0])
+        body_starts.append(stamp + known_cut[1])
+    return _Records(starts, ends, stamps, body_starts), cut_heads, header
 
 
 def _mine(lines: list[str], records: _Records, heads: list[_Shape]) -> list[_Template]:
     templates: dict[str, _Template] = {}
-    starts, ends, stamp_ends = records.start, records.end, records.stamp_end
+    starts, ends, body_starts = records.start, records.end, records.body_start
     for number, shape in enumerate(heads):
         template = templates.get(shape.masked)
         if template is None:
@@ -201,7 +320,7 @@ def _mine(lines: list[str], records: _Records, heads: list[_Shape]) -> list[_Tem
         if shape.alert:
             template.alert = True
             template.alert_records += 1
-            body = lines[starts[number]][stamp_ends[number] :].strip()
+            body = lines[starts[number]][body_starts[number] :].strip()
             if body in template.alert_lines or len(template.alert_lines) < _ALERT_LINES_PER_TEMPLATE:
                 template.alert_lines[body] = template.alert_lines.get(body, 0) + 1
     return _merge_variants(list(templates.values()))
@@ -339,7 +458,7 @@ def _display(lines: list[str], records: _Records, template: _Template) -> str:
         numbers.add(template.second_record)
     samples = []
     for number in sorted(numbers):
-        body = lines[records.start[number]][records.stamp_end[number] :]
+        body = lines[records.start[number]][records.body_start[number] :]
         if len(body) > _MASK_PREFIX:
             return template.masked
         samples.append(_split_variables(body))
@@ -401,7 +520,7 @@ def _pieces(lines: list[str], records: _Records, templates: list[_Template]) -> 
         example_size = min(len(first_line), _EXAMPLE_CHARS) + 10
         pieces.append(_Piece(index, _SLOT_EXAMPLE, example_priority, None, example_size))
         if template.alert_lines:
-            example_body = first_line[records.stamp_end[template.first_record] :].strip()
+            example_body = first_line[records.body_start[template.first_record] :].strip()
             pieces[-1].quotes = template.alert_lines.get(example_body, 0)
             extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
             if extra:
