@@ -22,7 +22,7 @@ BENCHES = ("tract", "stomach", "compile", "scaling")
 QUICK_ARGS = {
     "tract": ["--n", "200", "--paced", "50"],
     "scaling": ["--n", "150", "--rss-pastes", "1000"],
-    "compile": ["--repeats", "3"],
+    "compile": ["--repeats", "5"],
 }
 
 

@@ -189,16 +189,17 @@ class Worker:
             await subscription.unsubscribe()
 
     async def process_batch(self, messages: Sequence[Msg]) -> None:
-        # Publishes of the whole batch are pipelined; each input is acked only
-        # after every one of its own outputs is acknowledged by the stream.
-        settled: list[tuple[Msg, Envelope, list[asyncio.Future[Any]], float]] = []
-        for msg in messages:
-            started = time.perf_counter()
-            envelope_and_futures = await self._handle(msg, started)
-            if envelope_and_futures is not None:
-                envelope, futures = envelope_and_futures
-                settled.append((msg, envelope, futures, started))
-        await asyncio.gather(*(self._settle(*entry) for entry in settled))
+        # The inputs of a batch are handled side by side so that one input's bus
+        # round trips (frame storage, publish acks) overlap another's work; each
+        # input is acked only after every one of its own outputs is acknowledged.
+        await asyncio.gather(*(self._process(msg) for msg in messages))
+
+    async def _process(self, msg: Msg) -> None:
+        started = time.perf_counter()
+        handled = await self._handle(msg, started)
+        if handled is not None:
+            envelope, futures = handled
+            await self._settle(msg, envelope, futures, started)
 
     async def _handle(self, msg: Msg, started: float) -> tuple[Envelope, list[asyncio.Future[Any]]] | None:
         try:

@@ -54,6 +54,11 @@ _HEADER_CONSTANT_SHARE = 0.9
 _HEADER_MIN_RECURRING = 5
 _HEADER_SHARED_SHARE = 0.3
 _HEADER_VALUES_SHOWN = 3
+_LEVEL_WORDS = frozenset(
+    ["trace", "debug", "info", "information", "notice", "warning", "warn", "error", "err", "critical", "crit",
+     "fatal", "severe", "alert", "emergency", "emerg", "panic"]
+)
+_LEVEL_LETTERS = frozenset("VDIWEF")
 _ALERT_LINES_PER_TEMPLATE = 8
 _MERGE_MAX_TOKENS = 64
 _ESTIMATE_SAMPLE_CHARS = 4_096
@@ -72,7 +77,8 @@ _VARIABLE = re.compile(
     # scans one letter run once, so masking stays linear in the line.
     # A lone leading slash (``/10.0.0.1:50010``) is punctuation the template keeps.
     r"|(?:(?<![\w.:/@+\-#])(?!/)|(?<=[A-Za-z][_\-:./#@])|(?<=(?<![\w.:/@+\-#])/))(?![A-Za-z]+[_\-:./#@])"
-    r"(?=[\w.:/@+\-#]{0,300}?\d)[\w.:/@+\-#]+"
+    # A trailing ``.``, ``:`` or ``-`` is the sentence's punctuation, not the value's (``from 10.0.0.1: 11:``).
+    r"(?=[\w.:/@+\-#]{0,300}?\d)[\w.:/@+\-#]*[\w/@+#]"
     r"|(?<![\w.])(?:/[\w.\-@+~]{1,200}){2,}"
 )
 # Variables standing side by side are one variable: "<*> <*> <*>" says no more than "<*>".
@@ -225,8 +231,15 @@ def _header_columns(bodies: dict[str, int], words: dict[str, str]) -> _Header:
             rest_weight[rest] = rest_weight.get(rest, 0) + weight
         if covered < total * _HEADER_COVERAGE:
             break
+        if any(value.strip("[]():,|<>").lower() in _LEVEL_WORDS or value in _LEVEL_LETTERS for value in values):
+            # A level tells events apart and marks the alerts: it stays in the template lines.
+            break
         constant = max(values.values()) >= covered * _HEADER_CONSTANT_SHARE
-        recurring = [rest for rest, weight in rest_weight.items() if weight > 1]
+        # As when merging templates: two or three plain values are usually different events, unless the
+        # rest of the line is long enough to be the same event.
+        few = len(values) < MERGE_MIN_VARIANTS
+        recurring = [rest for rest, weight in rest_weight.items()
+                     if weight > 1 and not (few and rest.count(" ") + 1 < _MERGE_CONTEXT_WORDS)]
         shared = sum(1 for rest in recurring if len(rests[rest]) > 1)
         interchangeable = len(recurring) >= _HEADER_MIN_RECURRING and shared >= len(recurring) * _HEADER_SHARED_SHARE
         if not (constant or interchangeable):
@@ -284,7 +297,7 @@ def _records(lines: list[str], text: str) -> tuple[_Records, list[_Shape], _Head
         head_keys = [keys[start] for start in starts]
     bodies: dict[str, int] = {}
     for key, stamp in zip(head_keys, stamps, strict=True):
-        body = key[stamp:]
+        body = key[stamp:].lstrip(" ")
         bodies[body] = bodies.get(body, 0) + 1
     header = _header_columns(bodies, words)
     if not header.columns:
@@ -295,7 +308,10 @@ def _records(lines: list[str], text: str) -> tuple[_Records, list[_Shape], _Head
     for key, stamp, shape in zip(head_keys, stamps, heads, strict=True):
         known_cut = cut_shapes.get(key)
         if known_cut is None:
-            cut = _cut(key[stamp:], header.columns)
+            body = key[stamp:]
+            lead = len(body) - len(body.lstrip(" "))
+            cut = _cut(body[lead:], header.columns)
+            cut = cut + lead if cut else 0
             rest = key[stamp + cut :]
             known_cut = (_Shape(shape.stamp_end, _mask_by_words(rest, words), shape.alert) if cut else shape), cut
             cut_shapes[key] = known_cut
@@ -541,7 +557,7 @@ def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = Tr
         valid_from, valid_to = window_of(stamps)
         header = f"[{thousands(len(lines))}-line log · head and tail only (shallow tier)]"
         return LogDigest(header + "\n" + head_tail(text, max(target_tokens - 20, 1)), 0, 0, valid_from, valid_to)
-    records, heads = _records(lines, text)
+    records, heads, fields = _records(lines, text)
     templates = _mine(lines, records, heads)
     valid_from, valid_to = window_of(
         [lines[start][:end] for start, end in zip(records.start, records.stamp_end, strict=True) if end]
@@ -552,6 +568,12 @@ def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = Tr
         f"[{thousands(len(lines))}-line log · {plural(len(templates), 'template')} · "
         f"{thousands(alert_count)} error/warn{window}]"
     )
+    if fields.columns:
+        after = " after the clock" if any(records.stamp_end) else ""
+        header += (
+            f"\ntemplate and ! lines leave out the first {plural(fields.columns, 'space-separated field')}{after} "
+            f"where a message follows them (they hold: {_clip(fields.summary, _TEMPLATE_CHARS)})"
+        )
     pieces = _pieces(lines, records, templates)
 
     def spell(piece: _Piece) -> str:

@@ -1,0 +1,101 @@
+"""The fast paths of the stomach give the same answers as the plain ones, and the header-field rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from organs.accounting import DEFAULT_ENCODING, count_tokens
+from organs.stomach.distill.log import _mask_by_words, distill_log, mask_variables
+from organs.stomach.distill.text import TIMES
+from organs.stomach.ingest import _count_exactly, additive_chunks
+from organs.stomach.timestamps import window_of
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "loghub"
+
+_LOGGY = st.sampled_from([
+    "\n", "\n\n", " ", "  ", "\t", "\r\n", "\r", ".", ":", "'", '"', "'s", "ERROR", "a", "Z", "9", "123", "0x1f",
+    "é", "🙂", "\u2028", "\x85", "\x1c", "\u200b", "/", "-", "=", "[", "]", "(x)", "!", "?", ",", "<|endoftext|>",
+])
+_TEXT = st.lists(st.one_of(st.text(max_size=6), _LOGGY), max_size=80).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_TEXT, size=st.integers(min_value=1, max_value=40))
+def test_additive_chunks_join_back_and_their_counts_add_up(text: str, size: int) -> None:
+    chunks = additive_chunks(text, size)
+    assert "".join(chunks) == text
+    assert sum(count_tokens(chunk) for chunk in chunks) == count_tokens(text)
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="Loghub corpus not present")
+def test_additive_chunks_add_up_over_the_whole_corpus() -> None:
+    corpus = "\n\n".join(path.read_text(encoding="utf-8") for path in sorted(CORPUS.glob("*_2k.log")))
+    chunks = additive_chunks(corpus, 4096)
+    assert len(chunks) > 500 and "".join(chunks) == corpus
+    whole = count_tokens(corpus)
+    assert _count_exactly([corpus], DEFAULT_ENCODING, 2) == [whole]
+    assert sum(count_tokens(chunk) for chunk in chunks) == whole
+
+
+@settings(max_examples=300, deadline=None)
+@given(body=_TEXT.map(lambda text: text.replace("\n", " ")))
+def test_masking_word_by_word_equals_masking_the_line(body: str) -> None:
+    assert _mask_by_words(body, {}) == mask_variables(body)
+
+
+def test_masking_keeps_a_leading_slash_and_trailing_punctuation() -> None:
+    assert mask_variables("src: /10.250.19.102:54106 dest: /10.0.0.1:50010") == "src: /<*> dest: /<*>"
+    assert mask_variables("Received disconnect from 139.59.209.18: 11: Bye") == "Received disconnect from <*>: <*>: Bye"
+    assert mask_variables("moved /var/lib/x/1 to /srv") == "moved <*> to /srv"
+
+
+def test_long_constant_fields_stay_masked_in_template_lines() -> None:
+    log = "\n".join(f"2024-05-01 10:00:{k:02d} INFO job 5f3a9c2e7d1b4a60 step {k} port 22" for k in range(30))
+    rendering = distill_log(log, 2000, DEFAULT_ENCODING).rendering
+    assert f"{TIMES}30 INFO job <*> step <*> port 22" in rendering
+
+
+def _host_log() -> str:
+    hosts = ["alpha", "bravo", "charlie-7", "delta"]
+    events = [f"daemon[{pid}]: session {verb} for user {user}" for pid, verb, user in
+              [(1, "opened", "root"), (2, "closed", "root"), (3, "opened", "bob"), (4, "closed", "bob")]]
+    events += [f"daemon[9]: disk {name} is {state}" for name in ("sda", "sdb") for state in ("ok", "degraded")]
+    rows = []
+    for index in range(400):
+        level = "WARN" if index % 7 == 0 else "INFO"
+        rows.append(f"Jul  1 10:{index // 60 % 60:02d}:{index % 60:02d} {hosts[index % 4]} {level} "
+                    f"{events[(index // 4) % len(events)]}")
+    return "\n".join(rows)
+
+
+def test_interchangeable_leading_fields_leave_the_template_lines_and_are_stated() -> None:
+    digest = distill_log(_host_log(), 3000, DEFAULT_ENCODING)
+    lines = digest.rendering.split("\n")
+    assert lines[1].startswith("template and ! lines leave out the first 1 space-separated field after the clock")
+    assert "alpha|bravo|charlie-<*>|…" in lines[1]
+    templates = [line for line in lines if line.startswith(TIMES)]
+    # Hosts no longer split one event into four templates; the level stays in every template line.
+    assert len(templates) == digest.templates <= 16
+    assert all(" INFO " in line or " WARN " in line for line in templates)
+    assert not any("alpha" in line or "bravo" in line for line in templates)
+    # The examples are real lines, with their host.
+    assert any(line.strip().startswith("e.g. Jul  1 10:00:00 alpha") for line in lines)
+
+
+def test_a_field_that_tells_events_apart_stays() -> None:
+    rows = [f"2024-05-01 10:00:{k % 60:02d} {('Accepted', 'Failed', 'Started')[k % 3]} job {k}" for k in range(300)]
+    rendering = distill_log("\n".join(rows), 2000, DEFAULT_ENCODING).rendering
+    assert "leave out" not in rendering
+    assert f"{TIMES}100 Accepted job <*>" in rendering
+
+
+def test_window_of_reads_two_digit_years_and_skips_undated_shapes() -> None:
+    stamps = ["081109 203615", "081110 101010", "081109 203518"]
+    assert window_of(stamps) == ("2008-11-09T20:35:18Z", "2008-11-10T10:10:10Z")
+    # Across the 1970 pivot text order is not time order: every stamp is read.
+    assert window_of(["691231 000000", "700101 000000"]) == ("1970-01-01T00:00:00Z", "2069-12-31T00:00:00Z")
+    assert window_of(["Jul 20 18:00:01", "Jul 21 18:00:01"]) == (None, None)
