@@ -36,6 +36,24 @@ async def connect_as(url: str, directory: Path, user: str, errors: list[str]) ->
     return await connect(settings, name=f"test-{user}", error_cb=record)
 
 
+async def provisioned_with_organs(
+    url: str, directory: Path, workers: list[subprocess.Popen[bytes]], errors: list[str]
+) -> Tract:
+    """Provision as admin, then start each organ as its own least-privileged user; returns the admin."""
+    admin = await connect_as(url, directory, "admin", errors)
+    await provision(admin)
+    for organ in ("stomach", "absorption", "border"):
+        workers.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "organs.cli", "worker", organ, "--nats", url],
+                env={**os.environ, **organ_environment(directory, organ)},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+        )
+    return admin
+
+
 @pytest.fixture
 def secured(tmp_path: Path):  # type: ignore[no-untyped-def]
     directory = generate_security(tmp_path / "security")
@@ -54,17 +72,7 @@ def secured(tmp_path: Path):  # type: ignore[no-untyped-def]
 async def test_organs_with_least_privilege_deliver_a_signed_prompt(secured) -> None:  # type: ignore[no-untyped-def]
     server, directory, workers = secured
     errors: list[str] = []
-    admin = await connect_as(server.url, directory, "admin", errors)
-    await provision(admin)
-    for organ in ("stomach", "absorption", "border"):
-        workers.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "organs.cli", "worker", organ, "--nats", server.url],
-                env={**os.environ, **organ_environment(directory, organ)},
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-            )
-        )
+    admin = await provisioned_with_organs(server.url, directory, workers, errors)
     host = await connect_as(server.url, directory, "host", errors)
     _, outcome = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="ana"), timeout=60)
     assert isinstance(outcome.payload, Admitted), outcome.payload
@@ -111,16 +119,7 @@ async def test_an_unprivileged_client_can_neither_feed_the_border_nor_read_the_b
 async def test_a_forged_yield_from_a_client_with_publish_rights_is_rejected(secured) -> None:  # type: ignore[no-untyped-def]
     server, directory, workers = secured
     errors: list[str] = []
-    admin = await connect_as(server.url, directory, "admin", errors)
-    await provision(admin)
-    for organ in ("stomach", "absorption", "border"):
-        workers.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "organs.cli", "worker", organ, "--nats", server.url],
-                env={**os.environ, **organ_environment(directory, organ)},
-                stdout=subprocess.DEVNULL,
-            )
-        )
+    admin = await provisioned_with_organs(server.url, directory, workers, errors)
     host = await connect_as(server.url, directory, "host", errors)
     await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="ana"), timeout=60)
     [genuine_msg] = await (
