@@ -1,22 +1,28 @@
 """The tract (stomach → absorption → border) against a raw three-hop JetStream relay.
 
-    python -m bench.tract_bench [--n 500] [--warmup 30] [--paced 120] [--variants tract,raw,faststream]
-    python -m bench.tract_bench --profile stomach      # one organ under pyinstrument
+    python -m bench.tract_bench [--n 500] [--paced 100] [--rate 10] [--variants tract,tract-full,raw,faststream,cores]
+    python -m bench.tract_bench --profile stomach      # one organ under pyinstrument (tract-full only)
 
 Each variant gets a fresh embedded nats-server and its own worker processes
-(one per hop; ``--replicas`` per hop for the scaling bench). The producer
-pre-encodes every input and publishes pipelined with ``publish_async`` and a
-``Nats-Msg-Id``; a core subscription on the last subject(s) is the sink.
+(one per hop, or ``replicas`` per hop for the scaling bench), all stopped at
+the end. The producer pre-encodes every input and publishes pipelined with
+``publish_async`` and a ``Nats-Msg-Id``; core subscriptions on the last
+subject(s) are the sink (plus ``ichor.dlq.>`` for the tract's dead letters).
 
-* **burst**: N inputs published back to back; throughput = outputs / (last
-  arrival - first send); latency = arrival - send, so under a burst it includes
-  the queueing behind earlier inputs.
-* **paced**: inputs published at a fixed rate all variants can sustain (half
-  the tract's burst throughput, capped), so latency is per-input service time
-  with little queueing.
+Phases, in order, after a warm-up:
 
-The relays carry the very bytes of the tract's input envelopes. Tract outputs
-are matched to inputs by the envelope's trace id; relay outputs by a header.
+* **paced**: inputs published at a fixed rate every variant sustains (open
+  loop), so latency = arrival - send is service time with little queueing;
+* **burst**: N inputs back to back; throughput = outputs / (last arrival -
+  first send); latency then includes queueing behind earlier inputs. Relays
+  run three bursts and the median counts.
+
+Variants: ``tract`` (default config: the stomach steps down under backlog),
+``tract-full`` (every paste at full tier), ``raw`` (bench/relay_hop.py),
+``faststream`` (bench/faststream_hop.py), ``cores`` (the pure cores in-process,
+no bus). The relays carry the very bytes of the tract's input envelopes. Tract
+outputs are matched to inputs by the envelope's trace id; relay outputs by a
+header. CPU per input of every process is read from /proc during the bursts.
 """
 
 from __future__ import annotations

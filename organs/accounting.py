@@ -7,6 +7,7 @@ token (``<|endoftext|>``) is counted as the text it is, never rejected.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import tiktoken
@@ -28,10 +29,19 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
     return len(encoding_for(encoding).encode_ordinary(text))
 
 
+# Below this many characters in all, starting threads costs more than it saves.
+THREADED_COUNT_CHARS = 64 * 1024
+_counting_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ichor-tokens")
+
+
 def count_tokens_many(texts: list[str], encoding: str = DEFAULT_ENCODING, num_threads: int = 2) -> list[int]:
-    """Counts for many texts, tokenised on worker threads (tiktoken releases the GIL)."""
-    batches = encoding_for(encoding).encode_ordinary_batch(texts, num_threads=num_threads)
-    return [len(tokens) for tokens in batches]
+    """Counts for many texts; large inputs are tokenised on a long-lived pool (tiktoken releases the GIL).
+
+    ``num_threads`` of 1 or less counts inline, for a caller already on a worker thread.
+    """
+    if num_threads <= 1 or sum(len(text) for text in texts) < THREADED_COUNT_CHARS:
+        return [count_tokens(text, encoding) for text in texts]
+    return list(_counting_pool.map(lambda text: count_tokens(text, encoding), texts))
 
 
 def yield_cost(goal: str, anchors: Sequence[str], frames: Sequence[Frame], encoding: str = DEFAULT_ENCODING) -> int:

@@ -78,6 +78,8 @@ def _organ_builder(organ: str, settings: BusSettings) -> OrganBuilder:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    # Before the organ is built: its loggers bind at build time and must render JSON.
+    configure_logging()
     settings = BusSettings.from_env(args.nats)
     run_organ(args.organ, settings, _organ_builder(args.organ, settings))
     return 0

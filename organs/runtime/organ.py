@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from envelopes.ids import utc_now
+from organs.accounting import DEFAULT_ENCODING, encoding_for
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.discovery import register_service
 from organs.runtime.logs import configure_logging, get_logger
@@ -41,6 +42,8 @@ async def serve_organ(
     async def error(exception: Exception) -> None:
         log.warning("bus.error", error=repr(exception))
 
+    # Load the tokenizer now, not on the first envelope.
+    await asyncio.to_thread(encoding_for, DEFAULT_ENCODING)
     tract = await connect(
         settings,
         name=f"ichor-{organ}-{settings.instance}",

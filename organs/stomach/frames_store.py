@@ -35,21 +35,31 @@ def _hex(ref: str) -> str:
 class FrameStore:
     """The frames object store and the frame index, with a small cache of pastes."""
 
-    def __init__(self, tract: Tract, cached_pastes: int = 16) -> None:
+    def __init__(self, tract: Tract, cached_pastes: int = 16, remembered_refs: int = 65536) -> None:
         self.tract = tract
         self._cache: OrderedDict[str, str] = OrderedDict()
         self._cache_size = cached_pastes
+        # A ref is the hash of its content, so "already stored" never goes stale.
+        self._stored: OrderedDict[str, None] = OrderedDict()
+        self._stored_size = remembered_refs
+        self._store: ObjectStore | None = None
 
     async def _objects(self) -> ObjectStore:
-        return await self.tract.js.object_store(self.tract.subjects.frames_bucket)
+        if self._store is None:
+            self._store = await self.tract.js.object_store(self.tract.subjects.frames_bucket)
+        return self._store
 
     async def put_paste(self, text: str, ref: str) -> None:
         """Store the paste under ``ref`` unless it is already there."""
-        store = await self._objects()
-        try:
-            await store.get_info(_hex(ref))
-        except ObjectNotFoundError:
-            await store.put(_hex(ref), text.encode("utf-8", "surrogatepass"))
+        if ref not in self._stored:
+            store = await self._objects()
+            try:
+                await store.get_info(_hex(ref))
+            except ObjectNotFoundError:
+                await store.put(_hex(ref), text.encode("utf-8", "surrogatepass"))
+            self._stored[ref] = None
+            while len(self._stored) > self._stored_size:
+                self._stored.popitem(last=False)
         self._remember(ref, text)
 
     async def get_paste(self, ref: str) -> str:

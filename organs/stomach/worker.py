@@ -109,8 +109,7 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
 
         async def digest(text: str, ingest_config: IngestConfig, intent: str | None) -> IngestBundle:
             bundle = await asyncio.to_thread(ingest_paste, text, ingest_config, intent=intent)
-            await store.put_paste(text, bundle.source_digest)
-            await store.index(_frame_records(bundle))
+            await asyncio.gather(store.put_paste(text, bundle.source_digest), store.index(_frame_records(bundle)))
             return bundle
 
         async def handle_paste(envelope: Envelope, delivery: Delivery) -> Sequence[Output]:

@@ -99,3 +99,13 @@ def test_window_of_reads_two_digit_years_and_skips_undated_shapes() -> None:
     # Across the 1970 pivot text order is not time order: every stamp is read.
     assert window_of(["691231 000000", "700101 000000"]) == ("1970-01-01T00:00:00Z", "2069-12-31T00:00:00Z")
     assert window_of(["Jul 20 18:00:01", "Jul 21 18:00:01"]) == (None, None)
+
+
+def test_space_padded_header_columns_are_fields_not_empty_words() -> None:
+    rows = []
+    for index in range(300):
+        pid, tid = (17, 2395) if index % 2 else (1702, 8)
+        rows.append(f"03-17 16:13:{index % 60:02d}.811 {pid:>5} {tid:>5} D Power: acquire lock={index} flags=0x1")
+    digest = distill_log("\n".join(rows), 2000, DEFAULT_ENCODING)
+    assert "leave out the first 2 space-separated fields after the clock" in digest.rendering
+    assert f"{TIMES}300 D Power: acquire lock=<*> flags=0x1" in digest.rendering

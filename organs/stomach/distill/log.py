@@ -2,36 +2,44 @@
 
 A line's template key is the line with its variable fields masked as ``<*>``:
 any token carrying a digit (numbers, ids, hex, IPs, UUIDs, versions, paths with
-digits; a digit-free lead such as ``attempt_`` or ``node-`` stays), quoted
-values, ``key=value`` values and digit-free absolute paths; side-by-side
-wildcards collapse into one. The leading timestamp is set aside first, so it
-never splits a template. Templates that differ in one word are merged with
-``<*>`` there when that word takes at least ``MERGE_MIN_VARIANTS`` values (user
-names, host names), or two values when one of them is already partly variable
-and the line has enough other words to be the same event; two or three plain
-values (``opened``/``closed``) are kept apart, because they are usually
-different events. When most lines open with a clock, a line without one
-continues the record above it, so a stack trace inside a log stays with the line
-that announced it.
+digits; a digit-free lead such as ``attempt_`` or ``node-`` stays, and so do a
+lone leading ``/`` and a trailing ``.``, ``:`` or ``-``), quoted values,
+``key=value`` values and digit-free absolute paths; side-by-side wildcards
+collapse into one. The leading timestamp is set aside first, so it never splits
+a template. Then leading header fields are set aside too when the log has them
+(see ``_header_columns``): fields that hold one value in nearly every line (a
+host, a pid, an epoch) or whose values are interchangeable (the same event
+logged by several hosts), never a level. What they held is stated once, under
+the header line, and the example lines still show them. Templates that differ
+in one word are merged with ``<*>`` there when that word takes at least
+``MERGE_MIN_VARIANTS`` values (user names, host names), or two values when one
+of them is already partly variable and the line has enough other words to be the
+same event; two or three plain values (``opened``/``closed``) are kept apart,
+because they are usually different events. When most lines open with a clock, a
+line without one continues the record above it, so a stack trace inside a log
+stays with the line that announced it.
 
 The rendering lists templates in order of first appearance. Each shown template
-gets one line, ``×count`` and the template with ``<*>`` only where a field
-varies among its first, second and last lines, before any template gets extras:
-then real example lines (alert templates first), then distinct warn/error lines
-with their repeat counts. Tight budgets drop whole templates, least frequent
-non-alert and longest first, and the rendering says exactly how many templates
-and lines, and how many alert lines of shown templates, it did not show. Very
-long lines keep their head and tail around a counted ``…`` marker. Nothing here
-knows a particular log format beyond the generic signals in
-``organs.stomach.signals``.
+gets one line, ``×count`` and the template with ``<*>`` where a field varies
+among its first, second and last lines or is a long constant (an id), before any
+template gets extras: then real example lines (alert templates first), then
+distinct warn/error lines with their repeat counts. Tight budgets drop whole
+templates, non-alert and longest first, and the rendering says
+exactly how many templates and lines, and how many alert lines of shown
+templates, it did not show. Very long lines keep their head and tail around a
+counted ``…`` marker. Nothing here knows a particular log format beyond the
+generic signals in ``organs.stomach.signals``.
 
 Lines are keyed with their digits flattened to ``0`` (a C-speed translate), so
-masking and level detection run once per distinct shape, not once per line.
+masking and level detection run once per distinct shape, not once per line, and
+masking runs once per distinct word. Template lines are spelled out only when
+the budget fit reaches them.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -65,6 +73,7 @@ _ESTIMATE_SAMPLE_CHARS = 4_096
 _FIT_ROUNDS = 5
 _MERGE_CONTEXT_WORDS = 4
 _WILDCARD = "<*>"
+_MASK_MARK = re.compile(r"[0-9=/]")
 _DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
 
 _VARIABLE = re.compile(
@@ -101,16 +110,28 @@ def _mask_by_words(body: str, words: dict[str, str]) -> str:
     a quote character, or longer than the masked prefix, take the line-wide path.
     Words repeat across lines far more than lines do, so most words cost a lookup.
     """
+    masked_words = _word_masks(body, words)
+    return mask_variables(body) if masked_words is None else _joined(masked_words)
+
+
+def _word_masks(body: str, words: dict[str, str]) -> tuple[str, ...] | None:
+    """Each word of ``body`` masked on its own, or ``None`` when the body needs the line-wide path."""
     if len(body) > _MASK_PREFIX or '"' in body or "'" in body:
-        return mask_variables(body)
+        return None
     pieces = []
     for word in body.split(" "):
         masked_word = words.get(word)
         if masked_word is None:
-            masked_word = _VARIABLE.sub(_WILDCARD, word)
+            # Without a digit, ``=`` or ``/`` no alternative can match (quotes were ruled out above).
+            plain = word.isascii() and _MASK_MARK.search(word) is None
+            masked_word = word if plain else _VARIABLE.sub(_WILDCARD, word)
             words[word] = masked_word
         pieces.append(masked_word)
-    masked = " ".join(pieces)
+    return tuple(pieces)
+
+
+def _joined(masked_words: tuple[str, ...]) -> str:
+    masked = " ".join(masked_words)
     return _WILDCARD_RUN.sub(_WILDCARD, masked) if "> <*>" in masked else masked
 
 
@@ -131,6 +152,9 @@ class _Shape:
     stamp_end: int
     masked: str
     alert: bool
+    # The body's space-separated words, each masked on its own (one per word of the body, leading
+    # blanks included); empty when the body takes the line-wide masking path.
+    words: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -175,20 +199,10 @@ def _shape_of(key: str, words: dict[str, str]) -> _Shape:
     stamp = leading_stamp(key)
     stamp_end = -1 if stamp is None else stamp.end
     level = level_of(key)
-    return _Shape(
-        stamp_end, _mask_by_words(key[max(stamp_end, 0) :], words), level is not None and level in ALERT_LEVELS
-    )
-
-
-def _masked_words(body: str, words: dict[str, str]) -> list[str]:
-    masked: list[str] = []
-    for word in body.split(" "):
-        masked_word = words.get(word)
-        if masked_word is None:
-            masked_word = _VARIABLE.sub(_WILDCARD, word)
-            words[word] = masked_word
-        masked.append(masked_word)
-    return masked
+    body = key[max(stamp_end, 0) :]
+    masked_words = _word_masks(body, words)
+    masked = mask_variables(body) if masked_words is None else _joined(masked_words)
+    return _Shape(stamp_end, masked, level is not None and level in ALERT_LEVELS, masked_words or ())
 
 
 def _column_summary(values: dict[str, int], total: int) -> str:
@@ -199,18 +213,18 @@ def _column_summary(values: dict[str, int], total: int) -> str:
     return shown + ("|…" if len(ranked) > _HEADER_VALUES_SHOWN else "")
 
 
-def _header_columns(bodies: dict[str, int], words: dict[str, str]) -> _Header:
+def _header_columns(split: list[tuple[tuple[str, ...], int]]) -> _Header:
     """How many leading fields of the record bodies are header, not event: see ``distill_log``.
 
-    ``bodies`` maps each distinct digit-flattened body to how many records have it.
-    A leading field is header when every field before it is, a message follows
-    it in nearly every record, and it either holds one value (masked) in nearly
-    every record (a host, a pid, an epoch) or its values are interchangeable:
-    among the rests of line that recur, a good share recur with several of its
-    values (one event logged by several hosts or processes). A field that tells
-    events apart (a level, a verb) rarely shares its rest of line across values.
+    ``split`` holds each distinct body's masked words (leading blanks dropped) and
+    how many records have it. A leading field is header when every field before
+    it is, a message follows it in nearly every record, no value of it is a level,
+    and it either holds one value (masked) in nearly every record (a host, a pid,
+    an epoch) or its values are interchangeable: among the rests of line that
+    recur, a good share recur with several of its values (one event logged by
+    several hosts or processes). A field that tells events apart (a verb) rarely
+    shares its rest of line across values.
     """
-    split = [(_masked_words(body, words), weight) for body, weight in bodies.items()]
     total = sum(weight for _, weight in split)
     if total < _HEADER_MIN_RECORDS:
         return _NO_HEADER
@@ -250,30 +264,25 @@ def _header_columns(bodies: dict[str, int], words: dict[str, str]) -> _Header:
     return _Header(len(summaries), " ".join(summaries))
 
 
-def _cut(body: str, columns: int) -> int:
-    """Where the body's message starts after ``columns`` header fields, or 0 when nothing would follow them."""
-    position = 0
-    for _ in range(columns):
-        position = body.find(" ", position) + 1
-        if position == 0:
-            return 0
-    return position if position < len(body) else 0
+def _cut(words: list[str] | tuple[str, ...], columns: int) -> int:
+    """How many of the body's space-split words the first ``columns`` fields (non-empty words, the spaces
+    after them included) take, or 0 when no message would follow them."""
+    fields = 0
+    index = 0
+    while index < len(words) and fields < columns:
+        fields += bool(words[index])
+        index += 1
+    while index < len(words) and not words[index]:
+        index += 1
+    return index if fields == columns and index < len(words) else 0
 
 
 def _records(lines: list[str], text: str) -> tuple[_Records, list[_Shape], _Header]:
     """Records (a head line plus its continuation lines), the shape of each record's head, and the header."""
-    shapes_by_key: dict[str, _Shape] = {}
     words: dict[str, str] = {}
-    line_shapes: list[_Shape] = []
-    append = line_shapes.append
-    known = shapes_by_key.get
     keys = text.translate(_DIGITS_TO_ZERO).split("\n")
-    for key in keys:
-        shape = known(key)
-        if shape is None:
-            shape = _shape_of(key, words)
-            shapes_by_key[key] = shape
-        append(shape)
+    shapes_by_key = {key: _shape_of(key, words) for key in dict.fromkeys(keys)}
+    line_shapes = [shapes_by_key[key] for key in keys]
     stamp_ends = [shape.stamp_end for shape in line_shapes]
     count = len(stamp_ends)
     clocked = count - stamp_ends.count(-1)
@@ -283,7 +292,6 @@ def _records(lines: list[str], text: str) -> tuple[_Records, list[_Shape], _Head
         ends = list(range(1, count + 1))
         stamps = [max(end, 0) for end in stamp_ends]
         heads = line_shapes
-        head_keys = keys
     else:
         starts, ends, stamps, heads = [], [], [], []
         for index, shape in enumerate(line_shapes):
@@ -294,30 +302,32 @@ def _records(lines: list[str], text: str) -> tuple[_Records, list[_Shape], _Head
                 ends.append(index + 1)
                 stamps.append(max(shape.stamp_end, 0))
                 heads.append(shape)
-        head_keys = [keys[start] for start in starts]
-    bodies: dict[str, int] = {}
-    for key, stamp in zip(head_keys, stamps, strict=True):
-        body = key[stamp:].lstrip(" ")
-        bodies[body] = bodies.get(body, 0) + 1
-    header = _header_columns(bodies, words)
+    weights = Counter(map(id, heads))
+    # Fields are the non-empty words: columns padded with several spaces stay aligned.
+    split = [
+        (tuple(word for word in shape.words if word), weights[id(shape)])
+        for shape in shapes_by_key.values()
+        if shape.words and id(shape) in weights
+    ]
+    header = _header_columns(split)
     if not header.columns:
         return _Records(starts, ends, stamps, stamps), heads, header
-    cut_shapes: dict[str, tuple[_Shape, int]] = {}
-    body_starts: list[int] = []
-    cut_heads: list[_Shape] = []
-    for key, stamp, shape in zip(head_keys, stamps, heads, strict=True):
-        known_cut = cut_shapes.get(key)
-        if known_cut is None:
-            body = key[stamp:]
-            lead = len(body) - len(body.lstrip(" "))
-            cut = _cut(body[lead:], header.columns)
-            cut = cut + lead if cut else 0
-            rest = key[stamp + cut :]
-            known_cut = (_Shape(shape.stamp_end, _mask_by_words(rest, words), shape.alert) if cut else shape), cut
-            cut_shapes[key] = known_cut
-        cut_heads.append(known_cut[0])
-        body_starts.append(stamp + known_cut[1])
-    return _Records(starts, ends, stamps, body_starts), cut_heads, header
+    cut_shapes: dict[int, tuple[_Shape, int]] = {}
+    for key, shape in shapes_by_key.items():
+        if id(shape) not in weights:
+            continue
+        body = key[max(shape.stamp_end, 0) :]
+        raw_words = body.split(" ")
+        cut = _cut(raw_words, header.columns)
+        if not cut:
+            cut_shapes[id(shape)] = shape, 0
+            continue
+        offset = sum(len(word) for word in raw_words[:cut]) + cut
+        masked = _joined(shape.words[cut:]) if shape.words else mask_variables(body[offset:])
+        cut_shapes[id(shape)] = _Shape(shape.stamp_end, masked, shape.alert), offset
+    cuts = [cut_shapes[id(shape)] for shape in heads]
+    body_starts = [stamp + cut[1] for stamp, cut in zip(stamps, cuts, strict=True)]
+    return _Records(starts, ends, stamps, body_starts), [cut[0] for cut in cuts], header
 
 
 def _mine(lines: list[str], records: _Records, heads: list[_Shape]) -> list[_Template]:
@@ -682,7 +692,7 @@ def _render(header: str, chosen: list[_Piece], templates: list[_Template]) -> st
     body = [piece.text or "" for piece in sorted(chosen, key=lambda piece: (piece.template, piece.slot))]
     legend = (
         f"templates by first appearance ({TIMES}count, then the line with {_WILDCARD} where a field varies "
-        "among its first, second and last lines; e.g. a real line; ! a distinct alert line)"
+        "among its first, second and last lines or is a long id; e.g. a real line; ! a distinct alert line)"
     )
     lines = [header, legend, *body]
     omitted = [template for index, template in enumerate(templates) if index not in shown]
