@@ -82,13 +82,15 @@ def additive_chunks(text: str, chunk_chars: int = _CHUNK_CHARS) -> list[str]:
     pieces. Tokens are BPE-encoded per pre-token piece, so it is enough that the
     pieces pre-tokenize exactly as ``text`` does. At a cut ``…X\\n|Y…``: no
     alternative starting at the newline can take ``Y`` (it is not whitespace), and
-    a token that takes the newline starts at ``X`` only through a trailing
-    ``[\\r\\n]*`` that stops before ``Y``; so the cut is a token boundary of
-    ``text``. The pattern has no look-behind, so scanning the right piece from its
-    start is scanning ``text`` from the cut; in the left piece only ``\\s++$`` can
-    newly fire, on that final newline, giving the same one-newline token that
-    ``\\s*[\\r\\n]`` gives inside ``text``. Tests check the sum against one
-    encoding of the whole text, on the corpus and on generated text.
+    the only token that can take the newline without starting there is a
+    punctuation run ending at ``X``, whose trailing ``[\\r\\n]*+`` stops before
+    ``Y``; so the cut is a token boundary of ``text``. The pattern has no
+    look-behind, so scanning the right piece from its start is scanning ``text``
+    from the cut; in the left piece only ``\\s++$`` can newly fire,
+    on that final newline, giving the same one-newline token that ``\\s*[\\r\\n]``
+    gives inside ``text``. Tests check the sum against one
+    encoding of the whole text, on the corpus and on generated text. Encodings
+    with any other pattern are counted over whole segments (``_count_exactly``).
     """
     chunks: list[str] = []
     start = 0
