@@ -47,25 +47,45 @@ def encode_json(value: Any) -> bytes:
     return _json_encoder.encode(value)
 
 
+def _too_deep(error: RecursionError) -> msgspec.DecodeError:
+    # msgspec walks into fields it skips; nesting past the interpreter's limit is bad input, not a crash.
+    return msgspec.DecodeError(f"input nested too deeply to decode: {error}")
+
+
 def decode(data: bytes) -> Envelope:
     """Decode an envelope from msgpack; raises one of ``DecodeError``."""
-    return _envelope_decoder.decode(data)
+    try:
+        return _envelope_decoder.decode(data)
+    except RecursionError as error:
+        raise _too_deep(error) from error
 
 
 def decode_json(data: bytes | str) -> Envelope:
-    return _envelope_json_decoder.decode(data)
+    try:
+        return _envelope_json_decoder.decode(data)
+    except RecursionError as error:
+        raise _too_deep(error) from error
 
 
 def decode_frame_request(data: bytes) -> FrameRequest:
-    return _frame_request_decoder.decode(data)
+    try:
+        return _frame_request_decoder.decode(data)
+    except RecursionError as error:
+        raise _too_deep(error) from error
 
 
 def decode_frame_reply(data: bytes) -> FrameReply:
-    return _frame_reply_decoder.decode(data)
+    try:
+        return _frame_reply_decoder.decode(data)
+    except RecursionError as error:
+        raise _too_deep(error) from error
 
 
 def decode_frame_record(data: bytes) -> FrameRecord:
-    return _frame_record_decoder.decode(data)
+    try:
+        return _frame_record_decoder.decode(data)
+    except RecursionError as error:
+        raise _too_deep(error) from error
 
 
 def envelope_schema() -> dict[str, Any]:

@@ -31,7 +31,8 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
 
 # Below this many characters in all, starting threads costs more than it saves.
 THREADED_COUNT_CHARS = 64 * 1024
-_counting_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ichor-tokens")
+_POOL_THREADS = 2
+_counting_pool = ThreadPoolExecutor(max_workers=_POOL_THREADS, thread_name_prefix="ichor-tokens")
 
 
 def count_tokens_many(texts: list[str], encoding: str = DEFAULT_ENCODING, num_threads: int = 2) -> list[int]:
@@ -41,7 +42,11 @@ def count_tokens_many(texts: list[str], encoding: str = DEFAULT_ENCODING, num_th
     """
     if num_threads <= 1 or sum(len(text) for text in texts) < THREADED_COUNT_CHARS:
         return [count_tokens(text, encoding) for text in texts]
-    return list(_counting_pool.map(lambda text: count_tokens(text, encoding), texts))
+    # One task per worker, each counting a contiguous share: per-text futures cost more than they save.
+    share = -(-len(texts) // _POOL_THREADS)
+    groups = [texts[start : start + share] for start in range(0, len(texts), share)]
+    counted = _counting_pool.map(lambda group: [count_tokens(text, encoding) for text in group], groups)
+    return [count for group_counts in counted for count in group_counts]
 
 
 def yield_cost(goal: str, anchors: Sequence[str], frames: Sequence[Frame], encoding: str = DEFAULT_ENCODING) -> int:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from envelopes.types import AnyProvenance, CacheScope, CompiledPrompt, Diagnostic, InspectionEntry, Trust
-from organs.accounting import DEFAULT_ENCODING, count_tokens, encoding_for
+from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_many, encoding_for
 from organs.border.errors import (
     ConflictError,
     InvalidPromptInputError,
@@ -405,13 +405,10 @@ def compile(
     entries = _ordered_entries(modules)
     resolved, resolution_diagnostics = _resolve(entries)
     candidates = [index for index in range(len(entries)) if index not in resolved]
+    contents = [entries[index].segment.content for index in candidates]
     measures = {
-        index: _Rendered(
-            entries[index].segment.content,
-            len(entries[index].segment.content.encode("utf-8")),
-            count_tokens(entries[index].segment.content, encoding),
-        )
-        for index in candidates
+        index: _Rendered(content, len(content.encode("utf-8")), tokens)
+        for index, content, tokens in zip(candidates, contents, count_tokens_many(contents, encoding), strict=True)
     }
     tightening = 0
     while True:

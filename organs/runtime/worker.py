@@ -196,10 +196,17 @@ class Worker:
 
     async def _process(self, msg: Msg) -> None:
         started = time.perf_counter()
-        handled = await self._handle(msg, started)
-        if handled is not None:
-            envelope, futures = handled
-            await self._settle(msg, envelope, futures, started)
+        try:
+            handled = await self._handle(msg, started)
+            if handled is not None:
+                envelope, futures = handled
+                await self._settle(msg, envelope, futures, started)
+        except Exception as error:
+            # Whatever slipped past the handling above, the worker lives on and the
+            # input comes back after its ack wait; it is never acked, so never lost.
+            self.stats.errors += 1
+            self.stats.last_error = f"unexpected {type(error).__name__}: {error}"
+            self.log.exception("envelope.unexpected_error", outcome="unacked", error=repr(error))
 
     async def _handle(self, msg: Msg, started: float) -> tuple[Envelope, list[asyncio.Future[Any]]] | None:
         try:
@@ -239,6 +246,10 @@ class Worker:
             ]
         except BUS_OR_STALL_ERRORS as error:
             await self._retry(msg, envelope, f"publish failed: {error!r}", started)
+            return None
+        except nats.errors.MaxPayloadError as error:
+            # The same input always yields the same too-large output: no retry can help.
+            await self._poison(msg, envelope, f"output larger than the server's max payload: {error}", started)
             return None
         return envelope, futures
 

@@ -244,7 +244,16 @@ def _timestamped_log_rung(lines: list[str]) -> Classification | None:
 
 
 _DELIMITER_AFTER_STAMP = frozenset("|\t,;")
-_FREE_TEXT = re.compile(r"[A-Za-z]{2,}\S* +\S")
+_TWO_LETTERS = re.compile(r"[A-Za-z]{2}")
+
+
+def _reads_as_free_text(field: str) -> bool:
+    """A word with two letters in a row followed by another word: prose, not a value.
+
+    Checked word by word, so the cost stays linear in the field however it is spelled.
+    """
+    words = [word for word in field.split(" ") if word]
+    return any(_TWO_LETTERS.search(word) for word in words[:-1])
 
 
 def _delimited_record_log_rung(lines: list[str]) -> Classification | None:
@@ -256,7 +265,7 @@ def _delimited_record_log_rung(lines: list[str]) -> Classification | None:
         if stamp is None or stamp.end >= len(line) or line[stamp.end] not in _DELIMITER_AFTER_STAMP:
             continue
         last_field = line[line.rfind(line[stamp.end]) + 1 :]
-        if _FREE_TEXT.search(last_field) is not None:
+        if _reads_as_free_text(last_field):
             records += 1
     if records * 2 < len(lines):
         return None
@@ -339,6 +348,8 @@ def _weak_log_rung(lines: list[str]) -> Classification | None:
 
 
 _NOT_SPACE = re.compile(r"[^ ]")
+# Occupied positions with gaps of at most one space: a gutter is two or more.
+_COLUMN_RUN = re.compile(r"1(?:0?1)*")
 
 
 def aligned_columns(lines: list[str]) -> list[tuple[int, int]]:
@@ -348,21 +359,12 @@ def aligned_columns(lines: list[str]) -> list[tuple[int, int]]:
     for line in lines:
         occupied |= int(_NOT_SPACE.sub("1", line).replace(" ", "0")[::-1] or "0", 2)
         width = max(width, len(line))
-    columns: list[tuple[int, int]] = []
-    start = -1
-    gap = 0
-    for position in range(width):
-        if occupied >> position & 1:
-            if start < 0:
-                start = position
-            elif gap >= 2:
-                columns.append((start, position - gap))
-                start = position
-            gap = 0
-        elif start >= 0:
-            gap += 1
-    if start >= 0:
-        columns.append((start, width))
+    # One pass over the occupancy bits, position 0 first: shifting the big int per
+    # position would cost the width squared on one very long line.
+    bits = format(occupied, "b")[::-1] if occupied else ""
+    columns = [(run.start(), run.end()) for run in _COLUMN_RUN.finditer(bits)]
+    if columns:
+        columns[-1] = (columns[-1][0], width)
     return columns
 
 
