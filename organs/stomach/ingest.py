@@ -136,6 +136,9 @@ class IngestConfig:
     shallow_backlog: int = 1
     deferred_backlog: int = 64
     token_threads: int = 2
+    # More blank-line blocks than this and the last one holds the rest whole: a paste of
+    # countless tiny blocks would otherwise cost a report, a classification and memory each.
+    max_blocks: int = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,11 +272,14 @@ class _Plan:
     anchors: list[str] = field(default_factory=list)
 
 
-def _resolve(text: str, intent: str | None) -> _Plan:
+def _resolve(text: str, intent: str | None, max_blocks: int) -> _Plan:
     segments = []
-    for block in split_blocks(text):
+    blocks = split_blocks(text, max_blocks)
+    for block in blocks:
         segment_text = text[block.start : block.end]
         segments.append(_Segment(block, segment_text, classify(segment_text, fenced=block.fenced)))
+    if blocks and blocks[-1].remainder:
+        segments[-1].note = f"; the last of max_blocks {max_blocks} blocks: it holds the rest of the paste whole"
     plan = _Plan(segments)
     for segment in segments:
         if segment.classification.kind == "path_ref":
@@ -289,15 +295,15 @@ def _resolve(text: str, intent: str | None) -> _Plan:
         )
         if stated is not None:
             stated.outcome = "goal"
-            stated.note = "; the stated intent"
+            stated.note += "; the stated intent"
         return plan
     asks = [segment for segment in prose if reads_as_ask(segment.text)]
     if asks:
         for segment in asks:
-            segment.note = "; reads as the ask"
+            segment.note += "; reads as the ask"
     elif prose:
         asks = [prose[-1]]
-        asks[0].note = "; no prose reads as an ask, so the last prose block is the goal"
+        asks[0].note += "; no prose reads as an ask, so the last prose block is the goal"
     for segment in asks:
         segment.outcome = "goal"
         plan.goal_pieces.append(segment.text)
@@ -386,7 +392,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         shallow_backlog=config.shallow_backlog,
         deferred_backlog=config.deferred_backlog,
     )
-    plan = _resolve(text, intent)
+    plan = _resolve(text, intent, config.max_blocks)
     evidence: dict[str, _Evidence] = {}
     for segment in plan.segments:
         if segment.outcome != "frame":

@@ -18,6 +18,8 @@ class Block:
     start: int
     end: int
     fenced: bool
+    # The block that holds the rest of a paste cut at ``max_blocks``.
+    remainder: bool = False
 
 
 def _is_fence(text: str, start: int, end: int) -> bool:
@@ -28,7 +30,12 @@ def _is_fence(text: str, start: int, end: int) -> bool:
     return text.startswith("```", position, end)
 
 
-def split_blocks(text: str) -> list[Block]:
+def split_blocks(text: str, max_blocks: int | None = None) -> list[Block]:
+    """The paste's blocks in order; with ``max_blocks``, the last one holds all the rest.
+
+    The cap bounds the work and memory a paste of countless tiny blocks can demand;
+    the remainder is still one span, so nothing leaves the spans but whitespace.
+    """
     blocks: list[Block] = []
     block_start = -1
     last_content_end = -1
@@ -39,6 +46,12 @@ def split_blocks(text: str) -> list[Block]:
         newline = text.find("\n", position)
         line_end = length if newline < 0 else newline
         next_position = line_end + 1
+        starts_block = (
+            fence_start < 0 and block_start < 0 and not (text[position:line_end].isspace() or position == line_end)
+        )
+        if max_blocks is not None and starts_block and len(blocks) >= max_blocks - 1:
+            blocks.append(Block(position, _rstrip_end(text, position, length), fenced=False, remainder=True))
+            return blocks
         if fence_start >= 0:
             if _is_fence(text, position, line_end):
                 blocks.append(Block(fence_start, _rstrip_end(text, fence_start, line_end), fenced=True))

@@ -46,6 +46,7 @@ def ingest_config_from_env() -> IngestConfig:
         ("deferred_chars", "ICHOR_DEFERRED_CHARS"),
         ("shallow_backlog", "ICHOR_SHALLOW_BACKLOG"),
         ("deferred_backlog", "ICHOR_DEFERRED_BACKLOG"),
+        ("max_blocks", "ICHOR_MAX_BLOCKS"),
     ):
         if os.environ.get(variable):
             overrides[field] = int(os.environ[variable])
