@@ -457,32 +457,26 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
 def _report(index: int, segment: _Segment, served: dict[str, Frame], tokens: dict[str, int]) -> SegmentReport:
     span = (segment.block.start, segment.block.end)
     reason = segment.classification.reason + segment.note
+    frame_id = None
     if segment.outcome in ("frame", "duplicate") and segment.frame_id is not None:
         frame = served[segment.frame_id]
+        frame_id, before = segment.frame_id, frame.full_tokens
         if segment.outcome == "duplicate":
             reason += "; identical to an earlier segment"
             after = 0
         else:
             reason += f"; served {frame.representation}"
             after = frame.token_cost
-        return SegmentReport(
-            index=index,
-            kind=segment.classification.kind,
-            span=span,
-            outcome=segment.outcome,
-            reason=reason,
-            frame_id=segment.frame_id,
-            tokens_before=frame.full_tokens,
-            tokens_after=after,
-        )
-    before = tokens.get(segment.text, 0)
-    after = before if segment.outcome == "goal" else 0
+    else:
+        before = tokens.get(segment.text, 0)
+        after = before if segment.outcome == "goal" else 0
     return SegmentReport(
         index=index,
         kind=segment.classification.kind,
         span=span,
         outcome=segment.outcome,
         reason=reason,
+        frame_id=frame_id,
         tokens_before=before,
         tokens_after=after,
     )
