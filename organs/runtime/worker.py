@@ -20,7 +20,7 @@ import os
 import signal
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import nats.errors
@@ -71,7 +71,6 @@ class Delivery:
 
     subject: str
     num_pending: int
-    num_delivered: int
 
 
 Handler = Callable[[Envelope, Delivery], Awaitable[Sequence[Output]]]
@@ -102,7 +101,6 @@ class WorkerStats:
     total_ms: float = 0.0
     last_error: str = ""
     last_pending: int = 0
-    started_at: str = field(default_factory=utc_now)
 
     @property
     def average_ms(self) -> float:
@@ -215,9 +213,7 @@ class Worker:
             await self._poison(msg, None, f"undecodable envelope: {error}", started)
             return None
         metadata = msg.metadata
-        delivery = Delivery(
-            subject=msg.subject, num_pending=metadata.num_pending or 0, num_delivered=metadata.num_delivered or 1
-        )
+        delivery = Delivery(subject=msg.subject, num_pending=metadata.num_pending or 0)
         self.stats.last_pending = delivery.num_pending
         try:
             with hop_span(self.spec.organ, envelope):
