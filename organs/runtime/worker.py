@@ -54,6 +54,11 @@ BUS_OR_API_ERRORS: tuple[type[BaseException], ...] = (*BUS_ERRORS, nats.js.error
 BUS_OR_STALL_ERRORS: tuple[type[BaseException], ...] = (*BUS_ERRORS, nats.js.errors.TooManyStalledMsgsError)
 
 
+# How long a publish ack or an ack confirmation may take before the input is
+# nak'ed: a stream answers in milliseconds, so a longer wait means the broker is
+# away, and the input is better retried than waited on.
+CONFIRM_TIMEOUT_S = 3.0
+
 # Fault injection for the crash tests: die after the outputs are stored but
 # before the input is acked, the window exactly-once must survive.
 _KILL_BEFORE_ACK = os.environ.get("ICHOR_FAULT_KILL_BEFORE_ACK") == "1"
@@ -251,10 +256,10 @@ class Worker:
 
     async def _settle(self, msg: Msg, envelope: Envelope, futures: list[asyncio.Future[Any]], started: float) -> None:
         try:
-            await asyncio.wait_for(asyncio.gather(*futures), timeout=10.0)
+            await asyncio.wait_for(asyncio.gather(*futures), timeout=CONFIRM_TIMEOUT_S)
             if _KILL_BEFORE_ACK:
                 os.kill(os.getpid(), signal.SIGKILL)
-            await msg.ack_sync(timeout=5.0)
+            await msg.ack_sync(timeout=CONFIRM_TIMEOUT_S)
         except BUS_OR_API_ERRORS as error:
             await self._retry(msg, envelope, f"publish or ack not confirmed: {error!r}", started)
             return
