@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from envelopes.types import AnyProvenance, CacheScope, CompiledPrompt, Diagnostic, InspectionEntry, Trust
-from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_many, encoding_for
+from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_exact, count_tokens_many, encoding_for
 from organs.border.errors import (
     ConflictError,
     InvalidPromptInputError,
@@ -390,6 +390,10 @@ def _fit(
     return _Fit(rendered, dispositions, diagnostics)
 
 
+# Below this, a prompt is counted in one piece: splitting it would cost more than it saves.
+_MIN_SHARE_CHARS = 32 * 1024
+
+
 def compile(
     modules: Iterable[PromptModule],
     budget: PromptBudget,
@@ -416,7 +420,8 @@ def compile(
         fit = _fit(entries, candidates, measures, budget.max_bytes, token_limit, encoding)
         kept = [index for index in candidates if index in fit.rendered]
         text = SEPARATOR.join(fit.rendered[index].text for index in kept)
-        tokens = count_tokens(text, encoding)
+        # Exact, and cut where counts provably add up so both cores share the work.
+        [tokens] = count_tokens_exact([text], encoding, chunk_chars=max(len(text) // 2 + 1, _MIN_SHARE_CHARS))
         if budget.max_tokens is None or tokens <= budget.max_tokens:
             break
         # Joining tokenized to more than the parts' sum; tighten by the excess and refit.

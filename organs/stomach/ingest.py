@@ -26,7 +26,7 @@ intent → distill each distinct evidence segment → fit the token budget.
 Token counting of the full segments runs on worker threads (tiktoken releases
 the GIL) while this thread distills, so the full text is encoded exactly once.
 Long segments are cut into chunks at boundaries where counts provably add up
-(see ``additive_chunks``), so both threads stay busy even for a single log.
+(see ``organs.accounting.additive_chunks``), so both threads stay busy even for a single log.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from envelopes.types import DegradationTier, Frame, FrameKind, SegmentKind, SegmentOutcome, SegmentReport
-from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_many, digest_text, encoding_for
+from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_exact, count_tokens_many, digest_text
 from organs.stomach.classify import Classification, classify
 from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import distill_table
@@ -48,7 +48,7 @@ from organs.stomach.split import Block, split_blocks
 from organs.stomach.tiers import choose_tier
 from organs.stomach.timestamps import leading_stamp, window_of
 
-__all__ = ["ContextQuery", "IngestBundle", "IngestConfig", "IngestProvider", "additive_chunks", "ingest_paste"]
+__all__ = ["ContextQuery", "IngestBundle", "IngestConfig", "IngestProvider", "ingest_paste"]
 
 _FRAME_KIND: dict[SegmentKind, FrameKind] = {
     "code": "code",
@@ -62,65 +62,6 @@ _ALERT_LOG_VALUE = 4
 # What a deferred frame's compact rendering aims at when someone asks for it later.
 _LAZY_TARGET_TOKENS = 1024
 _RERENDER_ATTEMPTS = 2
-_CHUNK_CHARS = 256 * 1024
-# Pre-tokenizer patterns for which a chunk boundary of ``additive_chunks`` is proven additive (cl100k).
-_ADDITIVE_PATTERNS = frozenset(
-    [
-        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|"""
-        r"""\s+(?!\S)|\s""",
-    ]
-)
-# Printable ASCII other than the space: the neighbours a chunk boundary needs on both sides.
-_SOLID = frozenset(chr(code) for code in range(0x21, 0x7F))
-
-
-def additive_chunks(text: str, chunk_chars: int = _CHUNK_CHARS) -> list[str]:
-    """``text`` cut after a ``\\n`` that sits between two printable non-space ASCII characters, about every
-    ``chunk_chars`` characters; the pieces join back to ``text``.
-
-    For the cl100k pre-tokenizer the token count of ``text`` is the sum over the
-    pieces. Tokens are BPE-encoded per pre-token piece, so it is enough that the
-    pieces pre-tokenize exactly as ``text`` does. At a cut ``…X\\n|Y…``: no
-    alternative starting at the newline can take ``Y`` (it is not whitespace), and
-    the only token that can take the newline without starting there is a
-    punctuation run ending at ``X``, whose trailing ``[\\r\\n]*+`` stops before
-    ``Y``; so the cut is a token boundary of ``text``. The pattern has no
-    look-behind, so scanning the right piece from its start is scanning ``text``
-    from the cut; in the left piece only ``\\s++$`` can newly fire,
-    on that final newline, giving the same one-newline token that ``\\s*[\\r\\n]``
-    gives inside ``text``. Tests check the sum against one
-    encoding of the whole text, on the corpus and on generated text. Encodings
-    with any other pattern are counted over whole segments (``_count_exactly``).
-    """
-    chunks: list[str] = []
-    start = 0
-    length = len(text)
-    while length - start > chunk_chars:
-        cut = text.find("\n", start + chunk_chars)
-        while cut >= 0 and not (text[cut - 1] in _SOLID and cut + 1 < length and text[cut + 1] in _SOLID):
-            cut = text.find("\n", cut + 1)
-        if cut < 0:
-            break
-        chunks.append(text[start : cut + 1])
-        start = cut + 1
-    chunks.append(text[start:])
-    return chunks
-
-
-def _count_exactly(texts: list[str], encoding: str, threads: int) -> list[int]:
-    """Exact token counts of ``texts``, balanced over ``threads`` by cutting long texts where counts add up."""
-    if encoding_for(encoding)._pat_str not in _ADDITIVE_PATTERNS:
-        return count_tokens_many(texts, encoding, threads)
-    pieces: list[str] = []
-    owners: list[int] = []
-    for index, text in enumerate(texts):
-        for chunk in additive_chunks(text):
-            pieces.append(chunk)
-            owners.append(index)
-    counts = [0] * len(texts)
-    for owner, count in zip(owners, count_tokens_many(pieces, encoding, threads), strict=True):
-        counts[owner] += count
-    return counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,7 +352,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         segment.text for segment in plan.segments if segment.outcome in ("goal", "anchor")
     ]
     with ThreadPoolExecutor(max_workers=1) as pool:
-        full_counts: Future[list[int]] = pool.submit(_count_exactly, counted_texts, encoding, config.token_threads)
+        full_counts: Future[list[int]] = pool.submit(count_tokens_exact, counted_texts, encoding, config.token_threads)
         if tier != "deferred":
             _allocate(items, config.budget_tokens)
             for item in items:

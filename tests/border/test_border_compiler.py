@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from envelopes.types import SystemInternal, UserInput
 from organs.accounting import count_tokens
@@ -373,3 +375,14 @@ def test_a_join_that_tokenizes_longer_than_its_parts_is_refitted() -> None:
     )
     assert compiled.text == first
     assert compiled.tokens <= additive
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.text(alphabet="ab.;:\n -é1", min_size=1, max_size=4000), min_size=20, max_size=40))
+def test_a_large_prompt_counted_in_shares_matches_one_encode(contents: list[str]) -> None:
+    # Large enough that the whole-prompt count is cut into shares counted in parallel.
+    segments = [segment(f"s/{index}", content * 3) for index, content in enumerate(contents) if content.strip()]
+    if not segments:
+        return
+    compiled = compile([module("m", "workspace", *segments)], UNLIMITED)
+    assert compiled.tokens == count_tokens(compiled.text)

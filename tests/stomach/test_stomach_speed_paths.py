@@ -8,10 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from organs.accounting import DEFAULT_ENCODING, count_tokens
+from organs.accounting import DEFAULT_ENCODING, additive_chunks, count_tokens, count_tokens_exact
 from organs.stomach.distill.log import _mask_by_words, distill_log, mask_variables
 from organs.stomach.distill.text import TIMES
-from organs.stomach.ingest import _count_exactly, additive_chunks
 from organs.stomach.timestamps import window_of
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "loghub"
@@ -37,7 +36,7 @@ def test_additive_chunks_add_up_over_the_whole_corpus() -> None:
     chunks = additive_chunks(corpus, 4096)
     assert len(chunks) > 500 and "".join(chunks) == corpus
     whole = count_tokens(corpus)
-    assert _count_exactly([corpus], DEFAULT_ENCODING, 2) == [whole]
+    assert count_tokens_exact([corpus], DEFAULT_ENCODING, 2) == [whole]
     assert sum(count_tokens(chunk) for chunk in chunks) == whole
 
 
