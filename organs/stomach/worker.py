@@ -177,10 +177,8 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
             return [Output(tract.subjects.absorption_in, follow_up)]
 
         async def serve_frame(msg: Any) -> None:
-            reply = encode(await _answer_frame_request(store, msg.data))
-            if len(reply) > tract.nc.max_payload - INLINE_HEADROOM:
-                reply = encode(FrameReply(error=f"the frame is {len(reply):,} bytes, more than one message carries"))
-            await msg.respond(reply)
+            limit = tract.nc.max_payload - INLINE_HEADROOM
+            await msg.respond(encode(await _answer_frame_request(store, msg.data, limit)))
 
         await tract.nc.subscribe(tract.subjects.frames_get, queue="stomach", cb=serve_frame)
         return [
@@ -207,7 +205,8 @@ async def _paste_text(store: FrameStore, paste: Paste) -> str:
         raise PoisonError(f"paste reference {paste.text_ref} is not in the frames store") from error
 
 
-async def _answer_frame_request(store: FrameStore, data: bytes) -> FrameReply:
+async def _answer_frame_request(store: FrameStore, data: bytes, limit: int) -> FrameReply:
+    """The reply to one request; a full frame larger than ``limit`` bytes says where its bytes are instead."""
     try:
         request = decode_frame_request(data)
     except DecodeError as error:
@@ -223,6 +222,14 @@ async def _answer_frame_request(store: FrameStore, data: bytes) -> FrameReply:
         return FrameReply(error=str(error))
     full_text = paste[record.span[0] : record.span[1]]
     compact = record.compact
+    if compact.full_bytes > limit:
+        return FrameReply(
+            error=(
+                f"the full frame is {compact.full_bytes:,} bytes, more than one message carries; its bytes are "
+                f"[{record.span[0]}, {record.span[1]}) of object {record.paste_ref.removeprefix('blake3:')} "
+                f"in the {store.tract.subjects.frames_bucket} object store"
+            )
+        )
     return FrameReply(
         frame=msgspec.structs.replace(
             compact,

@@ -14,6 +14,7 @@ from organs.border.worker import build_border
 from organs.client import fetch_frame, hand_in_paste
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.server import EmbeddedServer
+from organs.stomach import ingest_paste
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, wait_for_count
 from tests.conftest import running_organ
@@ -110,6 +111,13 @@ async def test_a_paste_larger_than_a_message_travels_by_reference(tmp_path: Path
             running_organ("ada_border", settings, build_border(settings)),
         ):
             paste, outcome = await hand_in_paste(tract, text, origin=UserInput(actor="ana"), timeout=60)
+            # Content addresses are the same locally: the log frame is larger than one message.
+            [log_frame] = [frame for frame in ingest_paste(text).provider.frames if frame.kind == "log"]
+            too_big = await fetch_frame(tract, log_frame.id, "full")
+            assert too_big.frame is None and too_big.error is not None
+            assert "object store" in too_big.error and paste.payload.text_ref.removeprefix("blake3:") in too_big.error  # type: ignore[union-attr]
+            compact = await fetch_frame(tract, log_frame.id, "compact")
+            assert compact.frame is not None and compact.frame.representation == "compact"
         assert paste.payload.text_ref == digest_text(text)  # type: ignore[union-attr]
         assert isinstance(outcome.payload, Admitted)
         assert outcome.payload.goal == "Why is the worker so slow?"
