@@ -7,6 +7,7 @@ run. Nothing in here hard-codes a result.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import os
@@ -467,3 +468,16 @@ def parse_rows(output: str) -> list[Row]:
 
 def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def hop_parser(description: str) -> argparse.ArgumentParser:
+    """The arguments every pass-through hop takes, whatever it is written with."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--nats", required=True)
+    parser.add_argument("--stream", required=True)
+    parser.add_argument("--durable", required=True)
+    parser.add_argument("--inbound", required=True)
+    parser.add_argument("--outbound", required=True)
+    parser.add_argument("--tag", required=True, help="appended to the input's Nats-Msg-Id")
+    parser.add_argument("--batch", type=int, default=32)
+    return parser

@@ -18,6 +18,8 @@ import signal
 from faststream import AckPolicy
 from faststream.nats import JStream, NatsBroker, NatsMessage, PullSub
 
+from bench.common import hop_parser
+
 KEY_HEADER = "Bench-Key"
 
 
@@ -56,14 +58,7 @@ async def serve(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nats", required=True)
-    parser.add_argument("--stream", required=True)
-    parser.add_argument("--durable", required=True)
-    parser.add_argument("--inbound", required=True)
-    parser.add_argument("--outbound", required=True)
-    parser.add_argument("--tag", required=True)
-    parser.add_argument("--batch", type=int, default=32)
+    parser = hop_parser(__doc__.splitlines()[0])
     parser.add_argument("--timeout", type=float, default=1.0)
     asyncio.run(serve(parser.parse_args()))
 

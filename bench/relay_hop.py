@@ -23,6 +23,8 @@ import nats
 import nats.errors
 from nats.js import api
 
+from bench.common import hop_parser
+
 KEY_HEADER = "Bench-Key"
 
 
@@ -68,14 +70,7 @@ async def relay(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nats", required=True)
-    parser.add_argument("--stream", required=True)
-    parser.add_argument("--durable", required=True)
-    parser.add_argument("--inbound", required=True)
-    parser.add_argument("--outbound", required=True)
-    parser.add_argument("--tag", required=True, help="appended to the input's Nats-Msg-Id")
-    parser.add_argument("--batch", type=int, default=32)
+    parser = hop_parser(__doc__.splitlines()[0])
     parser.add_argument("--busy-poll", type=float, default=0.02, help="fetch deadline while messages flow (s)")
     parser.add_argument("--idle-poll", type=float, default=1.0, help="long poll for one message when idle (s)")
     asyncio.run(relay(parser.parse_args()))

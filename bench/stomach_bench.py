@@ -106,8 +106,10 @@ def main() -> int:
         ratios.append(ratio)
         recalls.append(file_recall)
         shape = ", ".join(f"{frame.kind}/{frame.representation}" for frame in frames)
-        print(f"{log.name:<20} {texts[log.name].count(chr(10)):>6} {full:>9} {served:>7} {ratio:>6.1f}{TIMES} "
-              f"{file_recall:>7.2f}  {shape}")
+        print(
+            f"{log.name:<20} {texts[log.name].count(chr(10)):>6} {full:>9} {served:>7} {ratio:>6.1f}{TIMES} "
+            f"{file_recall:>7.2f}  {shape}"
+        )
     median_ratio, mean_recall = statistics.median(ratios), statistics.mean(recalls)
 
     corpus = "\n\n".join(text.strip("\n") for text in texts.values())
@@ -136,16 +138,22 @@ def main() -> int:
         print(f"{'Drain3 one example/template (measured here)':<46} {drain[1]:>8.1f}{TIMES} {drain[2]:>7.2f}")
     print(f"{'stomach (this build)':<46} {median_ratio:>8.1f}{TIMES} {mean_recall:>7.2f}")
     print()
-    print(f"compression median {median_ratio:.1f}{TIMES} (goal ≥ {COMPRESSION_GOAL:.0f}{TIMES}): "
-          f"{verdict(median_ratio >= COMPRESSION_GOAL)}")
+    print(
+        f"compression median {median_ratio:.1f}{TIMES} (goal ≥ {COMPRESSION_GOAL:.0f}{TIMES}): "
+        f"{verdict(median_ratio >= COMPRESSION_GOAL)}"
+    )
     print(f"template recall mean {mean_recall:.3f} (goal ≥ {RECALL_GOAL}): {verdict(mean_recall >= RECALL_GOAL)}")
-    print(f"full-tier ingest of the corpus {ingest_best:.3f}s vs one single-threaded encode_ordinary "
-          f"{encode_best:.3f}s (best of {REPEATS}): ratio {speed:.2f} (goal ≤ {SPEED_GOAL}): "
-          f"{verdict(speed <= SPEED_GOAL)}")
+    print(
+        f"full-tier ingest of the corpus {ingest_best:.3f}s vs one single-threaded encode_ordinary "
+        f"{encode_best:.3f}s (best of {REPEATS}): ratio {speed:.2f} (goal ≤ {SPEED_GOAL}): "
+        f"{verdict(speed <= SPEED_GOAL)}"
+    )
     # The wall-clock ratio needs two free cores; the calling thread's own CPU time is the part that
     # cannot overlap the token counting, and shows how much headroom a quiet machine would leave.
-    print(f"  (calling-thread CPU of the ingest {main_cpu_best:.3f}s = {main_cpu_best / encode_best:.2f} of the "
-          f"encode; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(
+        f"  (calling-thread CPU of the ingest {main_cpu_best:.3f}s = {main_cpu_best / encode_best:.2f} of the "
+        f"encode; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
     if drain is not None:
         print(f"ingest vs Drain3 mining ({drain[0]:.3f}s): ratio {ingest_best / drain[0]:.2f}")
     return 0

