@@ -51,6 +51,8 @@ BUS_ERRORS: tuple[type[BaseException], ...] = (
     TransientError,
 )
 BUS_OR_API_ERRORS: tuple[type[BaseException], ...] = (*BUS_ERRORS, nats.js.errors.APIError)
+# Any client error while fetching: bind the consumer anew rather than let the worker die.
+FETCH_ERRORS: tuple[type[BaseException], ...] = (*BUS_OR_API_ERRORS, nats.errors.Error)
 BUS_OR_STALL_ERRORS: tuple[type[BaseException], ...] = (*BUS_ERRORS, nats.js.errors.TooManyStalledMsgsError)
 
 
@@ -182,14 +184,15 @@ class Worker:
                 messages = await subscription.fetch(self.spec.batch, timeout=1.0)
             except (TimeoutError, nats.errors.TimeoutError):
                 continue
-            except BUS_OR_API_ERRORS as error:
+            except FETCH_ERRORS as error:
                 self.log.warning("consumer.fetch_failed", error=repr(error))
                 self._resubscribe.set()
                 await _sleep_unless(stop, 0.5)
                 continue
             await self.process_batch(messages)
         if subscription is not None:
-            await subscription.unsubscribe()
+            with contextlib.suppress(nats.errors.Error):
+                await subscription.unsubscribe()
 
     async def process_batch(self, messages: Sequence[Msg]) -> None:
         # The inputs of a batch are handled side by side so that one input's bus
