@@ -118,6 +118,11 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
             if not isinstance(paste, Paste):
                 raise PoisonError(f"the stomach takes a 'paste' envelope, got {envelope.kind!r}")
             main_backlog["pending"] = delivery.num_pending
+            if paste.encoding is not None and paste.encoding != base_config.encoding:
+                # Loading an encoding a sender names could mean a download; only the configured one is used.
+                raise PoisonError(
+                    f"encoding {paste.encoding!r} is not accepted; this stomach counts in {base_config.encoding!r}"
+                )
             text = await _paste_text(store, paste)
             if digest_text(text) != envelope.chain.input_digest:
                 raise PoisonError("the paste's bytes do not match chain.input_digest")
@@ -125,7 +130,6 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
                 base_config,
                 backlog=delivery.num_pending,
                 budget_tokens=base_config.budget_tokens if paste.budget_tokens is None else paste.budget_tokens,
-                encoding=paste.encoding or base_config.encoding,
             )
             bundle = await digest(text, ingest_config, paste.intent)
             digested = digest_paste(envelope, bundle, instance=settings.instance, signer=signer)

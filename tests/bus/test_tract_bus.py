@@ -16,7 +16,7 @@ from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.server import EmbeddedServer
 from organs.stomach import ingest_paste
 from organs.stomach.worker import build_stomach
-from tests.bus.helpers import read_envelopes, wait_for_count
+from tests.bus.helpers import read_envelopes, read_subject, wait_for_count
 from tests.conftest import running_organ
 
 pytestmark = pytest.mark.bus
@@ -141,3 +141,17 @@ async def test_a_deferred_paste_is_digested_in_full_later(tract: Tract, bus_sett
     assert follow_up.chain.origin == paste.chain.origin
     assert follow_up.payload.follow_up_of == outcome.chain.steps[2].envelope_id  # type: ignore[union-attr]
     assert follow_up.payload.goal == ASK  # type: ignore[union-attr]
+
+
+async def test_a_paste_naming_another_encoding_is_dead_lettered(tract: Tract, bus_settings: BusSettings) -> None:
+    from envelopes.codec import encode
+    from organs.secretion import paste_envelope
+
+    paste = paste_envelope("What is this?", origin=UserInput(actor="ana"), source="t", instance="t", encoding="gpt2")
+    async with running_organ("stomach", bus_settings, build_stomach(bus_settings)):
+        await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
+        dlq = tract.subjects.dlq("stomach")
+        assert await wait_for_count(tract, dlq, 1, stream=tract.subjects.dlq_stream) == 1
+    [letter] = await read_subject(tract, dlq, stream=tract.subjects.dlq_stream)
+    assert letter.data == encode(paste)
+    assert "encoding 'gpt2' is not accepted" in (letter.headers or {})["Ichor-Dlq-Reason"]
