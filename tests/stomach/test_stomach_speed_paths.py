@@ -108,3 +108,16 @@ def test_space_padded_header_columns_are_fields_not_empty_words() -> None:
     digest = distill_log("\n".join(rows), 2000, DEFAULT_ENCODING)
     assert "leave out the first 2 space-separated fields after the clock" in digest.rendering
     assert f"{TIMES}300 D Power: acquire lock=<*> flags=0x1" in digest.rendering
+
+
+def test_a_word_that_is_the_whole_message_is_not_merged_away() -> None:
+    events = ["closeQs", "instantCollapse", "onExpandingStarted", "onExpandingFinished", "cancelAutohide"]
+    log = "\n".join(f"2024-05-01 10:00:{k:02d} D StatusBar: {events[k % len(events)]}" for k in range(40))
+    rendering = distill_log(log, 2000, DEFAULT_ENCODING).rendering
+    assert all(f"D StatusBar: {event}" in rendering for event in events)
+
+
+def test_a_varying_address_keeps_its_port_colon() -> None:
+    log = "\n".join(f"2024-05-01 10:00:{k:02d} INFO Accepted connection from /10.0.{k}.7:{5000 + k}" for k in range(30))
+    rendering = distill_log(log, 2000, DEFAULT_ENCODING).rendering
+    assert f"{TIMES}30 INFO Accepted connection from /<*>:<*>" in rendering

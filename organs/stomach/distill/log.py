@@ -15,13 +15,17 @@ in one word are merged with ``<*>`` there when that word takes at least
 ``MERGE_MIN_VARIANTS`` values (user names, host names), or two values when one
 of them is already partly variable and the line has enough other words to be the
 same event; two or three plain values (``opened``/``closed``) are kept apart,
-because they are usually different events. When most lines open with a clock, a
+because they are usually different events. A merge also needs at least
+three other constant words (and, with fewer than four, twice ``MERGE_MIN_VARIANTS``
+values): a word that is, beside a tag or a level, the whole message is the event
+itself (``closeQs``, ``instantCollapse``), not a field. When most lines open with a clock, a
 line without one continues the record above it, so a stack trace inside a log
 stays with the line that announced it.
 
 The rendering lists templates in order of first appearance. Each shown template
 gets one line, ``×count`` and the template with ``<*>`` where a field varies
-among its first, second and last lines or is a long constant (an id), before any
+among its first, second and last lines or is a long constant (an id; a varying
+``host:port`` keeps its colon, ``<*>:<*>``), before any
 template gets extras: then real example lines (alert templates first), then
 distinct warn/error lines with their repeat counts. Tight budgets drop whole
 templates, non-alert and longest first, and the rendering says
@@ -402,12 +406,25 @@ def _merge_variants(templates: list[_Template]) -> list[_Template]:
         partly_variable = partly_variable and any(_WILDCARD in tokens[index][position] for index in free)
         if len(free) < (2 if partly_variable else MERGE_MIN_VARIANTS):
             continue
+        # Whatever the spellings, the merged line must keep enough constant words to name one event: a
+        # word that is, beside a tag or a level, the whole message (``closeQs``) is the event, not a field.
+        # With little context, only a word taking many values (an open set: user names) is a field.
+        context = _constant_words(tokens[free[0]], position)
+        if context < _MERGE_CONTEXT_WORDS - 1 or (
+            context < _MERGE_CONTEXT_WORDS and not partly_variable and len(free) < 2 * MERGE_MIN_VARIANTS
+        ):
+            continue
         words = list(tokens[free[0]])
         words[position] = _WILDCARD
         results.append(_combine(" ".join(words), [templates[index] for index in free]))
         merged_into.update(free)
     results.extend(template for index, template in enumerate(templates) if index not in merged_into)
     return sorted(results, key=lambda template: template.first_record)
+
+
+def _constant_words(words: list[str], position: int) -> int:
+    """How many words other than the one at ``position`` hold no variable."""
+    return sum(1 for index, word in enumerate(words) if index != position and word and _WILDCARD not in word)
 
 
 def _equal_but(words: list[str], reference: list[str], position: int) -> bool:
@@ -495,10 +512,31 @@ def _display(lines: list[str], records: _Records, template: _Template) -> str:
     for index, value in enumerate(values):
         same = all(other_values[index] == value for _, other_values in samples[1:])
         # A long constant (a session id, a hash) costs many tokens and says little: it stays masked.
-        pieces.append(value if same and len(value) <= _CONSTANT_CHARS else _WILDCARD)
+        if same and len(value) <= _CONSTANT_CHARS:
+            pieces.append(value)
+        else:
+            pieces.append(_colon_shape([other_values[index] for _, other_values in samples]))
         pieces.append(constants[index + 1])
     shown = "".join(pieces)
     return _WILDCARD_RUN.sub(_WILDCARD, shown) if "> <*>" in shown else shown
+
+
+def _colon_shape(values: list[str]) -> str:
+    """``<*>`` for a field that varies, keeping its inner colons when every sample has them alike.
+
+    An address with its port (``10.0.0.1:50010``) or a ``host:port`` reads as ``<*>:<*>``: the colon tells
+    what kind of value it is for two more tokens. A piece with one short value in every sample stays.
+    """
+    split = [value.split(":") for value in values]
+    parts = len(split[0])
+    if parts < 2 or parts > 3 or any(len(pieces) != parts or not all(pieces) for pieces in split):
+        return _WILDCARD
+    shown = []
+    for position in range(parts):
+        piece = split[0][position]
+        same = all(pieces[position] == piece for pieces in split)
+        shown.append(piece if same and len(piece) <= _CONSTANT_CHARS else _WILDCARD)
+    return ":".join(shown)
 
 
 def _template_line(lines: list[str], records: _Records, template: _Template) -> str:
