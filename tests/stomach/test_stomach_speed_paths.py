@@ -121,3 +121,24 @@ def test_a_varying_address_keeps_its_port_colon() -> None:
     log = "\n".join(f"2024-05-01 10:00:{k:02d} INFO Accepted connection from /10.0.{k}.7:{5000 + k}" for k in range(30))
     rendering = distill_log(log, 2000, DEFAULT_ENCODING).rendering
     assert f"{TIMES}30 INFO Accepted connection from /<*>:<*>" in rendering
+
+
+def test_templates_sharing_a_tag_are_grouped_under_it_when_space_is_short() -> None:
+    tags = ["kernel[0]:", "sshd[7]:", "cron[9]:"]
+    # Each event differs from every other in two words, so no two merge into one template.
+    words = [f"{chr(97 + k % 26)}{chr(97 + k // 26 % 8)}" for k in range(208)]
+    rows = [f"2024-05-01 10:00:{k % 60:02d} {tags[k % 3]} event {word} kind {word}x seen"
+            for k, word in enumerate(words)]
+    digest = distill_log("\n".join(rows * 2), 400, DEFAULT_ENCODING)
+    lines = digest.rendering.split("\n")
+    assert any(f"§ {tag}" in lines for tag in tags)
+    assert "§ T heads the templates that begin with the tag T" in digest.rendering
+    grouped = [line for line in lines if line.startswith(f" {TIMES}")]
+    assert grouped and all(tag not in line for line in grouped for tag in tags)
+    assert all(line.startswith(f" {TIMES}2 event ") for line in grouped)
+    shown = len(grouped)
+    assert f"{digest.templates - shown:,} templates (" in digest.rendering
+    assert digest.tokens is not None and digest.tokens <= 400
+    # With room for everything, every line is whole.
+    roomy = distill_log("\n".join(rows[:20]), 4000, DEFAULT_ENCODING).rendering
+    assert "§" not in roomy and f"{TIMES}1 kernel[0]: event aa kind aax seen" in roomy

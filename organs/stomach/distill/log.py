@@ -27,7 +27,10 @@ gets one line, ``×count`` and the template with ``<*>`` where a field varies
 among its first, second and last lines or is a long constant (an id; a varying
 ``host:port`` keeps its colon, ``<*>:<*>``), before any
 template gets extras: then real example lines (alert templates first), then
-distinct warn/error lines with their repeat counts. Tight budgets drop whole
+distinct warn/error lines with their repeat counts. When not every template line
+fits, templates that begin with the same tag (the leading words up to one ending in
+``:``, such as a process ``kernel[0]:``) are listed together under a ``§ tag``
+heading, each indented and without the tag, as the legend then says. Tight budgets drop whole
 templates, non-alert and longest first, and the rendering says
 exactly how many templates and lines, and how many alert lines of shown
 templates, it did not show. Very long lines keep their head and tail around a
@@ -77,6 +80,8 @@ _ESTIMATE_SAMPLE_CHARS = 4_096
 _FIT_ROUNDS = 5
 _MERGE_CONTEXT_WORDS = 4
 _WILDCARD = "<*>"
+_GROUP_PREFIX_WORDS = 6
+_GROUP_MIN_TEMPLATES = 2
 _MASK_MARK = re.compile(r"[0-9=/]")
 _DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
 
@@ -686,6 +691,9 @@ def _fit(
     frame = count_tokens(_render(header, [], templates), encoding) + 16
     allowance = target - frame
     smallest = min((piece.tokens for piece in pieces), default=0)
+    # When not every template line fits, templates sharing a leading tag are grouped under it (see
+    # ``_grouped_body``), so each line spends its tokens on what tells it apart.
+    group = sum(piece.tokens for piece in pieces if piece.slot == _SLOT_TEMPLATE) > allowance
     best: tuple[str, int] | None = None
     for _ in range(_FIT_ROUNDS):
         chosen: list[_Piece] = []
@@ -706,7 +714,7 @@ def _fit(
             spent += piece.tokens
             if piece.slot == _SLOT_TEMPLATE:
                 shown.add(piece.template)
-        rendering = _render(header, chosen, templates)
+        rendering = _render(header, chosen, templates, group)
         measured = count_tokens(rendering, encoding)
         if measured <= target and (best is None or measured > best[1]):
             best = rendering, measured
@@ -725,13 +733,78 @@ def _fit(
     return best
 
 
-def _render(header: str, chosen: list[_Piece], templates: list[_Template]) -> str:
+def _tag_prefix(text: str) -> str:
+    """The leading tag of a template line's text (after its count), or ``""``.
+
+    A tag is the run of at most ``_GROUP_PREFIX_WORDS`` leading words that ends at the first word ending in
+    ``:`` and holding a letter (``kernel[0]:``, ``D PowerManagerService:``): the process or component that
+    logged the event. Something must follow it.
+    """
+    rest = text.split(" ", 1)[1] if " " in text else ""
+    words = rest.split(" ", _GROUP_PREFIX_WORDS)
+    for index, word in enumerate(words[:_GROUP_PREFIX_WORDS]):
+        if index + 1 < len(words) and len(word) > 1 and word.endswith(":") and any(c.isalpha() for c in word):
+            return " ".join(words[: index + 1])
+    return ""
+
+
+def _grouped_body(ordered: list[_Piece]) -> tuple[list[str], bool]:
+    """The pieces' lines with templates that share a leading tag listed under one ``§ tag`` heading.
+
+    Each template line under a heading is indented by one space and leaves out the tag; a group is
+    listed where its first template appears, its members in order of first appearance.
+    """
+    tags: dict[int, str] = {}
+    members: dict[str, list[int]] = {}
+    for piece in ordered:
+        if piece.slot == _SLOT_TEMPLATE:
+            tag = _tag_prefix(piece.text or "")
+            if tag:
+                tags[piece.template] = tag
+                members.setdefault(tag, []).append(piece.template)
+    grouped = {tag for tag, indices in members.items() if len(indices) >= _GROUP_MIN_TEMPLATES}
+    if not grouped:
+        return [piece.text or "" for piece in ordered], False
+    blocks: dict[int, list[str]] = {}
+    for piece in ordered:
+        text = piece.text or ""
+        tag = tags.get(piece.template, "")
+        if piece.slot == _SLOT_TEMPLATE and tag in grouped:
+            count, rest = text.split(" ", 1)
+            text = f" {count} {rest[len(tag) + 1 :]}"
+        blocks.setdefault(piece.template, []).append(text)
+    body: list[str] = []
+    done: set[int] = set()
+    for index, block in blocks.items():
+        if index in done:
+            continue
+        tag = tags.get(index, "")
+        if tag not in grouped:
+            body.extend(block)
+            continue
+        body.append(f"§ {tag}")
+        for member in members[tag]:
+            body.extend(blocks[member])
+            done.add(member)
+    return body, True
+
+
+def _render(header: str, chosen: list[_Piece], templates: list[_Template], group: bool = False) -> str:
     shown = {piece.template for piece in chosen if piece.slot == _SLOT_TEMPLATE}
-    body = [piece.text or "" for piece in sorted(chosen, key=lambda piece: (piece.template, piece.slot))]
+    ordered = sorted(chosen, key=lambda piece: (piece.template, piece.slot))
+    if group:
+        body, grouped = _grouped_body(ordered)
+    else:
+        body, grouped = [piece.text or "" for piece in ordered], False
     legend = (
         f"templates by first appearance ({TIMES}count, then the line with {_WILDCARD} where a field varies "
         "among its first, second and last lines or is a long id; e.g. a real line; ! a distinct alert line)"
     )
+    if grouped:
+        legend += (
+            f"; § T heads the templates that begin with the tag T: each is listed under it, indented, "
+            f"as {TIMES}count and the rest of its line"
+        )
     lines = [header, legend, *body]
     omitted = [template for index, template in enumerate(templates) if index not in shown]
     if omitted:
