@@ -47,45 +47,38 @@ def encode_json(value: Any) -> bytes:
     return _json_encoder.encode(value)
 
 
-def _too_deep(error: RecursionError) -> msgspec.DecodeError:
-    # msgspec walks into fields it skips; nesting past the interpreter's limit is bad input, not a crash.
-    return msgspec.DecodeError(f"input nested too deeply to decode: {error}")
+def _strictly(decoder: Any, data: bytes | str) -> Any:
+    try:
+        return decoder.decode(data)
+    except RecursionError as error:
+        # msgspec walks into fields it skips; nesting past the interpreter's limit is bad input, not a crash.
+        raise msgspec.DecodeError(f"input nested too deeply to decode: {error}") from error
 
 
 def decode(data: bytes) -> Envelope:
     """Decode an envelope from msgpack; raises one of ``DecodeError``."""
-    try:
-        return _envelope_decoder.decode(data)
-    except RecursionError as error:
-        raise _too_deep(error) from error
+    envelope: Envelope = _strictly(_envelope_decoder, data)
+    return envelope
 
 
 def decode_json(data: bytes | str) -> Envelope:
-    try:
-        return _envelope_json_decoder.decode(data)
-    except RecursionError as error:
-        raise _too_deep(error) from error
+    envelope: Envelope = _strictly(_envelope_json_decoder, data)
+    return envelope
 
 
 def decode_frame_request(data: bytes) -> FrameRequest:
-    try:
-        return _frame_request_decoder.decode(data)
-    except RecursionError as error:
-        raise _too_deep(error) from error
+    request: FrameRequest = _strictly(_frame_request_decoder, data)
+    return request
 
 
 def decode_frame_reply(data: bytes) -> FrameReply:
-    try:
-        return _frame_reply_decoder.decode(data)
-    except RecursionError as error:
-        raise _too_deep(error) from error
+    reply: FrameReply = _strictly(_frame_reply_decoder, data)
+    return reply
 
 
 def decode_frame_record(data: bytes) -> FrameRecord:
-    try:
-        return _frame_record_decoder.decode(data)
-    except RecursionError as error:
-        raise _too_deep(error) from error
+    record: FrameRecord = _strictly(_frame_record_decoder, data)
+    return record
 
 
 def envelope_schema() -> dict[str, Any]:

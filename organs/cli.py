@@ -317,14 +317,7 @@ def cmd_digest(args: argparse.Namespace) -> int:
         return 0
     from organs.pills import render_digest
 
-    render_digest(
-        goal=bundle.query.goal,
-        anchors=bundle.query.anchors,
-        tier=bundle.tier,
-        tier_reason=bundle.tier_reason,
-        report=bundle.report,
-        frames=bundle.provider.frames,
-    )
+    render_digest(bundle)
     return 0
 
 
@@ -347,8 +340,10 @@ async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool
         return 1
     if as_json:
         print(encode_json(reply.frame).decode())
+    elif reply.frame.content is None:
+        print(f"ichor frame: {frame_id} is served by reference (no compact rendering yet); ask with --full")
     else:
-        sys.stdout.write(reply.frame.content or "")
+        sys.stdout.write(reply.frame.content)
     return 0
 
 

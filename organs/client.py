@@ -45,8 +45,9 @@ async def hand_in_paste(
     """
     text_ref = None
     inline_text = text
-    if len(text.encode("utf-8", "surrogatepass")) > tract.nc.max_payload - INLINE_HEADROOM:
-        text_ref = await store_blob(tract, text.encode("utf-8", "surrogatepass"))
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) > tract.nc.max_payload - INLINE_HEADROOM:
+        text_ref = await store_blob(tract, raw)
         inline_text = ""
     paste = paste_envelope(
         inline_text,

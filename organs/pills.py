@@ -16,7 +16,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from envelopes.types import Admitted, CompiledPrompt, Envelope, Frame, Rejected, SegmentReport
+from envelopes.types import Admitted, CompiledPrompt, Envelope, Rejected, SegmentReport
+from organs.stomach.ingest import IngestBundle
 
 __all__ = ["render_digest", "render_outcome", "savings_line"]
 
@@ -82,24 +83,17 @@ def _prompt_table(prompt: CompiledPrompt) -> Table:
     return table
 
 
-def render_digest(
-    *,
-    goal: str,
-    anchors: Sequence[str],
-    tier: str,
-    tier_reason: str,
-    report: Sequence[SegmentReport],
-    frames: Sequence[Frame],
-    file: IO[str] | None = None,
-) -> None:
+def render_digest(bundle: IngestBundle, file: IO[str] | None = None) -> None:
+    """What the stomach's core made of a paste, as ``ichor digest`` shows it."""
     console = _console(file)
+    report = bundle.report
     console.print(pills(report))
-    console.print(f"tier [bold]{tier}[/] ({tier_reason})")
-    console.print(f"goal: {goal!r}", markup=False)
-    for anchor in anchors:
+    console.print(f"tier [bold]{bundle.tier}[/] ({bundle.tier_reason})")
+    console.print(f"goal: {bundle.query.goal!r}", markup=False)
+    for anchor in bundle.query.anchors:
         console.print(f"anchor: {anchor}", markup=False)
     console.print(_report_table(report))
-    for frame in frames:
+    for frame in bundle.provider.frames:
         console.rule(f"{frame.title} · {frame.representation} · {frame.token_cost}/{frame.full_tokens} tokens")
         console.print(frame.id, style="dim")
         if frame.content is not None:

@@ -29,15 +29,7 @@ def test_savings_state_the_real_numbers() -> None:
 def test_digest_rendering_shows_one_pill_per_segment_and_the_savings() -> None:
     bundle = ingest_paste(EXAMPLE)
     out = io.StringIO()
-    render_digest(
-        goal=bundle.query.goal,
-        anchors=bundle.query.anchors,
-        tier=bundle.tier,
-        tier_reason=bundle.tier_reason,
-        report=bundle.report,
-        frames=bundle.provider.frames,
-        file=out,
-    )
+    render_digest(bundle, file=out)
     text = out.getvalue()
     first_line = text.splitlines()[0]
     for entry in bundle.report:

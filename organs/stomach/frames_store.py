@@ -3,7 +3,8 @@
 The whole paste goes to the ``<prefix>-frames`` object store once, named by
 its blake3 hex (content-addressed: storing the same bytes again is skipped).
 Each frame id maps, in the ``<prefix>-frame-index`` key-value bucket, to the
-paste and the span that hold its full bytes, plus its compact rendering — one
+paste and the span that hold its full bytes, plus its compact rendering (for a deferred
+paste, its reference until the follow-up digest indexes the frame again) — one
 small write per frame, pipelined, instead of one object per frame.
 """
 

@@ -22,7 +22,6 @@ from typing import Any
 import msgspec
 
 from envelopes.codec import DecodeError, decode_frame_request, encode
-from envelopes.ids import digest_text
 from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, FrameReply, Paste
 from organs.client import INLINE_HEADROOM
 from organs.runtime import BusSettings, Delivery, OrganBuilder, Output, PoisonError, Tract, WorkerSpec, get_logger
@@ -89,11 +88,13 @@ def digest_paste(
 
 
 def _frame_records(bundle: IngestBundle) -> list[FrameRecord]:
+    # A deferred paste is indexed with its references: rendering them now is the work deferral
+    # puts off. The follow-up digest indexes the same frame ids again with their renderings.
     return [
         FrameRecord(
             paste_ref=bundle.source_digest,
             span=bundle.provider.span(frame.id),
-            compact=bundle.provider.serve(frame.id, "compact"),
+            compact=frame if bundle.tier == "deferred" else bundle.provider.serve(frame.id, "compact"),
         )
         for frame in bundle.provider.frames
     ]
@@ -108,8 +109,11 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
         store = FrameStore(tract)
         main_backlog = {"pending": 0}
 
-        async def digest(text: str, ingest_config: IngestConfig, intent: str | None) -> IngestBundle:
+        async def digest(text: str, ingest_config: IngestConfig, intent: str | None, expected: str) -> IngestBundle:
             bundle = await asyncio.to_thread(ingest_paste, text, ingest_config, intent=intent)
+            # The core digests the whole paste anyway; its digest is the check, before anything is stored.
+            if bundle.source_digest != expected:
+                raise PoisonError(f"the paste's bytes digest to {bundle.source_digest}, not {expected}")
             await asyncio.gather(store.put_paste(text, bundle.source_digest), store.index(_frame_records(bundle)))
             return bundle
 
@@ -124,14 +128,12 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
                     f"encoding {paste.encoding!r} is not accepted; this stomach counts in {base_config.encoding!r}"
                 )
             text = await _paste_text(store, paste)
-            if digest_text(text) != envelope.chain.input_digest:
-                raise PoisonError("the paste's bytes do not match chain.input_digest")
             ingest_config = dataclasses.replace(
                 base_config,
                 backlog=delivery.num_pending,
                 budget_tokens=base_config.budget_tokens if paste.budget_tokens is None else paste.budget_tokens,
             )
-            bundle = await digest(text, ingest_config, paste.intent)
+            bundle = await digest(text, ingest_config, paste.intent, envelope.chain.input_digest)
             digested = digest_paste(envelope, bundle, instance=settings.instance, signer=signer)
             outputs = [Output(tract.subjects.absorption_in, digested)]
             if bundle.tier == "deferred":
@@ -174,7 +176,7 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
                 budget_tokens=notice.budget_tokens or base_config.budget_tokens,
                 encoding=notice.encoding or base_config.encoding,
             )
-            bundle = await digest(text, ingest_config, notice.intent)
+            bundle = await digest(text, ingest_config, notice.intent, notice.paste_ref)
             follow_up = digest_paste(
                 envelope, bundle, instance=settings.instance, follow_up_of=notice.deferred_envelope_id, signer=signer
             )

@@ -135,6 +135,10 @@ async def test_a_deferred_paste_is_digested_in_full_later(tract: Tract, bus_sett
         paste, outcome = await hand_in_paste(tract, EXAMPLE, origin=UserInput(actor="ana"), budget_tokens=0, timeout=60)
         assert outcome.tier == "deferred"
         assert await wait_for_count(tract, tract.subjects.brain_in, 2) == 2
+        # The follow-up indexed the frames again, now with their compact renderings.
+        for frame in ingest_paste(EXAMPLE).provider.frames:
+            compact = await fetch_frame(tract, frame.id, "compact")
+            assert compact.frame is not None and compact.frame.content is not None
     admitted = await read_envelopes(tract, tract.subjects.brain_in)
     [follow_up] = [env for env in admitted if env.payload.follow_up_of is not None]  # type: ignore[union-attr]
     assert follow_up.tier == "full"
