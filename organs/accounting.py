@@ -17,12 +17,14 @@ from envelopes.types import DEFAULT_ENCODING, Frame
 
 __all__ = [
     "DEFAULT_ENCODING",
+    "THREADED_COUNT_CHARS",
     "additive_chunks",
     "count_tokens",
     "count_tokens_exact",
     "count_tokens_many",
     "digest_text",
     "encoding_for",
+    "joins_additively",
     "yield_cost",
 ]
 
@@ -115,6 +117,20 @@ def additive_chunks(text: str, chunk_chars: int = _CHUNK_CHARS) -> list[str]:
         start = cut + 1
     chunks.append(text[start:])
     return chunks
+
+
+def joins_additively(left: str, right: str, encoding: str = DEFAULT_ENCODING) -> bool:
+    """Whether ``count(left + right) == count(left) + count(right)`` is proven, by the argument of
+    ``additive_chunks``: ``left`` ends in a ``\\n`` after a printable non-space ASCII character, ``right``
+    starts with one, and the encoding's pre-tokenizer is the one that argument covers.
+    """
+    return (
+        len(left) >= 2
+        and left[-1] == "\n"
+        and left[-2] in _SOLID
+        and right[:1] in _SOLID
+        and encoding_for(encoding)._pat_str in _ADDITIVE_PATTERNS
+    )
 
 
 def count_tokens_exact(

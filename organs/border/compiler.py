@@ -139,6 +139,10 @@ class PromptSegment:
     ``content`` is non-empty, at most ``MAX_SEGMENT_BYTES`` UTF-8 bytes, with no
     NUL and no lone surrogate. ``trust`` describes where the text came from; it is
     a label for downstream policy, not a claim that the text was sanitized.
+    ``tokens``, when given, is the exact count of ``content`` in the encoding it
+    is compiled in, vouched for by the caller (the border passes counts its guard
+    has verified); fitting uses it instead of counting the segment again. The
+    prompt's total is counted whole either way.
     """
 
     id: str
@@ -148,6 +152,7 @@ class PromptSegment:
     cache_scope: CacheScope = "none"
     conflict: ConflictClaim | None = None
     budget_behavior: BudgetBehavior = "required"
+    tokens: int | None = None
 
     def __post_init__(self) -> None:
         validate_id(self.id, "segment id")
@@ -164,6 +169,10 @@ class PromptSegment:
         _require_member(self.trust, _TRUSTS, f"segment {self.id!r} trust")
         _require_member(self.cache_scope, _CACHE_SCOPES, f"segment {self.id!r} cache scope")
         _require_member(self.budget_behavior, _BUDGET_BEHAVIORS, f"segment {self.id!r} budget behavior")
+        if self.tokens is not None and (
+            isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens < 0
+        ):
+            raise InvalidPromptInputError(f"segment {self.id!r} tokens must be a non-negative int or None")
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,10 +418,18 @@ def compile(
     entries = _ordered_entries(modules)
     resolved, resolution_diagnostics = _resolve(entries)
     candidates = [index for index in range(len(entries)) if index not in resolved]
-    contents = [entries[index].segment.content for index in candidates]
+    segments = {index: entries[index].segment for index in candidates}
+    uncounted = [index for index, segment in segments.items() if segment.tokens is None]
+    counts = dict(
+        zip(uncounted, count_tokens_many([segments[index].content for index in uncounted], encoding), strict=True)
+    )
     measures = {
-        index: _Rendered(content, len(content.encode("utf-8")), tokens)
-        for index, content, tokens in zip(candidates, contents, count_tokens_many(contents, encoding), strict=True)
+        index: _Rendered(
+            segment.content,
+            len(segment.content.encode("utf-8")),
+            counts[index] if segment.tokens is None else segment.tokens,
+        )
+        for index, segment in segments.items()
     }
     tightening = 0
     while True:

@@ -130,7 +130,9 @@ def _admit(
     try:
         modules = (
             *builtin_modules(config.builtins),
-            *paste_modules(payload, payload.meta.original_provenance, admission.trust_of),
+            *paste_modules(
+                payload, payload.meta.original_provenance, admission.trust_of, verified_encoding=config.encoding
+            ),
         )
         prompt = compile(modules, config.budget, config.encoding)
     except CompileError as error:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from envelopes.types import AnyProvenance, CacheScope, Frame, SystemInternal, Trust, Yield
+from organs.accounting import count_tokens, joins_additively
 from organs.border.compiler import (
     MAX_SEGMENTS_PER_MODULE,
     Authority,
@@ -155,6 +156,14 @@ def _count(number: int, unit: str) -> str:
     return f"{number:,} {unit}" + ("" if number == 1 else "s")
 
 
+def _frame_header(frame: Frame) -> str:
+    if frame.content is None:
+        size = f"{_count(frame.lines, 'line')} · {_count(frame.full_tokens, 'token')}"
+        return f"[frame {frame.id} · {frame.kind} · reference · {size}]"
+    size = f"{frame.representation} · {frame.token_cost:,} of {_count(frame.full_tokens, 'token')}"
+    return f"[frame {frame.id} · {frame.kind} · {size}]\n"
+
+
 def render_frame(frame: Frame) -> str:
     """A served frame: a one-line header, then its content. A reference: the header alone.
 
@@ -162,11 +171,7 @@ def render_frame(frame: Frame) -> str:
     full bytes, see the kernel instructions), its kind and its size; it is
     kept short because every header is paid for in every prompt.
     """
-    if frame.content is None:
-        size = f"{_count(frame.lines, 'line')} · {_count(frame.full_tokens, 'token')}"
-        return f"[frame {frame.id} · {frame.kind} · reference · {size}]"
-    size = f"{frame.representation} · {frame.token_cost:,} of {_count(frame.full_tokens, 'token')}"
-    return f"[frame {frame.id} · {frame.kind} · {size}]\n{frame.content}"
+    return _frame_header(frame) + (frame.content or "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +179,7 @@ class _PastePart:
     segment_id: str
     text: str
     budget_behavior: BudgetBehavior
+    tokens: int | None = None
 
 
 def _head_parts(payload: Yield) -> list[_PastePart]:
@@ -182,11 +188,19 @@ def _head_parts(payload: Yield) -> list[_PastePart]:
     return parts + ([_PastePart(ANCHORS_SEGMENT_ID, anchors, "omit")] if anchors else [])
 
 
-def _frame_parts(payload: Yield) -> list[_PastePart]:
-    return [
-        _PastePart(frame_segment_id(frame), render_frame(frame), "omit" if frame.content is None else "truncate")
-        for frame in payload.frames
-    ]
+def _frame_part(frame: Frame, encoding: str | None) -> _PastePart:
+    segment_id, header = frame_segment_id(frame), _frame_header(frame)
+    if frame.content is None:
+        return _PastePart(segment_id, header, "omit")
+    tokens = None
+    if frame.encoding == encoding and joins_additively(header, frame.content, encoding):
+        # The header ends in "]\n" before solid text, so the counts add: the content's is the frame's cost.
+        tokens = count_tokens(header, encoding) + frame.token_cost
+    return _PastePart(segment_id, header + frame.content, "truncate", tokens)
+
+
+def _frame_parts(payload: Yield, encoding: str | None = None) -> list[_PastePart]:
+    return [_frame_part(frame, encoding) for frame in payload.frames]
 
 
 def paste_segment_texts(payload: Yield) -> tuple[tuple[str, str], ...]:
@@ -198,14 +212,20 @@ def paste_modules(
     payload: Yield,
     origin: AnyProvenance,
     trust_of: Callable[[str], Trust],
+    *,
+    verified_encoding: str | None = None,
 ) -> tuple[PromptModule, ...]:
     """The paste as ``user_addition`` modules: ``paste`` (goal, anchors), then ``paste/frames/NNN``.
 
     Frames are split across modules of at most ``MAX_SEGMENTS_PER_MODULE`` so a
     paste with many frames stays compilable; the zero-padded ids keep them in order.
     ``trust_of`` labels each segment by id; every segment carries ``origin``.
+    With ``verified_encoding``, the caller vouches that every frame accounted in
+    that encoding has had its ``token_cost`` checked against its content (the
+    guard does this before the border compiles), so a frame segment carries its
+    count instead of being counted again.
     """
-    head, frames = _head_parts(payload), _frame_parts(payload)
+    head, frames = _head_parts(payload), _frame_parts(payload, verified_encoding)
     groups = [("paste", head)] if head else []
     groups.extend(
         (f"paste/frames/{number:03d}", frames[start : start + MAX_SEGMENTS_PER_MODULE])
@@ -218,7 +238,14 @@ def paste_modules(
             0,
             tuple(
                 PromptSegment(
-                    part.segment_id, part.text, origin, trust_of(part.segment_id), "run", None, part.budget_behavior
+                    part.segment_id,
+                    part.text,
+                    origin,
+                    trust_of(part.segment_id),
+                    "run",
+                    None,
+                    part.budget_behavior,
+                    part.tokens,
                 )
                 for part in group
             ),

@@ -37,7 +37,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from envelopes.types import DegradationTier, Frame, FrameKind, SegmentKind, SegmentOutcome, SegmentReport
-from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_exact, count_tokens_many, digest_text
+from organs.accounting import (
+    DEFAULT_ENCODING,
+    THREADED_COUNT_CHARS,
+    count_tokens,
+    count_tokens_exact,
+    count_tokens_many,
+    digest_text,
+)
 from organs.stomach.classify import Classification, classify
 from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import distill_table
@@ -62,6 +69,10 @@ _ALERT_LOG_VALUE = 4
 # What a deferred frame's compact rendering aims at when someone asks for it later.
 _LAZY_TARGET_TOKENS = 1024
 _RERENDER_ATTEMPTS = 2
+# The kinds whose rendering follows its target; a table or trace rendered again comes out the same.
+_TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note"})
+# Counts a large paste's full texts while the calling thread renders it; shared by every ingest in the process.
+_full_count_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-full-count")
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,16 +362,22 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     counted_texts = [item.text for item in items] + [
         segment.text for segment in plan.segments if segment.outcome in ("goal", "anchor")
     ]
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        full_counts: Future[list[int]] = pool.submit(count_tokens_exact, counted_texts, encoding, config.token_threads)
-        if tier != "deferred":
-            _allocate(items, config.budget_tokens)
-            for item in items:
-                _render(item, encoding, tier)
-        else:
-            for item in items:
-                item.title = _title(item, None)
-        counts = full_counts.result()
+    # A large paste is counted on a long-lived thread while it is rendered; below the threading threshold
+    # a thread hand-off costs more than the overlap saves.
+    overlapped = sum(len(text) for text in counted_texts) >= THREADED_COUNT_CHARS
+    full_counts: Future[list[int]] | None = (
+        _full_count_thread.submit(count_tokens_exact, counted_texts, encoding, config.token_threads)
+        if overlapped
+        else None
+    )
+    if tier != "deferred":
+        _allocate(items, config.budget_tokens)
+        for item in items:
+            _render(item, encoding, tier)
+    else:
+        for item in items:
+            item.title = _title(item, None)
+    counts = full_counts.result() if full_counts is not None else count_tokens_exact(counted_texts, encoding, 1)
     segment_tokens = dict(zip((item.text for item in items), counts, strict=False))
     segment_tokens.update(zip(counted_texts[len(items) :], counts[len(items) :], strict=True))
     for item, full_tokens in zip(items, counts, strict=False):
@@ -369,7 +386,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     _measure(rendered, encoding, config.token_threads)
     for _ in range(_RERENDER_ATTEMPTS):
         # Renderings planned by a characters-per-token estimate can overshoot; ask again, scaled down.
-        overshot = [item for item in rendered if item.compact_tokens > item.target]
+        overshot = [item for item in rendered if item.compact_tokens > item.target and item.kind in _TARGETED_KINDS]
         for item in overshot:
             item.target = max(int(item.target * item.target / item.compact_tokens * 0.95), 1)
             _render(item, encoding, tier)

@@ -343,6 +343,14 @@ def test_a_segment_may_hold_exactly_one_mebibyte() -> None:
     assert len(segment("a", "x" * MAX_SEGMENT_BYTES).content) == MAX_SEGMENT_BYTES
 
 
+def test_a_vouched_count_is_what_fitting_and_inspection_use() -> None:
+    # The caller vouches for counts (the border, for frames its guard verified); the total is counted whole.
+    vouched = PromptSegment("a", "alpha beta", CONFIG, "trusted", "none", None, "omit", tokens=1_000)
+    prompt = compile([module("m", "kernel", vouched, segment("b", "gamma"))], PromptBudget(max_tokens=500))
+    assert [entry.disposition for entry in prompt.inspection] == ["omitted", "included"]
+    assert prompt.text == "gamma" and prompt.tokens == count_tokens("gamma")
+
+
 def test_modules_are_validated() -> None:
     with pytest.raises(InvalidPromptInputError):
         PromptModule("m", "kernel", 0, ())
@@ -354,6 +362,10 @@ def test_modules_are_validated() -> None:
         PromptModule("m", "kernel", 10_000, (segment("a", "x"),))
     with pytest.raises(InvalidPromptInputError):
         PromptSegment("a", "x", CONFIG, "sanitized", "none")  # type: ignore[arg-type]
+    with pytest.raises(InvalidPromptInputError):
+        PromptSegment("a", "x", CONFIG, "trusted", tokens=-1)
+    with pytest.raises(InvalidPromptInputError):
+        PromptSegment("a", "x", CONFIG, "trusted", tokens=True)
     with pytest.raises(InvalidPromptInputError):
         PromptBudget(max_bytes=-1)
     assert len(PromptModule("m", "kernel", 0, tuple(segment(f"s/{n}", "x") for n in range(256))).segments) == 256

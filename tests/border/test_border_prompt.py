@@ -6,6 +6,7 @@ import pytest
 from factories_border import reference_frame, served_frame, yield_envelope
 
 from envelopes.types import External, Trust, Yield
+from organs.accounting import count_tokens
 from organs.border import (
     BuiltinPromptConfig,
     InvalidPromptInputError,
@@ -94,6 +95,21 @@ def test_the_paste_becomes_goal_anchors_and_frames() -> None:
         segment.provenance == payload.meta.original_provenance for module in modules for segment in module.segments
     )
     assert all(segment.cache_scope == "run" for module in modules for segment in module.segments)
+
+
+def test_verified_frames_carry_their_exact_count_so_the_compiler_need_not_count_them() -> None:
+    frames = (served_frame("ERROR one\nERROR two"), served_frame("  indented first line\nsecond"))
+    payload = a_yield(goal="fix boot", frames=(*frames, reference_frame("row\n" * 9 + "row")))
+    modules = paste_modules(payload, payload.meta.original_provenance, delegated, verified_encoding=frames[0].encoding)
+    solid, indented, pointer = modules[1].segments
+    assert solid.tokens == count_tokens(solid.content)
+    # A leading space may join the header's newline into one token: that one is counted by the compiler.
+    assert indented.tokens is None and pointer.tokens is None
+    unverified = paste_modules(payload, payload.meta.original_provenance, delegated)
+    assert all(segment.tokens is None for module in unverified for segment in module.segments)
+    vouched = compile(modules, PromptBudget())
+    assert vouched == compile(unverified, PromptBudget())
+    assert vouched.tokens == count_tokens(vouched.text)
 
 
 def test_a_reference_frame_renders_as_a_one_line_pointer() -> None:

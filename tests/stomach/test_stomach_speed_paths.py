@@ -8,17 +8,51 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from organs.accounting import DEFAULT_ENCODING, additive_chunks, count_tokens, count_tokens_exact
+from organs.accounting import DEFAULT_ENCODING, additive_chunks, count_tokens, count_tokens_exact, joins_additively
 from organs.stomach.distill.log import _mask_by_words, distill_log, mask_variables
 from organs.stomach.distill.text import TIMES
 from organs.stomach.timestamps import window_of
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "loghub"
 
-_LOGGY = st.sampled_from([
-    "\n", "\n\n", " ", "  ", "\t", "\r\n", "\r", ".", ":", "'", '"', "'s", "ERROR", "a", "Z", "9", "123", "0x1f",
-    "é", "🙂", "\u2028", "\x85", "\x1c", "\u200b", "/", "-", "=", "[", "]", "(x)", "!", "?", ",", "<|endoftext|>",
-])
+_LOGGY = st.sampled_from(
+    [
+        "\n",
+        "\n\n",
+        " ",
+        "  ",
+        "\t",
+        "\r\n",
+        "\r",
+        ".",
+        ":",
+        "'",
+        '"',
+        "'s",
+        "ERROR",
+        "a",
+        "Z",
+        "9",
+        "123",
+        "0x1f",
+        "é",
+        "🙂",
+        "\u2028",
+        "\x85",
+        "\x1c",
+        "\u200b",
+        "/",
+        "-",
+        "=",
+        "[",
+        "]",
+        "(x)",
+        "!",
+        "?",
+        ",",
+        "<|endoftext|>",
+    ]
+)
 _TEXT = st.lists(st.one_of(st.text(max_size=6), _LOGGY), max_size=80).map("".join)
 
 
@@ -28,6 +62,28 @@ def test_additive_chunks_join_back_and_their_counts_add_up(text: str, size: int)
     chunks = additive_chunks(text, size)
     assert "".join(chunks) == text
     assert sum(count_tokens(chunk) for chunk in chunks) == count_tokens(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(left=_TEXT, right=_TEXT)
+def test_a_join_said_to_be_additive_is(left: str, right: str) -> None:
+    if joins_additively(left, right):
+        assert count_tokens(left + right) == count_tokens(left) + count_tokens(right)
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "additive"),
+    [
+        ("[frame a]\n", "ERROR x", True),
+        ("[frame a]\n", " indented", False),  # a leading space may join the newline's token
+        ("[frame a] \n", "x", False),
+        ("[frame a]\n", "é", False),  # outside the proven ASCII neighbours
+        ("\n", "x", False),
+        ("[frame a]", "x", False),
+    ],
+)
+def test_joins_additively_needs_solid_neighbours_around_a_newline(left: str, right: str, additive: bool) -> None:
+    assert joins_additively(left, right) is additive
 
 
 @pytest.mark.skipif(not CORPUS.exists(), reason="Loghub corpus not present")
@@ -60,14 +116,23 @@ def test_long_constant_fields_stay_masked_in_template_lines() -> None:
 
 def _host_log() -> str:
     hosts = ["alpha", "bravo", "charlie-7", "delta"]
-    events = [f"daemon[{pid}]: session {verb} for user {user}" for pid, verb, user in
-              [(1, "opened", "root"), (2, "closed", "root"), (3, "opened", "bob"), (4, "closed", "bob")]]
+    events = [
+        f"daemon[{pid}]: session {verb} for user {user}"
+        for pid, verb, user in [
+            (1, "opened", "root"),
+            (2, "closed", "root"),
+            (3, "opened", "bob"),
+            (4, "closed", "bob"),
+        ]
+    ]
     events += [f"daemon[9]: disk {name} is {state}" for name in ("sda", "sdb") for state in ("ok", "degraded")]
     rows = []
     for index in range(400):
         level = "WARN" if index % 7 == 0 else "INFO"
-        rows.append(f"Jul  1 10:{index // 60 % 60:02d}:{index % 60:02d} {hosts[index % 4]} {level} "
-                    f"{events[(index // 4) % len(events)]}")
+        rows.append(
+            f"Jul  1 10:{index // 60 % 60:02d}:{index % 60:02d} {hosts[index % 4]} {level} "
+            f"{events[(index // 4) % len(events)]}"
+        )
     return "\n".join(rows)
 
 
@@ -127,8 +192,9 @@ def test_templates_sharing_a_tag_are_grouped_under_it_when_space_is_short() -> N
     tags = ["kernel[0]:", "sshd[7]:", "cron[9]:"]
     # Each event differs from every other in two words, so no two merge into one template.
     words = [f"{chr(97 + k % 26)}{chr(97 + k // 26 % 8)}" for k in range(208)]
-    rows = [f"2024-05-01 10:00:{k % 60:02d} {tags[k % 3]} event {word} kind {word}x seen"
-            for k, word in enumerate(words)]
+    rows = [
+        f"2024-05-01 10:00:{k % 60:02d} {tags[k % 3]} event {word} kind {word}x seen" for k, word in enumerate(words)
+    ]
     digest = distill_log("\n".join(rows * 2), 400, DEFAULT_ENCODING)
     lines = digest.rendering.split("\n")
     assert any(f"§ {tag}" in lines for tag in tags)
