@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Sequence
 
-from envelopes.types import Admitted, Envelope, Rejected
+from envelopes.types import Admitted, Envelope, Rejected, Yield
 from organs.border.decide import BorderConfig, border_decide
 from organs.border.guard import GuardState
-from organs.runtime import BusSettings, Delivery, OrganBuilder, Output, Tract, WorkerSpec, envelope_fields, get_logger
+from organs.runtime import (
+    BusSettings,
+    Delivery,
+    OrganBuilder,
+    Output,
+    Tract,
+    WorkerSpec,
+    call_core,
+    envelope_fields,
+    get_logger,
+)
 
 __all__ = ["build_border"]
 
@@ -23,8 +32,10 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
         state = GuardState()
 
         async def handle(envelope: Envelope, _: Delivery) -> Sequence[Output]:
-            decision = await asyncio.to_thread(
-                border_decide, envelope, border_config, state, instance=settings.instance, now=time.time()
+            frames = envelope.payload.frames if isinstance(envelope.payload, Yield) else ()
+            served = sum(len(frame.content or "") for frame in frames)
+            decision = await call_core(
+                served, border_decide, envelope, border_config, state, instance=settings.instance, now=time.time()
             )
             payload = decision.payload
             if isinstance(payload, Admitted):

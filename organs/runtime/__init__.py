@@ -5,10 +5,20 @@ from organs.runtime.errors import ConfigError, EmbeddedServerError, IchorError, 
 from organs.runtime.logs import configure_logging, envelope_fields, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ, serve_organ
 from organs.runtime.server import EmbeddedServer, find_nats_server
-from organs.runtime.worker import Delivery, Output, Worker, WorkerSpec, WorkerStats, dead_letter
+from organs.runtime.worker import (
+    INLINE_CORE_CHARS,
+    Delivery,
+    Output,
+    Worker,
+    WorkerSpec,
+    WorkerStats,
+    call_core,
+    dead_letter,
+)
 
 __all__ = [
     "DEFAULT_NATS_URL",
+    "INLINE_CORE_CHARS",
     "BusSettings",
     "ConfigError",
     "Delivery",
@@ -23,6 +33,7 @@ __all__ = [
     "Worker",
     "WorkerSpec",
     "WorkerStats",
+    "call_core",
     "configure_logging",
     "connect",
     "dead_letter",

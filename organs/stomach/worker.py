@@ -1,7 +1,7 @@
 """The stomach worker: ``<prefix>.stomach.in`` → ``<prefix>.absorption.in``.
 
-It decodes a paste, runs ``ingest_paste`` on a worker thread (tiktoken
-releases the GIL), stores the paste and the frame index, then publishes the
+It decodes a paste, runs ``ingest_paste`` (on a thread for a large paste, see
+``call_core``), stores the paste and the frame index, then publishes the
 digest. The backlog on its consumer (pending messages, read from each
 delivery) is handed to the core, which steps down to shallow or deferred.
 A deferred paste also queues a notice on ``<prefix>.stomach.deferred``; a
@@ -24,7 +24,17 @@ import msgspec
 from envelopes.codec import DecodeError, decode_frame_request, encode
 from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, FrameReply, Paste
 from organs.client import INLINE_HEADROOM
-from organs.runtime import BusSettings, Delivery, OrganBuilder, Output, PoisonError, Tract, WorkerSpec, get_logger
+from organs.runtime import (
+    BusSettings,
+    Delivery,
+    OrganBuilder,
+    Output,
+    PoisonError,
+    Tract,
+    WorkerSpec,
+    call_core,
+    get_logger,
+)
 from organs.secretion import secrete
 from organs.signing import Signer, load_signer
 from organs.stomach.frames_store import FrameNotFound, FrameStore
@@ -110,7 +120,7 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
         main_backlog = {"pending": 0}
 
         async def digest(text: str, ingest_config: IngestConfig, intent: str | None, expected: str) -> IngestBundle:
-            bundle = await asyncio.to_thread(ingest_paste, text, ingest_config, intent=intent)
+            bundle = await call_core(len(text), ingest_paste, text, ingest_config, intent=intent)
             # The core digests the whole paste anyway; its digest is the check, before anything is stored.
             if bundle.source_digest != expected:
                 raise PoisonError(f"the paste's bytes digest to {bundle.source_digest}, not {expected}")
