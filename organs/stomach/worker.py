@@ -12,7 +12,6 @@ answers ``<prefix>.frames.get``.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 import re
@@ -124,7 +123,7 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
             # The core digests the whole paste anyway; its digest is the check, before anything is stored.
             if bundle.source_digest != expected:
                 raise PoisonError(f"the paste's bytes digest to {bundle.source_digest}, not {expected}")
-            await asyncio.gather(store.put_paste(text, bundle.source_digest), store.index(_frame_records(bundle)))
+            await store.store(text, bundle.source_digest, _frame_records(bundle))
             return bundle
 
         async def handle_paste(envelope: Envelope, delivery: Delivery) -> Sequence[Output]:

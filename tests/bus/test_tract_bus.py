@@ -15,6 +15,7 @@ from organs.client import fetch_frame, hand_in_paste
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.server import EmbeddedServer
 from organs.stomach import ingest_paste
+from organs.stomach.frames_store import FrameStore
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, read_subject, wait_for_count
 from tests.conftest import running_organ
@@ -83,6 +84,11 @@ async def test_the_stomach_stores_every_frame_losslessly(tract: Tract, bus_setti
         assert missing.frame is None and missing.error and "no frame" in missing.error
         malformed = await fetch_frame(tract, "not-a-frame", "full")
         assert malformed.error and "blake3" in malformed.error
+    # A paste that fits one message is kept in the index bucket; a stomach with a cold cache reads it back.
+    source = digested.payload.source_ref
+    assert await FrameStore(tract).get_paste(source) == EXAMPLE
+    index = await tract.js.key_value(tract.subjects.frame_index_bucket)
+    assert (await index.get("paste." + source.removeprefix("blake3:"))).value == EXAMPLE.encode()
 
 
 async def _publish_paste(tract: Tract, text: str):  # type: ignore[no-untyped-def]
