@@ -101,14 +101,18 @@ def test_rung_5_markdown_table_with_a_timestamp_column_is_a_table() -> None:
 
 def test_rung_5_csv_of_numbers_is_a_table_but_comma_spliced_prose_is_not() -> None:
     assert kind_of("id,cpu,mem\n1,0.5,128\n2,0.7,256\n3,0.1,64") == "table"
-    prose = ("I restarted the service, cleared the cache, and redeployed the whole stack\n"
-             "then it failed again, the logs were empty, nothing at all made any sense")
+    prose = (
+        "I restarted the service, cleared the cache, and redeployed the whole stack\n"
+        "then it failed again, the logs were empty, nothing at all made any sense"
+    )
     assert kind_of(prose) == "prose"
 
 
 def test_accepted_misread_csv_of_sentences_reads_as_prose() -> None:
-    csv_of_sentences = ("step,what happened\n1,the service refused every new connection\n"
-                        "2,the operator restarted the whole cluster by hand")
+    csv_of_sentences = (
+        "step,what happened\n1,the service refused every new connection\n"
+        "2,the operator restarted the whole cluster by hand"
+    )
     assert kind_of(csv_of_sentences) == "prose"
 
 
@@ -145,8 +149,10 @@ def test_rung_8_unfenced_code_and_prose() -> None:
 
 def test_log_containing_a_java_trace_stays_a_log() -> None:
     lines = [f"2024-05-01 10:00:{i % 60:02d},000 INFO worker {i} ok" for i in range(60)]
-    lines[30:30] = ["2024-05-01 10:00:30,500 ERROR job failed: java.lang.IllegalStateException: boom",
-                    *JVM_TRACE.split("\n")[1:]]
+    lines[30:30] = [
+        "2024-05-01 10:00:30,500 ERROR job failed: java.lang.IllegalStateException: boom",
+        *JVM_TRACE.split("\n")[1:],
+    ]
     assert kind_of("\n".join(lines)) == "log"
 
 

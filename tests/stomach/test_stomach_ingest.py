@@ -20,8 +20,10 @@ def make_log(lines: int, *, alert_every: int = 0) -> str:
     rows = []
     for index in range(lines):
         level = "ERROR" if alert_every and index % alert_every == 0 else "INFO"
-        rows.append(f"2024-05-01 10:{index // 60 % 60:02d}:{index % 60:02d},{index % 1000:03d} {level} "
-                    f"[worker-{index % 4}] request id={index * 7919} served in {index % 97} ms from 10.0.{index % 9}.1")
+        rows.append(
+            f"2024-05-01 10:{index // 60 % 60:02d}:{index % 60:02d},{index % 1000:03d} {level} "
+            f"[worker-{index % 4}] request id={index * 7919} served in {index % 97} ms from 10.0.{index % 9}.1"
+        )
     return "\n".join(rows)
 
 
@@ -284,7 +286,6 @@ def test_unquoted_alert_lines_are_counted_honestly() -> None:
     if quoted < 400:
         assert "alert lines of shown templates not quoted" in rendering or "not shown" in rendering
     assert digest.tokens is not None and digest.tokens <= 300
-
 
 
 def test_a_paste_of_countless_blocks_is_cut_at_max_blocks_and_loses_nothing() -> None:

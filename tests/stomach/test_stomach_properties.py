@@ -8,11 +8,35 @@ from stomach_checks import assert_bundle_honest
 
 from organs.stomach import IngestConfig, ingest_paste
 
-_PIECES = st.sampled_from([
-    "\n", "\n\n", "```", " ", "\t", "\r\n", "|", ",", "2024-01-01 10:00:00 ", "ERROR ", "INFO ", "./src/a.rs",
-    "Traceback (most recent call last):\n", '  File "a.py", line 1, in f\n', "\tat a.B.c(B.java:1)\n", "Why?",
-    "\u2028", "\x1c", "\x85", "é", "🙂", "\u200b", "0x1f", "=", '"',
-])
+_PIECES = st.sampled_from(
+    [
+        "\n",
+        "\n\n",
+        "```",
+        " ",
+        "\t",
+        "\r\n",
+        "|",
+        ",",
+        "2024-01-01 10:00:00 ",
+        "ERROR ",
+        "INFO ",
+        "./src/a.rs",
+        "Traceback (most recent call last):\n",
+        '  File "a.py", line 1, in f\n',
+        "\tat a.B.c(B.java:1)\n",
+        "Why?",
+        "\u2028",
+        "\x1c",
+        "\x85",
+        "é",
+        "🙂",
+        "\u200b",
+        "0x1f",
+        "=",
+        '"',
+    ]
+)
 _TEXT = st.lists(st.one_of(st.text(max_size=12), _PIECES), max_size=30).map("".join)
 
 

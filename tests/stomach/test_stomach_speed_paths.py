@@ -208,3 +208,46 @@ def test_templates_sharing_a_tag_are_grouped_under_it_when_space_is_short() -> N
     # With room for everything, every line is whole.
     roomy = distill_log("\n".join(rows[:20]), 4000, DEFAULT_ENCODING).rendering
     assert "§" not in roomy and f"{TIMES}1 kernel[0]: event aa kind aax seen" in roomy
+
+
+def test_a_masked_field_keeps_its_shape_and_its_named_pieces() -> None:
+    rows = [
+        f"2024-05-01 10:00:{k:02d} INFO took {k}.{k * 7 % 10}5 s in IO80211PeerManager::setMode at /srv/run{k}/x.log "
+        f"reason 'lost{k}' domain com.example.errors"
+        for k in range(30)
+    ]
+    rendering = distill_log("\n".join(rows), 2000, DEFAULT_ENCODING).rendering
+    # A decimal keeps its point, a method of a numbered class its name, a path its slash, a quoted value its
+    # quotes; a constant without a digit is a name and is shown.
+    assert f"{TIMES}30 INFO took <*>.<*> s in <*>::setMode at /<*> reason '<*>' domain com.example.errors" in (
+        rendering
+    )
+
+
+def test_a_long_constant_with_a_digit_stays_masked_but_a_digit_free_one_is_shown() -> None:
+    rows = [f"2024-05-01 10:00:{k:02d} INFO job 5f3a9c2e7d1b4a60 in /var/lib/service/state step {k}" for k in range(30)]
+    rendering = distill_log("\n".join(rows), 2000, DEFAULT_ENCODING).rendering
+    assert f"{TIMES}30 INFO job <*> in /var/lib/service/state step <*>" in rendering
+
+
+def test_a_template_making_up_much_of_the_log_is_shown_with_an_example_however_long() -> None:
+    # Many short rare events and one long event that is a third of the log: a tight budget shows the long
+    # one with a real line before it shows every rare one, and the omission note counts what it left out.
+    # Each rare event differs from every other in two words, so no two merge into one template.
+    words = [f"{chr(97 + k % 26)}{chr(97 + k // 26 % 8)}" for k in range(200)]
+    rare = [
+        f"2024-05-01 10:{k // 60:02d}:{k % 60:02d} INFO event {word} kind {word}x seen" for k, word in enumerate(words)
+    ]
+    long_event = (
+        "2024-05-01 11:00:{:02d} INFO replication of the volume to the standby site finished after the checksum "
+        "verification pass and the catalogue update for every shard of the primary cluster, seq {}"
+    )
+    rows = rare + [long_event.format(k % 60, k) for k in range(100)]
+    digest = distill_log("\n".join(rows), 600, DEFAULT_ENCODING)
+    lines = digest.rendering.split("\n")
+    assert any(line.startswith(f"{TIMES}100 INFO replication of the volume") for line in lines)
+    assert any(line.startswith("    e.g. 2024-05-01 11:00:00 INFO replication") for line in lines)
+    shown = sum(1 for line in lines if line.startswith(f"{TIMES}1 INFO event "))
+    assert 0 < shown < 200
+    assert f"… [{200 - shown} templates ({200 - shown} lines) not shown] …" in digest.rendering
+    assert digest.tokens is not None and digest.tokens <= 600

@@ -41,7 +41,9 @@ def test_impossible_date_names_no_instant() -> None:
 
 def test_window_is_min_and_max_whatever_the_order() -> None:
     assert window_of(["2024-01-03 00:00:00", "2024-01-01 00:00:00", "2024-01-02 00:00:00"]) == (
-        "2024-01-01T00:00:00Z", "2024-01-03T00:00:00Z")
+        "2024-01-01T00:00:00Z",
+        "2024-01-03T00:00:00Z",
+    )
 
 
 def test_newest_first_log_window_is_ordered() -> None:

@@ -24,14 +24,18 @@ stays with the line that announced it.
 
 The rendering lists templates in order of first appearance. Each shown template
 gets one line, ``×count`` and the template with ``<*>`` where a field varies
-among its first, second and last lines or is a long constant (an id; a varying
-``host:port`` keeps its colon, ``<*>:<*>``), before any
-template gets extras: then real example lines (alert templates first), then
-distinct warn/error lines with their repeat counts. When not every template line
+among its first, second and last lines or is a long constant with a digit (an
+id), before any template gets extras (but a template that makes up a twentieth
+of the log, whose real line follows its own): then real example lines (alert
+templates first), then distinct warn/error lines with their repeat counts. A masked field keeps its shape when
+its samples share it: a ``host:port`` reads ``<*>:<*>``, a decimal ``<*>.<*>``, a
+method of a numbered class ``<*>::name``, an absolute path ``/<*>``, a quoted
+value ``'<*>'``. When not every template line
 fits, templates that begin with the same tag (the leading words up to one ending in
 ``:``, such as a process ``kernel[0]:``) are listed together under a ``§ tag``
 heading, each indented and without the tag, as the legend then says. Tight budgets drop whole
-templates, non-alert and longest first, and the rendering says
+templates, longest first (never an alert template or one that makes up a twentieth of the log
+before the others), and the rendering says
 exactly how many templates and lines, and how many alert lines of shown
 templates, it did not show. Very long lines keep their head and tail around a
 counted ``…`` marker. Nothing here knows a particular log format beyond the
@@ -70,8 +74,25 @@ _HEADER_MIN_RECURRING = 5
 _HEADER_SHARED_SHARE = 0.3
 _HEADER_VALUES_SHOWN = 3
 _LEVEL_WORDS = frozenset(
-    ["trace", "debug", "info", "information", "notice", "warning", "warn", "error", "err", "critical", "crit",
-     "fatal", "severe", "alert", "emergency", "emerg", "panic"]
+    [
+        "trace",
+        "debug",
+        "info",
+        "information",
+        "notice",
+        "warning",
+        "warn",
+        "error",
+        "err",
+        "critical",
+        "crit",
+        "fatal",
+        "severe",
+        "alert",
+        "emergency",
+        "emerg",
+        "panic",
+    ]
 )
 _LEVEL_LETTERS = frozenset("VDIWEF")
 _ALERT_LINES_PER_TEMPLATE = 8
@@ -82,7 +103,10 @@ _MERGE_CONTEXT_WORDS = 4
 _WILDCARD = "<*>"
 _GROUP_PREFIX_WORDS = 6
 _GROUP_MIN_TEMPLATES = 2
+_LEADING_ONE_IN = 20
 _MASK_MARK = re.compile(r"[0-9=/]")
+_PUNCTUATION_RUN = re.compile(r"([^A-Za-z0-9]+)")
+_SHAPE_MAX_PIECES = 3
 _DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
 
 _VARIABLE = re.compile(
@@ -261,8 +285,11 @@ def _header_columns(split: list[tuple[tuple[str, ...], int]]) -> _Header:
         # As when merging templates: two or three plain values are usually different events, unless the
         # rest of the line is long enough to be the same event.
         few = len(values) < MERGE_MIN_VARIANTS
-        recurring = [rest for rest, weight in rest_weight.items()
-                     if weight > 1 and not (few and rest.count(" ") + 1 < _MERGE_CONTEXT_WORDS)]
+        recurring = [
+            rest
+            for rest, weight in rest_weight.items()
+            if weight > 1 and not (few and rest.count(" ") + 1 < _MERGE_CONTEXT_WORDS)
+        ]
         shared = sum(1 for rest in recurring if len(rests[rest]) > 1)
         interchangeable = len(recurring) >= _HEADER_MIN_RECURRING and shared >= len(recurring) * _HEADER_SHARED_SHARE
         if not (constant or interchangeable):
@@ -516,32 +543,71 @@ def _display(lines: list[str], records: _Records, template: _Template) -> str:
     pieces = [constants[0]]
     for index, value in enumerate(values):
         same = all(other_values[index] == value for _, other_values in samples[1:])
-        # A long constant (a session id, a hash) costs many tokens and says little: it stays masked.
-        if same and len(value) <= _CONSTANT_CHARS:
+        # A long constant with a digit (a session id, a hash) costs many tokens and says little: it stays
+        # masked, but for its named pieces (see ``_value_shape``). One without a digit is a name or a phrase.
+        if same and _named(value):
             pieces.append(value)
         else:
-            pieces.append(_colon_shape([other_values[index] for _, other_values in samples]))
+            pieces.append(_value_shape([other_values[index] for _, other_values in samples]))
         pieces.append(constants[index + 1])
     shown = "".join(pieces)
     return _WILDCARD_RUN.sub(_WILDCARD, shown) if "> <*>" in shown else shown
 
 
-def _colon_shape(values: list[str]) -> str:
-    """``<*>`` for a field that varies, keeping its inner colons when every sample has them alike.
+def _value_shape(values: list[str]) -> str:
+    """``<*>`` for a field that varies or is a long constant, keeping its shape when every sample shares it.
 
-    An address with its port (``10.0.0.1:50010``) or a ``host:port`` reads as ``<*>:<*>``: the colon tells
-    what kind of value it is for two more tokens. A piece with one short value in every sample stays.
+    An address with its port (``10.0.0.1:50010``) or a ``host:port`` reads as ``<*>:<*>``; a value of at most
+    three word pieces with the same punctuation between them reads as that punctuation around ``<*>``
+    (``<*>.<*>`` a decimal, ``<*>::powerChange`` a method of a numbered class): the separators tell what kind of
+    value it is for a token or two. A piece with one value in every sample stays when it is short or holds no
+    digit (a name, not an id).
     """
-    split = [value.split(":") for value in values]
-    parts = len(split[0])
-    if parts < 2 or parts > 3 or any(len(pieces) != parts or not all(pieces) for pieces in split):
-        return _WILDCARD
+    for split in (_colon_pieces, _word_pieces):
+        shaped = _shape_by(values, split)
+        if shaped is not None:
+            return shaped
+    return _opening(values) + _WILDCARD + _opening([value[::-1] for value in values])[::-1]
+
+
+def _opening(values: list[str]) -> str:
+    """The punctuation every value opens with (the ``/`` of an absolute path, a quote), or ``""``."""
+    openings = set()
+    for value in values:
+        match = _PUNCTUATION_RUN.match(value)
+        openings.add("" if match is None or match.end() == len(value) else match.group())
+    return openings.pop() if len(openings) == 1 else ""
+
+
+def _named(value: str) -> bool:
+    """Whether a value that is the same in every sample is worth its tokens: short, or holding no digit."""
+    return len(value) <= _CONSTANT_CHARS or not any(character.isdigit() for character in value)
+
+
+def _colon_pieces(value: str) -> tuple[list[str], list[str]] | None:
+    pieces = value.split(":")
+    return (pieces, [":"] * (len(pieces) - 1)) if all(pieces) else None
+
+
+def _word_pieces(value: str) -> tuple[list[str], list[str]]:
+    split = _PUNCTUATION_RUN.split(value)
+    return split[::2], split[1::2]
+
+
+def _shape_by(values: list[str], split: Callable[[str], tuple[list[str], list[str]] | None]) -> str | None:
+    """The values as their shared pieces and separators (see ``_value_shape``), or ``None`` when they differ."""
+    shapes = [split(value) for value in values]
+    first = shapes[0]
+    if first is None or not 2 <= len(first[0]) <= _SHAPE_MAX_PIECES:
+        return None
+    pieces, separators = first
+    if any(shape is None or shape[1] != separators for shape in shapes[1:]):
+        return None
     shown = []
-    for position in range(parts):
-        piece = split[0][position]
-        same = all(pieces[position] == piece for pieces in split)
-        shown.append(piece if same and len(piece) <= _CONSTANT_CHARS else _WILDCARD)
-    return ":".join(shown)
+    for position, piece in enumerate(pieces):
+        same = all(shape is not None and shape[0][position] == piece for shape in shapes)
+        shown.append(piece if same and _named(piece) else _WILDCARD)
+    return "".join(piece + separator for piece, separator in zip(shown, [*separators, ""], strict=True))
 
 
 def _template_line(lines: list[str], records: _Records, template: _Template) -> str:
@@ -567,24 +633,34 @@ def _example(lines: list[str], records: _Records, template: _Template) -> str:
 
 
 def _pieces(lines: list[str], records: _Records, templates: list[_Template]) -> list[_Piece]:
-    """Every template's line first, then examples, then extra alert lines.
+    """Every template's line first (a leading template's real line right after its own), then examples, then
+    extra alert lines.
 
-    Within a tier alert templates go first, then the shortest templates, so a
+    Within a tier alert templates go first, then the templates that make up a
+    twentieth of the log (what it mostly says), then the shortest templates, so a
     tight budget shows as many distinct events as it can before any of them gets
     extras. Template lines are ranked by their masked key's length and spelled
     out only when the fit reaches them; examples need their template's line, so
     they are spelled out only for templates that could be shown.
     """
-    ranked = sorted(range(len(templates)), key=lambda i: (not templates[i].alert, len(templates[i].masked), i))
+    records_total = sum(template.count for template in templates)
+    # A template that makes up a good share of the log is what the log mostly says, whatever its length: its
+    # line and a real one come before the rarer templates.
+    leading = [template.count * _LEADING_ONE_IN >= records_total for template in templates]
+    ranked = sorted(
+        range(len(templates)), key=lambda i: (not templates[i].alert, not leading[i], len(templates[i].masked), i)
+    )
     rank_of = {index: rank for rank, index in enumerate(ranked)}
-    total = len(templates)
+    total = 2 * len(templates)
     pieces: list[_Piece] = []
     for index, template in enumerate(templates):
         rank = rank_of[index]
-        pieces.append(_Piece(index, _SLOT_TEMPLATE, rank, None, min(len(template.masked), _TEMPLATE_CHARS) + 8))
+        pieces.append(_Piece(index, _SLOT_TEMPLATE, 2 * rank, None, min(len(template.masked), _TEMPLATE_CHARS) + 8))
         first_start = records.start[template.first_record]
-        # Alert templates show a real line early; other examples come after every alert line.
-        example_priority = (total if template.alert else 3 * total) + rank
+        # A leading template shows a real line right after its own; alert templates once every template line
+        # is in; other examples come after every alert line.
+        late_tier = total if template.alert else 3 * total
+        example_priority = 2 * rank + 1 if leading[index] else late_tier + rank
         first_line = lines[first_start]
         example_size = min(len(first_line), _EXAMPLE_CHARS) + 10
         pieces.append(_Piece(index, _SLOT_EXAMPLE, example_priority, None, example_size))
@@ -797,8 +873,8 @@ def _render(header: str, chosen: list[_Piece], templates: list[_Template], group
     else:
         body, grouped = [piece.text or "" for piece in ordered], False
     legend = (
-        f"templates by first appearance ({TIMES}count, then the line with {_WILDCARD} where a field varies "
-        "among its first, second and last lines or is a long id; e.g. a real line; ! a distinct alert line)"
+        f"templates by first appearance ({TIMES}count, then the line with {_WILDCARD} where a field or part of one "
+        "varies among its first, second and last lines or is a long id; e.g. a real line; ! a distinct alert line)"
     )
     if grouped:
         legend += (
