@@ -224,9 +224,8 @@ class _Plan:
     anchors: list[str] = field(default_factory=list)
 
 
-def _resolve(text: str, intent: str | None, max_blocks: int) -> _Plan:
+def _resolve(text: str, blocks: list[Block], intent: str | None, max_blocks: int) -> _Plan:
     segments = []
-    blocks = split_blocks(text, max_blocks)
     for block in blocks:
         segment_text = text[block.start : block.end]
         segments.append(_Segment(block, segment_text, classify(segment_text, fenced=block.fenced)))
@@ -344,7 +343,18 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         shallow_backlog=config.shallow_backlog,
         deferred_backlog=config.deferred_backlog,
     )
-    plan = _resolve(text, intent, config.max_blocks)
+    blocks = split_blocks(text, config.max_blocks)
+    # Every distinct segment is counted in full (frames, the goal, anchors); a large paste is counted on
+    # a long-lived thread from here on, while it is classified and rendered. Below the threading
+    # threshold a thread hand-off costs more than the overlap saves.
+    counted_texts = list(dict.fromkeys(text[block.start : block.end] for block in blocks))
+    overlapped = sum(len(text) for text in counted_texts) >= THREADED_COUNT_CHARS
+    full_counts: Future[list[int]] | None = (
+        _full_count_thread.submit(count_tokens_exact, counted_texts, encoding, config.token_threads)
+        if overlapped
+        else None
+    )
+    plan = _resolve(text, blocks, intent, config.max_blocks)
     evidence: dict[str, _Evidence] = {}
     for segment in plan.segments:
         if segment.outcome != "frame":
@@ -359,17 +369,6 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
             frame_id, kind, segment.text, (segment.block.start, segment.block.end), len(evidence), value=_VALUE[kind]
         )
     items = list(evidence.values())
-    counted_texts = [item.text for item in items] + [
-        segment.text for segment in plan.segments if segment.outcome in ("goal", "anchor")
-    ]
-    # A large paste is counted on a long-lived thread while it is rendered; below the threading threshold
-    # a thread hand-off costs more than the overlap saves.
-    overlapped = sum(len(text) for text in counted_texts) >= THREADED_COUNT_CHARS
-    full_counts: Future[list[int]] | None = (
-        _full_count_thread.submit(count_tokens_exact, counted_texts, encoding, config.token_threads)
-        if overlapped
-        else None
-    )
     if tier != "deferred":
         _allocate(items, config.budget_tokens)
         for item in items:
@@ -378,10 +377,9 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         for item in items:
             item.title = _title(item, None)
     counts = full_counts.result() if full_counts is not None else count_tokens_exact(counted_texts, encoding, 1)
-    segment_tokens = dict(zip((item.text for item in items), counts, strict=False))
-    segment_tokens.update(zip(counted_texts[len(items) :], counts[len(items) :], strict=True))
-    for item, full_tokens in zip(items, counts, strict=False):
-        item.full_tokens = full_tokens
+    segment_tokens = dict(zip(counted_texts, counts, strict=True))
+    for item in items:
+        item.full_tokens = segment_tokens[item.text]
     rendered = [item for item in items if item.compact is not None and item.compact != item.text]
     _measure(rendered, encoding, config.token_threads)
     for _ in range(_RERENDER_ATTEMPTS):

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from organs.accounting import DEFAULT_ENCODING, additive_chunks, count_tokens, count_tokens_exact, joins_additively
 from organs.stomach.distill.log import _mask_by_words, distill_log, mask_variables
 from organs.stomach.distill.text import TIMES
+from organs.stomach.signals import _LEVEL, level_of
 from organs.stomach.timestamps import window_of
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "loghub"
@@ -251,3 +252,22 @@ def test_a_template_making_up_much_of_the_log_is_shown_with_an_example_however_l
     assert 0 < shown < 200
     assert f"… [{200 - shown} templates ({200 - shown} lines) not shown] …" in digest.rendering
     assert digest.tokens is not None and digest.tokens <= 600
+
+
+_LEVELLED = st.lists(
+    st.one_of(
+        _LOGGY,
+        st.sampled_from(
+            ["INFO", "Warn", "[error]", "level=debug", ": error:", " W Act:", "1 E x:", "İ", "K", "| Fatal |"]
+        ),
+    ),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(line=_LEVELLED)
+def test_the_level_prefilter_never_changes_the_answer(line: str) -> None:
+    match = _LEVEL.search(line, 0, 160)
+    unfiltered = None if match is None else next(group for group in match.groups() if group is not None).lower()
+    assert level_of(line) == unfiltered
