@@ -53,11 +53,24 @@ def count_tokens_many(texts: list[str], encoding: str = DEFAULT_ENCODING, num_th
     """
     if num_threads <= 1 or sum(len(text) for text in texts) < THREADED_COUNT_CHARS:
         return [count_tokens(text, encoding) for text in texts]
-    # One task per worker, each counting a contiguous share: per-text futures cost more than they save.
-    share = -(-len(texts) // _POOL_THREADS)
-    groups = [texts[start : start + share] for start in range(0, len(texts), share)]
+    # One task per worker, each counting a contiguous share of about equal characters: per-text
+    # futures cost more than they save, and shares of equal text counts can leave one worker idle.
+    groups = _balanced_shares(texts, _POOL_THREADS)
     counted = _counting_pool.map(lambda group: [count_tokens(text, encoding) for text in group], groups)
     return [count for group_counts in counted for count in group_counts]
+
+
+def _balanced_shares(texts: list[str], shares: int) -> list[list[str]]:
+    """``texts`` cut, in order, into at most ``shares`` runs of about equal total length."""
+    total = sum(len(text) for text in texts)
+    groups: list[list[str]] = [[]]
+    filled = 0
+    for text in texts:
+        if groups[-1] and len(groups) < shares and filled >= total * len(groups) / shares:
+            groups.append([])
+        groups[-1].append(text)
+        filled += len(text)
+    return groups
 
 
 def yield_cost(goal: str, anchors: Sequence[str], frames: Sequence[Frame], encoding: str = DEFAULT_ENCODING) -> int:

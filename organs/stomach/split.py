@@ -8,6 +8,7 @@ whitespace like any other.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = ["Block", "split_blocks"]
@@ -30,12 +31,33 @@ def _is_fence(text: str, start: int, end: int) -> bool:
     return text.startswith("```", position, end)
 
 
+# A run of lines that each hold a non-whitespace character (``\s`` is ``str.isspace``'s whitespace).
+_NON_BLANK_RUN = re.compile(r"^[^\S\n]*\S.*(?:\n[^\S\n]*\S.*)*", re.MULTILINE)
+
+
 def split_blocks(text: str, max_blocks: int | None = None) -> list[Block]:
     """The paste's blocks in order; with ``max_blocks``, the last one holds all the rest.
 
     The cap bounds the work and memory a paste of countless tiny blocks can demand;
     the remainder is still one span, so nothing leaves the spans but whitespace.
     """
+    if "```" not in text:
+        # No fence can open: the blocks are the runs of non-blank lines, found in one regex pass.
+        return _unfenced_blocks(text, max_blocks)
+    return _blocks_by_line(text, max_blocks)
+
+
+def _unfenced_blocks(text: str, max_blocks: int | None) -> list[Block]:
+    blocks: list[Block] = []
+    for run in _NON_BLANK_RUN.finditer(text):
+        if max_blocks is not None and len(blocks) >= max_blocks - 1:
+            blocks.append(Block(run.start(), _rstrip_end(text, run.start(), len(text)), fenced=False, remainder=True))
+            break
+        blocks.append(Block(run.start(), _rstrip_end(text, run.start(), run.end()), fenced=False))
+    return blocks
+
+
+def _blocks_by_line(text: str, max_blocks: int | None) -> list[Block]:
     blocks: list[Block] = []
     block_start = -1
     last_content_end = -1

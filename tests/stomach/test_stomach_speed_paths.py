@@ -12,6 +12,7 @@ from organs.accounting import DEFAULT_ENCODING, additive_chunks, count_tokens, c
 from organs.stomach.distill.log import _mask_by_words, distill_log, mask_variables
 from organs.stomach.distill.text import TIMES
 from organs.stomach.signals import _LEVEL, level_of
+from organs.stomach.split import _blocks_by_line, _unfenced_blocks
 from organs.stomach.timestamps import window_of
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "loghub"
@@ -271,3 +272,17 @@ def test_the_level_prefilter_never_changes_the_answer(line: str) -> None:
     match = _LEVEL.search(line, 0, 160)
     unfiltered = None if match is None else next(group for group in match.groups() if group is not None).lower()
     assert level_of(line) == unfiltered
+
+
+_BLANKISH = st.lists(
+    st.sampled_from(
+        ["\n", " ", "\t", "\r", "x", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u3000", "\xa0", "y z", "é"]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_BLANKISH, max_blocks=st.sampled_from([None, 1, 2, 3]))
+def test_unfenced_text_splits_the_same_by_regex_as_line_by_line(text: str, max_blocks: int | None) -> None:
+    assert _unfenced_blocks(text, max_blocks) == _blocks_by_line(text, max_blocks)
