@@ -197,12 +197,20 @@ def _path_rung(text: str) -> Classification | None:
     return None
 
 
+def _panics_without_frames(first_header: tuple[int, str]) -> bool:
+    """A Rust or Go panic opening the block is a trace even with no frames below it."""
+    return first_header == (0, "rust") or first_header == (0, "go_panic")
+
+
 def _trace_rung(lines: list[str]) -> Classification | None:
     headers: list[tuple[int, str]] = []
     frames = 0
     trace_lines = 0
     previous_was_python_frame = False
     for index, line in enumerate(lines):
+        if (index - trace_lines) * 2 > len(lines) and not (headers and _panics_without_frames(headers[0])):
+            # More than half the lines are not trace lines: no trace, whatever the rest holds.
+            return None
         if is_trace_frame(line):
             frames += 1
             trace_lines += 1
@@ -221,7 +229,7 @@ def _trace_rung(lines: list[str]) -> Classification | None:
     if not headers:
         return None
     first_kind = headers[0][1]
-    panicked_without_frames = frames == 0 and first_kind in ("rust", "go_panic") and headers[0][0] == 0
+    panicked_without_frames = frames == 0 and _panics_without_frames(headers[0])
     if frames == 0 and not panicked_without_frames:
         return None
     if not panicked_without_frames and trace_lines * 2 < len(lines):

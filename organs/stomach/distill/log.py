@@ -99,6 +99,8 @@ _ALERT_LINES_PER_TEMPLATE = 8
 _MERGE_MAX_TOKENS = 64
 _ESTIMATE_SAMPLE_CHARS = 4_096
 _FIT_ROUNDS = 5
+# A log of at most this many characters per target token may render whole within the target: try that first.
+_WHOLE_RENDERING_TRIAL = 4
 _MERGE_CONTEXT_WORDS = 4
 _WILDCARD = "<*>"
 _GROUP_PREFIX_WORDS = 6
@@ -715,9 +717,19 @@ def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = Tr
             piece.size = len(piece.text)
         return piece.text
 
+    alert_templates = sum(1 for template in templates if template.alert)
+    if len(text) <= target_tokens * _WHOLE_RENDERING_TRIAL:
+        everything = sorted(pieces, key=lambda piece: piece.priority)
+        for piece in everything:
+            spell(piece)
+        whole = _render(header, everything, templates)
+        # A rendering no longer than the log it renders often fits a small log's target: one exact count
+        # tells, and spares the estimates and the fitting rounds.
+        tokens = count_tokens(whole, encoding) if len(whole) <= len(text) else target_tokens + 1
+        if tokens <= target_tokens:
+            return LogDigest(whole, len(templates), alert_templates, valid_from, valid_to, tokens)
     rates = _estimate_tokens(pieces, encoding, spell, min(_ESTIMATE_SAMPLE_CHARS, max(target_tokens, 64) * 4))
     rendering, tokens = _fit(header, pieces, templates, target_tokens, encoding, spell, rates)
-    alert_templates = sum(1 for template in templates if template.alert)
     return LogDigest(rendering, len(templates), alert_templates, valid_from, valid_to, tokens)
 
 
