@@ -7,6 +7,8 @@ import time
 import msgspec
 import pytest
 from factories_border import HOST, reference_frame, served_frame, yield_envelope
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from envelopes.types import Envelope, External, OrganSecretion, Rejected, Step, SystemInternal, UserInput, Yield
 from organs.accounting import count_tokens
@@ -22,7 +24,7 @@ from organs.border import (
     screen,
     yield_cost,
 )
-from organs.border.guard import BASE64_ALPHABET
+from organs.border.guard import BASE64_ALPHABET, DEFAULT_PATTERNS
 from organs.border.prompt import ANCHORS_SEGMENT_ID, GOAL_SEGMENT_ID
 
 
@@ -367,3 +369,16 @@ def test_screening_reads_the_rendered_reference_pointer() -> None:
     )
     assert isinstance(result, Admission)
     assert [finding.segment_id for finding in result.findings] == [frame_segment_id(frame)]
+
+
+_CASE_TRAPS = st.sampled_from(
+    ["xmrig", "XMRIG", "xmrıg", "ſtore", "store_core_memory", "EXECUTE", "K", "é", "_", " ", "-"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.lists(st.one_of(_CASE_TRAPS, st.text(max_size=4)), max_size=12).map("".join))
+def test_a_word_pattern_finds_what_its_regex_finds(text: str) -> None:
+    for pattern in (*DEFAULT_PATTERNS, WordPattern("folded", ("ſtore", "Kelvin"))):
+        lowered = text.lower() if text.isascii() else None
+        assert pattern.found_in(text, lowered) == (pattern.regex.search(text) is not None)
