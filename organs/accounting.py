@@ -21,6 +21,7 @@ __all__ = [
     "additive_chunks",
     "count_tokens",
     "count_tokens_exact",
+    "count_tokens_joined",
     "count_tokens_many",
     "digest_text",
     "encoding_for",
@@ -144,6 +145,65 @@ def joins_additively(left: str, right: str, encoding: str = DEFAULT_ENCODING) ->
         and right[:1] in _SOLID
         and encoding_for(encoding)._pat_str in _ADDITIVE_PATTERNS
     )
+
+
+def _cut_after(text: str, newline: int) -> bool:
+    """Whether counts add up when ``text`` is cut just after the ``\\n`` at ``newline``.
+
+    As in ``additive_chunks``, the character before the newline is printable
+    non-space ASCII, so the token before it ends there or takes just the newline.
+    After it may come spaces and tabs, then such a character: no alternative
+    starting at the newline reaches past it (``\\s*[\\r\\n]`` backs off to the one
+    newline, ``\\s++$`` needs the text to end), so the next token starts at the cut.
+    """
+    after = newline + 1
+    while after < len(text) and text[after] in " \t":
+        after += 1
+    return newline > 0 and text[newline - 1] in _SOLID and after < len(text) and text[after] in _SOLID
+
+
+def _outer_cuts(text: str) -> tuple[int, int] | None:
+    """Just after the first and after the last newline of ``text`` where counts add up (``_cut_after``)."""
+    first = text.find("\n")
+    while first >= 0 and not _cut_after(text, first):
+        first = text.find("\n", first + 1)
+    if first < 0:
+        return None
+    last = text.rfind("\n")
+    while not _cut_after(text, last):
+        last = text.rfind("\n", first, last)
+    return first + 1, last + 1
+
+
+def count_tokens_joined(parts: Sequence[tuple[str, int | None]], encoding: str = DEFAULT_ENCODING) -> int:
+    """The exact count of the parts' texts joined, given the exact counts of some of them.
+
+    A part with a known count and a cut inside it (see ``_outer_cuts``) adds the
+    count of what lies between its first and last cut without being tokenized
+    again: the cuts are where counts add up, in the part alone and in the joined
+    text, whose pre-tokens there are the same. Only the glue is tokenized: each
+    such part's first and last stretch, with whatever lies between them and the
+    next such part. A wrong known count makes the total wrong by as much.
+    """
+    if encoding_for(encoding)._pat_str not in _ADDITIVE_PATTERNS:
+        return count_tokens_exact(["".join(text for text, _ in parts)], encoding)[0]
+    added: list[str] = []
+    subtracted: list[str] = []
+    middles = 0
+    pending: list[str] = []
+    for text, known in parts:
+        cuts = None if known is None else _outer_cuts(text)
+        if known is None or cuts is None:
+            pending.append(text)
+            continue
+        head, tail = text[: cuts[0]], text[cuts[1] :]
+        added.append("".join([*pending, head]))
+        subtracted.extend((head, tail))
+        middles += known
+        pending = [tail]
+    added.append("".join(pending))
+    counts = count_tokens_exact(added + subtracted, encoding)
+    return middles + sum(counts[: len(added)]) - sum(counts[len(added) :])
 
 
 def count_tokens_exact(

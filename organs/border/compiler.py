@@ -21,7 +21,9 @@ Modules of segments go in; one ``CompiledPrompt`` comes out. The steps:
 Token budgets are exact: the reported ``tokens`` is the count of the whole text in
 the named encoding, and it never exceeds ``max_tokens``. Fitting adds per-segment
 counts; should joining ever tokenize to more than that sum, the fit is redone
-against a tighter limit until the exact count fits.
+against a tighter limit until the exact count fits. The whole count tokenizes only
+the stretches around each join and takes the rest from the segments' counts
+(``count_tokens_joined``), so a segment's vouched ``tokens`` must be right.
 
 Trust labels and provenance are carried through for inspection and downstream
 policy. The compiler never inspects or rewrites content to make it safe: a trust
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from envelopes.types import AnyProvenance, CacheScope, CompiledPrompt, Diagnostic, InspectionEntry, Trust
-from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_exact, count_tokens_many, encoding_for
+from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_joined, count_tokens_many, encoding_for
 from organs.border.errors import (
     ConflictError,
     InvalidPromptInputError,
@@ -141,8 +143,8 @@ class PromptSegment:
     a label for downstream policy, not a claim that the text was sanitized.
     ``tokens``, when given, is the exact count of ``content`` in the encoding it
     is compiled in, vouched for by the caller (the border passes counts its guard
-    has verified); fitting uses it instead of counting the segment again. The
-    prompt's total is counted whole either way.
+    has verified); fitting and the prompt's total use it instead of counting the
+    segment again, so it must be right (a wrong one makes the total wrong).
     """
 
     id: str
@@ -399,8 +401,13 @@ def _fit(
     return _Fit(rendered, dispositions, diagnostics)
 
 
-# Below this, a prompt is counted in one piece: splitting it would cost more than it saves.
-_MIN_SHARE_CHARS = 32 * 1024
+def _joined_parts(rendered: list[_Rendered]) -> list[tuple[str, int | None]]:
+    parts: list[tuple[str, int | None]] = []
+    for position, segment in enumerate(rendered):
+        if position:
+            parts.append((SEPARATOR, None))
+        parts.append((segment.text, segment.tokens))
+    return parts
 
 
 def compile(
@@ -437,8 +444,8 @@ def compile(
         fit = _fit(entries, candidates, measures, budget.max_bytes, token_limit, encoding)
         kept = [index for index in candidates if index in fit.rendered]
         text = SEPARATOR.join(fit.rendered[index].text for index in kept)
-        # Exact, and cut where counts provably add up so both cores share the work.
-        [tokens] = count_tokens_exact([text], encoding, chunk_chars=max(len(text) // 2 + 1, _MIN_SHARE_CHARS))
+        # Exact: only the stretches around each join are tokenized, the segments' own counts give the rest.
+        tokens = count_tokens_joined(_joined_parts([fit.rendered[index] for index in kept]), encoding)
         if budget.max_tokens is None or tokens <= budget.max_tokens:
             break
         # Joining tokenized to more than the parts' sum; tighten by the excess and refit.

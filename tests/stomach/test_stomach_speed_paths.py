@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from organs.accounting import DEFAULT_ENCODING, additive_chunks, count_tokens, count_tokens_exact, joins_additively
+from organs.accounting import (
+    DEFAULT_ENCODING,
+    additive_chunks,
+    count_tokens,
+    count_tokens_exact,
+    count_tokens_joined,
+    joins_additively,
+)
 from organs.stomach.distill.log import _mask_by_words, distill_log, mask_variables
 from organs.stomach.distill.text import TIMES
 from organs.stomach.signals import _LEVEL, level_of
@@ -286,3 +293,21 @@ _BLANKISH = st.lists(
 @given(text=_BLANKISH, max_blocks=st.sampled_from([None, 1, 2, 3]))
 def test_unfenced_text_splits_the_same_by_regex_as_line_by_line(text: str, max_blocks: int | None) -> None:
     assert _unfenced_blocks(text, max_blocks) == _blocks_by_line(text, max_blocks)
+
+
+@settings(max_examples=400, deadline=None)
+@given(parts=st.lists(st.tuples(_TEXT, st.booleans()), max_size=6))
+def test_a_joined_count_from_known_parts_is_the_count_of_the_joined_text(parts: list[tuple[str, bool]]) -> None:
+    known = [(text, count_tokens(text) if is_known else None) for text, is_known in parts]
+    assert count_tokens_joined(known) == count_tokens("".join(text for text, _ in parts))
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="Loghub corpus not present")
+def test_a_joined_count_over_corpus_logs_skips_their_middles_and_stays_exact() -> None:
+    logs = [path.read_text(encoding="utf-8")[:20_000] for path in sorted(CORPUS.glob("*_2k.log"))]
+    parts: list[tuple[str, int | None]] = []
+    for log in logs:
+        parts += [(f"[frame · log · {len(log)} chars]\n", None), (log, count_tokens(log)), ("\n\n", None)]
+    joined = "".join(text for text, _ in parts)
+    assert count_tokens_joined(parts) == count_tokens(joined)
+    assert count_tokens_joined([(text, None) for text, _ in parts]) == count_tokens(joined)
