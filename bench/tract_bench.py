@@ -329,11 +329,14 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
     tract, full, raw, fast = (results.get(name) for name in ("tract", "tract-full", "raw", "faststream"))
     rows: list[Row] = []
     cores = results.get("cores")
+    organs = (
+        {} if cores is None else {label: seconds for label, seconds in cores.cpu.items() if label != COUNTING_FLOOR}
+    )
     if cores is not None and full is not None:
-        serial = sum(cores.cpu.values())
+        serial = sum(organs.values())
         # The pure cores back to back on one core, against the tract's full-tier throughput.
         value = full.burst.throughput * serial
-        detail = ", ".join(f"{organ} {seconds * 1000:.1f}" for organ, seconds in cores.cpu.items())
+        detail = ", ".join(f"{organ} {seconds * 1000:.1f}" for organ, seconds in organs.items())
         rows.append(
             Row(
                 "tract", "tract full-tier / pure cores run serially", value,
@@ -343,6 +346,18 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
     if raw is None:
         return rows
     r = raw.burst
+    if cores is not None and cores.cpu.get(COUNTING_FLOOR):
+        # Even if the organs did nothing but count and the bus cost what the raw relay's does, the CPUs of
+        # this machine could pass no more than this.
+        floor, relay_cpu = cores.cpu[COUNTING_FLOOR], sum(raw.cpu.values()) / r.sent
+        bound = (os.cpu_count() or 1) / (floor + relay_cpu)
+        rows.append(
+            Row(
+                "tract", "bound tract/raw from exact counting alone", ratio(bound, r.throughput),
+                note=f"{floor * 1000:.2f} ms of counts per paste + {relay_cpu * 1000:.2f} ms of relay CPU per input "
+                f"on {os.cpu_count()} CPUs: at most {bound:,.0f}/s",
+            )
+        )  # fmt: skip
     if tract is not None:
         t = tract.burst
         value = ratio(t.throughput, r.throughput)
@@ -428,6 +443,9 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
     return rows
 
 
+# The exact token counting any build must do per paste, timed in the ``cores`` variant; not an organ.
+COUNTING_FLOOR = "exact counting floor"
+
 # Every paste digested at full tier: the stomach never steps down for backlog.
 FULL_TIER_ENV = {"ICHOR_SHALLOW_BACKLOG": "1000000000", "ICHOR_DEFERRED_BACKLOG": "1000000000"}
 
@@ -440,6 +458,7 @@ def pure_cores(n: int) -> dict[str, float]:
     """
     from envelopes.codec import decode, encode
     from organs.absorption.core import yield_context
+    from organs.accounting import count_tokens
     from organs.border.decide import BorderConfig, border_decide
     from organs.border.guard import BorderPolicy, GuardState, RateLimit
     from organs.stomach import IngestConfig, ingest_paste
@@ -448,7 +467,7 @@ def pure_cores(n: int) -> dict[str, float]:
     config = IngestConfig()
     border = BorderConfig(policy=BorderPolicy(rate=RateLimit(capacity=1_000_000_000)))
     state = GuardState()
-    spent = {"stomach": 0.0, "absorption": 0.0, "border": 0.0, "codec": 0.0}
+    spent = {"stomach": 0.0, "absorption": 0.0, "border": 0.0, "codec": 0.0, COUNTING_FLOOR: 0.0}
     items = paste_items(range(5_000_000, 5_000_000 + n + 5))
     for index, item in enumerate(items):
         clock = time.perf_counter
@@ -467,12 +486,21 @@ def pure_cores(n: int) -> dict[str, float]:
         t6 = clock()
         encode(admitted)
         t7 = clock()
+        frames = digested.payload.frames  # type: ignore[union-attr]
+        text = paste.payload.text  # type: ignore[union-attr]
+        served = [frame.content for frame in frames if frame.content is not None]
+        # The counts no build can skip: every segment in full and the served text (the stomach), and the
+        # served text again (the border must not take a sender's word for it).
+        for counted in [text[frame.span[0] : frame.span[1]] for frame in frames] + served + served:
+            count_tokens(counted)
+        t8 = clock()
         if index < 5:
             continue  # warm-up: the encoding loads on first use
         spent["stomach"] += t2 - t1
         spent["absorption"] += t4 - t3
         spent["border"] += t6 - t5
         spent["codec"] += (t1 - t0) + (t3 - t2) + (t5 - t4) + (t7 - t6)
+        spent[COUNTING_FLOOR] += t8 - t7
     return {organ: seconds / n for organ, seconds in spent.items()}
 
 
