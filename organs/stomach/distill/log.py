@@ -73,27 +73,10 @@ _HEADER_CONSTANT_SHARE = 0.9
 _HEADER_MIN_RECURRING = 5
 _HEADER_SHARED_SHARE = 0.3
 _HEADER_VALUES_SHOWN = 3
-_LEVEL_WORDS = frozenset(
-    [
-        "trace",
-        "debug",
-        "info",
-        "information",
-        "notice",
-        "warning",
-        "warn",
-        "error",
-        "err",
-        "critical",
-        "crit",
-        "fatal",
-        "severe",
-        "alert",
-        "emergency",
-        "emerg",
-        "panic",
-    ]
-)
+# A field holding one of these is a level: it tells events apart and stays in the template lines.
+_LEVEL_WORDS = frozenset({"trace", "debug", "info", "information", "notice"}) | {
+    level for level in ALERT_LEVELS if len(level) > 1
+}
 _LEVEL_LETTERS = frozenset("VDIWEF")
 _ALERT_LINES_PER_TEMPLATE = 8
 _MERGE_MAX_TOKENS = 64
