@@ -1,8 +1,9 @@
 """One span per hop when opentelemetry-api is installed (the ``otel`` extra).
 
 The span continues the envelope's W3C ``traceparent``, so every hop of one
-paste lands in one trace. Without opentelemetry the spans cost nothing: the
-traceparent still travels in the headers, the envelope and every log line.
+paste lands in one trace. Without opentelemetry, or until a tracer provider is
+set (the API's default records nothing), no span is built: the traceparent still
+travels in the headers, the envelope and every log line.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ except ImportError:  # the otel extra is optional
 
 @contextlib.contextmanager
 def hop_span(organ: str, envelope: Envelope) -> Iterator[Any]:
-    if trace is None:
+    if trace is None or isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
         yield None
         return
     tracer = trace.get_tracer("ichor.organs")
