@@ -23,10 +23,12 @@ intent → distill each distinct evidence segment → fit the token budget.
 * Tiers: see ``organs.stomach.tiers``. Deferred frames carry no time window
   because nothing of them was read beyond the classifier's sample.
 
-Token counting of the full segments runs on worker threads (tiktoken releases
-the GIL) while this thread distills, so the full text is encoded exactly once.
-Long segments are cut into chunks at boundaries where counts provably add up
-(see ``organs.accounting.additive_chunks``), so both threads stay busy even for a single log.
+Every distinct segment is counted in full exactly once. For a paste of 64 KiB or
+more that runs on worker threads (tiktoken releases the GIL) from the moment the
+paste is split, while this thread classifies and distills; long segments are cut
+at boundaries where counts provably add up (``organs.accounting.additive_chunks``),
+so both threads stay busy even for a single log. A smaller paste is counted
+inline: handing it to a thread costs more than the overlap gives.
 """
 
 from __future__ import annotations
