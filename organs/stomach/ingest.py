@@ -272,13 +272,25 @@ def _title(evidence: _Evidence, detail: str | None) -> str:
     return f"{evidence.kind} · {plural(lines, 'line')}"
 
 
-def _allocate(evidence: list[_Evidence], budget: int) -> None:
-    """Share the budget out: smallest segments first, none above an equal share of what is left."""
+def _set_full_tokens(items: list[_Evidence], tokens: dict[str, int]) -> None:
+    for item in items:
+        item.full_tokens = tokens[item.text]
+
+
+def _allocate(evidence: list[_Evidence], budget: int, *, exact: bool) -> None:
+    """Share the budget out: smallest segments first, none above an equal share of what is left.
+
+    A segment's size is its exact full count when ``exact``, else an estimate from its characters.
+    """
+
+    def size(item: _Evidence) -> int:
+        return item.full_tokens if exact else int(len(item.text) / CHARS_PER_TOKEN) + 1
+
     remaining = budget
-    ordered = sorted(evidence, key=lambda item: (len(item.text), item.index))
+    ordered = sorted(evidence, key=lambda item: (size(item), item.index))
     for position, item in enumerate(ordered):
         share = remaining // (len(ordered) - position)
-        item.target = max(min(int(len(item.text) / CHARS_PER_TOKEN) + 1, share), 1)
+        item.target = max(min(size(item), share), 1)
         remaining -= item.target
 
 
@@ -304,7 +316,9 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier) -> None:
         evidence.compact = table.rendering
         detail = f"{thousands(table.rows)} rows {TIMES} {thousands(table.columns)} columns"
     else:
-        evidence.compact = head_tail(evidence.text, evidence.target)
+        # Head and tail only ever cut; a text whose exact count fits its target is kept whole.
+        fits = 0 < evidence.full_tokens <= evidence.target
+        evidence.compact = evidence.text if fits else head_tail(evidence.text, evidence.target)
     evidence.title = _title(evidence, detail)
 
 
@@ -356,6 +370,8 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         if overlapped
         else None
     )
+    # Counted first when small, so the budget is shared out by exact sizes rather than estimates.
+    counts = None if overlapped else count_tokens_exact(counted_texts, encoding, 1)
     plan = _resolve(text, blocks, intent, config.max_blocks)
     evidence: dict[str, _Evidence] = {}
     for segment in plan.segments:
@@ -371,22 +387,30 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
             frame_id, kind, segment.text, (segment.block.start, segment.block.end), len(evidence), value=_VALUE[kind]
         )
     items = list(evidence.values())
+    if counts is not None:
+        _set_full_tokens(items, dict(zip(counted_texts, counts, strict=True)))
     if tier != "deferred":
-        _allocate(items, config.budget_tokens)
+        _allocate(items, config.budget_tokens, exact=counts is not None)
         for item in items:
             _render(item, encoding, tier)
     else:
         for item in items:
             item.title = _title(item, None)
-    counts = full_counts.result() if full_counts is not None else count_tokens_exact(counted_texts, encoding, 1)
+    if counts is None:
+        assert full_counts is not None
+        counts = full_counts.result()
+        _set_full_tokens(items, dict(zip(counted_texts, counts, strict=True)))
     segment_tokens = dict(zip(counted_texts, counts, strict=True))
-    for item in items:
-        item.full_tokens = segment_tokens[item.text]
     rendered = [item for item in items if item.compact is not None and item.compact != item.text]
     _measure(rendered, encoding, config.token_threads)
     for _ in range(_RERENDER_ATTEMPTS):
-        # Renderings planned by a characters-per-token estimate can overshoot; ask again, scaled down.
-        overshot = [item for item in rendered if item.compact_tokens > item.target and item.kind in _TARGETED_KINDS]
+        # Renderings planned by a characters-per-token estimate can overshoot; ask again, scaled down. One whose
+        # full text fits its target needs no shrinking: the smaller of the two is served.
+        overshot = [
+            item
+            for item in rendered
+            if item.compact_tokens > item.target and item.full_tokens > item.target and item.kind in _TARGETED_KINDS
+        ]
         for item in overshot:
             item.target = max(int(item.target * item.target / item.compact_tokens * 0.95), 1)
             _render(item, encoding, tier)

@@ -159,6 +159,20 @@ def test_shallow_log_is_head_and_tail() -> None:
     assert log.content is not None and "head and tail only" in log.content and "lines elided" in log.content
 
 
+def test_a_small_paste_is_shared_out_by_exact_counts_so_what_fits_is_served_whole() -> None:
+    # The note's characters overstate its tokens' room under a characters-per-token estimate; its exact
+    # count fits the budget, so it is not cut. At shallow tier a log that fits is served whole too.
+    small_log = make_log(12)
+    paste = f"{'An observation that runs long, with many words in it, ' * 3}done.\n\n{small_log}\n\nWhy?"
+    for config in (IngestConfig(), IngestConfig(backlog=5)):
+        bundle = ingest_paste(paste, config)
+        note, log = bundle.provider.frames
+        assert (note.kind, note.representation) == ("note", "full")
+        if bundle.tier == "shallow":
+            assert (log.representation, log.content) == ("full", small_log)
+        assert_bundle_honest(paste, bundle)
+
+
 def test_unknown_frame_id_is_a_key_error() -> None:
     with pytest.raises(KeyError):
         ingest_paste(MIXED).provider.serve("blake3:" + "0" * 64)
