@@ -168,9 +168,14 @@ class IngestBundle:
     source_digest: str
 
 
+def _shorter_compact(evidence: _Evidence) -> bool:
+    """Whether the compact rendering has fewer characters than the full text: only then is it worth counting."""
+    return evidence.compact is not None and len(evidence.compact) < len(evidence.text)
+
+
 def _best_representation(evidence: _Evidence) -> Literal["compact", "full"]:
-    compact = evidence.compact
-    if compact is not None and compact != evidence.text and evidence.compact_tokens < evidence.full_tokens:
+    """Compact when it is smaller than the full text in characters and in tokens, else full."""
+    if _shorter_compact(evidence) and evidence.compact_tokens < evidence.full_tokens:
         return "compact"
     return "full"
 
@@ -401,7 +406,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         counts = full_counts.result()
         _set_full_tokens(items, dict(zip(counted_texts, counts, strict=True)))
     segment_tokens = dict(zip(counted_texts, counts, strict=True))
-    rendered = [item for item in items if item.compact is not None and item.compact != item.text]
+    rendered = [item for item in items if _shorter_compact(item)]
     _measure(rendered, encoding, config.token_threads)
     for _ in range(_RERENDER_ATTEMPTS):
         # Renderings planned by a characters-per-token estimate can overshoot; ask again, scaled down. One whose
@@ -426,8 +431,8 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     def render_later(item: _Evidence) -> None:
         item.target = max(config.budget_tokens, _LAZY_TARGET_TOKENS)
         _render(item, encoding, "shallow")
-        if item.compact is not None and item.compact_tokens < 0:
-            item.compact_tokens = count_tokens(item.compact, encoding)
+        if _shorter_compact(item) and item.compact_tokens < 0:
+            item.compact_tokens = count_tokens(item.compact or "", encoding)
 
     provider = IngestProvider(frames, evidence, encoding, tier, render_later)
     query = ContextQuery(
