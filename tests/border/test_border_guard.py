@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import msgspec
@@ -24,7 +25,7 @@ from organs.border import (
     screen,
     yield_cost,
 )
-from organs.border.guard import BASE64_ALPHABET, DEFAULT_PATTERNS
+from organs.border.guard import BASE64_ALPHABET, DEFAULT_PATTERNS, fold_case
 from organs.border.prompt import ANCHORS_SEGMENT_ID, GOAL_SEGMENT_ID
 
 
@@ -372,7 +373,7 @@ def test_screening_reads_the_rendered_reference_pointer() -> None:
 
 
 _CASE_TRAPS = st.sampled_from(
-    ["xmrig", "XMRIG", "xmrıg", "ſtore", "store_core_memory", "EXECUTE", "K", "é", "_", " ", "-"]
+    ["xmrig", "XMRIG", "xmrıg", "xmrİg", "ſtore", "store_core_memory", "EXECUTE", "\u212a", "é", "·", "_", " "]
 )
 
 
@@ -380,5 +381,10 @@ _CASE_TRAPS = st.sampled_from(
 @given(text=st.lists(st.one_of(_CASE_TRAPS, st.text(max_size=4)), max_size=12).map("".join))
 def test_a_word_pattern_finds_what_its_regex_finds(text: str) -> None:
     for pattern in (*DEFAULT_PATTERNS, WordPattern("folded", ("ſtore", "Kelvin"))):
-        lowered = text.lower() if text.isascii() else None
-        assert pattern.found_in(text, lowered) == (pattern.regex.search(text) is not None)
+        assert pattern.found_in(text, fold_case(text)) == (pattern.regex.search(text) is not None)
+
+
+def test_fold_case_knows_every_character_a_case_blind_regex_takes_for_an_ascii_letter() -> None:
+    letter = re.compile("[a-z]", re.IGNORECASE)
+    lookalikes = [chr(code) for code in range(0x80, 0x110000) if letter.fullmatch(chr(code))]
+    assert lookalikes and all(fold_case(character).isascii() for character in lookalikes)
