@@ -133,18 +133,11 @@ def additive_chunks(text: str, chunk_chars: int = _CHUNK_CHARS) -> list[str]:
     return chunks
 
 
-def joins_additively(left: str, right: str, encoding: str = DEFAULT_ENCODING) -> bool:
-    """Whether ``count(left + right) == count(left) + count(right)`` is proven, by the argument of
-    ``additive_chunks``: ``left`` ends in a ``\\n`` after a printable non-space ASCII character, ``right``
-    starts with one, and the encoding's pre-tokenizer is the one that argument covers.
-    """
-    return (
-        len(left) >= 2
-        and left[-1] == "\n"
-        and left[-2] in _SOLID
-        and right[:1] in _SOLID
-        and encoding_for(encoding)._pat_str in _ADDITIVE_PATTERNS
-    )
+def _opens_solid(text: str, start: int) -> bool:
+    """Whether ``text`` from ``start`` holds spaces or tabs, then a printable non-space ASCII character."""
+    while start < len(text) and text[start] in " \t":
+        start += 1
+    return start < len(text) and text[start] in _SOLID
 
 
 def _cut_after(text: str, newline: int) -> bool:
@@ -156,10 +149,20 @@ def _cut_after(text: str, newline: int) -> bool:
     starting at the newline reaches past it (``\\s*[\\r\\n]`` backs off to the one
     newline, ``\\s++$`` needs the text to end), so the next token starts at the cut.
     """
-    after = newline + 1
-    while after < len(text) and text[after] in " \t":
-        after += 1
-    return newline > 0 and text[newline - 1] in _SOLID and after < len(text) and text[after] in _SOLID
+    return newline > 0 and text[newline - 1] in _SOLID and _opens_solid(text, newline + 1)
+
+
+def joins_additively(left: str, right: str, encoding: str = DEFAULT_ENCODING) -> bool:
+    """Whether ``count(left + right) == count(left) + count(right)`` is proven: ``left`` ends in a newline
+    where ``left + right`` may be cut (``_cut_after``), for an encoding whose pre-tokenizer that argument covers.
+    """
+    return (
+        len(left) >= 2
+        and left[-1] == "\n"
+        and left[-2] in _SOLID
+        and _opens_solid(right, 0)
+        and encoding_for(encoding)._pat_str in _ADDITIVE_PATTERNS
+    )
 
 
 def _outer_cuts(text: str) -> tuple[int, int] | None:

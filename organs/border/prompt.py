@@ -194,7 +194,7 @@ def _frame_part(frame: Frame, encoding: str | None) -> _PastePart:
         return _PastePart(segment_id, header, "omit")
     tokens = None
     if frame.encoding == encoding and joins_additively(header, frame.content, encoding):
-        # The header ends in "]\n" before solid text, so the counts add: the content's is the frame's cost.
+        # The header ends in "]\n" and the content opens solid (indented or not): the counts add up.
         tokens = count_tokens(header, encoding) + frame.token_cost
     return _PastePart(segment_id, header + frame.content, "truncate", tokens)
 

@@ -102,9 +102,8 @@ def test_verified_frames_carry_their_exact_count_so_the_compiler_need_not_count_
     payload = a_yield(goal="fix boot", frames=(*frames, reference_frame("row\n" * 9 + "row")))
     modules = paste_modules(payload, payload.meta.original_provenance, delegated, verified_encoding=frames[0].encoding)
     solid, indented, pointer = modules[1].segments
-    assert solid.tokens == count_tokens(solid.content)
-    # A leading space may join the header's newline into one token: that one is counted by the compiler.
-    assert indented.tokens is None and pointer.tokens is None
+    assert solid.tokens == count_tokens(solid.content) and indented.tokens == count_tokens(indented.content)
+    assert pointer.tokens is None
     unverified = paste_modules(payload, payload.meta.original_provenance, delegated)
     assert all(segment.tokens is None for module in unverified for segment in module.segments)
     vouched = compile(modules, PromptBudget())

@@ -84,7 +84,8 @@ def test_a_join_said_to_be_additive_is(left: str, right: str) -> None:
     ("left", "right", "additive"),
     [
         ("[frame a]\n", "ERROR x", True),
-        ("[frame a]\n", " indented", False),  # a leading space may join the newline's token
+        ("[frame a]\n", "  indented", True),
+        ("[frame a]\n", "  ", False),  # whitespace to the end joins the newline's token
         ("[frame a] \n", "x", False),
         ("[frame a]\n", "é", False),  # outside the proven ASCII neighbours
         ("\n", "x", False),
