@@ -365,11 +365,10 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         deferred_backlog=config.deferred_backlog,
     )
     blocks = split_blocks(text, config.max_blocks)
-    # Every distinct segment is counted in full (frames, the goal, anchors); a large paste is counted on
-    # a long-lived thread from here on, while it is classified and rendered. Below the threading
-    # threshold a thread hand-off costs more than the overlap saves.
+    # Every distinct segment is counted in full (frames, the goal, anchors): a large paste on a
+    # long-lived thread from here on, while it is classified and rendered; a small one right away.
     counted_texts = list(dict.fromkeys(text[block.start : block.end] for block in blocks))
-    overlapped = sum(len(text) for text in counted_texts) >= THREADED_COUNT_CHARS
+    overlapped = sum(len(segment) for segment in counted_texts) >= THREADED_COUNT_CHARS
     full_counts: Future[list[int]] | None = (
         _full_count_thread.submit(count_tokens_exact, counted_texts, encoding, config.token_threads)
         if overlapped
