@@ -1,6 +1,6 @@
 """The tract (stomach → absorption → border) against a raw three-hop JetStream relay.
 
-    python -m bench.tract_bench [--n 500] [--paced 100] [--rate 10] [--variants tract,tract-full,raw,faststream,cores]
+    python -m bench.tract_bench [--n 500] [--paced 300] [--rate 20] [--variants tract,tract-full,raw,faststream,cores]
     python -m bench.tract_bench --profile stomach      # one organ under pyinstrument (tract-full only)
 
 Each variant gets a fresh embedded nats-server and its own worker processes
@@ -540,8 +540,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="tract versus raw relay")
     parser.add_argument("--n", type=int, default=500, help="inputs in the burst")
     parser.add_argument("--warmup", type=int, default=30)
-    parser.add_argument("--paced", type=int, default=100, help="inputs in the paced phase (0 skips it)")
-    parser.add_argument("--rate", type=float, default=10.0, help="paced rate, inputs per second")
+    parser.add_argument("--paced", type=int, default=300, help="inputs in the paced phase (0 skips it)")
+    parser.add_argument("--rate", type=float, default=20.0, help="paced rate, inputs per second")
     parser.add_argument("--relay-bursts", type=int, default=3, help="bursts per relay; the median counts")
     parser.add_argument("--variants", default="tract,tract-full,raw,faststream,cores")
     parser.add_argument("--cores-n", type=int, default=100, help="pastes for the in-process pure-core timing")
