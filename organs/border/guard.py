@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import string
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -219,14 +220,20 @@ class GuardState:
     the fleet admits up to N times the configured rate, and a restarted replica
     starts with full buckets. Buckets that have refilled completely are dropped
     once the table grows past ``prune_above`` entries; a full bucket and a missing
-    one behave the same, so pruning never changes a decision.
+    one behave the same, so pruning never changes a decision. Taking a token is
+    atomic: a worker screens a large input on a thread while the loop screens others.
     """
 
     prune_above: int = 10_000
     buckets: dict[tuple[str, str], _Bucket] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def take(self, actor: tuple[str, str], rate: RateLimit, now: float) -> bool:
         """Take one token from ``actor``'s bucket at time ``now`` (seconds); False when empty."""
+        with self._lock:
+            return self._take(actor, rate, now)
+
+    def _take(self, actor: tuple[str, str], rate: RateLimit, now: float) -> bool:
         bucket = self.buckets.get(actor)
         if bucket is None:
             if len(self.buckets) >= self.prune_above:

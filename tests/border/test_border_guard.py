@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import msgspec
 import pytest
@@ -288,6 +290,20 @@ def test_full_buckets_are_pruned_without_changing_decisions() -> None:
     assert len(state.buckets) == 4
     assert state.take(("user_input", "later"), rate, now=20.0)
     assert set(state.buckets) == {("user_input", "later")}
+
+
+def test_tokens_taken_from_many_threads_are_each_taken_once() -> None:
+    # Pruning while other threads add buckets, and one shared bucket drained from all of them.
+    rate = RateLimit(capacity=500, window_s=1e9)
+    state = GuardState(prune_above=50)
+    sys.setswitchinterval(1e-6)
+    try:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            shared = list(pool.map(lambda _: state.take(("user_input", "shared"), rate, now=0.0), range(2_000)))
+            list(pool.map(lambda number: state.take(("user_input", f"u{number}"), rate, now=0.0), range(2_000)))
+    finally:
+        sys.setswitchinterval(0.005)
+    assert shared.count(True) == rate.capacity
 
 
 def test_rate_limit_rejects_nonsense() -> None:
