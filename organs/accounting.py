@@ -101,29 +101,30 @@ _SOLID = frozenset(chr(code) for code in range(0x21, 0x7F))
 
 
 def additive_chunks(text: str, chunk_chars: int = _CHUNK_CHARS) -> list[str]:
-    """``text`` cut after a ``\\n`` that sits between two printable non-space ASCII characters, about every
-    ``chunk_chars`` characters; the pieces join back to ``text``.
+    """``text`` cut just after a newline where counts add up (``_cut_after``: printable non-space ASCII
+    before it; after it, spaces or tabs and then such a character), about every ``chunk_chars``
+    characters; the pieces join back to ``text``.
 
     For the cl100k pre-tokenizer the token count of ``text`` is the sum over the
     pieces. Tokens are BPE-encoded per pre-token piece, so it is enough that the
     pieces pre-tokenize exactly as ``text`` does. At a cut ``…X\\n|Y…``: no
-    alternative starting at the newline can take ``Y`` (it is not whitespace), and
-    the only token that can take the newline without starting there is a
-    punctuation run ending at ``X``, whose trailing ``[\\r\\n]*+`` stops before
-    ``Y``; so the cut is a token boundary of ``text``. The pattern has no
-    look-behind, so scanning the right piece from its start is scanning ``text``
-    from the cut; in the left piece only ``\\s++$`` can newly fire,
-    on that final newline, giving the same one-newline token that ``\\s*[\\r\\n]``
-    gives inside ``text``. Tests check the sum against one
-    encoding of the whole text, on the corpus and on generated text. Encodings
-    with any other pattern are counted over whole texts (``count_tokens_exact``).
+    alternative starting at the newline can take ``Y``, nor the spaces or tabs
+    before it (see ``_cut_after``), and the only token that can take the newline
+    without starting there is a punctuation run ending at ``X``, whose trailing
+    ``[\\r\\n]*+`` stops at the cut; so the cut is a token boundary of ``text``. The
+    pattern has no look-behind, so scanning the right piece from its start is
+    scanning ``text`` from the cut; in the left piece only ``\\s++$`` can newly
+    fire, on that final newline, giving the same one-newline token that
+    ``\\s*[\\r\\n]`` gives inside ``text``. Tests check the sum against one encoding
+    of the whole text, on the corpus and on generated text. Encodings with any
+    other pattern are counted over whole texts (``count_tokens_exact``).
     """
     chunks: list[str] = []
     start = 0
     length = len(text)
     while length - start > chunk_chars:
         cut = text.find("\n", start + chunk_chars)
-        while cut >= 0 and not (text[cut - 1] in _SOLID and cut + 1 < length and text[cut + 1] in _SOLID):
+        while cut >= 0 and not _cut_after(text, cut):
             cut = text.find("\n", cut + 1)
         if cut < 0:
             break

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from typing import TypeVar
 
 from nats.js.errors import KeyNotFoundError, ObjectNotFoundError
 from nats.js.kv import KeyValue
@@ -41,8 +42,19 @@ class FrameNotFound(LookupError):
 _PASTE_KEY_PREFIX = "paste."
 
 
+_V = TypeVar("_V")
+
+
 def _hex(ref: str) -> str:
     return ref.removeprefix("blake3:")
+
+
+def _keep_recent(recent: OrderedDict[str, _V], key: str, value: _V, limit: int) -> None:
+    """Put ``key`` last in ``recent`` and drop the oldest entries beyond ``limit``."""
+    recent[key] = value
+    recent.move_to_end(key)
+    while len(recent) > limit:
+        recent.popitem(last=False)
 
 
 class FrameStore:
@@ -67,18 +79,17 @@ class FrameStore:
         """Store the paste under ``ref`` (unless this stomach already has) and every frame's record;
         returns once all are acknowledged."""
         writes = [(_hex(record.compact.id), encode(record)) for record in records]
-        if ref not in self._stored:
+        unstored = ref not in self._stored
+        if unstored:
             data = text.encode("utf-8", "surrogatepass")
             if len(data) <= self._inline_paste_bytes():
                 writes.append((_PASTE_KEY_PREFIX + _hex(ref), data))
             else:
                 await self._put_object(ref, data)
         await self._write_index(writes)
-        if ref not in self._stored:
-            self._stored[ref] = None
-            while len(self._stored) > self._stored_size:
-                self._stored.popitem(last=False)
-        self._remember(ref, text)
+        if unstored:
+            _keep_recent(self._stored, ref, None, self._stored_size)
+        _keep_recent(self._cache, ref, text, self._cache_size)
 
     def _inline_paste_bytes(self) -> int:
         return int(self.tract.nc.max_payload) - INLINE_HEADROOM
@@ -104,14 +115,8 @@ class FrameStore:
         if digest_bytes(data) != ref:
             raise PoisonError(f"stored paste {ref} does not match its digest")
         text = data.decode("utf-8", "surrogatepass")
-        self._remember(ref, text)
+        _keep_recent(self._cache, ref, text, self._cache_size)
         return text
-
-    def _remember(self, ref: str, text: str) -> None:
-        self._cache[ref] = text
-        self._cache.move_to_end(ref)
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
 
     async def _stored_bytes(self, ref: str) -> bytes:
         try:

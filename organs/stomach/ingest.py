@@ -277,6 +277,10 @@ def _title(evidence: _Evidence, detail: str | None) -> str:
     return f"{evidence.kind} · {plural(lines, 'line')}"
 
 
+def _counted(texts: list[str], counts: list[int]) -> dict[str, int]:
+    return dict(zip(texts, counts, strict=True))
+
+
 def _set_full_tokens(items: list[_Evidence], tokens: dict[str, int]) -> None:
     for item in items:
         item.full_tokens = tokens[item.text]
@@ -375,7 +379,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         else None
     )
     # Counted first when small, so the budget is shared out by exact sizes rather than estimates.
-    counts = None if overlapped else count_tokens_exact(counted_texts, encoding, 1)
+    segment_tokens = None if overlapped else _counted(counted_texts, count_tokens_exact(counted_texts, encoding, 1))
     plan = _resolve(text, blocks, intent, config.max_blocks)
     evidence: dict[str, _Evidence] = {}
     for segment in plan.segments:
@@ -391,20 +395,19 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
             frame_id, kind, segment.text, (segment.block.start, segment.block.end), len(evidence), value=_VALUE[kind]
         )
     items = list(evidence.values())
-    if counts is not None:
-        _set_full_tokens(items, dict(zip(counted_texts, counts, strict=True)))
+    if segment_tokens is not None:
+        _set_full_tokens(items, segment_tokens)
     if tier != "deferred":
-        _allocate(items, config.budget_tokens, exact=counts is not None)
+        _allocate(items, config.budget_tokens, exact=segment_tokens is not None)
         for item in items:
             _render(item, encoding, tier)
     else:
         for item in items:
             item.title = _title(item, None)
-    if counts is None:
+    if segment_tokens is None:
         assert full_counts is not None
-        counts = full_counts.result()
-        _set_full_tokens(items, dict(zip(counted_texts, counts, strict=True)))
-    segment_tokens = dict(zip(counted_texts, counts, strict=True))
+        segment_tokens = _counted(counted_texts, full_counts.result())
+        _set_full_tokens(items, segment_tokens)
     rendered = [item for item in items if _shorter_compact(item)]
     _measure(rendered, encoding, config.token_threads)
     for _ in range(_RERENDER_ATTEMPTS):
