@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"{len(results)} pastes in {seconds:.1f}s at a budget of {args.budget} tokens")
     print(f"goal exactly the ask: {asks}/{len(results)} (goal ≥ {GOAL_ASKS} of 60): {verdict(asks >= GOAL_ASKS)}")
-    print(f"blocks of the expected kind: {kinds} of {kinds_total} (goal ≥ {GOAL_KINDS}): {verdict(kinds >= GOAL_KINDS)}")
+    kinds_met = verdict(kinds >= GOAL_KINDS)
+    print(f"blocks of the expected kind: {kinds} of {kinds_total} (goal ≥ {GOAL_KINDS}): {kinds_met}")
     print(f"fact recall mean {mean_facts:.3f} (goal ≥ {GOAL_FACTS}): {verdict(mean_facts >= GOAL_FACTS)}")
     print(
         f"fact recall over the budget {mean_over:.3f} over {len(over)} pastes (goal ≥ {GOAL_FACTS_OVER}): "
