@@ -179,14 +179,18 @@ def _in_trace(lines: list[str]) -> bool:
 def _continues(text: str, previous: Block, block: Block, report_open: bool) -> bool:
     """Whether ``block`` goes on with what ``previous`` holds, across the blank lines between them.
 
-    * frames, a ``Caused by:`` or a goroutine header after a block with trace lines in its tail;
+    * frames, a ``Caused by:``, a goroutine header or a chaining line after a block with trace lines in
+      its tail, and frames after a line that names an exception or error;
     * any exception header after a line that chains one exception to the next;
     * anything but an ask inside a test report that a banner opened and no tally closed yet.
     """
     first = _first_line(text, block)
     tail = _last_lines(text, previous)
     header = trace_header(first)
-    if is_trace_frame(first) or header in ("cause", "goroutine"):
+    if is_trace_frame(first) and ("exception" in tail[-1].lower() or "error" in tail[-1].lower()):
+        # An exception head set apart from its frames ("... nested exception is: x.YException: z").
+        return True
+    if is_trace_frame(first) or header in ("cause", "goroutine") or _CHAIN_LINE.match(first) is not None:
         return _in_trace(tail)
     if header is not None and _CHAIN_LINE.match(tail[-1]) is not None:
         return True
