@@ -52,7 +52,7 @@ from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import distill_table
 from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, head_tail, plural, thousands
 from organs.stomach.distill.trace import distill_trace
-from organs.stomach.intent import ask_strength, glued_ask_lines, own_words
+from organs.stomach.intent import ask_strength, glued_lines, own_words
 from organs.stomach.normal import normal_form, normalize
 from organs.stomach.split import Block, split_blocks
 from organs.stomach.tiers import choose_tier
@@ -252,10 +252,15 @@ def _segment_texts(received: str) -> tuple[str, str]:
 
 
 def _classified(text: str, block: Block) -> list[_Segment]:
-    """The block's segment, or two when an ask is glued to the first line of the evidence below it."""
+    """The block's segment, or two when the user's words are glued to the first line of the evidence below.
+
+    Evidence is what the ladder found a shape for, or prose whose lines are mostly machine-made.
+    """
     full, served = _segment_texts(text[block.start : block.end])
     found = classify(served, fenced=block.fenced, language=block.language)
-    asked_lines = 0 if block.fenced or found.kind in ("prose", "path_ref") else glued_ask_lines(served)
+    asked_lines = 0 if block.fenced or found.kind == "path_ref" else glued_lines(served)
+    if asked_lines and found.kind == "prose" and own_words(served.split("\n", asked_lines)[-1]):
+        asked_lines = 0
     if not asked_lines:
         return [_Segment(block, full, served, found)]
     # The normal form keeps every line, so the received text splits after the same line.
@@ -264,7 +269,7 @@ def _classified(text: str, block: Block) -> list[_Segment]:
         cut = full.index("\n", cut) + 1
     ask = Block(block.start, block.start + len(full[:cut].rstrip()), fenced=False)
     rest = Block(block.start + cut, block.end, fenced=False, remainder=block.remainder)
-    glued = Classification("prose", f"an ask on the {asked_lines} line(s) glued to the evidence below it")
+    glued = Classification("prose", f"the user's words on {asked_lines} line(s) glued to the evidence below")
     ask_full, ask_served = _segment_texts(text[ask.start : ask.end])
     rest_full, rest_served = _segment_texts(text[rest.start : rest.end])
     return [
