@@ -1,15 +1,23 @@
 """``ingest_paste``: a user's paste, decomposed into the goal, anchors and budgeted evidence frames.
 
-The pipeline is split → classify (``organs.stomach.classify``) → resolve the
-intent → distill each distinct evidence segment → fit the token budget.
+The pipeline is normalize → split → classify (``organs.stomach.classify``) →
+resolve the intent → distill each distinct evidence segment → fit the token budget.
 
+* Normal form. Blocks are cut from the paste's normal form
+  (``organs.stomach.normal``) and placed back in the received text, so every
+  span locates received characters. A segment's full text is the received
+  segment (its digest is the frame id; fetching it in full returns it); what the
+  model is served, whole or compact, and what titles, windows and the goal are
+  read from, is its normal form. ``_segment_texts`` is the one place a segment
+  becomes both.
 * Goal. With ``intent`` given, the goal is exactly ``intent``; a block equal to
   it is the goal segment and every other prose block becomes a note. Without it,
-  the prose that reads as an ask (a question or an imperative) is the goal,
-  several pieces joined verbatim in order with a blank line; when no prose reads
-  as an ask, the last prose block is the goal; with no prose at all the goal is
-  the empty string. The goal is a field of the query, never a frame, so no
-  budget can cut it.
+  the goal is the user's own words (rules: ``organs.stomach.intent``): the prose
+  blocks that ask most strongly, joined in order with a blank line, each as the
+  terminal shows it (its normal form); when none asks, the last prose block in
+  the user's own words; otherwise the empty string. Words glued to the top of
+  a trace or log become a prose segment of their own first. The goal is a field
+  of the query, never a frame, so no budget can cut it.
 * Anchors. Path references, in order, without repeats; they cost no tokens.
 * Frames. One per distinct evidence segment (``id`` = blake3 of its text); a
   repeat reports ``duplicate`` and points at the first. A compact rendering is
