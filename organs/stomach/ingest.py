@@ -38,7 +38,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
-from envelopes.types import DegradationTier, Frame, FrameKind, SegmentKind, SegmentOutcome, SegmentReport
+from envelopes.types import DegradationTier, Frame, FrameKind, Redaction, SegmentKind, SegmentOutcome, SegmentReport
 from organs.accounting import (
     DEFAULT_ENCODING,
     THREADED_COUNT_CHARS,
@@ -53,6 +53,7 @@ from organs.stomach.distill.table import distill_table
 from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, head_tail, plural, thousands
 from organs.stomach.distill.trace import distill_trace
 from organs.stomach.intent import reads_as_ask
+from organs.stomach.redact import PasteRedaction, describe, redact_paste
 from organs.stomach.split import Block, split_blocks
 from organs.stomach.tiers import choose_tier
 from organs.stomach.timestamps import leading_stamp, window_of
@@ -93,6 +94,8 @@ class IngestConfig:
     # More blank-line blocks than this and the last one holds the rest whole: a paste of
     # countless tiny blocks would otherwise cost a report, a classification and memory each.
     max_blocks: int = 2048
+    # Personal-data categories to pseudonymise (``ICHOR_REDACT``); credentials are always redacted.
+    redact_personal: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +169,7 @@ class IngestBundle:
     tier_reason: str
     encoding: str
     source_digest: str
+    redaction: PasteRedaction
 
 
 def _shorter_compact(evidence: _Evidence) -> bool:
@@ -222,6 +226,7 @@ class _Segment:
     outcome: SegmentOutcome = "frame"
     frame_id: str | None = None
     note: str = ""
+    redacted: tuple[Redaction, ...] = ()
 
 
 @dataclass(slots=True)
@@ -369,9 +374,11 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         deferred_backlog=config.deferred_backlog,
     )
     blocks = split_blocks(text, config.max_blocks)
+    # Secrets go before anything is counted or rendered; a goal is never rewritten, so it is counted as received.
+    redaction = redact_paste(text, blocks, config.redact_personal)
     # Every distinct segment is counted in full (frames, the goal, anchors): a large paste on a
     # long-lived thread from here on, while it is classified and rendered; a small one right away.
-    counted_texts = list(dict.fromkeys(text[block.start : block.end] for block in blocks))
+    counted_texts = list(dict.fromkeys((*redaction.texts, *redaction.received)))
     overlapped = sum(len(segment) for segment in counted_texts) >= THREADED_COUNT_CHARS
     full_counts: Future[list[int]] | None = (
         _full_count_thread.submit(count_tokens_exact, counted_texts, encoding, config.token_threads)
@@ -381,6 +388,8 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     # Counted first when small, so the budget is shared out by exact sizes rather than estimates.
     segment_tokens = None if overlapped else _counted(counted_texts, count_tokens_exact(counted_texts, encoding, 1))
     plan = _resolve(text, blocks, intent, config.max_blocks)
+    if redaction.changed:
+        _apply_redaction(plan, redaction)
     evidence: dict[str, _Evidence] = {}
     for segment in plan.segments:
         if segment.outcome != "frame":
@@ -440,7 +449,20 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     query = ContextQuery(
         goal="\n\n".join(plan.goal_pieces), anchors=tuple(plan.anchors), budget_tokens=config.budget_tokens
     )
-    return IngestBundle(query, provider, report, tier, tier_reason, encoding, digest_text(text))
+    return IngestBundle(query, provider, report, tier, tier_reason, encoding, digest_text(text), redaction)
+
+
+def _apply_redaction(plan: _Plan, redaction: PasteRedaction) -> None:
+    """Every segment but the goal takes its redacted text; the report says what was replaced."""
+    renamed = {}
+    for segment, redacted, found in zip(plan.segments, redaction.texts, redaction.found, strict=True):
+        if segment.outcome == "goal" or not found:
+            continue
+        if segment.outcome == "anchor":
+            renamed[segment.text.strip()] = redacted.strip()
+        segment.text, segment.redacted = redacted, found
+        segment.note += describe(found)
+    plan.anchors = [renamed.get(anchor, anchor) for anchor in plan.anchors]
 
 
 def _report(index: int, segment: _Segment, served: dict[str, Frame], tokens: dict[str, int]) -> SegmentReport:
@@ -468,4 +490,5 @@ def _report(index: int, segment: _Segment, served: dict[str, Frame], tokens: dic
         frame_id=frame_id,
         tokens_before=before,
         tokens_after=after,
+        redacted=segment.redacted,
     )
