@@ -37,8 +37,8 @@ import nats.errors
 from envelopes.codec import encode_json, envelope_schema
 from envelopes.subjects import Subjects
 from envelopes.types import Rejected, UserInput
+from organs.errors import IchorError
 from organs.runtime.bus import BusSettings, Tract, connect, provision
-from organs.runtime.errors import IchorError
 from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
 from organs.runtime.security import generate_security, organ_environment, permissions, user_environment

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from envelopes.types import Digested, Envelope, Extraction, Frame, Yield, YieldMeta
 from organs.accounting import yield_cost
-from organs.runtime.errors import PoisonError
+from organs.errors import PoisonError
 from organs.secretion import secrete
 from organs.signing import Signer
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from envelopes.types import Admitted, Envelope, Reason, Rejected
 from organs.accounting import DEFAULT_ENCODING
 from organs.border.compiler import PromptBudget, compile
-from organs.border.errors import BorderConfigError, CompileError
 from organs.border.guard import Admission, BorderPolicy, GuardState, RateLimit, Rejection, screen
 from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, BuiltinPromptConfig, builtin_modules, paste_modules
+from organs.errors import BorderConfigError, CompileError
 from organs.secretion import secrete
 from organs.signing import Signer, load_signer, load_trusted_keys
 

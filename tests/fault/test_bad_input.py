@@ -48,8 +48,8 @@ from organs.border import BorderConfig, CompileError, GuardState, border_decide,
 from organs.border.guard import Admission, Rejection
 from organs.border.prompt import builtin_modules, paste_modules
 from organs.border.worker import build_border
+from organs.errors import PoisonError
 from organs.runtime.bus import BusSettings, Tract, connect, provision
-from organs.runtime.errors import PoisonError
 from organs.runtime.server import EmbeddedServer
 from organs.stomach import classify as ladder
 from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
