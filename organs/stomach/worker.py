@@ -22,6 +22,7 @@ import msgspec
 
 from envelopes.codec import DecodeError, decode_frame_request, encode
 from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, FrameReply, Paste
+from organs.anatomy import ABSORPTION, STOMACH
 from organs.client import INLINE_HEADROOM
 from organs.runtime import (
     BusSettings,
@@ -75,9 +76,9 @@ def digest_paste(
     """The digested envelope for a paste's bundle: pure, the origin untouched."""
     return secrete(
         parent,
-        organ="stomach",
+        organ=STOMACH.wire_name,
         instance=instance,
-        dest="absorption",
+        dest=ABSORPTION.wire_name,
         payload=Digested(
             goal=bundle.query.goal,
             anchors=bundle.query.anchors,
@@ -111,8 +112,8 @@ def _frame_records(bundle: IngestBundle) -> list[FrameRecord]:
 
 def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> OrganBuilder:
     base_config = config or ingest_config_from_env()
-    signer = load_signer("stomach")
-    log = get_logger("stomach")
+    signer = load_signer(STOMACH.wire_name)
+    log = get_logger(STOMACH.name)
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         store = FrameStore(tract)
@@ -158,9 +159,9 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
                         tract.subjects.stomach_deferred,
                         secrete(
                             envelope,
-                            organ="stomach",
+                            organ=STOMACH.wire_name,
                             instance=settings.instance,
-                            dest="stomach",
+                            dest=STOMACH.wire_name,
                             payload=notice,
                             stages=(),
                             tier="deferred",
@@ -195,13 +196,16 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
             limit = tract.nc.max_payload - INLINE_HEADROOM
             await msg.respond(encode(await _answer_frame_request(store, msg.data, limit)))
 
-        await tract.nc.subscribe(tract.subjects.frames_get, queue="stomach", cb=serve_frame)
+        await tract.nc.subscribe(tract.subjects.frames_get, queue=STOMACH.name, cb=serve_frame)
+        main, deferred = STOMACH.consumers
         return [
-            WorkerSpec(organ="stomach", durable="stomach", subject=tract.subjects.stomach_in, handle=handle_paste),
             WorkerSpec(
-                organ="stomach",
-                durable="stomach-deferred",
-                subject=tract.subjects.stomach_deferred,
+                organ=STOMACH.name, durable=main.durable, subject=main.address(tract.subjects), handle=handle_paste
+            ),
+            WorkerSpec(
+                organ=STOMACH.name,
+                durable=deferred.durable,
+                subject=deferred.address(tract.subjects),
                 handle=handle_deferred,
                 batch=1,
                 gate=lambda: main_backlog["pending"] == 0,
