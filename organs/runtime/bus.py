@@ -21,7 +21,7 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFoundError
 
 from envelopes.subjects import Subjects
-from organs.runtime.errors import BusUnavailableError, ConfigError
+from organs.errors import BusUnavailableError, ConfigError
 
 __all__ = ["DEFAULT_NATS_URL", "BusSettings", "Tract", "connect", "provision"]
 

@@ -26,6 +26,7 @@ import msgspec
 from envelopes.codec import DecodeError, decode_frame_request, encode
 from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, FrameReply, Paste
 from organs.accounting import digest_text
+from organs.anatomy import ABSORPTION, STOMACH
 from organs.client import INLINE_HEADROOM
 from organs.runtime import (
     BusSettings,
@@ -82,9 +83,9 @@ def digest_paste(
     """The digested envelope for a paste's bundle: pure, the origin untouched."""
     return secrete(
         parent,
-        organ="stomach",
+        organ=STOMACH.wire_name,
         instance=instance,
-        dest="absorption",
+        dest=ABSORPTION.wire_name,
         payload=Digested(
             goal=bundle.query.goal,
             anchors=bundle.query.anchors,
@@ -122,8 +123,8 @@ def _frame_records(bundle: IngestBundle, served_ref: str) -> list[FrameRecord]:
 
 def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> OrganBuilder:
     base_config = config or ingest_config_from_env()
-    signer = load_signer("stomach")
-    log = get_logger("stomach")
+    signer = load_signer(STOMACH.wire_name)
+    log = get_logger(STOMACH.name)
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         store = FrameStore(tract)
@@ -175,9 +176,9 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
                         tract.subjects.stomach_deferred,
                         secrete(
                             envelope,
-                            organ="stomach",
+                            organ=STOMACH.wire_name,
                             instance=settings.instance,
-                            dest="stomach",
+                            dest=STOMACH.wire_name,
                             payload=notice,
                             stages=(),
                             tier="deferred",
@@ -222,15 +223,18 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
             limit = tract.nc.max_payload - INLINE_HEADROOM
             await msg.respond(encode(await answer_raw_request(store, msg.data, limit)))
 
-        await tract.nc.subscribe(tract.subjects.frames_get, queue="stomach", cb=serve_frame)
+        await tract.nc.subscribe(tract.subjects.frames_get, queue=STOMACH.name, cb=serve_frame)
         # Only the operator user may publish here (see organs.runtime.security); no organ can.
-        await tract.nc.subscribe(tract.subjects.frames_raw, queue="stomach", cb=serve_raw)
+        await tract.nc.subscribe(tract.subjects.frames_raw, queue=STOMACH.name, cb=serve_raw)
+        main, deferred = STOMACH.consumers
         return [
-            WorkerSpec(organ="stomach", durable="stomach", subject=tract.subjects.stomach_in, handle=handle_paste),
             WorkerSpec(
-                organ="stomach",
-                durable="stomach-deferred",
-                subject=tract.subjects.stomach_deferred,
+                organ=STOMACH.name, durable=main.durable, subject=main.address(tract.subjects), handle=handle_paste
+            ),
+            WorkerSpec(
+                organ=STOMACH.name,
+                durable=deferred.durable,
+                subject=deferred.address(tract.subjects),
                 handle=handle_deferred,
                 batch=1,
                 gate=lambda: main_backlog["pending"] == 0,
