@@ -27,6 +27,7 @@ __all__ = [
     "AnyPayload",
     "AnyProvenance",
     "CacheScope",
+    "ChatMessage",
     "CompiledPrompt",
     "DeferredNotice",
     "DegradationTier",
@@ -282,13 +283,32 @@ class InspectionEntry(msgspec.Struct, frozen=True):
     tokens: int
 
 
+class ChatMessage(msgspec.Struct, frozen=True):
+    """One chat message of a compiled prompt; ``cache_breakpoint`` marks the end of the part to cache."""
+
+    role: Literal["system", "user"]
+    content: str
+    cache_breakpoint: bool = False
+
+
 class CompiledPrompt(msgspec.Struct, frozen=True):
+    """The prompt text and how it was made.
+
+    ``messages`` is the same text as chat messages: the stable prefix as the
+    system message (the cache breakpoint), then the rest as the user message,
+    joined by the separator they are ``text``. ``stable_prefix_bytes`` and
+    ``stable_prefix_tokens`` measure that prefix (0 when there is none).
+    """
+
     text: str
     bytes: int
     tokens: int
     encoding: str
     diagnostics: tuple[Diagnostic, ...]
     inspection: tuple[InspectionEntry, ...]
+    messages: tuple[ChatMessage, ...] = ()
+    stable_prefix_bytes: int = 0
+    stable_prefix_tokens: int = 0
 
 
 class Reason(msgspec.Struct, frozen=True):

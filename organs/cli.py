@@ -5,6 +5,7 @@
     ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S]
     ichor digest [FILE|-] [--json] [--budget N]
     ichor frame ID [--full] [--json]
+    ichor mcp [--http PORT] [--host ADDR]
     ichor tail [--json] [--limit N]
     ichor status [--json]
     ichor schema
@@ -356,6 +357,20 @@ def cmd_frame(args: argparse.Namespace) -> int:
     return asyncio.run(_frame(BusSettings.from_env(args.nats), args.id, args.full, args.json))
 
 
+# --- ichor mcp ----------------------------------------------------------------
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from organs.mcp import serve_http, serve_stdio
+
+    settings = BusSettings.from_env(args.nats)
+    if args.http is None:
+        asyncio.run(serve_stdio(settings))
+    else:
+        asyncio.run(serve_http(settings, args.host, args.http))
+    return 0
+
+
 # --- ichor tail ----------------------------------------------------------------
 
 
@@ -495,6 +510,11 @@ def _parser() -> argparse.ArgumentParser:
     frame.add_argument("--full", action="store_true")
     frame.add_argument("--json", action="store_true")
     frame.add_argument("--nats")
+
+    mcp = command("mcp", cmd_mcp, "serve frames to a model as MCP tools and resources (stdio, or --http PORT)")
+    mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on this port instead of stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="with --http: the address to bind (loopback by default)")
+    mcp.add_argument("--nats")
 
     tail = command("tail", cmd_tail, "follow the tract live: one line per envelope per hop")
     tail.add_argument("--nats")
