@@ -380,7 +380,10 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier) -> None:
     elif evidence.kind == "stack_trace":
         trace = distill_trace(evidence.text)
         evidence.compact, detail = trace.rendering, trace.exception
-        stamps = [line[: stamp.end] for line in evidence.text.split("\n")[:2000] if (stamp := leading_stamp(line))]
+        # Both ends are read, so the stamps bound the whole trace, not its first two thousand lines.
+        lines = evidence.text.split("\n")
+        ends = lines if len(lines) <= 2000 else lines[:1000] + lines[-1000:]
+        stamps = [line[: stamp.end] for line in ends if (stamp := leading_stamp(line))]
         evidence.valid_from, evidence.valid_to = window_of(stamps)
     elif evidence.kind == "table":
         table = distill_table(evidence.text, infer_types=not cheap)
