@@ -11,10 +11,11 @@ def kind_of(text: str, *, fenced: bool = False) -> str:
     return classify(text, fenced=fenced).kind
 
 
-def test_rung_1_fenced_region_is_code_whatever_it_holds() -> None:
-    found = classify("```\n2024-01-01 10:00:00 ERROR boom\n```", fenced=True)
+def test_rung_1_fenced_code_stays_code() -> None:
+    found = classify("```python\ndef handler(event):\n    return event['user']\n```", fenced=True)
     assert found.kind == "code"
     assert found.reason.startswith("rung 1")
+    assert kind_of("```\nThe deploy went fine, then it did not.\n```", fenced=True) == "code"
 
 
 @pytest.mark.parametrize(
