@@ -2,20 +2,25 @@
 
 The order is load-bearing, because several shapes imitate each other:
 
-1. a fenced ``` region → its content walks the ladder below; a trace, log or
-   table keeps its kind, and content that reads as prose or code is code (the
-   user drew the box), or a log when the tag names output (``log``,
-   ``console``). A language tag lets only a trace override it;
+1. a fenced ``` region's content (the fence lines are markup, outside the
+   block) walks the ladder below: a fence is a hint, not a verdict. A trace, a
+   log or a table keeps its kind; content that reads as prose is code, the box
+   the user drew, or a log when the tag names a program's output (``log``,
+   ``console``). A programming-language tag (``python``, ``java``) lets only
+   a trace override code;
 2. a lone path-shaped token → path_ref;
 3. an exception header plus stack frames, dominating the block, or a block
    opening with a header only a runtime prints (``Traceback …``, ``panic:``,
    ``Unhandled exception:``, ``PHP Fatal error:``) → stack_trace; a block that
    opens with a clocked record and holds another is a log whose records carry
    traces, and is left to the log rungs;
-   3b. a terminal session (a prompt line, then output) → the output's kind,
-   and log when the output reads as prose;
+   3b. a terminal session or CI job: a block opening with a prompt
+   (``$ make``) or a CI runner's section marker (``~~~ Running hook``).
+   Several commands, or a CI job, are the log of a run → log; a single
+   command's output decides the kind (a table under ``$ kubectl get pods``),
+   and output that reads as prose is a log;
 4. a timestamped log (half the lines open with a clock, some line carries a
-   level token), or lines stamped by a CI agent's escape → log, ahead of
+   level token) → log, ahead of
    tables so ``ts | LEVEL | msg`` is not a table;
    4b. clock-led delimited records whose last field is free text → log even
    without a level token (a markdown table never opens a row with a clock, and
@@ -57,8 +62,9 @@ Accepted misreads (visible in every SegmentReport's reason):
 * A prose line that opens with a compiler-diagnostic shape or a clock and a
   level reads as a log: the shape is what tools print, rarely what people write.
 
-Only a bounded sample of a block (its first and last lines, escapes removed,
-each cut to ``LINE_PREFIX`` characters) is examined, so classifying costs the
+Blocks arrive in the paste's normal form (``organs.stomach.normal``: no
+escapes, carriage-return redraws rendered). Only a bounded sample of a block
+(its first and last lines, each cut to ``LINE_PREFIX`` characters) is examined, so classifying costs the
 same for a thousand lines as for a million.
 """
 
@@ -66,7 +72,9 @@ from __future__ import annotations
 
 import re
 
-from organs.stomach.line_shapes import agent_stamped, clean_terminal, is_prompt
+from envelopes.types import SegmentKind
+from organs.stomach.distill.text import plural
+from organs.stomach.line_shapes import is_ci_marker, is_prompt
 from organs.stomach.rungs import (
     MAX_CELL_WORDS,
     Classification,
@@ -101,8 +109,6 @@ __all__ = [
 
 _SAMPLE_HEAD = 300
 _SAMPLE_TAIL = 100
-# Escape sequences may fill a raw line's start: this much is cleaned to find the shown prefix.
-_RAW_PREFIX = 4 * LINE_PREFIX
 
 # Extensions that make a scheme-less token a path even when it looks hostname-first.
 _SOURCE_EXTENSIONS = frozenset(
@@ -193,25 +199,17 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,30}://")
 _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
 
 
-def _raw_sample(text: str) -> list[str]:
+def sample_lines(text: str) -> list[str]:
+    """The first and last lines of a block, each cut to the prefix where shape lives.
+
+    The block is the paste's normal form (``organs.stomach.normal``): no escapes, no carriage returns.
+    """
     # A huge block is split only as far as the head needs; the remainder's last lines are the tail.
     lines = text.split("\n", _SAMPLE_HEAD) if len(text) > 1_000_000 else text.split("\n")
     if len(lines) > _SAMPLE_HEAD + _SAMPLE_TAIL or (len(lines) > _SAMPLE_HEAD and "\n" in lines[-1]):
-        tail = text[-_RAW_PREFIX * _SAMPLE_TAIL :].split("\n")[1:][-_SAMPLE_TAIL:]
+        tail = text[-LINE_PREFIX * _SAMPLE_TAIL :].split("\n")[1:][-_SAMPLE_TAIL:]
         lines = lines[:_SAMPLE_HEAD] + tail
-    return [line[:_RAW_PREFIX] for line in lines]
-
-
-def _sample(text: str) -> tuple[list[str], int]:
-    """The sample as a terminal shows it, and how many of its lines carry a CI agent's stamp."""
-    raw = _raw_sample(text)
-    stamped = sum(1 for line in raw if agent_stamped(line))
-    return [clean_terminal(line)[:LINE_PREFIX].rstrip() for line in raw], stamped
-
-
-def sample_lines(text: str) -> list[str]:
-    """The first and last lines of a block, escapes removed, each cut to the prefix where shape lives."""
-    return _sample(text)[0]
+    return [line[:LINE_PREFIX].rstrip() for line in lines]
 
 
 def _extension(segment: str) -> str:
@@ -253,16 +251,20 @@ def _path_rung(text: str) -> Classification | None:
 
 
 def _console_rung(lines: list[str]) -> Classification | None:
-    # A pasted terminal session: a prompt and the command's output. The output decides the kind; output
-    # that reads as neither a trace, a table, a log nor code is still the record of a run, so a log.
-    if len(lines) < 2 or not is_prompt(lines[0]):
+    # A pasted terminal session or CI job: prompts (or a CI runner's section marker) and what ran.
+    # Several commands, or a CI job, make a log of the run; one command's output decides the kind
+    # (``$ kubectl get pods`` is a table), and output that reads as prose is still a run's record.
+    if len(lines) < 2 or not (is_prompt(lines[0]) or is_ci_marker(lines[0])):
         return None
-    output = [line for line in lines[1:] if not is_prompt(line)]
-    if not output:
-        return None
+    prompts = sum(1 for line in lines if is_prompt(line))
+    if prompts >= 2 or is_ci_marker(lines[0]):
+        return Classification(
+            "log", f"rung 3b: a terminal session or CI job ({plural(prompts, 'command')} over {len(lines)} lines)"
+        )
+    output = lines[1:]
     found = _walk(output, console=False)
-    kind = "log" if found.kind in ("prose", "path_ref") else found.kind
-    return Classification(kind, f"rung 3b: a terminal session (prompt, then output: {found.reason})")
+    kind: SegmentKind = "log" if found.kind in ("prose", "path_ref") else found.kind
+    return Classification(kind, f"rung 3b: a terminal session (a command, then output: {found.reason})")
 
 
 LADDER = (
@@ -295,43 +297,83 @@ def _walk(lines: list[str], *, console: bool = True) -> Classification:
     return Classification("prose", "rung 8: prose (no rung above fired)")
 
 
-# Fence tags that announce output rather than a language: their content is read by its shape.
-_OUTPUT_TAGS = frozenset(["", "text", "txt", "plain", "plaintext", "log", "logs", "console", "output", "shell-session"])
+# Fence tags that name a program's output rather than a language.
+_OUTPUT_TAGS = frozenset(["log", "logs", "console", "output", "terminal", "shell-session", "sh-session", "text"])
+# Tags that name a programming language: the box holds source, unless it holds a trace, whose shape no
+# source file has. Shell, data and untagged boxes hold whatever the ladder reads in them.
+_SOURCE_TAGS = frozenset(
+    [
+        "python",
+        "py",
+        "java",
+        "kotlin",
+        "kt",
+        "scala",
+        "groovy",
+        "javascript",
+        "js",
+        "jsx",
+        "typescript",
+        "ts",
+        "tsx",
+        "go",
+        "golang",
+        "rust",
+        "rs",
+        "c",
+        "h",
+        "cpp",
+        "c++",
+        "cc",
+        "csharp",
+        "cs",
+        "fsharp",
+        "ruby",
+        "rb",
+        "php",
+        "swift",
+        "objc",
+        "dart",
+        "lua",
+        "perl",
+        "r",
+        "julia",
+        "elixir",
+        "erlang",
+        "haskell",
+        "clojure",
+        "zig",
+        "sql",
+        "html",
+        "css",
+        "scss",
+        "vue",
+        "svelte",
+    ]
+)
 
 
-def _fenced(text: str) -> Classification:
-    """A fenced region: its content walks the ladder; the fence and its tag are evidence, not a verdict.
+def _fenced(text: str, language: str) -> Classification:
+    """A fenced region's content: it walks the ladder; the fence and its tag are evidence, not a verdict."""
+    tag = f"```{language}" if language else "```"
+    found = _walk(sample_lines(text)) if text.strip() else Classification("prose", "empty")
+    if found.kind in ("prose", "path_ref"):
+        kind: SegmentKind = "log" if language in _OUTPUT_TAGS else "code"
+        return Classification(kind, f"rung 1: fenced {tag} region, no shape inside, so {kind}")
+    if language in _SOURCE_TAGS and found.kind != "stack_trace":
+        return Classification("code", f"rung 1: fenced {tag} region holds source (the ladder read: {found.reason})")
+    return Classification(found.kind, f"rung 1: fenced {tag} region, content read by the ladder: {found.reason}")
 
-    A trace, a log or a table keeps its kind whatever the tag (a Java trace fenced as ``java`` is a
-    trace); content that reads as prose or code is code, the box the user drew, unless the tag names
-    output (``log``, ``console``), which makes it a log.
+
+def classify(text: str, *, fenced: bool, language: str = "") -> Classification:
+    """Walk the ladder for one block of a paste; the first rung that fires names the kind.
+
+    ``fenced`` says the block is a fenced region's content and ``language`` its tag (rung 1).
     """
-    opening, _, body = text.partition("\n")
-    tag = opening.strip().strip("`").strip().lower()
-    body = body.rstrip()
-    if body.endswith("```"):
-        body = body[: body.rfind("\n") + 1 if "\n" in body else 0]
-    if not body.strip():
-        return Classification("code", "rung 1: fenced ``` region (empty)")
-    found = _walk(_sample(body)[0])
-    kind = found.kind
-    if kind in ("prose", "code", "path_ref"):
-        kind = "log" if tag in _OUTPUT_TAGS and tag and kind != "code" else "code"
-    elif kind != "stack_trace" and tag not in _OUTPUT_TAGS:
-        # A language tag names code: only a trace, whose shape no source file has, overrides it.
-        kind = "code"
-    return Classification(kind, f"rung 1: fenced ``` region (tag {tag or 'none'!r}; content: {found.reason})")
-
-
-def classify(text: str, *, fenced: bool) -> Classification:
-    """Walk the ladder for one block of a paste; the first rung that fires names the kind."""
     if fenced:
-        return _fenced(text)
+        return _fenced(text, language)
     if "\n" not in text:
         path = _path_rung(text)
         if path is not None:
             return path
-    lines, stamped = _sample(text)
-    if len(lines) > 1 and stamped * 2 >= len(lines):
-        return Classification("log", f"rung 4: CI agent output ({stamped}/{len(lines)} lines carry an agent timestamp)")
-    return _walk(lines)
+    return _walk(sample_lines(text))

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
-    "agent_stamped",
-    "clean_terminal",
+    "is_ci_marker",
     "is_compiler_diagnostic",
     "is_json_record",
     "is_prompt",
@@ -22,30 +21,6 @@ __all__ = [
     "listing_key",
     "source_column_end",
 ]
-
-# ANSI/VT escapes (CSI, OSC, APC, DCS and two-byte escapes) and the C0 controls a terminal
-# does not print. A CI agent's per-line stamp (Buildkite's ``ESC _ bk;t=<ms> BEL``) is an APC.
-_TERMINAL_ESCAPE = re.compile(
-    r"\x1b(?:\[[0-?]{0,32}[ -/]{0,8}[@-~]|[\]_P^][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)|[@-Z\\-_])"
-    r"|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]"
-)
-_AGENT_STAMP = re.compile(r"\x1b_[\w;]{0,40}\bt=\d{10,13}\x07")
-
-
-def clean_terminal(line: str) -> str:
-    """A line as a terminal shows it: escapes removed, the last carriage-return overwrite kept."""
-    if "\x1b" in line or "\x7f" in line or "\x08" in line:
-        line = _TERMINAL_ESCAPE.sub("", line)
-    if "\r" in line:
-        pieces = [piece for piece in line.split("\r") if piece.strip()]
-        line = pieces[-1] if pieces else ""
-    return line
-
-
-def agent_stamped(line: str) -> bool:
-    """Whether a raw line opens with a CI agent's timestamp escape: every such line is a log event."""
-    return line.startswith("\x1b_") and _AGENT_STAMP.match(line) is not None
-
 
 # A JSON object per line that carries a log's fields: a level, a message or a time.
 _JSON_LOG_KEY = re.compile(
@@ -110,6 +85,9 @@ _TEST_REPORT = re.compile(
     r"|\s{0,8}(?:[✓✔✗✘✕×]|ok \d|not ok \d)\s{1,4}"
     r"|\s{0,8}\d{1,6} (?:passed|failed|skipped|flaky|pending|passing|failing)\b"
     r"|Ran \d+ tests? in |(?:OK|FAILED) \((?:failures|errors|skipped)="
+    # pytest's failure sections: the progress line, the failing source line, the explanation, the location
+    r"|[\w/.-]{1,200}\.py [.FEsxX]{1,400}\s{0,80}\[\s{0,2}\d{1,3}%\]|>\s{3,}\S|E(?: {1,12}\S|\s*$)"
+    r"|[\w/.-]{1,200}\.py:\d+: \w{1,100}(?:Error|Exception|Failed|Warning)\b"
 )
 
 
@@ -136,6 +114,17 @@ _PROMPT = re.compile(
 
 def is_prompt(line: str) -> bool:
     return _PROMPT.match(line) is not None
+
+
+# Section markers of CI runners: Buildkite's "~~~ " and "+++ " groups (its "--- " would be a diff's first
+# line too), GitHub Actions' "##[group]" and "::group::", GitLab's "section_start:", a Docker build's "Step 2/7 :".
+_CI_MARKER = re.compile(
+    r"(?:~~~|\+\+\+) \S|##\[\w{1,20}\]|::\w{1,20}(?: [^:\n]{0,200})?::|section_start:\d|Step \d+/\d+ : "
+)
+
+
+def is_ci_marker(line: str) -> bool:
+    return _CI_MARKER.match(line) is not None
 
 
 # psql's "----+-----" and MySQL's "+----+-----+" under a header row.
