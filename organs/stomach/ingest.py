@@ -81,8 +81,8 @@ _ALERT_LOG_VALUE = 4
 # What a deferred frame's compact rendering aims at when someone asks for it later.
 _LAZY_TARGET_TOKENS = 1024
 _RERENDER_ATTEMPTS = 2
-# The kinds whose rendering follows its target; a table or trace rendered again comes out the same.
-_TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note"})
+# The kinds whose rendering follows its target; a table rendered again comes out the same.
+_TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note", "stack_trace"})
 # Counts a large paste's full texts while the calling thread renders it; shared by every ingest in the process.
 _full_count_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-full-count")
 
@@ -378,7 +378,7 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier) -> None:
         if digest.alerts:
             evidence.value = _ALERT_LOG_VALUE
     elif evidence.kind == "stack_trace":
-        trace = distill_trace(evidence.text)
+        trace = distill_trace(evidence.text, evidence.target)
         evidence.compact, detail = trace.rendering, trace.exception
         # Both ends are read, so the stamps bound the whole trace, not its first two thousand lines.
         lines = evidence.text.split("\n")

@@ -223,7 +223,7 @@ def test_trace_rendering_collapses_repeats_and_keeps_the_cause() -> None:
     trace = f"java.lang.StackOverflowError: deep\n{frames}\nCaused by: java.io.IOException: gone\n\tat a.B.c(B.java:1)"
     frame = ingest_paste(trace).provider.frames[0]
     assert frame.kind == "stack_trace" and frame.content is not None
-    assert "repeated 199 more times" in frame.content and "Caused by: java.io.IOException: gone" in frame.content
+    assert "… 199 identical frames" in frame.content and "Caused by: java.io.IOException: gone" in frame.content
 
 
 @pytest.mark.skipif(not CORPUS.exists(), reason="Loghub corpus not present")
