@@ -318,7 +318,7 @@ def _resolve(text: str, blocks: list[Block], intent: str | None, max_blocks: int
     asks = [segment for segment, strength in zip(prose, strengths, strict=True) if strength == strongest]
     if strongest:
         for segment in asks:
-            segment.note += "; ends asking" if strongest == 2 else "; reads as the ask"
+            segment.note += "; puts a question to the reader" if strongest == 2 else "; reads as the ask"
     else:
         asks = [segment for segment in prose if own_words(segment.served)][-1:]
         for segment in asks:

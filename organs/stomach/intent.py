@@ -10,19 +10,20 @@ The goal is the user's own words, never text inside evidence:
   the majority is evidence even when the classifier found no shape for it, and
   nothing in machine lines counts as asking (a compiler's ``did you forget …?``
   is not a question to the reader).
-* How strongly a block asks, from its own lines: 2 when it ends asking (its last
-  question mark is followed by nothing but courtesy such as "Thanks!"); 1 when it
-  asks somewhere (a question mark after a word, a phrase such as "can you" or
-  "I want", or an imperative opener such as "Fix" or "Explain"); 0 otherwise.
+* How strongly a block asks, from its own lines: 2 when it puts a question to the
+  reader (a question mark after a word, not followed by the writer's own answer
+  such as "No, …" or "Because …"); 1 when it asks otherwise (a question it
+  answers itself, a phrase such as "can you" or "I want", or an imperative opener
+  such as "Fix" or "Explain"); 0 otherwise.
 * When several prose blocks ask, the goal is every block of the strongest kind,
-  joined verbatim in paste order: a block that ends with its question outranks
-  context that merely mentions a wish or asks a question it answers itself ("Could
-  it be the JVM? No, …"), and an imperative line a tool printed ("Identify and
-  stop the process …") yields to the user's question.
+  joined verbatim in paste order: a question outranks context that merely
+  mentions a wish or asks a question it answers itself ("Could it be the JVM? No,
+  …"), and an imperative line a tool printed ("Identify and stop the process …")
+  yields to the user's question.
 * The user's words glued to the first line of a trace or log (no blank line
-  between) are the leading lines before the first machine line, when they end
-  asking, or end with a colon and read as a sentence ("Fix this:", "only this
-  in the journal:"); ``glued_lines`` says how many. They become a prose segment
+  between) are the leading lines before the first machine line, when they put
+  a question to the reader, or end with a colon and read as a sentence ("Fix
+  this:", "only this in the journal:"); ``glued_lines`` says how many. They become a prose segment
   of their own, so an ask among them can be the goal.
 """
 
@@ -110,11 +111,8 @@ _ASK_PHRASES = re.compile(
 )
 # A question mark that ends a word or a quote, not one that opens a token ("? func+0x12").
 _QUESTION = re.compile(r"(?<=[\w)\]\"'`\u2019\u201d])\?+(?=[\s\"')\]\u2019\u201d]|$)")
-_COURTESY = re.compile(
-    r"(?:thanks?\b|thank you|thx\b|cheers\b|tia\b|regards\b|any (?:help|ideas?|pointers|hints?)\b"
-    r"|appreciated?\b|much appreciated)[^.?!]{0,80}[.!]*\s*",
-    re.I,
-)
+# The words that open an answer: a question followed by one is asked and answered by the writer.
+_ANSWER = re.compile(r"(?:yes|no|nope|nah|because|not)\b", re.I)
 _MACHINE = re.compile(
     r"\s*(?:"
     r"\[[^\]\n]{1,60}\]"
@@ -158,15 +156,13 @@ def own_words(text: str) -> bool:
 
 
 def ask_strength(text: str) -> int:
-    """2 when the block ends asking, 1 when it asks somewhere, 0 when it does not ask (see the module doc)."""
+    """2 when the block puts a question to the reader, 1 when it asks otherwise, 0 when it does not (module doc)."""
     own, total = _own_lines(text)
     if total == 0 or len(own) <= total * _MACHINE_SHARE:
         return 0
     words = " ".join(line.strip() for line in own)
     questions = list(_QUESTION.finditer(words))
-    if questions and _COURTESY.fullmatch(words[questions[-1].end() :].strip()) is not None:
-        return 2
-    if questions and not words[questions[-1].end() :].strip():
+    if any(_ANSWER.match(words[question.end() :].lstrip(" \"')]\u2019\u201d")) is None for question in questions):
         return 2
     if questions or _ASK_PHRASES.search(words) is not None:
         return 1

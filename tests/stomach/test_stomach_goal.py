@@ -94,7 +94,7 @@ def test_an_imperative_with_a_colon_glued_to_a_log_is_split_but_a_plain_first_li
     assert ingest_paste("Explain this failure:\n" + log).query.goal == "Explain this failure:"
 
 
-def test_the_block_that_ends_asking_outranks_context_that_wishes_or_answers_itself() -> None:
+def test_a_question_outranks_context_that_wishes_or_answers_itself() -> None:
     paste = (
         "I want to know where this came from. Could it be the config? No, it is the same everywhere.\n\n"
         "2024-03-01 12:00:09 ERROR handler crashed\n2024-03-01 12:00:10 INFO restarted\n\n"
@@ -104,19 +104,22 @@ def test_the_block_that_ends_asking_outranks_context_that_wishes_or_answers_itse
     assert ingest_paste(paste).query.goal == "Which handler crashed?"
 
 
-def test_several_blocks_that_end_asking_are_joined_verbatim_in_order() -> None:
+def test_several_questions_to_the_reader_are_joined_verbatim_in_order() -> None:
     log = "2024-03-01 12:00:09 ERROR stop\n2024-03-01 12:00:10 INFO x"
     paste = f"Why does the job stop?\n\n{log}\n\nAnd why only at night?"
     assert ingest_paste(paste).query.goal == "Why does the job stop?\n\nAnd why only at night?"
 
 
-def test_courtesy_after_the_question_still_ends_asking() -> None:
+def test_a_question_to_the_reader_asks_most_a_question_answered_by_the_writer_less() -> None:
     assert ask_strength("Why is the cache cold after a deploy? Thanks!") == 2
+    assert ask_strength("How do I fix it? I tried a restart and a rebuild.") == 2
+    assert ask_strength("Is it the network? No, ping works fine.") == 1
+    assert ask_strength("Why restart? Because the lock is held.") == 1
     assert ask_strength("Please look at the log below.") == 1
     assert ask_strength("The deploy went out at noon.") == 0
 
 
-def test_weak_asks_are_joined_when_nothing_ends_asking() -> None:
+def test_weak_asks_are_joined_when_no_block_puts_a_question() -> None:
     paste = "Please check the log.\n\n2024-03-01 12:00:09 ERROR x\n2024-03-01 12:00:10 INFO y\n\nExplain the error."
     assert ingest_paste(paste).query.goal == "Please check the log.\n\nExplain the error."
 
