@@ -23,8 +23,11 @@ The goal is the user's own words, never text inside evidence:
 * The user's words glued to the first line of a trace or log (no blank line
   between) are the leading lines before the first machine line, when they put
   a question to the reader, or end with a colon and read as a sentence ("Fix
-  this:", "only this in the journal:"); ``glued_lines`` says how many. They become a prose segment
-  of their own, so an ask among them can be the goal.
+  this:", "only this in the journal:"); ``glued_lines`` says how many. A question
+  glued under the last line of the evidence is the trailing lines after the last
+  machine line, when each reads as a sentence and the last ends with a question
+  mark (``glued_tail_lines``). Either becomes a prose segment of its own, so an
+  ask among them can be the goal.
 """
 
 from __future__ import annotations
@@ -34,7 +37,15 @@ import re
 from organs.stomach.signals import is_trace_frame, trace_header
 from organs.stomach.timestamps import leading_stamp
 
-__all__ = ["ask_strength", "glued_lines", "machine_line", "own_words", "reads_as_ask", "speaks_to_reader"]
+__all__ = [
+    "ask_strength",
+    "glued_lines",
+    "glued_tail_lines",
+    "machine_line",
+    "own_words",
+    "reads_as_ask",
+    "speaks_to_reader",
+]
 
 _ASK_OPENERS = frozenset(
     [
@@ -189,4 +200,18 @@ def glued_lines(text: str) -> int:
             lead = "\n".join(lines[:count]).strip()
             introduces = lead.endswith(":") and _SENTENCE.match(lead) is not None
             return count if ask_strength(lead) == 2 or introduces else 0
+    return 0
+
+
+def glued_tail_lines(text: str) -> int:
+    """How many trailing lines of an evidence block are a question glued under it; 0 when there is none."""
+    lines = text.rsplit("\n", _GLUED_LINES + 1)[-(_GLUED_LINES + 1) :]
+    for count, line in enumerate(reversed(lines)):
+        if machine_line(line):
+            if count == 0:
+                return 0
+            tail = lines[len(lines) - count :]
+            sentences = all(_SENTENCE.match(line.strip()) is not None for line in tail)
+            question = "\n".join(tail).rstrip()
+            return count if sentences and question.endswith("?") and ask_strength(question) == 2 else 0
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from stomach_checks import assert_bundle_honest
 
 from organs.stomach import ingest_paste
-from organs.stomach.intent import ask_strength, glued_lines, machine_line, own_words
+from organs.stomach.intent import ask_strength, glued_lines, glued_tail_lines, machine_line, own_words
 
 _OOPS = "\n".join(
     [
@@ -137,3 +137,24 @@ def test_an_introduction_glued_to_a_trace_is_a_note_of_its_own() -> None:
     assert [entry.kind for entry in bundle.report][:2] == ["prose", "stack_trace"]
     assert bundle.report[0].outcome == "frame"
     assert bundle.query.goal == "Where is the bad index?"
+
+
+def test_a_question_glued_under_a_log_is_split_into_its_own_segment() -> None:
+    log = "2024-03-01 12:00:00 INFO listening\n2024-03-01 12:00:01 ERROR bind: address already in use"
+    paste = log + "\nwhy is the port taken if nothing else runs?"
+    assert glued_tail_lines(paste) == 1
+    bundle = ingest_paste(paste)
+    assert bundle.query.goal == "why is the port taken if nothing else runs?"
+    assert [(entry.kind, entry.outcome) for entry in bundle.report] == [("log", "frame"), ("prose", "goal")]
+    assert paste[slice(*bundle.report[0].span)] == log
+    assert_bundle_honest(paste, bundle)
+
+
+def test_the_last_lines_of_evidence_are_not_a_glued_question() -> None:
+    trace = 'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\nValueError: why?'
+    assert glued_tail_lines(trace) == 0
+    report = "FAILED test_a.py::test_q - assert 'why?' == 'how?'\n==== 1 failed in 0.01s ===="
+    assert glued_tail_lines("collected 1 item\ntest_a.py F\n" + report) == 0
+    log = "2024-03-01 12:00:00 INFO a\n2024-03-01 12:00:01 WARN is the cache warm?"
+    assert glued_tail_lines(log) == 0
+    assert glued_tail_lines(log + "\nThe cache is cold after deploys.") == 0
