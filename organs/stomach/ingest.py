@@ -12,14 +12,22 @@ intent → distill each distinct evidence segment → fit the token budget.
   budget can cut it.
 * Anchors. Path references, in order, without repeats; they cost no tokens.
 * Frames. One per distinct evidence segment (``id`` = blake3 of its text); a
-  repeat reports ``duplicate`` and points at the first. A compact rendering is
-  served only when it has fewer tokens than the full text.
+  repeat reports ``duplicate`` and points at the first. A segment whose full text
+  fits its share is served full; a compact rendering is served only when it
+  saves at least ``MEANINGFUL_SAVING`` of the full text's tokens, or when the
+  full text does not fit its share.
+* Value. Stack traces > logs > tables and code > notes, raised for alert lines
+  (an alert level), for lines holding the ask's terms (``organs.stomach.asked``)
+  and for the paste's last evidence segment, where a test run or a build says
+  how it ended. Only a bounded head and tail of a long segment is read for it.
 * Budget. Served frames together fit ``budget_tokens``. The budget is shared
-  out before rendering (small segments first, each taking at most an equal share
-  of what is left), and if the renderings still overrun, the lowest-value frames
-  become zero-cost references, still fetchable through the provider. Value runs
-  stack traces > logs with warn/error lines > logs > tables and code > notes;
-  among equals the later segment yields first.
+  out before rendering by value: each segment's share follows its value (a
+  weighted water-fill: a segment smaller than its share takes its size, the rest
+  is shared again). If the renderings still overrun, full texts that saved little
+  give way to their compact renderings, the lowest-value renderings that follow
+  a target are rendered again smaller, and only then do the lowest-value frames
+  become zero-cost references, still fetchable through the provider; among equal
+  values the later segment yields first.
 * Tiers: see ``organs.stomach.tiers``. Deferred frames carry no time window
   because nothing of them was read beyond the classifier's sample.
 
@@ -47,17 +55,20 @@ from organs.accounting import (
     count_tokens_many,
     digest_text,
 )
+from organs.fitting import fit_tokens
+from organs.stomach.asked import AskTerms
 from organs.stomach.classify import Classification, classify
 from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import distill_table
-from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, head_tail, plural, thousands
+from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, kept_and_ends, plural, thousands
 from organs.stomach.distill.trace import distill_trace
 from organs.stomach.intent import reads_as_ask
+from organs.stomach.signals import ALERT_LEVELS, level_of
 from organs.stomach.split import Block, split_blocks
 from organs.stomach.tiers import choose_tier
 from organs.stomach.timestamps import leading_stamp, window_of
 
-__all__ = ["ContextQuery", "IngestBundle", "IngestConfig", "IngestProvider", "ingest_paste"]
+__all__ = ["MEANINGFUL_SAVING", "ContextQuery", "IngestBundle", "IngestConfig", "IngestProvider", "ingest_paste"]
 
 _FRAME_KIND: dict[SegmentKind, FrameKind] = {
     "code": "code",
@@ -66,11 +77,29 @@ _FRAME_KIND: dict[SegmentKind, FrameKind] = {
     "table": "table",
     "prose": "note",
 }
+# A compact rendering that saves less than this share of the full text's tokens is not worth what it leaves out.
+MEANINGFUL_SAVING = 0.25
 _VALUE: dict[FrameKind, int] = {"stack_trace": 5, "log": 3, "table": 2, "code": 2, "note": 1}
-_ALERT_LOG_VALUE = 4
+_ALERT_VALUE = 3
+_ASK_VALUE = 2
+_ASK_TERMS_COUNTED = 3
+_LAST_SEGMENT_VALUE = 2
+# The closing lines of the paste's last evidence segment claim a share before ordinary lines.
+_SUMMARY_LINES = 12
+# What a claimed rendering adds around its lines: a header and elision notes.
+_CLAIM_OVERHEAD = 24
+# How much of a long segment's head and tail is read for its value: its value is known before it is rendered.
+_VALUE_HEAD_CHARS = 48 * 1024
+_VALUE_TAIL_CHARS = 16 * 1024
+# A rendering is not shrunk below this many tokens to absorb an overrun: so small, it says next to nothing.
+_SMALLEST_SHRUNK = 48
 # What a deferred frame's compact rendering aims at when someone asks for it later.
 _LAZY_TARGET_TOKENS = 1024
 _RERENDER_ATTEMPTS = 2
+_RERENDER_MARGIN = 0.95
+# Head-and-tail renderings grow with their target; one served under this share of its share is rendered again.
+_GROWING_KINDS: frozenset[FrameKind] = frozenset({"code", "note"})
+_UNDERSHOOT = 0.8
 # The kinds whose rendering follows its target; a table or trace rendered again comes out the same.
 _TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note"})
 # Counts a large paste's full texts while the calling thread renders it; shared by every ingest in the process.
@@ -117,6 +146,8 @@ class _Evidence:
     compact: str | None = None
     compact_tokens: int = 0
     target: int = 0
+    share: int = 0
+    claim: int = 0
 
 
 class IngestProvider:
@@ -174,10 +205,16 @@ def _shorter_compact(evidence: _Evidence) -> bool:
 
 
 def _best_representation(evidence: _Evidence) -> Literal["compact", "full"]:
-    """Compact when it is smaller than the full text in characters and in tokens, else full."""
-    if _shorter_compact(evidence) and evidence.compact_tokens < evidence.full_tokens:
-        return "compact"
-    return "full"
+    """Full when it fits the segment's share or the compact rendering saves too little; else compact.
+
+    A compact rendering must be smaller than the full text in characters and in tokens to be served at all.
+    """
+    if not (_shorter_compact(evidence) and evidence.compact_tokens < evidence.full_tokens):
+        return "full"
+    if evidence.full_tokens <= evidence.share:
+        return "full"
+    saves = evidence.full_tokens - evidence.compact_tokens >= evidence.full_tokens * MEANINGFUL_SAVING
+    return "compact" if saves else "full"
 
 
 def _build_frame(
@@ -286,24 +323,73 @@ def _set_full_tokens(items: list[_Evidence], tokens: dict[str, int]) -> None:
         item.full_tokens = tokens[item.text]
 
 
-def _allocate(evidence: list[_Evidence], budget: int, *, exact: bool) -> None:
-    """Share the budget out: smallest segments first, none above an equal share of what is left.
+def _alerting(line: str) -> bool:
+    level = level_of(line)
+    return level is not None and level in ALERT_LEVELS
 
-    A segment's size is its exact full count when ``exact``, else an estimate from its characters.
+
+def _salient(ask: AskTerms) -> Callable[[str], bool]:
+    """What makes a line worth keeping before ordinary ones: an alert level, or the ask's terms."""
+    if not ask:
+        return _alerting
+    return lambda line: _alerting(line) or ask.hits(line) > 0
+
+
+def _weigh(items: list[_Evidence], ask: AskTerms) -> None:
+    """Set each segment's value and claim from a bounded head and tail of its text.
+
+    The value is its kind's, raised for alert lines, for the ask's terms and for being the paste's
+    last evidence segment. The claim is what its salient lines (``_salient``) would cost, estimated,
+    and for the last segment its closing lines too: a test run's summary, a build's last words.
+    """
+    salient = _salient(ask)
+    for position, item in enumerate(items):
+        text = item.text
+        if len(text) > _VALUE_HEAD_CHARS + _VALUE_TAIL_CHARS:
+            text = text[:_VALUE_HEAD_CHARS] + "\n" + text[-_VALUE_TAIL_CHARS:]
+        lines = text.split("\n")
+        value = _VALUE[item.kind]
+        claimed = sum(len(line) for line in lines if salient(line))
+        if claimed and any(_alerting(line) for line in lines):
+            value += _ALERT_VALUE
+        if ask:
+            value += _ASK_VALUE * min(ask.hits(text), _ASK_TERMS_COUNTED)
+        if position == len(items) - 1 and len(items) > 1:
+            value += _LAST_SEGMENT_VALUE
+            claimed += sum(len(line) for line in lines[-_SUMMARY_LINES:])
+        item.value = value
+        item.claim = int(claimed / CHARS_PER_TOKEN) + _CLAIM_OVERHEAD if claimed else 0
+
+
+def _allocate(evidence: list[_Evidence], budget: int, *, exact: bool) -> None:
+    """Share the budget out: claims first, then the rest by value.
+
+    Salient lines come first: each segment's claim (capped at its size) is granted, scaled down
+    by value when the claims together exceed the budget. What is left is shared by value, taken
+    in order of size per unit of value, so a segment smaller than its share takes only its size and
+    leaves the rest to be shared again (a weighted water-fill). A segment's size is its exact full
+    count when ``exact``, else an estimate from its characters.
     """
 
     def size(item: _Evidence) -> int:
         return item.full_tokens if exact else int(len(item.text) / CHARS_PER_TOKEN) + 1
 
-    remaining = budget
-    ordered = sorted(evidence, key=lambda item: (size(item), item.index))
-    for position, item in enumerate(ordered):
-        share = remaining // (len(ordered) - position)
-        item.target = max(min(size(item), share), 1)
-        remaining -= item.target
+    claims = {item.frame_id: min(item.claim, size(item)) for item in evidence}
+    claimed = sum(claims.values())
+    if claimed > budget:
+        weighted = sum(claims[item.frame_id] * item.value for item in evidence)
+        claims = {item.frame_id: claims[item.frame_id] * item.value * budget // max(weighted, 1) for item in evidence}
+    remaining = budget - sum(claims.values())
+    weight = sum(item.value for item in evidence)
+    for item in sorted(evidence, key=lambda item: ((size(item) - claims[item.frame_id]) / item.value, item.index)):
+        rest = size(item) - claims[item.frame_id]
+        share = min(rest, remaining * item.value // max(weight, 1))
+        item.share = item.target = max(claims[item.frame_id] + share, 1)
+        remaining -= share
+        weight -= item.value
 
 
-def _render(evidence: _Evidence, encoding: str, tier: DegradationTier) -> None:
+def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskTerms) -> None:
     """Set the compact rendering, the title detail and the time window; -1 tokens means not yet measured."""
     detail: str | None = None
     evidence.compact_tokens = -1
@@ -313,21 +399,22 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier) -> None:
         evidence.compact = digest.rendering
         evidence.compact_tokens = -1 if digest.tokens is None else digest.tokens
         evidence.valid_from, evidence.valid_to = digest.valid_from, digest.valid_to
-        if digest.alerts:
-            evidence.value = _ALERT_LOG_VALUE
     elif evidence.kind == "stack_trace":
         trace = distill_trace(evidence.text)
         evidence.compact, detail = trace.rendering, trace.exception
         stamps = [line[: stamp.end] for line in evidence.text.split("\n")[:2000] if (stamp := leading_stamp(line))]
         evidence.valid_from, evidence.valid_to = window_of(stamps)
     elif evidence.kind == "table":
-        table = distill_table(evidence.text, infer_types=not cheap)
+        table = distill_table(evidence.text, infer_types=not cheap, ask=ask)
         evidence.compact = table.rendering
         detail = f"{thousands(table.rows)} rows {TIMES} {thousands(table.columns)} columns"
     else:
         # Head and tail only ever cut; a text whose exact count fits its target is kept whole.
         fits = 0 < evidence.full_tokens <= evidence.target
-        evidence.compact = evidence.text if fits else head_tail(evidence.text, evidence.target)
+        why = "with an alert level or the ask's terms"
+        evidence.compact = (
+            evidence.text if fits else kept_and_ends(evidence.text, evidence.target, _salient(ask), why=why)
+        )
     evidence.title = _title(evidence, detail)
 
 
@@ -339,20 +426,47 @@ def _measure(items: list[_Evidence], encoding: str, threads: int) -> None:
         item.compact_tokens = compact_tokens
 
 
-def _fit_budget(evidence: list[_Evidence], budget: int) -> set[str]:
-    """The ids that must fall back to references so the served total fits the budget."""
-    served = {
-        item.frame_id: (item.compact_tokens if _best_representation(item) == "compact" else item.full_tokens)
-        for item in evidence
+def _served_tokens(item: _Evidence, representation: str) -> int:
+    if representation == "reference":
+        return 0
+    return item.compact_tokens if representation == "compact" else item.full_tokens
+
+
+def _fit_budget(
+    evidence: list[_Evidence], budget: int, shrink: Callable[[_Evidence, int], bool]
+) -> dict[str, Literal["compact", "full", "reference"]]:
+    """How each frame is served so the total fits the budget, lowest value giving way first.
+
+    An overrun is absorbed in three steps, each only while the total is over: a full text
+    served because its compact rendering saved little gives way to that rendering; a
+    rendering that follows a target is rendered again smaller (``shrink`` to a token limit);
+    then whole frames become references.
+    """
+    chosen: dict[str, Literal["compact", "full", "reference"]] = {
+        item.frame_id: _best_representation(item) for item in evidence
     }
-    total = sum(served.values())
-    references: set[str] = set()
-    for item in sorted(evidence, key=lambda item: (item.value, -item.index)):
+    total = sum(_served_tokens(item, chosen[item.frame_id]) for item in evidence)
+    yielding = sorted(evidence, key=lambda item: (item.value, -item.index))
+    for item in yielding:
+        if total <= budget:
+            return chosen
+        if chosen[item.frame_id] == "full" and _shorter_compact(item) and item.compact_tokens < item.full_tokens:
+            chosen[item.frame_id] = "compact"
+            total -= item.full_tokens - item.compact_tokens
+    for item in yielding:
+        if total <= budget:
+            return chosen
+        served = _served_tokens(item, chosen[item.frame_id])
+        limit = served - (total - budget)
+        if item.kind in _TARGETED_KINDS and limit >= _SMALLEST_SHRUNK and shrink(item, limit):
+            chosen[item.frame_id] = "compact"
+            total -= served - item.compact_tokens
+    for item in yielding:
         if total <= budget:
             break
-        references.add(item.frame_id)
-        total -= served[item.frame_id]
-    return references
+        total -= _served_tokens(item, chosen[item.frame_id])
+        chosen[item.frame_id] = "reference"
+    return chosen
 
 
 def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str | None = None) -> IngestBundle:
@@ -397,10 +511,12 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     items = list(evidence.values())
     if segment_tokens is not None:
         _set_full_tokens(items, segment_tokens)
+    ask = AskTerms.of("\n\n".join(plan.goal_pieces))
     if tier != "deferred":
+        _weigh(items, ask)
         _allocate(items, config.budget_tokens, exact=segment_tokens is not None)
         for item in items:
-            _render(item, encoding, tier)
+            _render(item, encoding, tier, ask)
     else:
         for item in items:
             item.title = _title(item, None)
@@ -410,29 +526,49 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         _set_full_tokens(items, segment_tokens)
     rendered = [item for item in items if _shorter_compact(item)]
     _measure(rendered, encoding, config.token_threads)
-    for _ in range(_RERENDER_ATTEMPTS):
-        # Renderings planned by a characters-per-token estimate can overshoot; ask again, scaled down. One whose
-        # full text fits its target needs no shrinking: the smaller of the two is served.
-        overshot = [
-            item
-            for item in rendered
-            if item.compact_tokens > item.target and item.full_tokens > item.target and item.kind in _TARGETED_KINDS
-        ]
-        for item in overshot:
-            item.target = max(int(item.target * item.target / item.compact_tokens * 0.95), 1)
-            _render(item, encoding, tier)
-        _measure(overshot, encoding, config.token_threads)
-    references = set(evidence) if tier == "deferred" else _fit_budget(items, config.budget_tokens)
-    frames = tuple(
-        _build_frame(item, "reference" if item.frame_id in references else _best_representation(item), encoding, tier)
-        for item in items
-    )
+
+    def refit(item: _Evidence, limit: int, start: int | None = None) -> bool:
+        """Render ``item`` again within ``limit`` tokens; False (and the rendering unchanged) when none fits."""
+        before = item.compact, item.compact_tokens, item.target
+
+        def render(target: int) -> int:
+            item.target = target
+            _render(item, encoding, tier, ask)
+            if item.compact_tokens < 0:
+                item.compact_tokens = count_tokens(item.compact or "", encoding)
+            return item.compact_tokens
+
+        # The first rendering within the limit ends the search, so it is the one the item now holds.
+        fitted = fit_tokens(render, lambda tokens: tokens, limit, start=start, rounds=_RERENDER_ATTEMPTS)
+        if fitted is None or not _shorter_compact(item):
+            item.compact, item.compact_tokens, item.target = before
+            return False
+        return True
+
+    for item in rendered:
+        if item.kind not in _TARGETED_KINDS or item.full_tokens <= item.share:
+            # A full text that fits its share is served whole: its rendering needs no fitting.
+            continue
+        if item.compact_tokens > item.target:
+            # Renderings planned by a characters-per-token estimate can overshoot; ask again, scaled down.
+            refit(item, item.share, max(int(item.target * item.share / item.compact_tokens * _RERENDER_MARGIN), 1))
+        elif item.kind in _GROWING_KINDS and item.compact_tokens < item.share * _UNDERSHOOT:
+            # Or undershoot, leaving a share unused: ask again, scaled up; kept only if it fits and shows more.
+            shown = item.compact, item.compact_tokens, item.target
+            grown = int(item.target * item.share / max(item.compact_tokens, 1) * _RERENDER_MARGIN)
+            if not refit(item, item.share, grown) or item.compact_tokens <= shown[1]:
+                item.compact, item.compact_tokens, item.target = shown
+    if tier == "deferred":
+        chosen: dict[str, Literal["compact", "full", "reference"]] = dict.fromkeys(evidence, "reference")
+    else:
+        chosen = _fit_budget(items, config.budget_tokens, refit)
+    frames = tuple(_build_frame(item, chosen[item.frame_id], encoding, tier) for item in items)
     served = {frame.id: frame for frame in frames}
     report = tuple(_report(index, segment, served, segment_tokens) for index, segment in enumerate(plan.segments))
 
     def render_later(item: _Evidence) -> None:
         item.target = max(config.budget_tokens, _LAZY_TARGET_TOKENS)
-        _render(item, encoding, "shallow")
+        _render(item, encoding, "shallow", ask)
         if _shorter_compact(item) and item.compact_tokens < 0:
             item.compact_tokens = count_tokens(item.compact or "", encoding)
 

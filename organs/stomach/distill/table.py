@@ -13,6 +13,7 @@ import csv
 import re
 from dataclasses import dataclass
 
+from organs.stomach.asked import AskTerms
 from organs.stomach.classify import aligned_columns
 from organs.stomach.distill.text import TIMES, elision, plural
 from organs.stomach.timestamps import leading_stamp
@@ -105,7 +106,7 @@ def _split_rows(lines: list[str]) -> tuple[list[list[str]], str]:
     return [[line[start:end].strip() for start, end in columns] for line in lines], "whitespace-aligned"
 
 
-def distill_table(text: str, *, infer_types: bool = True) -> TableDigest:
+def distill_table(text: str, *, infer_types: bool = True, ask: AskTerms | None = None) -> TableDigest:
     lines = text.split("\n")
     rows, layout = _split_rows(lines)
     data_lines = [
