@@ -101,8 +101,8 @@ _RERENDER_MARGIN = 0.95
 # Head-and-tail renderings grow with their target; one served under this share of its share is rendered again.
 _GROWING_KINDS: frozenset[FrameKind] = frozenset({"code", "note"})
 _UNDERSHOOT = 0.8
-# The kinds whose rendering follows its target; a table or trace rendered again comes out the same.
-_TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note"})
+# The kinds whose rendering follows its target; a trace rendered again comes out the same.
+_TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note", "table"})
 # Counts a large paste's full texts while the calling thread renders it; shared by every ingest in the process.
 _full_count_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-full-count")
 
@@ -449,7 +449,7 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskT
         stamps = [line[: stamp.end] for line in evidence.text.split("\n")[:2000] if (stamp := leading_stamp(line))]
         evidence.valid_from, evidence.valid_to = window_of(stamps)
     elif evidence.kind == "table":
-        table = distill_table(evidence.text, infer_types=not cheap, ask=ask)
+        table = distill_table(evidence.text, infer_types=not cheap, ask=ask, target_tokens=evidence.target)
         evidence.compact = table.rendering
         detail = f"{thousands(table.rows)} rows {TIMES} {thousands(table.columns)} columns"
     else:
