@@ -89,9 +89,10 @@ _LAST_SEGMENT_VALUE = 2
 _SUMMARY_LINES = 12
 # What a claimed rendering adds around its lines: a header and elision notes.
 _CLAIM_OVERHEAD = 24
+_DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
 # How much of a long segment's head and tail is read for its value: its value is known before it is rendered.
-_VALUE_HEAD_CHARS = 48 * 1024
-_VALUE_TAIL_CHARS = 16 * 1024
+_VALUE_HEAD_CHARS = 24 * 1024
+_VALUE_TAIL_CHARS = 8 * 1024
 # A rendering is not shrunk below this many tokens to absorb an overrun: so small, it says next to nothing.
 _SMALLEST_SHRUNK = 48
 # What a deferred frame's compact rendering aims at when someone asks for it later.
@@ -386,15 +387,25 @@ def _weigh(items: list[_Evidence], ask: AskTerms) -> None:
     last evidence segment. The claim is what its salient lines (``_salient``) would cost, estimated,
     and for the last segment its closing lines too: a test run's summary, a build's last words.
     """
-    salient = _salient(ask)
     for position, item in enumerate(items):
         text = item.text
         if len(text) > _VALUE_HEAD_CHARS + _VALUE_TAIL_CHARS:
             text = text[:_VALUE_HEAD_CHARS] + "\n" + text[-_VALUE_TAIL_CHARS:]
         lines = text.split("\n")
         value = _VALUE[item.kind]
-        claimed = sum(len(line) for line in lines if salient(line))
-        if claimed and any(_alerting(line) for line in lines):
+        claimed = 0
+        alerts = False
+        shapes: set[str] = set()
+        for line in lines:
+            alert = _alerting(line)
+            if alert or (ask and ask.hits(line)):
+                alerts = alerts or alert
+                # A line that repeats another but for its numbers is shown once (``kept_and_ends``): claimed once.
+                shape = line.translate(_DIGITS_TO_ZERO)
+                if shape not in shapes:
+                    shapes.add(shape)
+                    claimed += len(line)
+        if alerts:
             value += _ALERT_VALUE
         if ask:
             value += _ASK_VALUE * min(ask.hits(text), _ASK_TERMS_COUNTED)
@@ -405,32 +416,41 @@ def _weigh(items: list[_Evidence], ask: AskTerms) -> None:
         item.claim = int(claimed / CHARS_PER_TOKEN) + _CLAIM_OVERHEAD if claimed else 0
 
 
-def _allocate(evidence: list[_Evidence], budget: int, *, exact: bool) -> None:
-    """Share the budget out: claims first, then the rest by value.
+def _water_fill(items: list[_Evidence], demands: dict[str, int], budget: int) -> dict[str, int]:
+    """Grants within ``budget``: each item's part of what is left follows its value, and none exceeds its demand.
 
-    Salient lines come first: each segment's claim (capped at its size) is granted, scaled down
-    by value when the claims together exceed the budget. What is left is shared by value, taken
-    in order of size per unit of value, so a segment smaller than its share takes only its size and
-    leaves the rest to be shared again (a weighted water-fill). A segment's size is its exact full
-    count when ``exact``, else an estimate from its characters.
+    Taken in order of demand per unit of value, so an item that asks less than its part takes only
+    what it asks and leaves the rest to be shared again.
+    """
+    grants: dict[str, int] = {}
+    remaining = budget
+    weight = sum(item.value for item in items)
+    for item in sorted(items, key=lambda item: (demands[item.frame_id] / item.value, item.index)):
+        grants[item.frame_id] = max(min(demands[item.frame_id], remaining * item.value // max(weight, 1)), 0)
+        remaining -= grants[item.frame_id]
+        weight -= item.value
+    return grants
+
+
+def _allocate(evidence: list[_Evidence], budget: int, *, exact: bool) -> None:
+    """Share the budget out by value: claims first, then the rest of each segment's size.
+
+    Both rounds are a weighted water-fill (``_water_fill``): first each segment's claim (its
+    salient lines, capped at its size), then what remains of the budget towards its full size.
+    A segment's size is its exact full count when ``exact``, else an estimate from its characters.
     """
 
     def size(item: _Evidence) -> int:
         return item.full_tokens if exact else int(len(item.text) / CHARS_PER_TOKEN) + 1
 
-    claims = {item.frame_id: min(item.claim, size(item)) for item in evidence}
-    claimed = sum(claims.values())
-    if claimed > budget:
-        weighted = sum(claims[item.frame_id] * item.value for item in evidence)
-        claims = {item.frame_id: claims[item.frame_id] * item.value * budget // max(weighted, 1) for item in evidence}
-    remaining = budget - sum(claims.values())
-    weight = sum(item.value for item in evidence)
-    for item in sorted(evidence, key=lambda item: ((size(item) - claims[item.frame_id]) / item.value, item.index)):
-        rest = size(item) - claims[item.frame_id]
-        share = min(rest, remaining * item.value // max(weight, 1))
-        item.share = item.target = max(claims[item.frame_id] + share, 1)
-        remaining -= share
-        weight -= item.value
+    claims = _water_fill(evidence, {item.frame_id: min(item.claim, size(item)) for item in evidence}, budget)
+    rest = _water_fill(
+        evidence,
+        {item.frame_id: size(item) - claims[item.frame_id] for item in evidence},
+        budget - sum(claims.values()),
+    )
+    for item in evidence:
+        item.share = item.target = max(claims[item.frame_id] + rest[item.frame_id], 1)
 
 
 def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskTerms) -> None:

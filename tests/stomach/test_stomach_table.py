@@ -63,3 +63,9 @@ def test_a_target_bounds_the_rows_kept() -> None:
     large = distill_table(_csv(600), target_tokens=2000).rendering
     assert len(small) < len(large)
     assert "d0137,80.5," in small
+
+
+def test_without_type_inference_the_extremes_are_still_kept() -> None:
+    digest = distill_table(_csv(600), infer_types=False)
+    assert "d0137,80.5," in digest.rendering
+    assert "(float" not in digest.rendering

@@ -39,6 +39,8 @@ _DIRECTIVE_LINES = 16
 _KEPT_MARK = "  ◂ "
 _NUMERIC_KINDS = ("int", "float", "percent", "currency")
 _TYPED_ROWS = 20_000
+# Without type inference (the shallow tier), a column whose first rows all read as numbers is numeric.
+_SAMPLED_ROWS = 200
 _NULLS = frozenset({"", "null", "none", "n/a", "na", "nan", "nil", "-", "—", "?"})
 _INT = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+|[-+]?\d+")
 _FLOAT = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\d{1,3}(?:,\d{3})+\.\d+")
@@ -180,6 +182,12 @@ def _extremes(rows: list[list[str]], data: list[int], column: int) -> tuple[int,
     return low[1], high[1]
 
 
+def _numeric_sample(values: list[str]) -> bool:
+    """Whether the present values of a sample all read as numbers: the cheap test when types are not inferred."""
+    present = [value for value in values if value.strip().lower() not in _NULLS]
+    return bool(present) and all(_number(value) is not None and _FLOAT.fullmatch(value.strip()) for value in present)
+
+
 def _alert_row(line: str) -> bool:
     level = level_of(line)
     return level is not None and level in ALERT_LEVELS
@@ -210,6 +218,9 @@ def distill_table(
                 numeric.append(column)
         else:
             columns.append(name)
+            sample = [rows[index][column] for index in data_lines[:_SAMPLED_ROWS] if column < len(rows[index])]
+            if _numeric_sample(sample):
+                numeric.append(column)
     opening = [summary, "columns: " + " · ".join(columns)]
     # The header line, and for a directive header its column names and types (the other directives are noise).
     opening.append(lines[shape.header_line])
