@@ -46,7 +46,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from envelopes.types import DegradationTier, Frame, FrameKind, SegmentKind, SegmentOutcome, SegmentReport
+from envelopes.types import DegradationTier, Frame, FrameKind, Redaction, SegmentKind, SegmentOutcome, SegmentReport
 from organs.accounting import (
     DEFAULT_ENCODING,
     THREADED_COUNT_CHARS,
@@ -64,6 +64,7 @@ from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, kept_and_ends, p
 from organs.stomach.distill.trace import distill_trace
 from organs.stomach.intent import ask_strength, glued_ask_lines, own_words
 from organs.stomach.normal import normal_form, normalize
+from organs.stomach.redact import PasteRedaction, describe, redact_paste
 from organs.stomach.signals import ALERT_LEVELS, level_of
 from organs.stomach.split import Block, split_blocks
 from organs.stomach.tiers import choose_tier
@@ -124,6 +125,8 @@ class IngestConfig:
     # More blank-line blocks than this and the last one holds the rest whole: a paste of
     # countless tiny blocks would otherwise cost a report, a classification and memory each.
     max_blocks: int = 2048
+    # Personal-data categories to pseudonymise (``ICHOR_REDACT``); credentials are always redacted.
+    redact_personal: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +206,7 @@ class IngestBundle:
     tier_reason: str
     encoding: str
     source_digest: str
+    redaction: PasteRedaction
 
 
 def _shorter_compact(evidence: _Evidence) -> bool:
@@ -274,6 +278,7 @@ class _Segment:
     outcome: SegmentOutcome = "frame"
     frame_id: str | None = None
     note: str = ""
+    redacted: tuple[Redaction, ...] = ()
 
 
 @dataclass(slots=True)
@@ -554,9 +559,17 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         for start, end in [normal.received_span(block.start, block.end)]
     ]
     plan = _resolve(text, blocks, intent, config.max_blocks)
+    # Secrets go before anything is counted or rendered; a goal is never rewritten, so it is counted as received.
+    redaction = redact_paste(text, [segment.block for segment in plan.segments], config.redact_personal)
+    if redaction.changed:
+        _apply_redaction(plan, redaction)
     # Every distinct segment is counted in full, received and served (frames, the goal, anchors): a large
     # paste on a long-lived thread from here on, while it is rendered; a small one right away.
-    counted_texts = list(dict.fromkeys(piece for segment in plan.segments for piece in (segment.text, segment.served)))
+    counted_texts = list(
+        dict.fromkeys(
+            (*(piece for segment in plan.segments for piece in (segment.text, segment.served)), *redaction.received)
+        )
+    )
     overlapped = sum(len(segment) for segment in counted_texts) >= THREADED_COUNT_CHARS
     full_counts: Future[list[int]] | None = (
         _full_count_thread.submit(count_tokens_exact, counted_texts, encoding, config.token_threads)
@@ -652,7 +665,21 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     query = ContextQuery(
         goal="\n\n".join(plan.goal_pieces), anchors=tuple(plan.anchors), budget_tokens=config.budget_tokens
     )
-    return IngestBundle(query, provider, report, tier, tier_reason, encoding, digest_text(text))
+    return IngestBundle(query, provider, report, tier, tier_reason, encoding, digest_text(text), redaction)
+
+
+def _apply_redaction(plan: _Plan, redaction: PasteRedaction) -> None:
+    """Every segment but the goal takes its redacted text; the report says what was replaced."""
+    renamed = {}
+    for segment, redacted, found in zip(plan.segments, redaction.texts, redaction.found, strict=True):
+        if segment.outcome == "goal" or not found:
+            continue
+        full, served = _segment_texts(redacted)
+        if segment.outcome == "anchor":
+            renamed[segment.served.strip()] = served.strip()
+        segment.text, segment.served, segment.redacted = full, served, found
+        segment.note += describe(found)
+    plan.anchors = [renamed.get(anchor, anchor) for anchor in plan.anchors]
 
 
 def _report(index: int, segment: _Segment, served: dict[str, Frame], tokens: dict[str, int]) -> SegmentReport:
@@ -680,4 +707,5 @@ def _report(index: int, segment: _Segment, served: dict[str, Frame], tokens: dic
         frame_id=frame_id,
         tokens_before=before,
         tokens_after=after,
+        redacted=segment.redacted,
     )
