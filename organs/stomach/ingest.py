@@ -12,22 +12,13 @@ intent → distill each distinct evidence segment → fit the token budget.
   budget can cut it.
 * Anchors. Path references, in order, without repeats; they cost no tokens.
 * Frames. One per distinct evidence segment (``id`` = blake3 of its text); a
-  repeat reports ``duplicate`` and points at the first. A segment whose full text
-  fits its share is served full; a compact rendering is served only when it
-  saves at least ``MEANINGFUL_SAVING`` of the full text's tokens, or when the
-  full text does not fit its share.
-* Value. Stack traces > logs > tables and code > notes, raised for alert lines
-  (an alert level), for lines holding the ask's terms (``organs.stomach.asked``)
-  and for the paste's last evidence segment, where a test run or a build says
-  how it ended. Only a bounded head and tail of a long segment is read for it.
-* Budget. Served frames together fit ``budget_tokens``. The budget is shared
-  out before rendering by value: each segment's share follows its value (a
-  weighted water-fill: a segment smaller than its share takes its size, the rest
-  is shared again). If the renderings still overrun, full texts that saved little
-  give way to their compact renderings, the lowest-value renderings that follow
-  a target are rendered again smaller, and only then do the lowest-value frames
-  become zero-cost references, still fetchable through the provider; among equal
-  values the later segment yields first.
+  repeat reports ``duplicate`` and points at the first.
+* Budget. Served frames together fit ``budget_tokens``: shared out before
+  rendering by value, a segment that fits its share served full, an overrun
+  absorbed lowest value first, frames that cannot be served becoming zero-cost
+  references, still fetchable through the provider (``organs.stomach.budget``).
+  Notes and code that do not fit keep their alert lines and the lines holding
+  the ask's terms between their head and tail.
 * Tiers: see ``organs.stomach.tiers``. Deferred frames carry no time window
   because nothing of them was read beyond the classifier's sample.
 
@@ -57,20 +48,28 @@ from organs.accounting import (
 )
 from organs.fitting import fit_tokens
 from organs.stomach.asked import AskTerms
+from organs.stomach.budget import (
+    TARGETED_KINDS,
+    allocate,
+    best_representation,
+    fit_budget,
+    salient,
+    shorter_compact,
+    weigh,
+)
 from organs.stomach.classify import Classification, classify
 from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import distill_table
-from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, kept_and_ends, plural, thousands
+from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
 from organs.stomach.distill.trace import distill_trace
 from organs.stomach.intent import ask_strength, glued_ask_lines, own_words
 from organs.stomach.normal import normal_form, normalize
 from organs.stomach.redact import PasteRedaction, describe, redact_paste
-from organs.stomach.signals import ALERT_LEVELS, level_of
 from organs.stomach.split import Block, split_blocks
 from organs.stomach.tiers import choose_tier
 from organs.stomach.timestamps import leading_stamp, window_of
 
-__all__ = ["MEANINGFUL_SAVING", "ContextQuery", "IngestBundle", "IngestConfig", "IngestProvider", "ingest_paste"]
+__all__ = ["ContextQuery", "IngestBundle", "IngestConfig", "IngestProvider", "ingest_paste"]
 
 _FRAME_KIND: dict[SegmentKind, FrameKind] = {
     "code": "code",
@@ -79,23 +78,6 @@ _FRAME_KIND: dict[SegmentKind, FrameKind] = {
     "table": "table",
     "prose": "note",
 }
-# A compact rendering that saves less than this share of the full text's tokens is not worth what it leaves out.
-MEANINGFUL_SAVING = 0.25
-_VALUE: dict[FrameKind, int] = {"stack_trace": 5, "log": 3, "table": 2, "code": 2, "note": 1}
-_ALERT_VALUE = 3
-_ASK_VALUE = 2
-_ASK_TERMS_COUNTED = 3
-_LAST_SEGMENT_VALUE = 2
-# The closing lines of the paste's last evidence segment claim a share before ordinary lines.
-_SUMMARY_LINES = 12
-# What a claimed rendering adds around its lines: a header and elision notes.
-_CLAIM_OVERHEAD = 24
-_DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
-# How much of a long segment's head and tail is read for its value: its value is known before it is rendered.
-_VALUE_HEAD_CHARS = 24 * 1024
-_VALUE_TAIL_CHARS = 8 * 1024
-# A rendering is not shrunk below this many tokens to absorb an overrun: so small, it says next to nothing.
-_SMALLEST_SHRUNK = 48
 # What a deferred frame's compact rendering aims at when someone asks for it later.
 _LAZY_TARGET_TOKENS = 1024
 _RERENDER_ATTEMPTS = 2
@@ -103,8 +85,6 @@ _RERENDER_MARGIN = 0.95
 # Head-and-tail renderings grow with their target; one served under this share of its share is rendered again.
 _GROWING_KINDS: frozenset[FrameKind] = frozenset({"code", "note"})
 _UNDERSHOOT = 0.8
-# The kinds whose rendering follows its target; a trace rendered again comes out the same.
-_TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note", "table"})
 # Counts a large paste's full texts while the calling thread renders it; shared by every ingest in the process.
 _full_count_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-full-count")
 
@@ -194,7 +174,7 @@ class IngestProvider:
             return _build_frame(evidence, "full", self._encoding, self._tier, retrieved=True)
         if evidence.compact is None:
             self._render_later(evidence)
-        return _build_frame(evidence, _best_representation(evidence), self._encoding, self._tier)
+        return _build_frame(evidence, best_representation(evidence), self._encoding, self._tier)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,24 +187,6 @@ class IngestBundle:
     encoding: str
     source_digest: str
     redaction: PasteRedaction
-
-
-def _shorter_compact(evidence: _Evidence) -> bool:
-    """Whether the compact rendering has fewer characters than the full text: only then is it worth counting."""
-    return evidence.compact is not None and len(evidence.compact) < len(evidence.text)
-
-
-def _best_representation(evidence: _Evidence) -> Literal["compact", "full"]:
-    """Full when it fits the segment's share or the compact rendering saves too little; else compact.
-
-    A compact rendering must be smaller than the full text in characters and in tokens to be served at all.
-    """
-    if not (_shorter_compact(evidence) and evidence.compact_tokens < evidence.full_tokens):
-        return "full"
-    if evidence.full_tokens <= evidence.share:
-        return "full"
-    saves = evidence.full_tokens - evidence.compact_tokens >= evidence.full_tokens * MEANINGFUL_SAVING
-    return "compact" if saves else "full"
 
 
 def _build_frame(
@@ -373,91 +335,6 @@ def _set_full_tokens(items: list[_Evidence], tokens: dict[str, int]) -> None:
         item.received_tokens = tokens[item.received]
 
 
-def _alerting(line: str) -> bool:
-    level = level_of(line)
-    return level is not None and level in ALERT_LEVELS
-
-
-def _salient(ask: AskTerms) -> Callable[[str], bool]:
-    """What makes a line worth keeping before ordinary ones: an alert level, or the ask's terms."""
-    if not ask:
-        return _alerting
-    return lambda line: _alerting(line) or ask.hits(line) > 0
-
-
-def _weigh(items: list[_Evidence], ask: AskTerms) -> None:
-    """Set each segment's value and claim from a bounded head and tail of its text.
-
-    The value is its kind's, raised for alert lines, for the ask's terms and for being the paste's
-    last evidence segment. The claim is what its salient lines (``_salient``) would cost, estimated,
-    and for the last segment its closing lines too: a test run's summary, a build's last words.
-    """
-    for position, item in enumerate(items):
-        text = item.text
-        if len(text) > _VALUE_HEAD_CHARS + _VALUE_TAIL_CHARS:
-            text = text[:_VALUE_HEAD_CHARS] + "\n" + text[-_VALUE_TAIL_CHARS:]
-        lines = text.split("\n")
-        value = _VALUE[item.kind]
-        claimed = 0
-        alerts = False
-        shapes: set[str] = set()
-        for line in lines:
-            alert = _alerting(line)
-            if alert or (ask and ask.hits(line)):
-                alerts = alerts or alert
-                # A line that repeats another but for its numbers is shown once (``kept_and_ends``): claimed once.
-                shape = line.translate(_DIGITS_TO_ZERO)
-                if shape not in shapes:
-                    shapes.add(shape)
-                    claimed += len(line)
-        if alerts:
-            value += _ALERT_VALUE
-        if ask:
-            value += _ASK_VALUE * min(ask.hits(text), _ASK_TERMS_COUNTED)
-        if position == len(items) - 1 and len(items) > 1:
-            value += _LAST_SEGMENT_VALUE
-            claimed += sum(len(line) for line in lines[-_SUMMARY_LINES:])
-        item.value = value
-        item.claim = int(claimed / CHARS_PER_TOKEN) + _CLAIM_OVERHEAD if claimed else 0
-
-
-def _water_fill(items: list[_Evidence], demands: dict[str, int], budget: int) -> dict[str, int]:
-    """Grants within ``budget``: each item's part of what is left follows its value, and none exceeds its demand.
-
-    Taken in order of demand per unit of value, so an item that asks less than its part takes only
-    what it asks and leaves the rest to be shared again.
-    """
-    grants: dict[str, int] = {}
-    remaining = budget
-    weight = sum(item.value for item in items)
-    for item in sorted(items, key=lambda item: (demands[item.frame_id] / item.value, item.index)):
-        grants[item.frame_id] = max(min(demands[item.frame_id], remaining * item.value // max(weight, 1)), 0)
-        remaining -= grants[item.frame_id]
-        weight -= item.value
-    return grants
-
-
-def _allocate(evidence: list[_Evidence], budget: int, *, exact: bool) -> None:
-    """Share the budget out by value: claims first, then the rest of each segment's size.
-
-    Both rounds are a weighted water-fill (``_water_fill``): first each segment's claim (its
-    salient lines, capped at its size), then what remains of the budget towards its full size.
-    A segment's size is its exact full count when ``exact``, else an estimate from its characters.
-    """
-
-    def size(item: _Evidence) -> int:
-        return item.full_tokens if exact else int(len(item.text) / CHARS_PER_TOKEN) + 1
-
-    claims = _water_fill(evidence, {item.frame_id: min(item.claim, size(item)) for item in evidence}, budget)
-    rest = _water_fill(
-        evidence,
-        {item.frame_id: size(item) - claims[item.frame_id] for item in evidence},
-        budget - sum(claims.values()),
-    )
-    for item in evidence:
-        item.share = item.target = max(claims[item.frame_id] + rest[item.frame_id], 1)
-
-
 def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskTerms) -> None:
     """Set the compact rendering, the title detail and the time window; -1 tokens means not yet measured."""
     detail: str | None = None
@@ -482,7 +359,7 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskT
         fits = 0 < evidence.full_tokens <= evidence.target
         why = "with an alert level or the ask's terms"
         evidence.compact = (
-            evidence.text if fits else kept_and_ends(evidence.text, evidence.target, _salient(ask), why=why)
+            evidence.text if fits else kept_and_ends(evidence.text, evidence.target, salient(ask), why=why)
         )
     evidence.title = _title(evidence, detail)
 
@@ -493,49 +370,6 @@ def _measure(items: list[_Evidence], encoding: str, threads: int) -> None:
     counts = count_tokens_many([item.compact or "" for item in unmeasured], encoding, threads) if unmeasured else []
     for item, compact_tokens in zip(unmeasured, counts, strict=True):
         item.compact_tokens = compact_tokens
-
-
-def _served_tokens(item: _Evidence, representation: str) -> int:
-    if representation == "reference":
-        return 0
-    return item.compact_tokens if representation == "compact" else item.full_tokens
-
-
-def _fit_budget(
-    evidence: list[_Evidence], budget: int, shrink: Callable[[_Evidence, int], bool]
-) -> dict[str, Literal["compact", "full", "reference"]]:
-    """How each frame is served so the total fits the budget, lowest value giving way first.
-
-    An overrun is absorbed in three steps, each only while the total is over: a full text
-    served because its compact rendering saved little gives way to that rendering; a
-    rendering that follows a target is rendered again smaller (``shrink`` to a token limit);
-    then whole frames become references.
-    """
-    chosen: dict[str, Literal["compact", "full", "reference"]] = {
-        item.frame_id: _best_representation(item) for item in evidence
-    }
-    total = sum(_served_tokens(item, chosen[item.frame_id]) for item in evidence)
-    yielding = sorted(evidence, key=lambda item: (item.value, -item.index))
-    for item in yielding:
-        if total <= budget:
-            return chosen
-        if chosen[item.frame_id] == "full" and _shorter_compact(item) and item.compact_tokens < item.full_tokens:
-            chosen[item.frame_id] = "compact"
-            total -= item.full_tokens - item.compact_tokens
-    for item in yielding:
-        if total <= budget:
-            return chosen
-        served = _served_tokens(item, chosen[item.frame_id])
-        limit = served - (total - budget)
-        if item.kind in _TARGETED_KINDS and limit >= _SMALLEST_SHRUNK and shrink(item, limit):
-            chosen[item.frame_id] = "compact"
-            total -= served - item.compact_tokens
-    for item in yielding:
-        if total <= budget:
-            break
-        total -= _served_tokens(item, chosen[item.frame_id])
-        chosen[item.frame_id] = "reference"
-    return chosen
 
 
 def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str | None = None) -> IngestBundle:
@@ -595,15 +429,14 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
             (segment.block.start, segment.block.end),
             len(evidence),
             received=segment.text,
-            value=_VALUE[kind],
         )
     items = list(evidence.values())
     if segment_tokens is not None:
         _set_full_tokens(items, segment_tokens)
     ask = AskTerms.of("\n\n".join(plan.goal_pieces))
     if tier != "deferred":
-        _weigh(items, ask)
-        _allocate(items, config.budget_tokens, exact=segment_tokens is not None)
+        weigh(items, ask)
+        allocate(items, config.budget_tokens, exact=segment_tokens is not None)
         for item in items:
             _render(item, encoding, tier, ask)
     else:
@@ -613,7 +446,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         assert full_counts is not None
         segment_tokens = _counted(counted_texts, full_counts.result())
         _set_full_tokens(items, segment_tokens)
-    rendered = [item for item in items if _shorter_compact(item)]
+    rendered = [item for item in items if shorter_compact(item)]
     _measure(rendered, encoding, config.token_threads)
 
     def refit(item: _Evidence, limit: int, start: int | None = None) -> bool:
@@ -629,13 +462,13 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
 
         # The first rendering within the limit ends the search, so it is the one the item now holds.
         fitted = fit_tokens(render, lambda tokens: tokens, limit, start=start, rounds=_RERENDER_ATTEMPTS)
-        if fitted is None or not _shorter_compact(item):
+        if fitted is None or not shorter_compact(item):
             item.compact, item.compact_tokens, item.target = before
             return False
         return True
 
     for item in rendered:
-        if item.kind not in _TARGETED_KINDS or item.full_tokens <= item.share:
+        if item.kind not in TARGETED_KINDS or item.full_tokens <= item.share:
             # A full text that fits its share is served whole: its rendering needs no fitting.
             continue
         if item.compact_tokens > item.target:
@@ -650,7 +483,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     if tier == "deferred":
         chosen: dict[str, Literal["compact", "full", "reference"]] = dict.fromkeys(evidence, "reference")
     else:
-        chosen = _fit_budget(items, config.budget_tokens, refit)
+        chosen = fit_budget(items, config.budget_tokens, refit)
     frames = tuple(_build_frame(item, chosen[item.frame_id], encoding, tier) for item in items)
     served = {frame.id: frame for frame in frames}
     report = tuple(_report(index, segment, served, segment_tokens) for index, segment in enumerate(plan.segments))
@@ -658,7 +491,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     def render_later(item: _Evidence) -> None:
         item.target = max(config.budget_tokens, _LAZY_TARGET_TOKENS)
         _render(item, encoding, "shallow", ask)
-        if _shorter_compact(item) and item.compact_tokens < 0:
+        if shorter_compact(item) and item.compact_tokens < 0:
             item.compact_tokens = count_tokens(item.compact or "", encoding)
 
     provider = IngestProvider(frames, evidence, encoding, tier, render_later)
