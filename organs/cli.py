@@ -5,6 +5,7 @@
     ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S]
     ichor digest [FILE|-] [--json] [--budget N]
     ichor frame ID [--full] [--json]
+    ichor mcp [--http PORT] [--host ADDR]
     ichor tail [--json] [--limit N]
     ichor status [--json]
     ichor schema
@@ -55,9 +56,12 @@ EXIT_REJECTED = 4
 
 
 def _read_input(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    return Path(path).read_text(encoding="utf-8")
+    """The paste as bytes decoded UTF-8 with no newline translation, so a file, stdin and the bus agree.
+
+    Text-mode reading would turn ``\\r`` and CRLF into ``\\n`` and shift every span and digest.
+    """
+    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    return data.decode("utf-8")
 
 
 def _bus(args: argparse.Namespace, url: str | None = None) -> BusSettings:
@@ -363,6 +367,20 @@ def cmd_frame(args: argparse.Namespace) -> int:
     return asyncio.run(_frame(_bus(args), args.id, args.full, args.json))
 
 
+# --- ichor mcp ----------------------------------------------------------------
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from organs.mcp import serve_http, serve_stdio
+
+    settings = _bus(args)
+    if args.http is None:
+        asyncio.run(serve_stdio(settings))
+    else:
+        asyncio.run(serve_http(settings, args.host, args.http))
+    return 0
+
+
 # --- ichor tail ----------------------------------------------------------------
 
 
@@ -502,6 +520,11 @@ def _parser() -> argparse.ArgumentParser:
     frame.add_argument("--json", action="store_true")
     frame.add_argument("--nats")
 
+    mcp = command("mcp", cmd_mcp, "serve frames to a model as MCP tools and resources (stdio, or --http PORT)")
+    mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on this port instead of stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="with --http: the address to bind (loopback by default)")
+    mcp.add_argument("--nats")
+
     tail = command("tail", cmd_tail, "follow the tract live: one line per envelope per hop")
     tail.add_argument("--nats")
     tail.add_argument("--json", action="store_true", help="JSON lines instead of columns")
@@ -523,7 +546,10 @@ def _settings() -> Settings:
     The key and seed files are read too, so that ``ichor up`` refuses one at once rather than
     leave each worker it supervises in a restart loop.
     """
+    from organs.stomach.worker import ingest_config
+
     settings = Settings.from_environ()
+    ingest_config(settings)
     load_trusted_keys(settings)
     for organ in ORGANS:
         load_signer(organ.wire_name, settings)

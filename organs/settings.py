@@ -73,6 +73,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     deferred_backlog: NonNegative | None = None
     max_blocks: Positive | None = None
     encoding: str | None = None
+    # Personal-data categories to pseudonymise, comma-separated (the stomach checks the names).
+    redact: str | None = None
     # The border.
     border_allow_external: bool = False
     border_rate: Positive | None = None

@@ -32,6 +32,7 @@ BAD_VALUES = {
     "ICHOR_DEFERRED_BACKLOG": "many",
     "ICHOR_MAX_BLOCKS": "1.5",
     "ICHOR_ENCODING": "no_such_encoding",
+    "ICHOR_REDACT": "emails,shoe_sizes",
     "ICHOR_BORDER_ALLOW_EXTERNAL": "maybe",
     "ICHOR_BORDER_RATE": "abc",
     "ICHOR_BORDER_RATE_WINDOW_S": "0",

@@ -177,6 +177,10 @@ async def _provision_once(tract: Tract) -> None:
     except BucketNotFoundError:
         await js.create_object_store(subjects.frames_bucket, storage=api.StorageType.FILE, replicas=settings.replicas)
     try:
+        await js.object_store(subjects.raw_bucket)
+    except BucketNotFoundError:
+        await js.create_object_store(subjects.raw_bucket, storage=api.StorageType.FILE, replicas=settings.replicas)
+    try:
         await js.key_value(subjects.frame_index_bucket)
     except BucketNotFoundError:
         await js.create_key_value(

@@ -4,8 +4,9 @@
 
 * ``auth.conf``         the nats-server ``authorization`` block: one user per organ, a
                         ``host`` user (ichor ingest, tail, status, frame), an
-                        ``upstream`` user that may only hand pastes in, and ``admin``
-                        (provisioning). Included by the embedded server and by compose.
+                        ``upstream`` user that may only hand pastes in, an ``operator``
+                        user, the only one that may read pastes as received
+                        (``frames.raw``), and ``admin`` (provisioning). Included by the embedded server and by compose.
 * ``credentials.json``  user → password (mode 0600).
 * ``seeds/<organ>.seed`` each organ's Ed25519 nkey seed (mode 0600).
 * ``keys.json``         organ → public key, the border's trusted keys.
@@ -41,6 +42,20 @@ def _consumer_api(stream: str, durable: str) -> list[str]:
     ]
 
 
+def _raw_store_api(subjects: Subjects) -> list[str]:
+    """The raw pastes' object store: the stomach's alone (the operator reads through ``frames.raw``)."""
+    objects = f"OBJ_{subjects.raw_bucket}"
+    return [
+        f"$JS.API.STREAM.INFO.{objects}",
+        f"$JS.API.STREAM.MSG.GET.{objects}",
+        f"$JS.API.DIRECT.GET.{objects}.>",
+        f"$JS.API.CONSUMER.CREATE.{objects}",
+        f"$JS.API.CONSUMER.CREATE.{objects}.>",
+        f"$JS.API.CONSUMER.DELETE.{objects}.>",
+        f"$O.{subjects.raw_bucket}.>",
+    ]
+
+
 def _frame_store_api(subjects: Subjects, *, write: bool) -> list[str]:
     objects, index = f"OBJ_{subjects.frames_bucket}", f"KV_{subjects.frame_index_bucket}"
     rules = [
@@ -73,8 +88,8 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
             publish += _consumer_api(stream, durable)
         subscribe = list(common_subscribe)
         if organ.serves_frames:
-            publish += _frame_store_api(subjects, write=True)
-            subscribe.append(subjects.frames_get)
+            publish += [*_frame_store_api(subjects, write=True), *_raw_store_api(subjects)]
+            subscribe += [subjects.frames_get, subjects.frames_raw]
         users[organ.nats_user] = {"publish": publish, "subscribe": subscribe}
     users["host"] = {
         "publish": [
@@ -87,6 +102,8 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
         "subscribe": [*replies, *subjects.tract_subjects, subjects.dlq_all],
     }
     users["upstream"] = {"publish": [*replies, subjects.stomach_in], "subscribe": replies}
+    # Only the operator reads pastes as received (secrets and all); no organ and not the host may ask.
+    users["operator"] = {"publish": [*replies, subjects.frames_raw], "subscribe": replies}
     users["admin"] = {"publish": [">"], "subscribe": [">"]}
     return users
 
@@ -107,10 +124,11 @@ def generate_security(directory: str | Path, subjects: Subjects | None = None) -
     root = Path(directory)
     names = subjects or Subjects()
     credentials_path = root / "credentials.json"
-    if credentials_path.exists():
-        passwords = json.loads(credentials_path.read_text())
-    else:
-        passwords = {user: secrets.token_urlsafe(24) for user in permissions(names)}
+    passwords = json.loads(credentials_path.read_text()) if credentials_path.exists() else {}
+    missing = [user for user in permissions(names) if user not in passwords]
+    if missing:
+        # A directory written before a user existed gains that user; the others keep their passwords.
+        passwords.update({user: secrets.token_urlsafe(24) for user in missing})
         _write_private(credentials_path, json.dumps(passwords, indent=2))
     public_keys = {}
     for organ in ORGANS:

@@ -2,12 +2,15 @@
 
 It decodes a paste, runs ``ingest_paste`` (on a thread for a large paste, see
 ``call_core``), stores the paste and the frame index, then publishes the
-digest. The backlog on its consumer (pending messages, read from each
-delivery) is handed to the core, which steps down to shallow or deferred.
+digest. A paste whose evidence held secrets is stored twice: redacted (all that
+``<prefix>.frames.get`` serves) and as received, in the raw store that only the
+operator's ``<prefix>.frames.raw`` reads back. The backlog on its consumer
+(pending messages, read from each delivery) is handed to the core, which steps
+down to shallow or deferred.
 A deferred paste also queues a notice on ``<prefix>.stomach.deferred``; a
 second, low-priority consumer digests it in full once the main subject is
 idle and publishes a follow-up digest with the same origin. The worker also
-answers ``<prefix>.frames.get``.
+answers ``<prefix>.frames.get`` and ``<prefix>.frames.raw``.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ import msgspec
 
 from envelopes.codec import DecodeError, decode_frame_request, encode
 from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, FrameReply, Paste
+from organs.accounting import digest_text
 from organs.anatomy import ABSORPTION, STOMACH
 from organs.client import INLINE_HEADROOM
+from organs.errors import ConfigError
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -39,6 +44,8 @@ from organs.settings import Settings
 from organs.signing import Signer
 from organs.stomach.frames_store import FrameNotFound, FrameStore
 from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
+from organs.stomach.raw import answer_raw_request
+from organs.stomach.redact import parse_personal
 
 __all__ = ["build_stomach", "digest_paste", "ingest_config"]
 
@@ -58,10 +65,14 @@ _INGEST_FIELDS = (
 
 def ingest_config(settings: Settings) -> IngestConfig:
     """The core's knobs from the settings (``ICHOR_BUDGET_TOKENS``, ``ICHOR_SHALLOW_CHARS`` and friends);
-    what is not set keeps the core's default."""
+    what is not set keeps the core's default. An ``ICHOR_REDACT`` naming no known category is a ``ConfigError``."""
     overrides: dict[str, Any] = {
         name: getattr(settings, name) for name in _INGEST_FIELDS if getattr(settings, name) is not None
     }
+    try:
+        overrides["redact_personal"] = parse_personal(settings.redact)
+    except ValueError as error:
+        raise ConfigError(str(error).replace(":", " is not allowed:", 1)) from None
     return dataclasses.replace(IngestConfig(), **overrides)
 
 
@@ -98,14 +109,18 @@ def digest_paste(
     )
 
 
-def _frame_records(bundle: IngestBundle) -> list[FrameRecord]:
+def _frame_records(bundle: IngestBundle, served_ref: str) -> list[FrameRecord]:
     # A deferred paste is indexed with its references: rendering them now is the work deferral
     # puts off. The follow-up digest indexes the same frame ids again with their renderings.
+    # With secrets redacted, full text is served from the redacted paste; the raw one is only named.
+    redaction = bundle.redaction
     return [
         FrameRecord(
-            paste_ref=bundle.source_digest,
-            span=bundle.provider.span(frame.id),
+            paste_ref=served_ref,
+            span=redaction.span(bundle.provider.span(frame.id)),
             compact=frame if bundle.tier == "deferred" else bundle.provider.serve(frame.id, "compact"),
+            raw_ref=bundle.source_digest if redaction.changed else None,
+            raw_span=bundle.provider.span(frame.id) if redaction.changed else None,
         )
         for frame in bundle.provider.frames
     ]
@@ -126,7 +141,13 @@ def build_stomach(
             # The core digests the whole paste anyway; its digest is the check, before anything is stored.
             if bundle.source_digest != expected:
                 raise PoisonError(f"the paste's bytes digest to {bundle.source_digest}, not {expected}")
-            await store.store(text, bundle.source_digest, _frame_records(bundle))
+            redaction = bundle.redaction
+            if redaction.changed:
+                served_ref = digest_text(redaction.text)
+                await store.store_raw(text, bundle.source_digest)
+                await store.store(redaction.text, served_ref, _frame_records(bundle, served_ref))
+            else:
+                await store.store(text, bundle.source_digest, _frame_records(bundle, bundle.source_digest))
             return bundle
 
         async def handle_paste(envelope: Envelope, delivery: Delivery) -> Sequence[Output]:
@@ -171,7 +192,13 @@ def build_stomach(
                         ),
                     )
                 )
-            log.info("stomach.digested", envelope_id=digested.id, tier=bundle.tier, tier_reason=bundle.tier_reason)
+            log.info(
+                "stomach.digested",
+                envelope_id=digested.id,
+                tier=bundle.tier,
+                tier_reason=bundle.tier_reason,
+                redacted=bundle.redaction.totals(),
+            )
             return outputs
 
         async def handle_deferred(envelope: Envelope, _: Delivery) -> Sequence[Output]:
@@ -198,7 +225,13 @@ def build_stomach(
             limit = tract.nc.max_payload - INLINE_HEADROOM
             await msg.respond(encode(await _answer_frame_request(store, msg.data, limit)))
 
+        async def serve_raw(msg: Any) -> None:
+            limit = tract.nc.max_payload - INLINE_HEADROOM
+            await msg.respond(encode(await answer_raw_request(store, msg.data, limit)))
+
         await tract.nc.subscribe(tract.subjects.frames_get, queue=STOMACH.name, cb=serve_frame)
+        # Only the operator user may publish here (see organs.runtime.security); no organ can.
+        await tract.nc.subscribe(tract.subjects.frames_raw, queue=STOMACH.name, cb=serve_raw)
         main, deferred = STOMACH.consumers
         return [
             WorkerSpec(
@@ -258,5 +291,6 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int) -> F
             content=full_text,
             content_digest=compact.id,
             token_cost=compact.full_tokens,
+            normal_form=False,
         )
     )
