@@ -16,7 +16,13 @@ from organs.accounting import DEFAULT_ENCODING
 from organs.border.compiler import PromptBudget, compile
 from organs.border.errors import BorderConfigError, CompileError
 from organs.border.guard import Admission, BorderPolicy, GuardState, RateLimit, Rejection, screen
-from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, BuiltinPromptConfig, builtin_modules, paste_modules
+from organs.border.prompt import (
+    DEFAULT_KERNEL_INSTRUCTIONS,
+    FRAME_TOOLS,
+    BuiltinPromptConfig,
+    builtin_modules,
+    paste_modules,
+)
 from organs.secretion import secrete
 from organs.signing import Signer, load_signer, load_trusted_keys
 
@@ -24,6 +30,7 @@ __all__ = ["DEFAULT_BUDGET_BYTES", "DEFAULT_BUDGET_TOKENS", "BorderConfig", "bor
 
 DEFAULT_BUDGET_TOKENS = 32_768
 DEFAULT_BUDGET_BYTES = 1 << 20
+DEFAULT_SESSION_TTL_S = 24 * 3600.0
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 _FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
 
@@ -64,6 +71,7 @@ class BorderConfig:
     builtins: BuiltinPromptConfig = field(default_factory=BuiltinPromptConfig)
     encoding: str = DEFAULT_ENCODING
     signer: Signer | None = None
+    session_ttl_s: float = DEFAULT_SESSION_TTL_S
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> BorderConfig:
@@ -77,6 +85,8 @@ class BorderConfig:
         ICHOR_BORDER_RATE_WINDOW_S     the rate window in seconds       100
         ICHOR_BORDER_BUDGET_TOKENS     prompt token budget              32768
         ICHOR_KERNEL_INSTRUCTIONS      kernel instruction text          the built-in text
+        ICHOR_FRAME_TOOLS              frame tools the model can call   all (comma list; "" none)
+        ICHOR_SESSION_TTL_S            how long a session is remembered 86400
         ICHOR_WORKSPACE_INSTRUCTIONS   workspace instruction text       none
         ============================== ================================ =====================
 
@@ -89,6 +99,11 @@ class BorderConfig:
             window_s=_positive(env, "ICHOR_BORDER_RATE_WINDOW_S", 100.0, float),
         )
         workspace = env.get("ICHOR_WORKSPACE_INSTRUCTIONS", "")
+        frame_tools = env.get("ICHOR_FRAME_TOOLS")
+        tools = FRAME_TOOLS if frame_tools is None else tuple(t.strip() for t in frame_tools.split(",") if t.strip())
+        unknown = [tool for tool in tools if tool not in FRAME_TOOLS]
+        if unknown:
+            raise BorderConfigError(f"ICHOR_FRAME_TOOLS names unknown tools {unknown}; known: {', '.join(FRAME_TOOLS)}")
         return cls(
             policy=BorderPolicy(
                 allow_external=_flag(env, "ICHOR_BORDER_ALLOW_EXTERNAL", False),
@@ -101,9 +116,11 @@ class BorderConfig:
             ),
             builtins=BuiltinPromptConfig(
                 kernel_instructions=env.get("ICHOR_KERNEL_INSTRUCTIONS", DEFAULT_KERNEL_INSTRUCTIONS),
+                frame_tools=tools,
                 workspace_instructions=(workspace,) if workspace else (),
             ),
             signer=load_signer("ada_border", env),
+            session_ttl_s=_positive(env, "ICHOR_SESSION_TTL_S", DEFAULT_SESSION_TTL_S, float),
         )
 
 
@@ -124,14 +141,24 @@ def _rejected(
 
 
 def _admit(
-    envelope: Envelope, admission: Admission, config: BorderConfig, *, instance: str, at: str | None
+    envelope: Envelope,
+    admission: Admission,
+    config: BorderConfig,
+    *,
+    instance: str,
+    at: str | None,
+    delivered: Mapping[str, int] | None,
 ) -> Envelope:
     payload = admission.payload
     try:
         modules = (
             *builtin_modules(config.builtins),
             *paste_modules(
-                payload, payload.meta.original_provenance, admission.trust_of, verified_encoding=config.encoding
+                payload,
+                payload.meta.original_provenance,
+                admission.trust_of,
+                verified_encoding=config.encoding,
+                delivered=delivered,
             ),
         )
         prompt = compile(modules, config.budget, config.encoding)
@@ -168,15 +195,18 @@ def border_decide(
     instance: str,
     now: float,
     at: str | None = None,
+    delivered: Mapping[str, int] | None = None,
 ) -> Envelope:
     """Screen ``envelope`` and return the ``admitted`` or ``rejected`` envelope for the brain.
 
     ``now`` (seconds) drives the rate limit; ``at`` (RFC 3339 UTC) stamps the new
-    steps, defaulting to the current time. Given the same envelope, config, state
-    and ``at``, the output is the same.
+    steps, defaulting to the current time. ``delivered`` maps the frames the
+    envelope's session already carries to the turn that carried them; each is
+    compiled as a one-line reference. Given the same envelope, config, state,
+    ``at`` and ``delivered``, the output is the same.
     """
     match screen(envelope, config.policy, state, now=now):
         case Admission() as admission:
-            return _admit(envelope, admission, config, instance=instance, at=at)
+            return _admit(envelope, admission, config, instance=instance, at=at, delivered=delivered)
         case Rejection() as rejection:
             return _rejected(envelope, rejection, config, instance=instance, at=at)

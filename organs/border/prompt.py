@@ -226,14 +226,22 @@ def _head_parts(payload: Yield) -> list[_PastePart]:
 
 
 def delivered_reference(frame: Frame, turn: int) -> str:
-    """The one line that stands for a frame this conversation already carries (see ``paste_modules``)."""
-    return f"[frame {frame.id} · already in this conversation, turn {turn} · {_count(frame.token_cost, 'token')}]"
+    """The one line that stands for a frame this conversation already carries (see ``paste_modules``).
+
+    The id is shortened to the prefix segment ids use: the turn it points to
+    holds the frame's header with the whole id, which is what the tools take.
+    """
+    short = frame.id[: len("blake3:") + _FRAME_ID_HEX_DIGITS]
+    return f"[frame {short}… · already in this conversation, turn {turn} · {_count(frame.token_cost, 'token')}]"
 
 
 def _frame_part(frame: Frame, encoding: str | None, delivered_in: int | None = None) -> _PastePart:
     segment_id, header = frame_segment_id(frame), _frame_header(frame)
     if delivered_in is not None and frame.content is not None:
-        return _PastePart(segment_id, delivered_reference(frame, delivered_in), "omit")
+        reference = delivered_reference(frame, delivered_in)
+        # A frame smaller than the line that would point back to it is cheaper sent again.
+        if count_tokens(reference, frame.encoding) < frame.token_cost:
+            return _PastePart(segment_id, reference, "omit")
     if frame.content is None:
         return _PastePart(segment_id, header, "omit")
     tokens = None
@@ -273,7 +281,8 @@ def paste_modules(
     guard does this before the border compiles), so a frame segment carries its
     count instead of being counted again. A served frame whose id is in
     ``delivered`` (frame id to the turn that carried it, for a host that keeps
-    the conversation) is one line that points back to that turn, never the goal.
+    the conversation) is one line that points back to that turn (unless the
+    frame costs less than that line); the goal is never replaced.
     """
     head, frames = _head_parts(payload), _frame_parts(payload, verified_encoding, delivered)
     groups = [("paste", head)] if head else []

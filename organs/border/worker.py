@@ -1,4 +1,9 @@
-"""The border worker: ``<prefix>.border.in`` → ``<prefix>.brain.in`` or ``<prefix>.border.rejected``."""
+"""The border worker: ``<prefix>.border.in`` → ``<prefix>.brain.in`` or ``<prefix>.border.rejected``.
+
+For an envelope that names a session, the worker reads which frames earlier
+turns carried (``SessionStore``), compiles those as one-line references, and
+records what this turn carried before publishing the prompt.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ from collections.abc import Sequence
 from envelopes.types import Admitted, Envelope, Rejected, Yield
 from organs.border.decide import BorderConfig, border_decide
 from organs.border.guard import GuardState
+from organs.border.session import delivered_frames
+from organs.border.session_store import SessionStore
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -30,14 +37,30 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         # Rate-limit buckets are this replica's memory; see GuardState.
         state = GuardState()
+        sessions = SessionStore(tract, border_config.session_ttl_s)
 
         async def handle(envelope: Envelope, _: Delivery) -> Sequence[Output]:
             frames = envelope.payload.frames if isinstance(envelope.payload, Yield) else ()
             served = sum(len(frame.content or "") for frame in frames)
+            session = envelope.session
+            delivered: dict[str, int] = {}
+            if session is not None and not session.resend:
+                delivered = (await sessions.read(session.id)).delivered_before(envelope.trace_id)
             decision = await call_core(
-                served, border_decide, envelope, border_config, state, instance=settings.instance, now=time.time()
+                served,
+                border_decide,
+                envelope,
+                border_config,
+                state,
+                instance=settings.instance,
+                now=time.time(),
+                delivered=delivered,
             )
             payload = decision.payload
+            if isinstance(payload, Admitted) and session is not None:
+                # Recorded before the prompt is published: a retry is the same turn, never "already delivered".
+                carried = delivered_frames(frames, payload.prompt, delivered)
+                await sessions.record_turn(session.id, envelope.trace_id, carried)
             if isinstance(payload, Admitted):
                 log.info(
                     "border.admitted",

@@ -221,7 +221,7 @@ def test_a_delivered_frame_is_one_line_pointing_back_and_the_goal_stays_whole() 
     assert reference.content == delivered_reference(served, 3)
     assert (
         reference.content
-        == f"[frame {served.id} · already in this conversation, turn 3 · {served.token_cost:,} tokens]"
+        == f"[frame {served.id[:23]}… · already in this conversation, turn 3 · {served.token_cost:,} tokens]"
     )
     assert "\n" not in reference.content
     assert segments[GOAL_SEGMENT_ID].content == "ERROR one"
