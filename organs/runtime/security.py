@@ -62,6 +62,18 @@ def _frame_store_api(subjects: Subjects, *, write: bool) -> list[str]:
     return rules
 
 
+def _sessions_api(subjects: Subjects) -> list[str]:
+    """The border's own bucket of what each conversation already carries (created on first use)."""
+    stream = f"KV_{subjects.sessions_bucket}"
+    return [
+        f"$JS.API.STREAM.INFO.{stream}",
+        f"$JS.API.STREAM.CREATE.{stream}",
+        f"$JS.API.STREAM.MSG.GET.{stream}",
+        f"$JS.API.DIRECT.GET.{stream}.>",
+        f"$KV.{subjects.sessions_bucket}.>",
+    ]
+
+
 def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
     """User → {"publish": [...], "subscribe": [...]} allow lists."""
     stream = subjects.tract_stream
@@ -82,6 +94,8 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
         if organ == "stomach":
             publish += _frame_store_api(subjects, write=True)
             subscribe.append(subjects.frames_get)
+        if organ == "border":
+            publish += _sessions_api(subjects)
         users[organ] = {"publish": publish, "subscribe": subscribe}
     users["host"] = {
         "publish": [
