@@ -443,15 +443,26 @@ def _render_order(entries: list[_Entry], kept: Iterable[int]) -> list[int]:
     return sorted(kept, key=lambda index: entries[index].render_key)
 
 
-def _stable_count(entries: list[_Entry], rendered: list[int]) -> int:
-    """How many of the ``rendered`` entries, from the first, form the stable prefix."""
+@dataclass(frozen=True, slots=True)
+class _StablePrefix:
+    segments: int  # how many rendered segments, from the first, it holds
+    rendered: _Rendered
+
+
+def _stable_prefix(
+    entries: list[_Entry], kept: list[int], rendered: dict[int, _Rendered], encoding: str
+) -> _StablePrefix:
+    """The leading rendered segments whose cache scope outlives a run, joined and counted exactly."""
     count = 0
-    for index in rendered:
+    for index in kept:
         segment = entries[index].segment
         if segment.closing or segment.cache_scope not in _STABLE_SCOPES:
             break
         count += 1
-    return count
+    parts = [rendered[index] for index in kept[:count]]
+    text = SEPARATOR.join(part.text for part in parts)
+    tokens = count_tokens_joined(_joined_parts(parts), encoding) if parts else 0
+    return _StablePrefix(count, _Rendered(text, len(text.encode("utf-8")), tokens))
 
 
 def _messages(text: str, stable_text: str) -> tuple[ChatMessage, ...]:
@@ -504,8 +515,11 @@ def compile(
         fit = _fit(entries, candidates, measures, budget.max_bytes, token_limit, encoding)
         kept = _render_order(entries, fit.rendered)
         text = SEPARATOR.join(fit.rendered[index].text for index in kept)
-        # Exact: only the stretches around each join are tokenized, the segments' own counts give the rest.
-        tokens = count_tokens_joined(_joined_parts([fit.rendered[index] for index in kept]), encoding)
+        stable = _stable_prefix(entries, kept, fit.rendered, encoding)
+        # Exact: only the stretches around each join are tokenized, the segments' own counts give the rest
+        # (the stable prefix counts as one part, counted once).
+        rest = [fit.rendered[index] for index in kept[stable.segments :]]
+        tokens = count_tokens_joined(_joined_parts([stable.rendered, *rest] if stable.segments else rest), encoding)
         if budget.max_tokens is None or tokens <= budget.max_tokens:
             break
         # Joining tokenized to more than the parts' sum; tighten by the excess and refit.
@@ -534,9 +548,6 @@ def compile(
         )
         for index, entry in enumerate(entries)
     )
-    stable = kept[: _stable_count(entries, kept)]
-    stable_text = SEPARATOR.join(fit.rendered[index].text for index in stable)
-    stable_tokens = count_tokens_joined(_joined_parts([fit.rendered[index] for index in stable]), encoding)
     return CompiledPrompt(
         text=text,
         bytes=len(text.encode("utf-8")),
@@ -544,7 +555,7 @@ def compile(
         encoding=encoding,
         diagnostics=tuple(diagnostics),
         inspection=inspection,
-        messages=_messages(text, stable_text),
-        stable_prefix_bytes=len(stable_text.encode("utf-8")),
-        stable_prefix_tokens=stable_tokens,
+        messages=_messages(text, stable.rendered.text),
+        stable_prefix_bytes=stable.rendered.bytes,
+        stable_prefix_tokens=stable.rendered.tokens,
     )

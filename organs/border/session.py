@@ -57,14 +57,10 @@ class SessionRecord(msgspec.Struct, frozen=True):
 
 
 def delivered_frames(frames: tuple[Frame, ...], prompt: CompiledPrompt, already: Mapping[str, int]) -> tuple[str, ...]:
-    """The ids of the ``frames`` whose content this ``prompt`` carries (whole or truncated).
+    """The ids of the ``frames`` this ``prompt`` renders (whole, truncated, or as a pointer to its bytes).
 
-    A frame rendered as a reference carries nothing and is left out: one served
-    by reference, or one in ``already`` (compiled as a line pointing back).
+    One in ``already`` was compiled as a line pointing back to an earlier turn;
+    it carries nothing new and is left out.
     """
     carried = {entry.segment_id for entry in prompt.inspection if entry.disposition in ("included", "truncated")}
-    return tuple(
-        frame.id
-        for frame in frames
-        if frame.content is not None and frame.id not in already and frame_segment_id(frame) in carried
-    )
+    return tuple(frame.id for frame in frames if frame.id not in already and frame_segment_id(frame) in carried)

@@ -35,7 +35,11 @@ def admitted(outcome: Envelope) -> Admitted:
 
 
 def evidence_tokens(payload: Admitted) -> int:
-    return sum(entry.tokens for entry in payload.prompt.inspection if entry.segment_id.startswith("frame/"))
+    return sum(
+        entry.tokens
+        for entry in payload.prompt.inspection
+        if entry.segment_id.startswith(("frame/", "paste/delivered/"))
+    )
 
 
 async def test_a_session_gets_each_frame_once(tract: Tract, bus_settings: BusSettings) -> None:
