@@ -236,13 +236,14 @@ def _head_parts(payload: Yield) -> list[_PastePart]:
 def delivered_reference(frames: Sequence[Frame], turn: int) -> str:
     """The one line that stands for the frames of a paste that turn ``turn`` already carried.
 
-    Each id is shortened to a prefix: the turn it points to holds each frame's
-    header with the whole id, which is what the frame tools take.
+    Each id is shortened to a prefix of its hex digits, ``blake3:`` written once:
+    the turn it points to holds each frame's header with the whole id, which is
+    what the frame tools take.
     """
-    ids = ", ".join(frame.id[: len("blake3:") + _DELIVERED_ID_HEX_DIGITS] + "…" for frame in frames)
+    ids = ", ".join(frame.id.removeprefix("blake3:")[:_DELIVERED_ID_HEX_DIGITS] + "…" for frame in frames)
     noun = "frame" if len(frames) == 1 else "frames"
     tokens = _count(sum(frame.token_cost for frame in frames), "token")
-    return f"[{noun} {ids} · already in this conversation, turn {turn} · {tokens}]"
+    return f"[{noun} blake3:{ids} · already in this conversation, turn {turn} · {tokens}]"
 
 
 def _frame_part(frame: Frame, encoding: str | None) -> _PastePart:

@@ -227,7 +227,7 @@ def test_delivered_frames_are_one_line_per_turn_pointing_back_and_the_goal_stays
     assert line.content == delivered_reference((first, second), 3)
     total = first.token_cost + second.token_cost
     assert line.content == (
-        f"[frames {first.id[:15]}…, {second.id[:15]}… · already in this conversation, turn 3 · {total:,} tokens]"
+        f"[frames {first.id[:15]}…, {second.id[7:15]}… · already in this conversation, turn 3 · {total:,} tokens]"
     )
     assert line.trust == "untrusted", "as little trusted as the least of the frames it stands for"
     assert frame_segment_id(first) not in segments and frame_segment_id(fresh) in segments
