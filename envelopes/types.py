@@ -49,7 +49,9 @@ __all__ = [
     "Payload",
     "Provenance",
     "ProvenanceChain",
+    "RawReply",
     "Reason",
+    "Redaction",
     "Rejected",
     "Representation",
     "SegmentKind",
@@ -179,6 +181,12 @@ class Frame(msgspec.Struct, frozen=True):
     (absent for ``reference``); ``content_digest`` and ``token_cost`` describe
     exactly that content. ``span`` is ``[start, end)`` in code points of the
     paste text, so ``text[start:end]`` is the full segment.
+
+    ``normal_form`` is true when the served content was rendered from the
+    segment's normal form (escape sequences removed, carriage-return redraws
+    rendered, CRLF as LF) because that differs from the bytes received; a
+    ``full`` frame then serves the normal form whole, so its ``content_digest``
+    is not the ``id``. Fetching the frame in full returns the received bytes.
     """
 
     id: str
@@ -196,6 +204,7 @@ class Frame(msgspec.Struct, frozen=True):
     tier: DegradationTier
     valid_from: str | None = None
     valid_to: str | None = None
+    normal_form: bool = False
 
     def __post_init__(self) -> None:
         _require_digest(self.id, "id")
@@ -211,8 +220,20 @@ class Frame(msgspec.Struct, frozen=True):
             _require(self.content is not None and self.content_digest is not None, "served frames carry content")
 
 
+class Redaction(msgspec.Struct, frozen=True):
+    """How many values of one kind were replaced in a segment: credentials by ``‹secret:KIND#N›``,
+    opted-in personal data (``personal``) by a pseudonym ``‹KIND#N›``. Nothing of the values is kept."""
+
+    kind: str
+    count: int
+    personal: bool = False
+
+
 class SegmentReport(msgspec.Struct, frozen=True):
-    """What one segment of a paste was classified as, why, and what it became."""
+    """What one segment of a paste was classified as, why, and what it became.
+
+    ``redacted`` counts what was replaced in the segment before anything was rendered or counted.
+    """
 
     index: int
     kind: SegmentKind
@@ -222,6 +243,7 @@ class SegmentReport(msgspec.Struct, frozen=True):
     frame_id: str | None = None
     tokens_before: int = 0
     tokens_after: int = 0
+    redacted: tuple[Redaction, ...] = ()
 
 
 class Extraction(msgspec.Struct, frozen=True):
@@ -454,17 +476,22 @@ class Envelope(msgspec.Struct, frozen=True):
 class FrameRecord(msgspec.Struct, frozen=True):
     """What the frame index stores per frame id: where its full bytes live.
 
-    ``paste_ref`` is the frames-store key of the whole paste and ``span`` the
-    frame's code-point range in it; ``compact`` is the compact-or-verbatim
-    rendering, served even when the budget made the digest reference it.
+    ``paste_ref`` is the frames-store key of the whole paste (with its secrets
+    redacted) and ``span`` the frame's code-point range in it; ``compact`` is the
+    compact-or-verbatim rendering, served even when the budget made the digest
+    reference it. ``raw_ref`` and ``raw_span`` locate the bytes as received when
+    redaction changed them (for ``frames.raw``, the operator's subject only).
     """
 
     paste_ref: str
     span: tuple[int, int]
     compact: Frame
+    raw_ref: str | None = None
+    raw_span: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         _require_digest(self.paste_ref, "paste_ref")
+        _require_digest(self.raw_ref, "raw_ref")
 
 
 class FrameRequest(msgspec.Struct, frozen=True):
@@ -478,4 +505,13 @@ class FrameReply(msgspec.Struct, frozen=True):
     """The answer to a FrameRequest: the frame, or an error for people."""
 
     frame: Frame | None = None
+    error: str | None = None
+
+
+class RawReply(msgspec.Struct, frozen=True):
+    """The answer on ``<prefix>.frames.raw`` (operator only): a frame's bytes as received, secrets and all."""
+
+    text: str | None = None
+    paste_ref: str | None = None
+    span: tuple[int, int] | None = None
     error: str | None = None

@@ -67,6 +67,7 @@ from organs.border.errors import (
     RequiredOverflowError,
     SegmentIdReuseError,
 )
+from organs.fitting import fit_tokens
 
 __all__ = [
     "AUTHORITY_ORDER",
@@ -449,6 +450,17 @@ class _StablePrefix:
     rendered: _Rendered
 
 
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """One fit rendered in cache order and counted exactly."""
+
+    fit: _Fit
+    kept: list[int]
+    text: str
+    tokens: int
+    stable: _StablePrefix
+
+
 def _stable_prefix(
     entries: list[_Entry], kept: list[int], rendered: dict[int, _Rendered], encoding: str
 ) -> _StablePrefix:
@@ -509,21 +521,26 @@ def compile(
         )
         for index, segment in segments.items()
     }
-    tightening = 0
-    while True:
-        token_limit = None if budget.max_tokens is None else budget.max_tokens - tightening
+
+    def fitted_at(token_limit: int | None) -> _Attempt:
         fit = _fit(entries, candidates, measures, budget.max_bytes, token_limit, encoding)
         kept = _render_order(entries, fit.rendered)
-        text = SEPARATOR.join(fit.rendered[index].text for index in kept)
         stable = _stable_prefix(entries, kept, fit.rendered, encoding)
         # Exact: only the stretches around each join are tokenized, the segments' own counts give the rest
         # (the stable prefix counts as one part, counted once).
         rest = [fit.rendered[index] for index in kept[stable.segments :]]
         tokens = count_tokens_joined(_joined_parts([stable.rendered, *rest] if stable.segments else rest), encoding)
-        if budget.max_tokens is None or tokens <= budget.max_tokens:
-            break
-        # Joining tokenized to more than the parts' sum; tighten by the excess and refit.
-        tightening += tokens - budget.max_tokens
+        return _Attempt(fit, kept, SEPARATOR.join(fit.rendered[index].text for index in kept), tokens, stable)
+
+    if budget.max_tokens is None:
+        attempt = fitted_at(None)
+    else:
+        # Joining can tokenize to more than the parts' sum; then the fit is redone against a tighter limit.
+        fitted = fit_tokens(fitted_at, lambda attempt: attempt.tokens, budget.max_tokens, rounds=None)
+        if fitted is None:
+            raise RequiredOverflowError(f"no fit of the segments joins within {budget.max_tokens} tokens")
+        attempt = fitted.rendering
+    fit, kept, text, tokens, stable = attempt.fit, attempt.kept, attempt.text, attempt.tokens, attempt.stable
 
     diagnostics = [*resolution_diagnostics, *fit.diagnostics]
     if not kept:

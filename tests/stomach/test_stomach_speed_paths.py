@@ -16,7 +16,8 @@ from organs.accounting import (
     count_tokens_joined,
     joins_additively,
 )
-from organs.stomach.distill.log import _mask_by_words, distill_log, mask_variables
+from organs.stomach.distill.log import distill_log, mask_variables
+from organs.stomach.distill.log.masking import mask_by_words
 from organs.stomach.distill.text import TIMES
 from organs.stomach.signals import _LEVEL, level_of
 from organs.stomach.split import _blocks_by_line, _unfenced_blocks
@@ -109,7 +110,7 @@ def test_additive_chunks_add_up_over_the_whole_corpus() -> None:
 @settings(max_examples=300, deadline=None)
 @given(body=_TEXT.map(lambda text: text.replace("\n", " ")))
 def test_masking_word_by_word_equals_masking_the_line(body: str) -> None:
-    assert _mask_by_words(body, {}) == mask_variables(body)
+    assert mask_by_words(body, {}) == mask_variables(body)
 
 
 def test_masking_keeps_a_leading_slash_and_trailing_punctuation() -> None:

@@ -1,0 +1,94 @@
+"""Log distillation: group records into templates, keep the alerts, state the totals.
+
+The distiller is split by role, as a template miner is: ``config`` (every
+tuning number), ``masking`` (variable fields as ``<*>``), ``headers`` (leading
+fields that are header, not event), ``mining`` (records and templates),
+``display`` (template lines, examples, grouping) and ``fitting`` (to a token
+target). This module is the facade.
+
+The rendering lists templates in order of first appearance. Tight budgets drop
+whole templates, longest first (never an alert template or one that makes up a
+twentieth of the log before the others), and the rendering says exactly how many
+templates and lines, and how many alert lines of shown templates, it did not
+show. Nothing here knows a particular log format beyond the generic signals in
+``organs.stomach.signals``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from organs.accounting import count_tokens
+from organs.stomach.distill.log.config import CONFIG, LogConfig
+from organs.stomach.distill.log.display import SLOT_TEMPLATE, Piece, clip, example, pieces_of, render, template_line
+from organs.stomach.distill.log.fitting import estimate_tokens, fit
+from organs.stomach.distill.log.masking import mask_variables
+from organs.stomach.distill.log.mining import mine_templates, records_of
+from organs.stomach.distill.text import head_tail, plural, thousands
+from organs.stomach.timestamps import leading_stamp, window_of
+
+__all__ = ["CONFIG", "LogConfig", "LogDigest", "distill_log", "mask_variables"]
+
+
+@dataclass(frozen=True, slots=True)
+class LogDigest:
+    rendering: str
+    templates: int
+    alerts: int
+    valid_from: str | None
+    valid_to: str | None
+    tokens: int | None = None
+
+
+def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = True) -> LogDigest:
+    """A compact rendering of a log within ``target_tokens`` when it can be done (the caller measures it)."""
+    lines = text.split("\n")
+    if not mine:
+        edge = CONFIG.shallow_stamp_lines
+        stamps = [line[: stamp.end] for line in (lines[:edge] + lines[-edge:]) if (stamp := leading_stamp(line))]
+        valid_from, valid_to = window_of(stamps)
+        header = f"[{thousands(len(lines))}-line log · head and tail only (shallow tier)]"
+        return LogDigest(header + "\n" + head_tail(text, max(target_tokens - 20, 1)), 0, 0, valid_from, valid_to)
+    records, heads, fields = records_of(lines, text)
+    templates = mine_templates(lines, records, heads)
+    valid_from, valid_to = window_of(
+        [lines[start][:end] for start, end in zip(records.start, records.stamp_end, strict=True) if end]
+    )
+    alert_count = sum(template.count for template in templates if template.alert)
+    window = f" · {valid_from} → {valid_to}" if valid_from else ""
+    header = (
+        f"[{thousands(len(lines))}-line log · {plural(len(templates), 'template')} · "
+        f"{thousands(alert_count)} error/warn{window}]"
+    )
+    if fields.columns:
+        after = " after the clock" if any(records.stamp_end) else ""
+        header += (
+            f"\ntemplate and ! lines leave out the first {plural(fields.columns, 'space-separated field')}{after} "
+            f"where a message follows them (they hold: {clip(fields.summary, CONFIG.template_chars)})"
+        )
+    pieces = pieces_of(lines, records, templates)
+
+    def spell(piece: Piece) -> str:
+        if piece.text is None:
+            template = templates[piece.template]
+            if piece.slot == SLOT_TEMPLATE:
+                piece.text = template_line(lines, records, template)
+            else:
+                piece.text = example(lines, records, template)
+            piece.size = len(piece.text)
+        return piece.text
+
+    alert_templates = sum(1 for template in templates if template.alert)
+    if len(text) <= target_tokens * CONFIG.whole_rendering_trial:
+        everything = sorted(pieces, key=lambda piece: piece.priority)
+        for piece in everything:
+            spell(piece)
+        whole = render(header, everything, templates)
+        # A rendering no longer than the log it renders often fits a small log's target: one exact count
+        # tells, and spares the estimates and the fitting rounds.
+        tokens = count_tokens(whole, encoding) if len(whole) <= len(text) else target_tokens + 1
+        if tokens <= target_tokens:
+            return LogDigest(whole, len(templates), alert_templates, valid_from, valid_to, tokens)
+    rates = estimate_tokens(pieces, encoding, spell, min(CONFIG.estimate_sample_chars, max(target_tokens, 64) * 4))
+    rendering, tokens = fit(header, pieces, templates, target_tokens, encoding, spell, rates)
+    return LogDigest(rendering, len(templates), alert_templates, valid_from, valid_to, tokens)
