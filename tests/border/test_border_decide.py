@@ -161,3 +161,14 @@ def test_config_from_the_environment() -> None:
 def test_bad_environment_values_are_config_errors(name: str, value: str) -> None:
     with pytest.raises(BorderConfigError):
         BorderConfig.from_env({name: value})
+
+
+def test_the_host_says_which_frame_tools_the_model_can_call() -> None:
+    assert BorderConfig.from_env({}).builtins.frame_tools == ("get_frame", "grep_frame", "frame_lines")
+    assert BorderConfig.from_env({"ICHOR_FRAME_TOOLS": " grep_frame "}).builtins.frame_tools == ("grep_frame",)
+    none = BorderConfig.from_env({"ICHOR_FRAME_TOOLS": ""})
+    assert none.builtins.frame_tools == ()
+    admitted = decide(yield_envelope(), none).payload
+    assert isinstance(admitted, Admitted) and "cannot be fetched" in admitted.prompt.text
+    with pytest.raises(BorderConfigError, match="unknown tools"):
+        BorderConfig.from_env({"ICHOR_FRAME_TOOLS": "get_frame,rm_frame"})
