@@ -2,7 +2,7 @@
 
     ichor up [--nats URL] [--port P] [--data DIR] [--feed FILE]
     ichor worker {stomach|absorption|border} [--nats URL]
-    ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S]
+    ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S] [--session ID [--resend]]
     ichor digest [FILE|-] [--json] [--budget N]
     ichor frame ID [--full] [--json]
     ichor mcp [--http PORT] [--host ADDR]
@@ -278,7 +278,14 @@ def cmd_security(args: argparse.Namespace) -> int:
 
 
 async def _ingest(
-    settings: BusSettings, text: str, actor: str, intent: str | None, timeout: float, as_json: bool
+    settings: BusSettings,
+    text: str,
+    actor: str,
+    intent: str | None,
+    timeout: float,
+    as_json: bool,
+    session: str | None = None,
+    resend: bool = False,
 ) -> int:
     from organs.client import hand_in_paste
 
@@ -286,7 +293,15 @@ async def _ingest(
     try:
         if settings.provision:
             await provision(tract)
-        _, outcome = await hand_in_paste(tract, text, origin=UserInput(actor=actor), intent=intent, timeout=timeout)
+        _, outcome = await hand_in_paste(
+            tract,
+            text,
+            origin=UserInput(actor=actor),
+            intent=intent,
+            timeout=timeout,
+            session=session,
+            resend=resend,
+        )
     except TimeoutError:
         print(f"ichor ingest: no admitted or rejected envelope within {timeout}s; are the organs up?", file=sys.stderr)
         return EXIT_TIMEOUT
@@ -301,8 +316,27 @@ async def _ingest(
     return EXIT_REJECTED if isinstance(outcome.payload, Rejected) else 0
 
 
+def _session_id(value: str) -> str:
+    from envelopes.types import SESSION_ID_PATTERN
+
+    if SESSION_ID_PATTERN.fullmatch(value) is None:
+        raise argparse.ArgumentTypeError(f"{value!r} is not 1 to 128 characters of [A-Za-z0-9_-]")
+    return value
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
-    return asyncio.run(_ingest(_bus(args), _read_input(args.file), _actor(args), args.intent, args.timeout, args.json))
+    return asyncio.run(
+        _ingest(
+            _bus(args),
+            _read_input(args.file),
+            _actor(args),
+            args.intent,
+            args.timeout,
+            args.json,
+            session=args.session,
+            resend=args.resend,
+        )
+    )
 
 
 # --- ichor digest --------------------------------------------------------------
@@ -506,6 +540,10 @@ def _parser() -> argparse.ArgumentParser:
     ingest.add_argument("--actor", help="the user_input actor recorded as the origin (default $ICHOR_ACTOR or login)")
     ingest.add_argument("--json", action="store_true", help="print the whole envelope as JSON")
     ingest.add_argument("--timeout", type=float, default=30.0)
+    ingest.add_argument(
+        "--session", type=_session_id, help="the conversation's id: frames an earlier turn carried come as references"
+    )
+    ingest.add_argument("--resend", action="store_true", help="with --session: send every frame again in full")
     ingest.add_argument("--nats")
 
     digest = command("digest", cmd_digest, "run the stomach's core locally, no bus")

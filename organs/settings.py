@@ -81,6 +81,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     border_rate_window_s: PositiveSeconds | None = None
     border_budget_tokens: Positive | None = None
     kernel_instructions: str | None = None
+    # The frame tools the host lets the model call, comma-separated, or "none".
+    frame_tools: str | None = None
+    session_ttl_s: PositiveSeconds | None = None
     workspace_instructions: str | None = None
     # Signed secretions.
     signing_seed_file: str | None = None
@@ -109,11 +112,28 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         if settings.encoding is not None and settings.encoding not in tiktoken.list_encoding_names():
             known = ", ".join(sorted(tiktoken.list_encoding_names()))
             raise ConfigError(f"{variable_of('encoding')}={settings.encoding!r} is not allowed: one of {known}")
+        if settings.frame_tools is not None:
+            from organs.border.prompt import FRAME_TOOLS
+
+            unknown = [tool for tool in settings.frame_tool_names() or () if tool not in FRAME_TOOLS]
+            if unknown:
+                raise ConfigError(
+                    f"{variable_of('frame_tools')}={settings.frame_tools!r} is not allowed: "
+                    f"a comma list of {', '.join(FRAME_TOOLS)}, or none"
+                )
         if settings.nats_server is not None and not os.access(settings.nats_server, os.X_OK):
             raise ConfigError(
                 f"{variable_of('nats_server')}={settings.nats_server!r} is not allowed: the path of an executable"
             )
         return settings
+
+    def frame_tool_names(self) -> tuple[str, ...] | None:
+        """The frame tools named by ``ICHOR_FRAME_TOOLS`` (``none``: no tool), or ``None`` when it is unset."""
+        if self.frame_tools is None:
+            return None
+        if self.frame_tools.strip().lower() == "none":
+            return ()
+        return tuple(tool.strip() for tool in self.frame_tools.split(",") if tool.strip())
 
 
 def variable_of(name: str) -> str:
