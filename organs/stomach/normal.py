@@ -27,6 +27,7 @@ is one regex pass or one pass over a line's pieces: linear in the text.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 __all__ = ["NormalText", "normal_form", "normalize"]
@@ -143,7 +144,9 @@ class NormalText:
         """The received span of the whole lines that the normal span ``[start, end)`` covers.
 
         ``start`` must be a line start; the end maps to the end of the received
-        line holding ``end - 1``, trailing whitespace left out.
+        line holding ``end - 1``, trailing whitespace left out unless the line
+        redraws itself: spaces written after a carriage return or a backspace
+        blank what was drawn before, so they belong to the line.
         """
         if not self.changed:
             return start, end
@@ -154,19 +157,13 @@ class NormalText:
         last = _line_of(self.starts, end - 1)
         line_start = self.received_starts[last]
         line_end = self.received.find("\n", line_start)
-        line = self.received[line_start : len(self.received) if line_end < 0 else line_end]
-        return received_start, line_start + len(line.rstrip())
+        line = self.received[line_start : len(self.received) if line_end < 0 else line_end].rstrip("\r")
+        redraws = "\r" in line or "\x08" in line
+        return received_start, line_start + len(line if redraws else line.rstrip())
 
 
 def _line_of(starts: tuple[int, ...], position: int) -> int:
-    low, high = 0, len(starts) - 1
-    while low < high:
-        middle = (low + high + 1) // 2
-        if starts[middle] <= position:
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    return bisect_right(starts, position) - 1
 
 
 def normalize(text: str) -> NormalText:
