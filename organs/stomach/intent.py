@@ -6,7 +6,9 @@ The goal is the user's own words, never text inside evidence:
   timestamp, a bracketed prefix (``[ 12.3]``, ``[ERROR]``), a ``file:line:``
   location, a level word and a colon (``error:``, ``warning[E1]:``), a
   ``daemon[pid]:`` tag, a stack frame or exception header, a kernel ``? func+0x``
-  frame, or a source-excerpt gutter (``  12 | …``). A block where such lines are
+  frame, a source-excerpt gutter (``  12 | …``), a shell prompt and command
+  (``$ make``), a build step (``#5 …``), ``tool: ***`` or a test runner's
+  ``E   …`` excerpt. A block where such lines are
   the majority is evidence even when the classifier found no shape for it, and
   nothing in machine lines counts as asking (a compiler's ``did you forget …?``
   is not a question to the reader).
@@ -134,6 +136,10 @@ _MACHINE = re.compile(
     r"|\?\s+\S+\+0x"
     r"|\d*\s*\|"
     r"|\w+ (?:ERR!|WARN)\s"
+    # a tool's failure line ("make: *** [all] Error 2"), a shell or PowerShell prompt, a build step ("#5 [2/4]")
+    r"|\S+: \*\*\*|\$ \S|PS [A-Z]:\\|#\d+ "
+    # a test runner's failure excerpt: "E       assert 1 == 2", ">       assert f()"
+    r"|[E>] {3,}\S"
     r")"
 )
 _MACHINE_SHARE = 0.5

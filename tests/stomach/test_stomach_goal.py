@@ -38,6 +38,11 @@ def test_machine_lines_are_recognised() -> None:
         "cron[311]: (root) CMD (run-parts /etc/cron.hourly)",
         "2024-01-01 10:00:00 WARN retrying, should we stop?",
         "  ? exc_page_fault+0x77/0x170",
+        "$ make install",
+        "make: *** [all] Error 2",
+        "#7 [3/5] RUN npm ci",
+        "E       assert 'is it?' == 'no'",
+        "PS C:\\Users\\dev> .\\build.ps1",
     ]:
         assert machine_line(line), line
     assert not machine_line("Why does the build fail on widget.c?")
