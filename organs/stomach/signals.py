@@ -8,10 +8,12 @@ over the same characters), which keeps pathological pastes cheap.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 __all__ = [
     "ALERT_LEVELS",
     "LINE_PREFIX",
+    "is_alert",
     "is_trace_frame",
     "level_of",
     "trace_header",
@@ -117,3 +119,60 @@ def trace_header(line: str) -> str | None:
     if match is None:
         return None
     return match.lastgroup
+
+
+def _not_word(character: str) -> bool:
+    return not (character.isalnum() or character == "_")
+
+
+# Alerts beyond a level word: failure and panic words, exception type names, HTTP 4xx/5xx statuses
+# (after a request's closing quote, an HTTP version or a status key), non-zero exit statuses and test
+# failure summaries. Each check is (stems, pattern, what may stand before a match): the pattern is searched
+# only when the window holds a stem (a lower-cased substring every match spells), and opens on a literal,
+# so the regex engine skips ahead instead of trying every position; a word boundary before the match is
+# checked on the one character there.
+_ALERT_CHECKS: tuple[tuple[tuple[str, ...], re.Pattern[str], Callable[[str], bool] | None], ...] = (
+    (
+        ("fail", "bug", "panic", "oops", "fatal", "error"),
+        re.compile(r"(?:FAILURE|FAILED|FAIL|BUG|PANIC|Oops)\b|(?:panic|fatal|error|Error|FAIL|FAILED|BUG):"),
+        _not_word,
+    ),
+    # An exception type name: ``NullPointerException``, ``TypeError``.
+    (("exception", "error"), re.compile(r"(?:Exception|Error)\b"), str.islower),
+    (
+        ("traceback", "segmentation", "core dumped", "out of memory", "exception"),
+        re.compile(
+            r"Traceback \(most recent call last\)|[Ss]egmentation fault|core dumped|[Oo]ut of memory"
+            r"|[Uu]n(?:handled|caught) [Ee]xception"
+        ),
+        None,
+    ),
+    (
+        ('" 4', '" 5', "http/", "status"),
+        re.compile(r"(?:\" |HTTP/\d(?:\.\d)?\"? |status(?:_code)?\"?[=:] ?\"?)[45]\d\d\b"),
+        None,
+    ),
+    (("exit",), re.compile(r"exit(?:ed)?(?: with)? (?:status|code)[ :=]*-?[1-9]\d*|non-zero exit"), None),
+    (
+        ("fail", "error"),
+        re.compile(r"[1-9]\d* (?:failed|failures?|errors?)\b|(?:Failures|Errors): [1-9]"),
+        lambda character: _not_word(character) and character != ".",
+    ),
+)
+
+
+def is_alert(line: str) -> bool:
+    """Whether a reader looking for what went wrong would look at this line: an alert level or a check above."""
+    level = level_of(line)
+    if level is not None and level in ALERT_LEVELS:
+        return True
+    window = line[:LINE_PREFIX]
+    lowered = window.lower()
+    for stems, pattern, before in _ALERT_CHECKS:
+        if not any(stem in lowered for stem in stems):
+            continue
+        for match in pattern.finditer(window):
+            start = match.start()
+            if before is None or start == 0 or before(window[start - 1]):
+                return True
+    return False

@@ -65,7 +65,7 @@ def test_log_compact_rendering_is_small_and_states_totals() -> None:
     assert log.representation == "compact"
     assert log.token_cost * 10 < log.full_tokens
     assert log.content is not None and log.content.startswith("[400-line log · ")
-    assert "error/warn" in log.content
+    assert "alert" in log.content
     assert log.valid_from == "2024-05-01T10:00:00.000Z"
     assert log.title == "log · 400 lines"
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from organs.accounting import count_tokens
+from organs.stomach.distill.log.alerts import kinds_text
 from organs.stomach.distill.log.config import CONFIG, LogConfig
 from organs.stomach.distill.log.display import SLOT_TEMPLATE, Piece, clip, example, pieces_of, render, template_line
 from organs.stomach.distill.log.fitting import estimate_tokens, fit
@@ -54,11 +55,16 @@ def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = Tr
     valid_from, valid_to = window_of(
         [lines[start][:end] for start, end in zip(records.start, records.stamp_end, strict=True) if end]
     )
-    alert_count = sum(template.count for template in templates if template.alert)
+    kinds: dict[str, int] = {}
+    for template in templates:
+        for kind, count in template.kinds.items():
+            kinds[kind] = kinds.get(kind, 0) + count
+    alerts = plural(sum(kinds.values()), "alert") + (f" ({kinds_text(kinds)})" if kinds else "")
     window = f" · {valid_from} → {valid_to}" if valid_from else ""
+    # A record is a head line and its continuation lines: their count is news only when they are not the lines.
+    record_count = f"{plural(len(records.start), 'record')} · " if len(records.start) != len(lines) else ""
     header = (
-        f"[{thousands(len(lines))}-line log · {plural(len(templates), 'template')} · "
-        f"{thousands(alert_count)} error/warn{window}]"
+        f"[{thousands(len(lines))}-line log · {record_count}{plural(len(templates), 'template')} · {alerts}{window}]"
     )
     if fields.columns:
         after = " after the clock" if any(records.stamp_end) else ""
