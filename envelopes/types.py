@@ -176,6 +176,12 @@ class Frame(msgspec.Struct, frozen=True):
     (absent for ``reference``); ``content_digest`` and ``token_cost`` describe
     exactly that content. ``span`` is ``[start, end)`` in code points of the
     paste text, so ``text[start:end]`` is the full segment.
+
+    ``normal_form`` is true when the served content was rendered from the
+    segment's normal form (escape sequences removed, carriage-return redraws
+    rendered, CRLF as LF) because that differs from the bytes received; a
+    ``full`` frame then serves the normal form whole, so its ``content_digest``
+    is not the ``id``. Fetching the frame in full returns the received bytes.
     """
 
     id: str
@@ -193,6 +199,7 @@ class Frame(msgspec.Struct, frozen=True):
     tier: DegradationTier
     valid_from: str | None = None
     valid_to: str | None = None
+    normal_form: bool = False
 
     def __post_init__(self) -> None:
         _require_digest(self.id, "id")

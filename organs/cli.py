@@ -52,9 +52,12 @@ EXIT_REJECTED = 4
 
 
 def _read_input(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    return Path(path).read_text(encoding="utf-8")
+    """The paste as bytes decoded UTF-8 with no newline translation, so a file, stdin and the bus agree.
+
+    Text-mode reading would turn ``\\r`` and CRLF into ``\\n`` and shift every span and digest.
+    """
+    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    return data.decode("utf-8")
 
 
 def _organ_builder(organ: str, settings: BusSettings) -> OrganBuilder:

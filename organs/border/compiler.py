@@ -46,6 +46,7 @@ from organs.border.errors import (
     RequiredOverflowError,
     SegmentIdReuseError,
 )
+from organs.fitting import fit_tokens
 
 __all__ = [
     "AUTHORITY_ORDER",
@@ -438,18 +439,22 @@ def compile(
         )
         for index, segment in segments.items()
     }
-    tightening = 0
-    while True:
-        token_limit = None if budget.max_tokens is None else budget.max_tokens - tightening
+
+    def fitted_at(token_limit: int | None) -> tuple[_Fit, list[int], str, int]:
         fit = _fit(entries, candidates, measures, budget.max_bytes, token_limit, encoding)
         kept = [index for index in candidates if index in fit.rendered]
-        text = SEPARATOR.join(fit.rendered[index].text for index in kept)
         # Exact: only the stretches around each join are tokenized, the segments' own counts give the rest.
         tokens = count_tokens_joined(_joined_parts([fit.rendered[index] for index in kept]), encoding)
-        if budget.max_tokens is None or tokens <= budget.max_tokens:
-            break
-        # Joining tokenized to more than the parts' sum; tighten by the excess and refit.
-        tightening += tokens - budget.max_tokens
+        return fit, kept, SEPARATOR.join(fit.rendered[index].text for index in kept), tokens
+
+    if budget.max_tokens is None:
+        fit, kept, text, tokens = fitted_at(None)
+    else:
+        # Joining can tokenize to more than the parts' sum; then the fit is redone against a tighter limit.
+        fitted = fit_tokens(fitted_at, lambda attempt: attempt[3], budget.max_tokens, rounds=None)
+        if fitted is None:
+            raise RequiredOverflowError(f"no fit of the segments joins within {budget.max_tokens} tokens")
+        fit, kept, text, tokens = fitted.rendering
 
     diagnostics = [*resolution_diagnostics, *fit.diagnostics]
     if not kept:

@@ -2,7 +2,10 @@
 
 The order is load-bearing, because several shapes imitate each other:
 
-1. a fenced ``` region → code (the user drew the box);
+1. a fenced ``` region's content (the fence lines left out) walks the ladder
+   below: a fence is a hint, not a verdict. Its language tag is evidence: what
+   the ladder reads as prose is code in a box, or a log when the tag names a
+   program's output (```` ```log ````, ```` ```console ````);
 2. a lone path-shaped token → path_ref;
 3. an exception header plus stack frames, dominating the block → stack_trace;
 4. a timestamped log (half the lines open with a clock, some line carries a
@@ -418,10 +421,26 @@ def _code_rung(lines: list[str]) -> Classification | None:
     return Classification("code", f"rung 8: unfenced code ({shaped}/{len(lines)} code-shaped lines)")
 
 
-def classify(text: str, *, fenced: bool) -> Classification:
-    """Walk the ladder for one block of a paste; the first rung that fires names the kind."""
-    if fenced:
-        return Classification("code", "rung 1: fenced ``` region")
+# Fence tags that name a program's output rather than a language.
+_OUTPUT_TAGS = frozenset(["log", "logs", "console", "output", "terminal", "shell-session", "sh-session"])
+
+
+def classify(text: str, *, fenced: bool, language: str = "") -> Classification:
+    """Walk the ladder for one block of a paste; the first rung that fires names the kind.
+
+    ``fenced`` says the block is a fenced region's content and ``language`` its tag (rung 1).
+    """
+    found = _ladder(text)
+    if not fenced:
+        return found
+    tag = f"```{language}" if language else "```"
+    if found.kind == "prose":
+        kind: SegmentKind = "log" if language in _OUTPUT_TAGS else "code"
+        return Classification(kind, f"rung 1: fenced {tag} region, no shape inside, so {kind}")
+    return Classification(found.kind, f"rung 1: fenced {tag} region, content read by the ladder: {found.reason}")
+
+
+def _ladder(text: str) -> Classification:
     if "\n" not in text:
         path = _path_rung(text)
         if path is not None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from envelopes.types import DegradationTier, Frame, FrameKind, SegmentKind, SegmentOutcome, SegmentReport
@@ -52,7 +52,8 @@ from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import distill_table
 from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, head_tail, plural, thousands
 from organs.stomach.distill.trace import distill_trace
-from organs.stomach.intent import reads_as_ask
+from organs.stomach.intent import ask_strength, glued_ask_lines, own_words
+from organs.stomach.normal import normal_form, normalize
 from organs.stomach.split import Block, split_blocks
 from organs.stomach.tiers import choose_tier
 from organs.stomach.timestamps import leading_stamp, window_of
@@ -104,11 +105,15 @@ class ContextQuery:
 
 @dataclass(slots=True)
 class _Evidence:
+    """One distinct evidence segment: ``text`` is what is served whole (the normal form), ``received`` the full text."""
+
     frame_id: str
     kind: FrameKind
     text: str
     span: tuple[int, int]
     index: int
+    received: str = ""
+    received_tokens: int = 0
     value: int = 0
     title: str = ""
     full_tokens: int = 0
@@ -142,7 +147,7 @@ class IngestProvider:
         return self._frames
 
     def full_text(self, frame_id: str) -> str:
-        return self._evidence[frame_id].text
+        return self._evidence[frame_id].received
 
     def span(self, frame_id: str) -> tuple[int, int]:
         return self._evidence[frame_id].span
@@ -151,7 +156,7 @@ class IngestProvider:
         """The frame in the asked representation; ``compact`` falls back to verbatim when that is smaller."""
         evidence = self._evidence[frame_id]
         if representation == "full":
-            return _build_frame(evidence, "full", self._encoding, self._tier)
+            return _build_frame(evidence, "full", self._encoding, self._tier, retrieved=True)
         if evidence.compact is None:
             self._render_later(evidence)
         return _build_frame(evidence, _best_representation(evidence), self._encoding, self._tier)
@@ -185,12 +190,17 @@ def _build_frame(
     representation: Literal["compact", "full", "reference"],
     encoding: str,
     tier: DegradationTier,
+    *,
+    retrieved: bool = False,
 ) -> Frame:
+    """The frame as served; ``retrieved`` asks for the received full text itself, which hashes to the id."""
     content: str | None
     if representation == "reference":
         content, cost = None, 0
     elif representation == "compact" and evidence.compact is not None:
         content, cost = evidence.compact, evidence.compact_tokens
+    elif retrieved:
+        content, cost = evidence.received, evidence.received_tokens
     else:
         content, cost = evidence.text, evidence.full_tokens
     return Frame(
@@ -200,24 +210,28 @@ def _build_frame(
         content=content,
         content_digest=None
         if content is None
-        else (evidence.frame_id if content is evidence.text else digest_text(content)),
+        else (evidence.frame_id if content is evidence.received else digest_text(content)),
         token_cost=cost,
-        full_bytes=len(evidence.text.encode("utf-8", "surrogatepass")),
-        full_tokens=evidence.full_tokens,
+        full_bytes=len(evidence.received.encode("utf-8", "surrogatepass")),
+        full_tokens=evidence.received_tokens,
         encoding=encoding,
         span=evidence.span,
-        lines=evidence.text.count("\n") + 1,
+        lines=evidence.received.count("\n") + 1,
         title=evidence.title,
         tier=tier,
         valid_from=evidence.valid_from,
         valid_to=evidence.valid_to,
+        normal_form=content is not None and not retrieved and evidence.text is not evidence.received,
     )
 
 
 @dataclass(slots=True)
 class _Segment:
     block: Block
+    # The full text (the received segment: its digest is the frame id, fetching full returns it) and
+    # what the model is served of it (its normal form); see ``_segment_texts``.
     text: str
+    served: str
     classification: Classification
     outcome: SegmentOutcome = "frame"
     frame_id: str | None = None
@@ -231,40 +245,69 @@ class _Plan:
     anchors: list[str] = field(default_factory=list)
 
 
+def _segment_texts(received: str) -> tuple[str, str]:
+    """A segment's full text and the text served from it: the one place a received segment becomes both."""
+    full = received
+    return full, normal_form(full)
+
+
+def _classified(text: str, block: Block) -> list[_Segment]:
+    """The block's segment, or two when an ask is glued to the first line of the evidence below it."""
+    full, served = _segment_texts(text[block.start : block.end])
+    found = classify(served, fenced=block.fenced, language=block.language)
+    asked_lines = 0 if block.fenced or found.kind in ("prose", "path_ref") else glued_ask_lines(served)
+    if not asked_lines:
+        return [_Segment(block, full, served, found)]
+    # The normal form keeps every line, so the received text splits after the same line.
+    cut = 0
+    for _ in range(asked_lines):
+        cut = full.index("\n", cut) + 1
+    ask = Block(block.start, block.start + len(full[:cut].rstrip()), fenced=False)
+    rest = Block(block.start + cut, block.end, fenced=False, remainder=block.remainder)
+    glued = Classification("prose", f"an ask on the {asked_lines} line(s) glued to the evidence below it")
+    ask_full, ask_served = _segment_texts(text[ask.start : ask.end])
+    rest_full, rest_served = _segment_texts(text[rest.start : rest.end])
+    return [
+        _Segment(ask, ask_full, ask_served, glued),
+        _Segment(rest, rest_full, rest_served, classify(rest_served, fenced=False, language="")),
+    ]
+
+
 def _resolve(text: str, blocks: list[Block], intent: str | None, max_blocks: int) -> _Plan:
-    segments = []
-    for block in blocks:
-        segment_text = text[block.start : block.end]
-        segments.append(_Segment(block, segment_text, classify(segment_text, fenced=block.fenced)))
+    """Classify the blocks (spans in ``text``, the received paste) and pick the goal (rules: ``intent``)."""
+    segments = [segment for block in blocks for segment in _classified(text, block)]
     if blocks and blocks[-1].remainder:
         segments[-1].note = f"; the last of max_blocks {max_blocks} blocks: it holds the rest of the paste whole"
     plan = _Plan(segments)
     for segment in segments:
         if segment.classification.kind == "path_ref":
             segment.outcome = "anchor"
-            token = segment.text.strip()
+            token = segment.served.strip()
             if token not in plan.anchors:
                 plan.anchors.append(token)
     prose = [segment for segment in segments if segment.classification.kind == "prose"]
     if intent is not None:
         plan.goal_pieces = [intent]
         stated = next(
-            (segment for segment in segments if segment.text.strip() == intent.strip() and intent.strip()), None
+            (segment for segment in segments if segment.served.strip() == intent.strip() and intent.strip()), None
         )
         if stated is not None:
             stated.outcome = "goal"
             stated.note += "; the stated intent"
         return plan
-    asks = [segment for segment in prose if reads_as_ask(segment.text)]
-    if asks:
+    strengths = [ask_strength(segment.served) for segment in prose]
+    strongest = max(strengths, default=0)
+    asks = [segment for segment, strength in zip(prose, strengths, strict=True) if strength == strongest]
+    if strongest:
         for segment in asks:
-            segment.note += "; reads as the ask"
-    elif prose:
-        asks = [prose[-1]]
-        asks[0].note += "; no prose reads as an ask, so the last prose block is the goal"
+            segment.note += "; ends asking" if strongest == 2 else "; reads as the ask"
+    else:
+        asks = [segment for segment in prose if own_words(segment.served)][-1:]
+        for segment in asks:
+            segment.note += "; no prose reads as an ask, so the last prose block in the user's own words is the goal"
     for segment in asks:
         segment.outcome = "goal"
-        plan.goal_pieces.append(segment.text)
+        plan.goal_pieces.append(segment.served)
     return plan
 
 
@@ -284,6 +327,7 @@ def _counted(texts: list[str], counts: list[int]) -> dict[str, int]:
 def _set_full_tokens(items: list[_Evidence], tokens: dict[str, int]) -> None:
     for item in items:
         item.full_tokens = tokens[item.text]
+        item.received_tokens = tokens[item.received]
 
 
 def _allocate(evidence: list[_Evidence], budget: int, *, exact: bool) -> None:
@@ -368,10 +412,17 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         shallow_backlog=config.shallow_backlog,
         deferred_backlog=config.deferred_backlog,
     )
-    blocks = split_blocks(text, config.max_blocks)
-    # Every distinct segment is counted in full (frames, the goal, anchors): a large paste on a
-    # long-lived thread from here on, while it is classified and rendered; a small one right away.
-    counted_texts = list(dict.fromkeys(text[block.start : block.end] for block in blocks))
+    # Blocks are cut from the normal form and placed back in the received text, where every span is.
+    normal = normalize(text)
+    blocks = [
+        replace(block, start=start, end=end)
+        for block in split_blocks(normal.text, config.max_blocks)
+        for start, end in [normal.received_span(block.start, block.end)]
+    ]
+    plan = _resolve(text, blocks, intent, config.max_blocks)
+    # Every distinct segment is counted in full, received and served (frames, the goal, anchors): a large
+    # paste on a long-lived thread from here on, while it is rendered; a small one right away.
+    counted_texts = list(dict.fromkeys(piece for segment in plan.segments for piece in (segment.text, segment.served)))
     overlapped = sum(len(segment) for segment in counted_texts) >= THREADED_COUNT_CHARS
     full_counts: Future[list[int]] | None = (
         _full_count_thread.submit(count_tokens_exact, counted_texts, encoding, config.token_threads)
@@ -380,7 +431,6 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     )
     # Counted first when small, so the budget is shared out by exact sizes rather than estimates.
     segment_tokens = None if overlapped else _counted(counted_texts, count_tokens_exact(counted_texts, encoding, 1))
-    plan = _resolve(text, blocks, intent, config.max_blocks)
     evidence: dict[str, _Evidence] = {}
     for segment in plan.segments:
         if segment.outcome != "frame":
@@ -392,7 +442,13 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
             continue
         kind = _FRAME_KIND[segment.classification.kind]
         evidence[frame_id] = _Evidence(
-            frame_id, kind, segment.text, (segment.block.start, segment.block.end), len(evidence), value=_VALUE[kind]
+            frame_id,
+            kind,
+            segment.served,
+            (segment.block.start, segment.block.end),
+            len(evidence),
+            received=segment.text,
+            value=_VALUE[kind],
         )
     items = list(evidence.values())
     if segment_tokens is not None:
@@ -458,7 +514,7 @@ def _report(index: int, segment: _Segment, served: dict[str, Frame], tokens: dic
             after = frame.token_cost
     else:
         before = tokens.get(segment.text, 0)
-        after = before if segment.outcome == "goal" else 0
+        after = tokens.get(segment.served, before) if segment.outcome == "goal" else 0
     return SegmentReport(
         index=index,
         kind=segment.classification.kind,

@@ -252,5 +252,6 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int) -> F
             content=full_text,
             content_digest=compact.id,
             token_cost=compact.full_tokens,
+            normal_form=False,
         )
     )

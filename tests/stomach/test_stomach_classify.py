@@ -11,10 +11,18 @@ def kind_of(text: str, *, fenced: bool = False) -> str:
     return classify(text, fenced=fenced).kind
 
 
-def test_rung_1_fenced_region_is_code_whatever_it_holds() -> None:
-    found = classify("```\n2024-01-01 10:00:00 ERROR boom\n```", fenced=True)
-    assert found.kind == "code"
-    assert found.reason.startswith("rung 1")
+def test_rung_1_a_fence_is_a_hint_its_content_walks_the_ladder() -> None:
+    found = classify("2024-01-01 10:00:00 ERROR boom\n2024-01-01 10:00:01 INFO retry", fenced=True, language="log")
+    assert found.kind == "log"
+    assert found.reason.startswith("rung 1: fenced ```log")
+    trace = 'Traceback (most recent call last):\n  File "a.py", line 3, in <module>\n    f()\nKeyError: 1'
+    assert classify(trace, fenced=True, language="python").kind == "stack_trace"
+
+
+def test_rung_1_prose_in_a_box_is_code_unless_the_tag_names_output() -> None:
+    assert classify("make all then run it again", fenced=True).kind == "code"
+    assert classify("make all then run it again", fenced=True, language="python").kind == "code"
+    assert classify("server listening and ready", fenced=True, language="console").kind == "log"
 
 
 @pytest.mark.parametrize(
