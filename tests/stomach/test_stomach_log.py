@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from organs.accounting import DEFAULT_ENCODING, count_tokens
+from organs.stomach.asked import AskTerms
 from organs.stomach.distill.log import distill_log
 from organs.stomach.signals import is_alert
 
@@ -71,3 +72,36 @@ def test_bracketed_levels_and_failure_words_are_counted() -> None:
     assert "2 alerts (1 error, 1 failure)" in digest.rendering.split("\n", 1)[0]
     assert "[ERROR] Failed to execute goal" in digest.rendering
     assert count_tokens(digest.rendering, DEFAULT_ENCODING) <= 200
+
+
+def _service_log() -> str:
+    rows = [f"2024-02-01 09:00:{k:02d} INFO worker {k % 4} processed batch {1000 + k} in {k * 3} ms" for k in range(40)]
+    rows[12] = "2024-02-01 09:00:12 ERROR worker 0 lost connection to db-primary:5432 (Connection refused)"
+    rows[20] = "2024-02-01 09:00:20 INFO cache warmed for tenant acme-eu in 120 ms"
+    rows.append("2024-02-01 09:00:41 INFO shutdown complete: 41 batches done")
+    return "\n".join(rows)
+
+
+def test_a_log_that_fits_its_target_is_served_whole() -> None:
+    log = _service_log()
+    full = count_tokens(log, DEFAULT_ENCODING)
+    digest = distill_log(log, full, DEFAULT_ENCODING)
+    assert digest.rendering == log and digest.tokens == full
+    assert digest.alerts >= 1
+
+
+def test_a_log_just_over_its_target_is_an_excerpt_that_keeps_alerts_the_ask_and_the_last_lines() -> None:
+    log = _service_log()
+    full = count_tokens(log, DEFAULT_ENCODING)
+    target = int(full * 0.8)
+    digest = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of("why is tenant acme-eu slow?"))
+    rendering = digest.rendering
+    assert digest.tokens is not None and digest.tokens <= target
+    assert count_tokens(rendering, DEFAULT_ENCODING) == digest.tokens
+    assert "lost connection to db-primary:5432 (Connection refused) (alert)" in rendering
+    assert "cache warmed for tenant acme-eu in 120 ms (matches ask)" in rendering
+    assert rendering.endswith("INFO shutdown complete: 41 batches done")
+    # What was left out is counted where it was left out.
+    elided = sum(int(line.split()[1].strip("[")) for line in rendering.split("\n") if line.startswith("… ["))
+    kept = len(rendering.split("\n")) - 1 - sum(1 for line in rendering.split("\n") if line.startswith("… ["))
+    assert elided > 0 and elided + kept == len(log.split("\n"))

@@ -19,13 +19,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from organs.accounting import count_tokens
+from organs.stomach.asked import AskTerms
 from organs.stomach.distill.log.alerts import kinds_text
 from organs.stomach.distill.log.config import CONFIG, LogConfig
 from organs.stomach.distill.log.display import SLOT_TEMPLATE, Piece, clip, example, pieces_of, render, template_line
+from organs.stomach.distill.log.excerpt import excerpt
 from organs.stomach.distill.log.fitting import estimate_tokens, fit
 from organs.stomach.distill.log.masking import mask_variables
 from organs.stomach.distill.log.mining import mine_templates, records_of
 from organs.stomach.distill.text import head_tail, plural, thousands
+from organs.stomach.signals import is_alert
 from organs.stomach.timestamps import leading_stamp, window_of
 
 __all__ = ["CONFIG", "LogConfig", "LogDigest", "distill_log", "mask_variables"]
@@ -41,9 +44,20 @@ class LogDigest:
     tokens: int | None = None
 
 
-def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = True) -> LogDigest:
-    """A compact rendering of a log within ``target_tokens`` when it can be done (the caller measures it)."""
+def distill_log(
+    text: str, target_tokens: int, encoding: str, *, mine: bool = True, ask: AskTerms | None = None
+) -> LogDigest:
+    """A rendering of a log within ``target_tokens`` when it can be done (the caller measures it).
+
+    A log whose full text fits the target is served whole; one within ``compact_min_saving`` of it is
+    served as an excerpt of its own lines; any other is templated. ``ask`` raises what holds its terms.
+    """
     lines = text.split("\n")
+    full_tokens = count_tokens(text, encoding) if len(text) <= target_tokens * CONFIG.whole_text_trial else None
+    if full_tokens is not None and full_tokens <= target_tokens:
+        # Served whole: its alert lines stand for its alert templates (the caller values a log by them).
+        alert_lines = sum(1 for line in lines if is_alert(line))
+        return LogDigest(text, 0, alert_lines, *_window(lines), full_tokens)
     if not mine:
         edge = CONFIG.shallow_stamp_lines
         stamps = [line[: stamp.end] for line in (lines[:edge] + lines[-edge:]) if (stamp := leading_stamp(line))]
@@ -85,6 +99,10 @@ def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = Tr
         return piece.text
 
     alert_templates = sum(1 for template in templates if template.alert)
+    if full_tokens is not None and target_tokens >= full_tokens * (1 - CONFIG.compact_min_saving):
+        excerpted = excerpt(lines, records, heads, alerts, target_tokens, encoding, full_tokens, ask)
+        if excerpted is not None:
+            return LogDigest(excerpted[0], len(templates), alert_templates, valid_from, valid_to, excerpted[1])
     if len(text) <= target_tokens * CONFIG.whole_rendering_trial:
         everything = sorted(pieces, key=lambda piece: piece.priority)
         for piece in everything:
@@ -98,3 +116,7 @@ def distill_log(text: str, target_tokens: int, encoding: str, *, mine: bool = Tr
     rates = estimate_tokens(pieces, encoding, spell, min(CONFIG.estimate_sample_chars, max(target_tokens, 64) * 4))
     rendering, tokens = fit(header, pieces, templates, target_tokens, encoding, spell, rates)
     return LogDigest(rendering, len(templates), alert_templates, valid_from, valid_to, tokens)
+
+
+def _window(lines: list[str]) -> tuple[str | None, str | None]:
+    return window_of([line[: stamp.end] for line in lines if (stamp := leading_stamp(line))])

@@ -67,6 +67,20 @@ class LogConfig:
     # Tokens the frame around the pieces (header, legend, omission notes) may add beyond its measured bare cost.
     fit_frame_slack: int = 16
 
+    # Fits means full: a log of at most this many characters per target token is counted, and served whole
+    # when its count fits the target.
+    whole_text_trial: int = 8
+    # A compact rendering is worth its loss only when it saves at least this share of the log's tokens: a log
+    # whose target is within this share of its full count is served as an excerpt of its own lines instead.
+    compact_min_saving: float = 0.25
+    # An excerpt keeps the log's first lines and its last ones (a build's outcome, a test run's summary) before
+    # ordinary lines; a record whose template occurs at most this often is rare, kept before the common ones.
+    excerpt_head_lines: int = 3
+    tail_lines: int = 5
+    excerpt_rare_records: int = 2
+    # Lines holding the ask's terms kept in a templated rendering.
+    ask_lines: int = 8
+
     # The shallow tier: stamps are read from this many lines at each end for the window.
     shallow_stamp_lines: int = 1000
 
