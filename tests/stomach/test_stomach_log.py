@@ -105,3 +105,15 @@ def test_a_log_just_over_its_target_is_an_excerpt_that_keeps_alerts_the_ask_and_
     elided = sum(int(line.split()[1].strip("[")) for line in rendering.split("\n") if line.startswith("… ["))
     kept = len(rendering.split("\n")) - 1 - sum(1 for line in rendering.split("\n") if line.startswith("… ["))
     assert elided > 0 and elided + kept == len(log.split("\n"))
+
+
+def test_a_record_keeps_its_trace_when_few_lines_carry_a_clock() -> None:
+    records = []
+    for index in range(6):
+        records.append(f"[2024-03-0{index + 1} 10:00:00] app.ERROR: Undefined index: user_{index}")
+        records.append("Stack trace:")
+        records.extend(f"#{frame} /srv/app/src/Handler{frame}.php({10 + frame}): run()" for frame in range(8))
+    digest = distill_log("\n".join(records), 400, DEFAULT_ENCODING)
+    head = digest.rendering.split("\n", 1)[0]
+    assert "6 records" in head and "1 template" in head and "6 alerts (6 error)" in head
+    assert "      Stack trace:" in digest.rendering

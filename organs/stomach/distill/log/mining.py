@@ -6,7 +6,9 @@ masking runs once per distinct word. The leading timestamp is set aside first,
 so it never splits a template; then header fields (see ``headers``).
 
 When most lines open with a clock, a line without one continues the record
-above it, so a stack trace inside a log stays with the line that announced it.
+above it, so a stack trace inside a log stays with the line that announced it;
+when only some do (records carrying long traces), an unclocked line continues the
+record when it reads as a continuation (indented, a frame, a cause, wrapped JSON).
 
 Templates that differ in one word are merged with ``<*>`` there when that word
 takes at least ``merge_min_variants`` values (user names, host names), or two
@@ -27,6 +29,7 @@ from organs.stomach.distill.log.alerts import alert_kind, might_separate, separa
 from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.headers import Header, cut_fields, header_columns
 from organs.stomach.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_variables, word_masks
+from organs.stomach.signals import is_trace_frame
 from organs.stomach.timestamps import leading_stamp
 
 __all__ = ["Records", "Shape", "Template", "mine_templates", "records_of"]
@@ -105,6 +108,15 @@ def _refined(shape: Shape, line: str, cache: dict[tuple[int, str], Shape]) -> Sh
     return refined
 
 
+_CONTINUATION_OPENINGS = (" ", "\t", "}", "]", ")", '"', "#", "Caused by", "Stack trace", "[stacktrace]", "Traceback")
+
+
+def _continues(line: str) -> bool:
+    """Whether an unclocked line reads as part of the record above: indented, a trace frame, a cause, a closing
+    bracket of wrapped JSON, or blank."""
+    return not line or line.startswith(_CONTINUATION_OPENINGS) or is_trace_frame(line)
+
+
 def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Header]:
     """Records (a head line plus its continuation lines), the shape of each record's head, and the header."""
     words: dict[str, str] = {}
@@ -121,16 +133,19 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
     stamp_ends = [shape.stamp_end for shape in line_shapes]
     count = len(stamp_ends)
     clocked = count - stamp_ends.count(-1)
-    if clocked * 2 < count or clocked == count:
+    if clocked in (0, count):
         # No continuation lines: every line is a record of its own.
         starts = list(range(count))
         ends = list(range(1, count + 1))
         stamps = [max(end, 0) for end in stamp_ends]
         heads = line_shapes
     else:
+        # When most lines open with a clock, any line without one continues the record above it; when few do
+        # (records that carry long traces), only a line that reads as a continuation does.
+        mostly = clocked * 2 >= count
         starts, ends, stamps, heads = [], [], [], []
         for index, shape in enumerate(line_shapes):
-            if shape.stamp_end < 0 and starts:
+            if shape.stamp_end < 0 and starts and (mostly or _continues(lines[index])):
                 ends[-1] = index + 1
             else:
                 starts.append(index)
