@@ -7,6 +7,7 @@ import pytest
 from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach.asked import AskTerms
 from organs.stomach.distill.log import distill_log
+from organs.stomach.distill.text import TIMES
 from organs.stomach.signals import is_alert
 
 
@@ -117,3 +118,64 @@ def test_a_record_keeps_its_trace_when_few_lines_carry_a_clock() -> None:
     head = digest.rendering.split("\n", 1)[0]
     assert "6 records" in head and "1 template" in head and "6 alerts (6 error)" in head
     assert "      Stack trace:" in digest.rendering
+
+
+def test_a_compose_source_prefix_is_set_aside_and_counted() -> None:
+    rows = []
+    for index in range(30):
+        rows.append(f"api-1     | 2024-06-01T10:00:{index:02d}Z handled GET /orders/{index} in {index + 3} ms")
+        rows.append(f"worker-1  | 2024-06-01T10:00:{index:02d}Z picked job {900 + index} from queue default")
+    rows.append("worker-1  | 2024-06-01T10:00:59Z WARNING: queue default is backing up (42 waiting)")
+    digest = distill_log("\n".join(rows), 300, DEFAULT_ENCODING)
+    rendering = digest.rendering
+    assert "lines open with their source (worker-1 31, api-1 30)" in rendering
+    assert f"{TIMES}30 handled GET /orders/<*> in <*> ms" in rendering
+    assert f"{TIMES}30 picked job <*> from queue default" in rendering
+    assert "1 alert (1 warn)" in rendering.split("\n", 1)[0]
+
+
+def test_json_lines_are_mined_on_level_and_message() -> None:
+    rows = [
+        f'{{"level":30,"time":"2024-06-01T10:00:{k:02d}Z","pid":7,"hostname":"box","msg":"synced repo r{k}","v":0}}'
+        for k in range(40)
+    ]
+    rows[25] = '{"level":50,"time":"2024-06-01T10:00:25Z","pid":7,"hostname":"box","msg":"token expired","v":0}'
+    digest = distill_log("\n".join(rows), 250, DEFAULT_ENCODING)
+    rendering = digest.rendering
+    assert "JSON lines mined as time LEVEL message" in rendering
+    assert "nearly every line holds pid=7 hostname=box v=0" in rendering
+    assert f"{TIMES}39 INFO synced repo <*>" in rendering
+    assert f"{TIMES}1 ERROR token expired" in rendering
+    assert "1 alert (1 error)" in rendering.split("\n", 1)[0]
+
+
+def test_logfmt_lines_are_mined_on_their_message_not_a_masked_quote() -> None:
+    rows = [
+        f'time="2024-06-01T10:00:{k:02d}Z" level=info msg="pod synced" pod=web-{k} namespace=shop' for k in range(30)
+    ]
+    rows[9] = 'time="2024-06-01T10:00:09Z" level=warning msg="failed to pull image" pod=web-9 namespace=shop'
+    rendering = distill_log("\n".join(rows), 250, DEFAULT_ENCODING).rendering
+    assert "logfmt lines mined" in rendering
+    assert "WARNING failed to pull image pod=web-9" in rendering
+    assert f"{TIMES}29 INFO pod synced pod=web-<*>" in rendering
+
+
+def test_the_ask_raises_its_template_and_shows_the_line_that_holds_it() -> None:
+    rows = [f"2024-06-01 10:{k // 60:02d}:{k % 60:02d} INFO served /items/{k} to client c{k % 9}" for k in range(200)]
+    rows += [f"2024-06-01 10:05:{k:02d} INFO cache {name} rebuilt" for k, name in enumerate("abcdefghijklmnop")]
+    rows.insert(120, "2024-06-01 10:02:00 INFO slow request /items/4711 took 9800 ms")
+    rows.insert(121, "2024-06-01 10:02:01 INFO slow request /items/12 took 1200 ms")
+    log = "\n".join(rows)
+    ask = AskTerms.of("Why did /items/4711 take so long?")
+    rendering = distill_log(log, 160, DEFAULT_ENCODING, ask=ask).rendering
+    assert "slow request /items/4711 took 9800 ms (matches ask)" in rendering
+    assert "slow request /items/4711" not in distill_log(log, 160, DEFAULT_ENCODING).rendering
+
+
+def test_the_last_lines_of_a_build_are_kept_before_ordinary_templates() -> None:
+    rows = [f"[{k:04d}] compiling src/module_{k}.c" for k in range(300)]
+    rows += [f"[{300 + k:04d}] linking part {chr(97 + k)} of {name}" for k, name in enumerate(["lib", "app", "cli"])]
+    rows += ["Build finished: 300 objects, 0 warnings", "artifacts uploaded to store (12.4 MB)"]
+    rendering = distill_log("\n".join(rows), 200, DEFAULT_ENCODING).rendering
+    tail = rendering.split("last lines:\n", 1)[1]
+    assert "Build finished: 300 objects, 0 warnings\nartifacts uploaded to store (12.4 MB)" in tail

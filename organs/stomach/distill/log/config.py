@@ -78,8 +78,17 @@ class LogConfig:
     excerpt_head_lines: int = 3
     tail_lines: int = 5
     excerpt_rare_records: int = 2
-    # Lines holding the ask's terms kept in a templated rendering.
-    ask_lines: int = 8
+    # At most this many templates holding the ask's terms are raised right after the alert templates.
+    ask_templates: int = 6
+
+    # Structured lines (see ``structured``): a source prefix, JSON or logfmt is read when at least this share of
+    # the lines (of the first ``structured_sample`` for JSON and logfmt) has it; a mined line shows at most
+    # ``structured_fields`` other fields, each value cut to ``structured_value_chars``; logfmt needs this many pairs.
+    structured_share: float = 0.6
+    structured_sample: int = 200
+    structured_fields: int = 8
+    structured_value_chars: int = 60
+    logfmt_min_pairs: int = 3
 
     # The shallow tier: stamps are read from this many lines at each end for the window.
     shallow_stamp_lines: int = 1000

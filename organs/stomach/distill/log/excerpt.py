@@ -17,14 +17,12 @@ from organs.accounting import count_tokens
 from organs.fitting import fit_tokens
 from organs.stomach.asked import AskTerms
 from organs.stomach.distill.log.config import CONFIG
+from organs.stomach.distill.log.display import ALERT_MARK, ASK_MARK
 from organs.stomach.distill.log.mining import Records, Shape
 from organs.stomach.distill.text import elision, thousands
 from organs.stomach.signals import is_alert
 
-__all__ = ["ALERT_MARK", "ASK_MARK", "excerpt"]
-
-ALERT_MARK = " (alert)"
-ASK_MARK = " (matches ask)"
+__all__ = ["excerpt"]
 
 _ALERT_HEAD = 0
 _ALERT_LINE = 1
@@ -80,6 +78,7 @@ def _rendered(header: str, lines: list[str], kept: set[int], marks: dict[int, st
 
 def excerpt(
     lines: list[str],
+    mined: list[str],
     records: Records,
     heads: list[Shape],
     alerts: str,
@@ -88,8 +87,11 @@ def excerpt(
     full_tokens: int,
     ask: AskTerms | None,
 ) -> tuple[str, int] | None:
-    """The richest excerpt that measures within ``target``, or ``None`` when none does."""
-    ranked = sorted(_ranks(lines, records, heads, ask))
+    """The richest excerpt of ``lines`` that measures within ``target``, or ``None`` when none does.
+
+    ``mined`` are the lines as mined (a JSON line as its fields), judged for alerts and the ask.
+    """
+    ranked = sorted(_ranks(mined, records, heads, ask))
     reason_of = {index: reason for reason, _, index in ranked}
     rate = full_tokens / max(sum(len(line) + 1 for line in lines), 1)
     header = f"[{thousands(len(lines))}-line log · {alerts} · excerpt: the lines in order, some elided]"

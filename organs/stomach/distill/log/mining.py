@@ -70,6 +70,9 @@ class Template:
     # Alert records by kind, and the separating numbers every record of the template holds.
     kinds: dict[str, int] = field(default_factory=dict)
     split: str = ""
+    # The record holding most of the ask's terms (-1 for none), and how many it holds: shown as the example.
+    asked_record: int = -1
+    asked_hits: int = 0
 
 
 @dataclass(slots=True)
@@ -180,8 +183,13 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
     return Records(starts, ends, stamps, body_starts), [cut[0] for cut in cuts], header
 
 
-def mine_templates(lines: list[str], records: Records, heads: list[Shape]) -> list[Template]:
-    """One template per masked head body, in order of first appearance, variants merged."""
+def mine_templates(
+    lines: list[str], records: Records, heads: list[Shape], asked: dict[int, int] | None = None
+) -> list[Template]:
+    """One template per masked head body, in order of first appearance, variants merged.
+
+    ``asked`` maps records holding the ask's terms to how many they hold.
+    """
     templates: dict[str, Template] = {}
     starts, ends, body_starts = records.start, records.end, records.body_start
     for number, shape in enumerate(heads):
@@ -195,6 +203,8 @@ def mine_templates(lines: list[str], records: Records, heads: list[Shape]) -> li
             template.second_record = number
         template.line_count += ends[number] - starts[number]
         template.last_record = number
+        if asked and asked.get(number, 0) > template.asked_hits:
+            template.asked_record, template.asked_hits = number, asked[number]
         if shape.kind:
             template.alert = True
             template.alert_records += 1
@@ -297,6 +307,8 @@ def _combine(masked: str, parts: list[Template]) -> Template:
         combined.alert_records += part.alert_records
         for kind, count in part.kinds.items():
             combined.kinds[kind] = combined.kinds.get(kind, 0) + count
+        if part.asked_hits > combined.asked_hits:
+            combined.asked_record, combined.asked_hits = part.asked_record, part.asked_hits
         for body, count in part.alert_lines.items():
             if body in combined.alert_lines or len(combined.alert_lines) < CONFIG.alert_lines_per_template:
                 combined.alert_lines[body] = combined.alert_lines.get(body, 0) + count
