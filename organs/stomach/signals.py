@@ -161,6 +161,9 @@ _ALERT_CHECKS: tuple[tuple[tuple[str, ...], re.Pattern[str], Callable[[str], boo
 )
 
 
+_ALERT_STEMS = tuple(sorted({stem for stems, _, _ in _ALERT_CHECKS for stem in stems}))
+
+
 def is_alert(line: str) -> bool:
     """Whether a reader looking for what went wrong would look at this line: an alert level or a check above."""
     level = level_of(line)
@@ -168,8 +171,11 @@ def is_alert(line: str) -> bool:
         return True
     window = line[:LINE_PREFIX]
     lowered = window.lower()
+    found = {stem for stem in _ALERT_STEMS if stem in lowered}
+    if not found:
+        return False
     for stems, pattern, before in _ALERT_CHECKS:
-        if not any(stem in lowered for stem in stems):
+        if found.isdisjoint(stems):
             continue
         for match in pattern.finditer(window):
             start = match.start()

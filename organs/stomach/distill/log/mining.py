@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from organs.stomach.distill.log.alerts import alert_kind, might_separate, separating_values
+from organs.stomach.distill.log.alerts import alert_kind, separating_spans
 from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.headers import Header, cut_fields, header_columns
 from organs.stomach.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_variables, word_masks
@@ -46,9 +46,9 @@ class Shape:
     # The body's space-separated words, each masked on its own (one per word of the body, leading
     # blanks included); empty when the body takes the line-wide masking path.
     words: tuple[str, ...] = ()
-    # Whether the real lines hold a number that may tell alerts apart (judged line by line), and the
-    # numbers a real line held: they split its template.
-    separable: bool = False
+    # Where the real lines hold numbers that may tell alerts apart (judged line by line), and the numbers a
+    # real line held there: they split its template.
+    spans: tuple[tuple[int, int], ...] = ()
     split: str = ""
 
     @property
@@ -95,18 +95,16 @@ def _shape_of(key: str, words: dict[str, str]) -> Shape:
     body = key[max(stamp_end, 0) :]
     masked_words = word_masks(body, words)
     masked = mask_variables(body) if masked_words is None else joined(masked_words)
-    return Shape(stamp_end, masked, alert_kind(key), masked_words or (), might_separate(key))
+    return Shape(stamp_end, masked, alert_kind(key), masked_words or (), separating_spans(key))
 
 
 def _refined(shape: Shape, line: str, cache: dict[tuple[int, str], Shape]) -> Shape:
     """The shape of a real line whose numbers may tell an alert apart: its own kind and split."""
-    values = separating_values(line)
-    if not values:
-        return shape
+    values = "|".join(line[start:end] for start, end in shape.spans)
     refined = cache.get((id(shape), values))
     if refined is None:
         kind = shape.kind or alert_kind(line)
-        refined = replace(shape, kind=kind, separable=False, split=values)
+        refined = replace(shape, kind=kind, spans=(), split=values)
         cache[id(shape), values] = refined
     return refined
 
@@ -129,7 +127,7 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
     distinct = {id(shape): (key, shape) for key, shape in shapes_by_key.items()}
     refinements: dict[tuple[int, str], Shape] = {}
     for index, shape in enumerate(line_shapes):
-        if shape.separable:
+        if shape.spans:
             refined = _refined(shape, lines[index], refinements)
             line_shapes[index] = refined
             distinct[id(refined)] = keys[index], refined
