@@ -49,6 +49,11 @@ class Subjects:
     def frames_get(self) -> str:
         return f"{self.prefix}.frames.get"
 
+    @property
+    def frames_raw(self) -> str:
+        """Where the operator fetches a frame's bytes as received, secrets and all."""
+        return f"{self.prefix}.frames.raw"
+
     def dlq(self, organ: str) -> str:
         return f"{self.prefix}.dlq.{organ}"
 
@@ -78,6 +83,11 @@ class Subjects:
     @property
     def frames_bucket(self) -> str:
         return f"{self.prefix}-frames"
+
+    @property
+    def raw_bucket(self) -> str:
+        """Pastes as received that held secrets: the stomach's alone, read back through ``frames_raw``."""
+        return f"{self.prefix}-raw"
 
     @property
     def frame_index_bucket(self) -> str:

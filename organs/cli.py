@@ -5,6 +5,7 @@
     ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S]
     ichor digest [FILE|-] [--json] [--budget N]
     ichor frame ID [--full] [--json]
+    ichor mcp [--http PORT] [--host ADDR]
     ichor tail [--json] [--limit N]
     ichor status [--json]
     ichor schema
@@ -37,8 +38,9 @@ import nats.errors
 from envelopes.codec import encode_json, envelope_schema
 from envelopes.subjects import Subjects
 from envelopes.types import Rejected, UserInput
+from organs.anatomy import ABSORPTION, BORDER, ORGAN_NAMES, STOMACH
+from organs.errors import IchorError
 from organs.runtime.bus import BusSettings, Tract, connect, provision
-from organs.runtime.errors import IchorError
 from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
 from organs.runtime.security import generate_security, organ_environment, permissions, user_environment
@@ -46,7 +48,6 @@ from organs.runtime.server import EmbeddedServer
 
 __all__ = ["main"]
 
-ORGANS = ("stomach", "absorption", "border")
 EXIT_TIMEOUT = 3
 EXIT_REJECTED = 4
 
@@ -62,19 +63,19 @@ def _read_input(path: str) -> str:
 
 def _organ_builder(organ: str, settings: BusSettings) -> OrganBuilder:
     match organ:
-        case "stomach":
+        case STOMACH.name:
             from organs.stomach.worker import build_stomach
 
             return build_stomach(settings)
-        case "absorption":
+        case ABSORPTION.name:
             from organs.absorption.worker import build_absorption
 
             return build_absorption(settings)
-        case "border":
+        case BORDER.name:
             from organs.border.worker import build_border
 
             return build_border(settings)
-    raise IchorError(f"unknown organ {organ!r}; expected one of {', '.join(ORGANS)}")
+    raise IchorError(f"unknown organ {organ!r}; expected one of {', '.join(ORGAN_NAMES)}")
 
 
 # --- ichor worker ------------------------------------------------------------
@@ -172,12 +173,12 @@ def cmd_up(args: argparse.Namespace) -> int:
         server = EmbeddedServer(args.data, port=args.port, extra_config=auth).start()
         nats_url = server.url
         log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid, secure=args.secure)
-    environments = {organ: organ_environment(security_dir, organ) for organ in ORGANS} if args.secure else {}
+    environments = {organ: organ_environment(security_dir, organ) for organ in ORGAN_NAMES} if args.secure else {}
     supervisor = Supervisor(nats_url, log, environments)
     try:
         if args.secure:
             asyncio.run(_provision_as_admin(nats_url, security_dir))
-        for organ in ORGANS:
+        for organ in ORGAN_NAMES:
             supervisor.spawn(organ)
         if args.feed:
             settings = BusSettings.from_env(nats_url)
@@ -244,7 +245,9 @@ def cmd_security(args: argparse.Namespace) -> int:
         if args.user is None:
             raise IchorError("ichor security env needs a user: " + ", ".join(permissions(Subjects())))
         environment = (
-            organ_environment(directory, args.user) if args.user in ORGANS else user_environment(directory, args.user)
+            organ_environment(directory, args.user)
+            if args.user in ORGAN_NAMES
+            else user_environment(directory, args.user)
         )
         for key, value in environment.items():
             print(f"export {key}={shlex.quote(value)}")
@@ -252,7 +255,7 @@ def cmd_security(args: argparse.Namespace) -> int:
     (directory / "server.conf").write_text(
         "jetstream {\n  store_dir: /data\n}\nmax_payload: 8MB\ninclude ./auth.conf\n"
     )
-    for organ in ORGANS:
+    for organ in ORGAN_NAMES:
         environment = organ_environment(directory, organ)
         for key in ("ICHOR_SIGNING_SEED_FILE", "ICHOR_TRUSTED_KEYS_FILE"):
             environment[key] = environment[key].replace(str(directory), "/etc/ichor/security")
@@ -354,6 +357,20 @@ def cmd_frame(args: argparse.Namespace) -> int:
     return asyncio.run(_frame(BusSettings.from_env(args.nats), args.id, args.full, args.json))
 
 
+# --- ichor mcp ----------------------------------------------------------------
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from organs.mcp import serve_http, serve_stdio
+
+    settings = BusSettings.from_env(args.nats)
+    if args.http is None:
+        asyncio.run(serve_stdio(settings))
+    else:
+        asyncio.run(serve_http(settings, args.host, args.http))
+    return 0
+
+
 # --- ichor tail ----------------------------------------------------------------
 
 
@@ -421,7 +438,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 f"{processed:>9} {errors:>6} {average:>8.2f}  {last_error[:60]}"
             )
     ready = {reply["metadata"]["organ"] for reply in organs if reply["metadata"].get("ready") == "true"}
-    missing = [organ for organ in ORGANS if organ not in ready]
+    missing = [organ for organ in ORGAN_NAMES if organ not in ready]
     if missing:
         print(f"ichor status: not ready or missing: {', '.join(missing)}", file=sys.stderr)
         return EXIT_NOT_READY
@@ -471,7 +488,7 @@ def _parser() -> argparse.ArgumentParser:
     security.add_argument("user", nargs="?", help="with env: stomach, absorption, border, host, upstream or admin")
 
     worker = command("worker", cmd_worker, "run one organ's worker against a NATS server")
-    worker.add_argument("organ", choices=ORGANS)
+    worker.add_argument("organ", choices=ORGAN_NAMES)
     worker.add_argument("--nats", help="NATS URL (default $ICHOR_NATS_URL or nats://127.0.0.1:4222)")
 
     ingest = command("ingest", cmd_ingest, "publish a paste as an upstream organ would and print its outcome")
@@ -493,6 +510,11 @@ def _parser() -> argparse.ArgumentParser:
     frame.add_argument("--full", action="store_true")
     frame.add_argument("--json", action="store_true")
     frame.add_argument("--nats")
+
+    mcp = command("mcp", cmd_mcp, "serve frames to a model as MCP tools and resources (stdio, or --http PORT)")
+    mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on this port instead of stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="with --http: the address to bind (loopback by default)")
+    mcp.add_argument("--nats")
 
     tail = command("tail", cmd_tail, "follow the tract live: one line per envelope per hop")
     tail.add_argument("--nats")

@@ -30,6 +30,7 @@ import nacl.signing
 import nkeys
 
 from envelopes.types import Digested, Envelope, ProvenanceChain, Yield
+from organs.errors import SigningError
 
 __all__ = [
     "Signer",
@@ -43,10 +44,6 @@ __all__ = [
 ]
 
 _claim_encoder = msgspec.msgpack.Encoder()
-
-
-class SigningError(ValueError):
-    """A seed or public key that cannot be read."""
 
 
 def new_seed() -> str:

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 
 from envelopes.types import Admitted, Envelope, Reason, Rejected
 from organs.accounting import DEFAULT_ENCODING
+from organs.anatomy import BORDER
 from organs.border.compiler import PromptBudget, compile
-from organs.border.errors import BorderConfigError, CompileError
 from organs.border.guard import Admission, BorderPolicy, GuardState, RateLimit, Rejection, screen
 from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, BuiltinPromptConfig, builtin_modules, paste_modules
+from organs.errors import BorderConfigError, CompileError
 from organs.secretion import secrete
 from organs.signing import Signer, load_signer, load_trusted_keys
 
@@ -103,7 +104,7 @@ class BorderConfig:
                 kernel_instructions=env.get("ICHOR_KERNEL_INSTRUCTIONS", DEFAULT_KERNEL_INSTRUCTIONS),
                 workspace_instructions=(workspace,) if workspace else (),
             ),
-            signer=load_signer("ada_border", env),
+            signer=load_signer(BORDER.wire_name, env),
         )
 
 
@@ -112,7 +113,7 @@ def _rejected(
 ) -> Envelope:
     return secrete(
         envelope,
-        organ="ada_border",
+        organ=BORDER.wire_name,
         instance=instance,
         dest="brain",
         payload=Rejected(reasons=rejection.reasons, meta=rejection.meta, follow_up_of=rejection.follow_up_of),
@@ -141,7 +142,7 @@ def _admit(
         return _rejected(envelope, rejection, config, instance=instance, at=at)
     return secrete(
         envelope,
-        organ="ada_border",
+        organ=BORDER.wire_name,
         instance=instance,
         dest="brain",
         payload=Admitted(

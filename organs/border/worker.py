@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 
 from envelopes.types import Admitted, Envelope, Rejected, Yield
+from organs.anatomy import BORDER
 from organs.border.decide import BorderConfig, border_decide
 from organs.border.guard import GuardState
 from organs.runtime import (
@@ -25,7 +26,7 @@ __all__ = ["build_border"]
 
 def build_border(settings: BusSettings, config: BorderConfig | None = None) -> OrganBuilder:
     border_config = config or BorderConfig.from_env()
-    log = get_logger("ada_border")
+    log = get_logger(BORDER.name)
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         # Rate-limit buckets are this replica's memory; see GuardState.
@@ -56,6 +57,11 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
             )
             return [Output(tract.subjects.border_rejected, decision)]
 
-        return [WorkerSpec(organ="ada_border", durable="border", subject=tract.subjects.border_in, handle=handle)]
+        (consumer,) = BORDER.consumers
+        return [
+            WorkerSpec(
+                organ=BORDER.name, durable=consumer.durable, subject=consumer.address(tract.subjects), handle=handle
+            )
+        ]
 
     return build

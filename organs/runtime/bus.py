@@ -21,7 +21,7 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFoundError
 
 from envelopes.subjects import Subjects
-from organs.runtime.errors import BusUnavailableError, ConfigError
+from organs.errors import BusUnavailableError, ConfigError
 
 __all__ = ["DEFAULT_NATS_URL", "BusSettings", "Tract", "connect", "provision"]
 
@@ -183,6 +183,10 @@ async def _provision_once(tract: Tract) -> None:
         await js.object_store(subjects.frames_bucket)
     except BucketNotFoundError:
         await js.create_object_store(subjects.frames_bucket, storage=api.StorageType.FILE, replicas=settings.replicas)
+    try:
+        await js.object_store(subjects.raw_bucket)
+    except BucketNotFoundError:
+        await js.create_object_store(subjects.raw_bucket, storage=api.StorageType.FILE, replicas=settings.replicas)
     try:
         await js.key_value(subjects.frame_index_bucket)
     except BucketNotFoundError:

@@ -20,7 +20,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from organs.runtime.errors import EmbeddedServerError
+from organs.errors import EmbeddedServerError
 
 __all__ = ["EmbeddedCluster", "EmbeddedServer", "find_nats_server", "free_port"]
 

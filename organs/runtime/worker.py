@@ -31,8 +31,8 @@ from nats.js import api
 from envelopes.codec import DecodeError, decode, encode
 from envelopes.ids import utc_now
 from envelopes.types import Envelope
+from organs.errors import PoisonError, TransientError
 from organs.runtime.bus import Tract
-from organs.runtime.errors import PoisonError, TransientError
 from organs.runtime.logs import envelope_fields, get_logger
 from organs.runtime.tracing import hop_span
 

@@ -2,12 +2,15 @@
 
 It decodes a paste, runs ``ingest_paste`` (on a thread for a large paste, see
 ``call_core``), stores the paste and the frame index, then publishes the
-digest. The backlog on its consumer (pending messages, read from each
-delivery) is handed to the core, which steps down to shallow or deferred.
+digest. A paste whose evidence held secrets is stored twice: redacted (all that
+``<prefix>.frames.get`` serves) and as received, in the raw store that only the
+operator's ``<prefix>.frames.raw`` reads back. The backlog on its consumer
+(pending messages, read from each delivery) is handed to the core, which steps
+down to shallow or deferred.
 A deferred paste also queues a notice on ``<prefix>.stomach.deferred``; a
 second, low-priority consumer digests it in full once the main subject is
 idle and publishes a follow-up digest with the same origin. The worker also
-answers ``<prefix>.frames.get``.
+answers ``<prefix>.frames.get`` and ``<prefix>.frames.raw``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import msgspec
 
 from envelopes.codec import DecodeError, decode_frame_request, encode
 from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, FrameReply, Paste
+from organs.accounting import digest_text
+from organs.anatomy import ABSORPTION, STOMACH
 from organs.client import INLINE_HEADROOM
 from organs.runtime import (
     BusSettings,
@@ -38,6 +43,8 @@ from organs.secretion import secrete
 from organs.signing import Signer, load_signer
 from organs.stomach.frames_store import FrameNotFound, FrameStore
 from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
+from organs.stomach.raw import answer_raw_request
+from organs.stomach.redact import REDACT_VARIABLE, parse_personal
 
 __all__ = ["build_stomach", "digest_paste", "ingest_config_from_env"]
 
@@ -60,6 +67,7 @@ def ingest_config_from_env() -> IngestConfig:
             overrides[field] = int(os.environ[variable])
     if os.environ.get("ICHOR_ENCODING"):
         overrides["encoding"] = os.environ["ICHOR_ENCODING"]
+    overrides["redact_personal"] = parse_personal(os.environ.get(REDACT_VARIABLE))
     return dataclasses.replace(defaults, **overrides)
 
 
@@ -75,9 +83,9 @@ def digest_paste(
     """The digested envelope for a paste's bundle: pure, the origin untouched."""
     return secrete(
         parent,
-        organ="stomach",
+        organ=STOMACH.wire_name,
         instance=instance,
-        dest="absorption",
+        dest=ABSORPTION.wire_name,
         payload=Digested(
             goal=bundle.query.goal,
             anchors=bundle.query.anchors,
@@ -96,14 +104,18 @@ def digest_paste(
     )
 
 
-def _frame_records(bundle: IngestBundle) -> list[FrameRecord]:
+def _frame_records(bundle: IngestBundle, served_ref: str) -> list[FrameRecord]:
     # A deferred paste is indexed with its references: rendering them now is the work deferral
     # puts off. The follow-up digest indexes the same frame ids again with their renderings.
+    # With secrets redacted, full text is served from the redacted paste; the raw one is only named.
+    redaction = bundle.redaction
     return [
         FrameRecord(
-            paste_ref=bundle.source_digest,
-            span=bundle.provider.span(frame.id),
+            paste_ref=served_ref,
+            span=redaction.span(bundle.provider.span(frame.id)),
             compact=frame if bundle.tier == "deferred" else bundle.provider.serve(frame.id, "compact"),
+            raw_ref=bundle.source_digest if redaction.changed else None,
+            raw_span=bundle.provider.span(frame.id) if redaction.changed else None,
         )
         for frame in bundle.provider.frames
     ]
@@ -111,8 +123,8 @@ def _frame_records(bundle: IngestBundle) -> list[FrameRecord]:
 
 def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> OrganBuilder:
     base_config = config or ingest_config_from_env()
-    signer = load_signer("stomach")
-    log = get_logger("stomach")
+    signer = load_signer(STOMACH.wire_name)
+    log = get_logger(STOMACH.name)
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         store = FrameStore(tract)
@@ -123,7 +135,13 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
             # The core digests the whole paste anyway; its digest is the check, before anything is stored.
             if bundle.source_digest != expected:
                 raise PoisonError(f"the paste's bytes digest to {bundle.source_digest}, not {expected}")
-            await store.store(text, bundle.source_digest, _frame_records(bundle))
+            redaction = bundle.redaction
+            if redaction.changed:
+                served_ref = digest_text(redaction.text)
+                await store.store_raw(text, bundle.source_digest)
+                await store.store(redaction.text, served_ref, _frame_records(bundle, served_ref))
+            else:
+                await store.store(text, bundle.source_digest, _frame_records(bundle, bundle.source_digest))
             return bundle
 
         async def handle_paste(envelope: Envelope, delivery: Delivery) -> Sequence[Output]:
@@ -158,9 +176,9 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
                         tract.subjects.stomach_deferred,
                         secrete(
                             envelope,
-                            organ="stomach",
+                            organ=STOMACH.wire_name,
                             instance=settings.instance,
-                            dest="stomach",
+                            dest=STOMACH.wire_name,
                             payload=notice,
                             stages=(),
                             tier="deferred",
@@ -168,7 +186,13 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
                         ),
                     )
                 )
-            log.info("stomach.digested", envelope_id=digested.id, tier=bundle.tier, tier_reason=bundle.tier_reason)
+            log.info(
+                "stomach.digested",
+                envelope_id=digested.id,
+                tier=bundle.tier,
+                tier_reason=bundle.tier_reason,
+                redacted=bundle.redaction.totals(),
+            )
             return outputs
 
         async def handle_deferred(envelope: Envelope, _: Delivery) -> Sequence[Output]:
@@ -195,13 +219,22 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
             limit = tract.nc.max_payload - INLINE_HEADROOM
             await msg.respond(encode(await _answer_frame_request(store, msg.data, limit)))
 
-        await tract.nc.subscribe(tract.subjects.frames_get, queue="stomach", cb=serve_frame)
+        async def serve_raw(msg: Any) -> None:
+            limit = tract.nc.max_payload - INLINE_HEADROOM
+            await msg.respond(encode(await answer_raw_request(store, msg.data, limit)))
+
+        await tract.nc.subscribe(tract.subjects.frames_get, queue=STOMACH.name, cb=serve_frame)
+        # Only the operator user may publish here (see organs.runtime.security); no organ can.
+        await tract.nc.subscribe(tract.subjects.frames_raw, queue=STOMACH.name, cb=serve_raw)
+        main, deferred = STOMACH.consumers
         return [
-            WorkerSpec(organ="stomach", durable="stomach", subject=tract.subjects.stomach_in, handle=handle_paste),
             WorkerSpec(
-                organ="stomach",
-                durable="stomach-deferred",
-                subject=tract.subjects.stomach_deferred,
+                organ=STOMACH.name, durable=main.durable, subject=main.address(tract.subjects), handle=handle_paste
+            ),
+            WorkerSpec(
+                organ=STOMACH.name,
+                durable=deferred.durable,
+                subject=deferred.address(tract.subjects),
                 handle=handle_deferred,
                 batch=1,
                 gate=lambda: main_backlog["pending"] == 0,

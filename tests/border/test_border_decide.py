@@ -20,7 +20,7 @@ from organs.border import (
     RateLimit,
     border_decide,
 )
-from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, GOAL_SEGMENT_ID
+from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, FRAME_TOOLS, GOAL_SEGMENT_ID, kernel_text
 
 
 def decide(envelope: Envelope, config: BorderConfig | None = None) -> Envelope:
@@ -45,7 +45,11 @@ def test_an_admitted_yield_reaches_the_brain_as_a_prompt() -> None:
     assert admitted.goal == "Why does boot fail?"
     assert admitted.meta == incoming.payload.meta
     assert admitted.follow_up_of == "b" * 32
-    assert admitted.prompt.text.startswith(DEFAULT_KERNEL_INSTRUCTIONS + "\n\nWhy does boot fail?\n\n")
+    # Stable kernel first, then the evidence, the goal last.
+    kernel = kernel_text(DEFAULT_KERNEL_INSTRUCTIONS, FRAME_TOOLS)
+    assert admitted.prompt.text.startswith(kernel + "\n\n[frame blake3:")
+    assert admitted.prompt.text.endswith("\n\nWhy does boot fail?")
+    assert admitted.prompt.stable_prefix_bytes == len(kernel.encode())
     assert codec.decode(codec.encode(out)) == out
 
 
