@@ -20,9 +20,19 @@ __all__ = ["alert_kind", "kinds_text", "separating_spans"]
 # the lower-cased window holds one of its stems: an HTTP status, an exit status, a count of failures. Each opens
 # on a literal, so the regex engine skips ahead; a count's digits are read back from the word it counts.
 _SEPARATING = (
-    (('" ', "http/", "status"), re.compile(r"(?:\" |HTTP/\d(?:\.\d)?\"? |status(?:_code)?\"?[=:] ?\"?)(\d{3})\b")),
-    (("exit",), re.compile(r"exit(?:ed)?(?: with)? (?:status|code)[ :=]*(-?\d+)")),
-    (("fail", "error"), re.compile(r"(?:Failures|Errors): (\d+)| (?:failed|failures?|errors?)\b()")),
+    (
+        "status",
+        ('" ', "http/", "status"),
+        re.compile(r"(?:\" |HTTP/\d(?:\.\d)?\"? |status(?:_code)?\"?[=:] ?\"?)(\d{3})\b"),
+    ),
+    # A W3C (IIS) line: the status, sub-status and win32 status after the request's method and path.
+    (
+        "status",
+        ("get ", "post ", "put ", "delete ", "head "),
+        re.compile(r"(?:GET|POST|PUT|DELETE|HEAD|PATCH|OPTIONS) [^\"\n]{0,600}? (\d{3}) \d{1,5} \d{1,10}\b"),
+    ),
+    ("exit", ("exit",), re.compile(r"exit(?:ed)?(?: with)? (?:status|code)[ :=]*(-?\d+)")),
+    ("count", ("fail", "error"), re.compile(r"(?:Failures|Errors): (\d+)| (?:failed|failures?|errors?)\b()")),
 )
 _LEVEL_KINDS = {
     "warning": "warn",
@@ -36,22 +46,22 @@ _LEVEL_KINDS = {
 }
 _WORD_KINDS = re.compile(r"\b(?:(panic)|(BUG)|(\w*(?:Exception|Error)\b|Traceback)|(FAIL\w*|[Ff]ail\w*))")
 _KINDS_SHOWN = 4
-_STATUS_BEFORE = re.compile(r"(?:\" |HTTP/\d(?:\.\d)?\"? |status(?:_code)?\"?[=:] ?\"?)$")
 
 
-def separating_spans(key: str) -> tuple[tuple[int, int], ...]:
-    """Where a digit-flattened line holds numbers that may tell an alert apart: the same places in each of its
-    real lines hold their values (flattening keeps every position)."""
+def separating_spans(key: str) -> tuple[tuple[int, int, str], ...]:
+    """Where a digit-flattened line holds numbers that may tell an alert apart, and what each is (``status``,
+    ``exit``, ``count``): the same places in each of its real lines hold their values (flattening keeps every
+    position)."""
     window = key[:LINE_PREFIX]
     lowered = window.lower()
-    spans: list[tuple[int, int]] = []
-    for stems, pattern in _SEPARATING:
+    spans: set[tuple[int, int, str]] = set()
+    for what, stems, pattern in _SEPARATING:
         if not any(stem in lowered for stem in stems):
             continue
         for match in pattern.finditer(window):
             start, end = match.span(1) if match.group(1) is not None else _count_before(window, match.start())
             if start < end:
-                spans.append((start, end))
+                spans.add((start, end, what))
     return tuple(sorted(spans))
 
 
@@ -73,17 +83,12 @@ def alert_kind(line: str) -> str:
     level = level_of(line)
     if level is not None and level in ALERT_LEVELS:
         return _LEVEL_KINDS.get(level, level)
-    for start, end in separating_spans(line):
+    for start, end, what in separating_spans(line):
         value = line[start:end]
-        nonzero = value.strip("-0") != ""
-        if _STATUS_BEFORE.search(line, 0, start):
-            if value[:1] in "45":
-                return f"HTTP {value}"
-        elif "exit" in line[max(start - 16, 0) : start]:
-            if nonzero:
-                return "exit status"
-        elif nonzero:
-            return "failures"
+        if what == "status" and value[:1] in "45":
+            return f"HTTP {value}"
+        if what != "status" and value.strip("-0"):
+            return "exit status" if what == "exit" else "failures"
     word = _WORD_KINDS.search(line, 0, LINE_PREFIX)
     if word is None:
         return "alert"

@@ -48,7 +48,7 @@ class Shape:
     words: tuple[str, ...] = ()
     # Where the real lines hold numbers that may tell alerts apart (judged line by line), and the numbers a
     # real line held there: they split its template.
-    spans: tuple[tuple[int, int], ...] = ()
+    spans: tuple[tuple[int, int, str], ...] = ()
     split: str = ""
 
     @property
@@ -100,7 +100,7 @@ def _shape_of(key: str, words: dict[str, str]) -> Shape:
 
 def _refined(shape: Shape, line: str, cache: dict[tuple[int, str], Shape]) -> Shape:
     """The shape of a real line whose numbers may tell an alert apart: its own kind and split."""
-    values = "|".join(line[start:end] for start, end in shape.spans)
+    values = "|".join(line[start:end] for start, end, _ in shape.spans)
     refined = cache.get((id(shape), values))
     if refined is None:
         kind = shape.kind or alert_kind(line)
@@ -109,13 +109,15 @@ def _refined(shape: Shape, line: str, cache: dict[tuple[int, str], Shape]) -> Sh
     return refined
 
 
-_CONTINUATION_OPENINGS = (" ", "\t", "}", "]", ")", '"', "#", "Caused by", "Stack trace", "[stacktrace]", "Traceback")
+_CONTINUATION_OPENINGS = (" ", "\t", "}", "]", ")", '"', "Caused by", "Stack trace", "[stacktrace]", "Traceback")
 
 
 def _continues(line: str) -> bool:
-    """Whether an unclocked line reads as part of the record above: indented, a trace frame, a cause, a closing
-    bracket of wrapped JSON, or blank."""
-    return not line or line.startswith(_CONTINUATION_OPENINGS) or is_trace_frame(line)
+    """Whether an unclocked line reads as part of the record above: indented, a trace frame (``#3 …`` too), a
+    cause, a closing bracket of wrapped JSON, or blank."""
+    if not line or line.startswith(_CONTINUATION_OPENINGS) or is_trace_frame(line):
+        return True
+    return line[0] == "#" and line[1:2].isdigit()
 
 
 def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Header]:
