@@ -104,7 +104,7 @@ def _refined(shape: Shape, line: str, cache: dict[tuple[int, str], Shape]) -> Sh
     refined = cache.get((id(shape), values))
     if refined is None:
         kind = shape.kind or alert_kind(line)
-        refined = replace(shape, kind=kind, spans=(), split=values)
+        refined = replace(shape, kind=kind, split=values)
         cache[id(shape), values] = refined
     return refined
 
@@ -176,6 +176,10 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
             cut_shapes[id(shape)] = shape, 0
             continue
         offset = sum(len(word) for word in raw_words[:cut]) + cut
+        if shape.spans and shape.spans[0][0] < max(shape.stamp_end, 0) + offset:
+            # A number that tells alerts apart is never left out with the header fields.
+            cut_shapes[id(shape)] = shape, 0
+            continue
         masked = joined(shape.words[cut:]) if shape.words else mask_variables(body[offset:])
         cut_shapes[id(shape)] = Shape(shape.stamp_end, masked, shape.kind, split=shape.split), offset
     cuts = [cut_shapes[id(shape)] for shape in heads]
