@@ -191,3 +191,14 @@ def test_a_w3c_status_splits_the_template_and_counts_as_an_http_alert() -> None:
     assert "6 alerts (6 HTTP 404)" in head
     template_lines = [line for line in digest.rendering.split("\n") if line.startswith(TIMES)]
     assert any(" 404 0 2" in line for line in template_lines) and any(" 200 0 0" in line for line in template_lines)
+
+
+def test_a_build_that_prints_a_date_once_keeps_its_lines_as_records() -> None:
+    rows = ["2024-05-05 08:00:00 build started"]
+    for step in range(40):
+        rows.append(f"$ make target_{step}")
+        rows.append(f"  layer {step:03d}: Pull complete")
+    digest = distill_log("\n".join(rows), 300, DEFAULT_ENCODING)
+    head = digest.rendering.split("\n", 1)[0]
+    assert "records" not in head
+    assert f"{TIMES}40 layer <*>: Pull complete" in digest.rendering

@@ -136,6 +136,14 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
     stamp_ends = [shape.stamp_end for shape in line_shapes]
     count = len(stamp_ends)
     clocked = count - stamp_ends.count(-1)
+    mostly = clocked * 2 >= count
+    continues: list[bool] = []
+    if not mostly and clocked:
+        continues = [end < 0 and _continues(line) for line, end in zip(lines, stamp_ends, strict=True)]
+        # Records with a clock must be what the log is made of: when more lines neither carry a clock nor read as
+        # a continuation, the clocked lines are incidental (a build step that prints a date).
+        if count - clocked - sum(continues) > clocked:
+            clocked = 0
     if clocked in (0, count):
         # No continuation lines: every line is a record of its own.
         starts = list(range(count))
@@ -145,10 +153,9 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
     else:
         # When most lines open with a clock, any line without one continues the record above it; when few do
         # (records that carry long traces), only a line that reads as a continuation does.
-        mostly = clocked * 2 >= count
         starts, ends, stamps, heads = [], [], [], []
         for index, shape in enumerate(line_shapes):
-            if shape.stamp_end < 0 and starts and (mostly or _continues(lines[index])):
+            if shape.stamp_end < 0 and starts and (mostly or continues[index]):
                 ends[-1] = index + 1
             else:
                 starts.append(index)
