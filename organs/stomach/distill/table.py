@@ -37,6 +37,7 @@ _ALERT_ROWS = 8
 # Directive lines (Zeek's ``#fields``) are looked for among the first lines only.
 _DIRECTIVE_LINES = 16
 _KEPT_MARK = "  ◂ "
+_REASONS_SHOWN = 3
 _NUMERIC_KINDS = ("int", "float", "percent", "currency")
 _TYPED_ROWS = 20_000
 # Without type inference (the shallow tier), a column whose first rows all read as numbers is numeric.
@@ -188,6 +189,15 @@ def _numeric_sample(values: list[str]) -> bool:
     return bool(present) and all(_number(value) is not None and _FLOAT.fullmatch(value.strip()) for value in present)
 
 
+def _why(reasons: list[str]) -> str:
+    """What a kept row says after it: its first reasons, and how many more."""
+    if not reasons:
+        return ""
+    shown = "; ".join(reasons[:_REASONS_SHOWN])
+    more = len(reasons) - _REASONS_SHOWN
+    return _KEPT_MARK + shown + (f"; +{more} more" if more > 0 else "")
+
+
 def _alert_row(line: str) -> bool:
     level = level_of(line)
     return level is not None and level in ALERT_LEVELS
@@ -245,7 +255,7 @@ def distill_table(
     for index in sorted(kept):
         if position[index] > previous + 1:
             body.append(elision(position[index] - previous - 1, "row"))
-        body.append(lines[index] + (_KEPT_MARK + "; ".join(reasons[index]) if reasons[index] else ""))
+        body.append(lines[index] + _why(reasons[index]))
         previous = position[index]
     if previous < len(data_lines) - 1:
         body.append(elision(len(data_lines) - 1 - previous, "row"))
