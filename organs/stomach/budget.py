@@ -58,7 +58,7 @@ _VALUE_TAIL_CHARS = 8 * 1024
 # A rendering is not shrunk below this many tokens to absorb an overrun: so small, it says next to nothing.
 _SMALLEST_SHRUNK = 48
 # The kinds whose rendering follows its target; a trace rendered again comes out the same.
-TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note", "table"})
+TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note", "table", "stack_trace"})
 
 
 class Budgeted(Protocol):

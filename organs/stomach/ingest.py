@@ -1,15 +1,23 @@
 """``ingest_paste``: a user's paste, decomposed into the goal, anchors and budgeted evidence frames.
 
-The pipeline is split → classify (``organs.stomach.classify``) → resolve the
-intent → distill each distinct evidence segment → fit the token budget.
+The pipeline is normalize → split → classify (``organs.stomach.classify``) →
+resolve the intent → distill each distinct evidence segment → fit the token budget.
 
+* Normal form. Blocks are cut from the paste's normal form
+  (``organs.stomach.normal``) and placed back in the received text, so every
+  span locates received characters. A segment's full text is the received
+  segment (its digest is the frame id; fetching it in full returns it); what the
+  model is served, whole or compact, and what titles, windows and the goal are
+  read from, is its normal form. ``_segment_texts`` is the one place a segment
+  becomes both.
 * Goal. With ``intent`` given, the goal is exactly ``intent``; a block equal to
   it is the goal segment and every other prose block becomes a note. Without it,
-  the prose that reads as an ask (a question or an imperative) is the goal,
-  several pieces joined verbatim in order with a blank line; when no prose reads
-  as an ask, the last prose block is the goal; with no prose at all the goal is
-  the empty string. The goal is a field of the query, never a frame, so no
-  budget can cut it.
+  the goal is the user's own words (rules: ``organs.stomach.intent``): the prose
+  blocks that ask most strongly, joined in order with a blank line, each as the
+  terminal shows it (its normal form); when none asks, the last prose block in
+  the user's own words; otherwise the empty string. Words glued to the top of
+  a trace or log become a prose segment of their own first. The goal is a field
+  of the query, never a frame, so no budget can cut it.
 * Anchors. Path references, in order, without repeats; they cost no tokens.
 * Frames. One per distinct evidence segment (``id`` = blake3 of its text); a
   repeat reports ``duplicate`` and points at the first.
@@ -62,7 +70,7 @@ from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import distill_table
 from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
 from organs.stomach.distill.trace import distill_trace
-from organs.stomach.intent import ask_strength, glued_ask_lines, own_words
+from organs.stomach.intent import ask_strength, glued_lines, own_words
 from organs.stomach.normal import normal_form, normalize
 from organs.stomach.redact import PasteRedaction, describe, redact_paste
 from organs.stomach.split import Block, split_blocks
@@ -257,10 +265,15 @@ def _segment_texts(received: str) -> tuple[str, str]:
 
 
 def _classified(text: str, block: Block) -> list[_Segment]:
-    """The block's segment, or two when an ask is glued to the first line of the evidence below it."""
+    """The block's segment, or two when the user's words are glued to the first line of the evidence below.
+
+    Evidence is what the ladder found a shape for, or prose whose lines are mostly machine-made.
+    """
     full, served = _segment_texts(text[block.start : block.end])
     found = classify(served, fenced=block.fenced, language=block.language)
-    asked_lines = 0 if block.fenced or found.kind in ("prose", "path_ref") else glued_ask_lines(served)
+    asked_lines = 0 if block.fenced or found.kind == "path_ref" else glued_lines(served)
+    if asked_lines and found.kind == "prose" and own_words(served.split("\n", asked_lines)[-1]):
+        asked_lines = 0
     if not asked_lines:
         return [_Segment(block, full, served, found)]
     # The normal form keeps every line, so the received text splits after the same line.
@@ -269,7 +282,7 @@ def _classified(text: str, block: Block) -> list[_Segment]:
         cut = full.index("\n", cut) + 1
     ask = Block(block.start, block.start + len(full[:cut].rstrip()), fenced=False)
     rest = Block(block.start + cut, block.end, fenced=False, remainder=block.remainder)
-    glued = Classification("prose", f"an ask on the {asked_lines} line(s) glued to the evidence below it")
+    glued = Classification("prose", f"the user's words on {asked_lines} line(s) glued to the evidence below")
     ask_full, ask_served = _segment_texts(text[ask.start : ask.end])
     rest_full, rest_served = _segment_texts(text[rest.start : rest.end])
     return [
@@ -346,9 +359,12 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskT
         evidence.compact_tokens = -1 if digest.tokens is None else digest.tokens
         evidence.valid_from, evidence.valid_to = digest.valid_from, digest.valid_to
     elif evidence.kind == "stack_trace":
-        trace = distill_trace(evidence.text)
+        trace = distill_trace(evidence.text, evidence.target)
         evidence.compact, detail = trace.rendering, trace.exception
-        stamps = [line[: stamp.end] for line in evidence.text.split("\n")[:2000] if (stamp := leading_stamp(line))]
+        # Both ends are read, so the stamps bound the whole trace, not its first two thousand lines.
+        lines = evidence.text.split("\n")
+        ends = lines if len(lines) <= 2000 else lines[:1000] + lines[-1000:]
+        stamps = [line[: stamp.end] for line in ends if (stamp := leading_stamp(line))]
         evidence.valid_from, evidence.valid_to = window_of(stamps)
     elif evidence.kind == "table":
         table = distill_table(evidence.text, infer_types=not cheap, ask=ask, target_tokens=evidence.target)
