@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from organs.stomach.asked import AskTerms
 from organs.stomach.classify import aligned_columns
 from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, elision, plural
-from organs.stomach.signals import ALERT_LEVELS, level_of
+from organs.stomach.signals import is_alert
 from organs.stomach.timestamps import leading_stamp
 
 __all__ = ["TableDigest", "distill_table", "infer_column_type"]
@@ -198,11 +198,6 @@ def _why(reasons: list[str]) -> str:
     return _KEPT_MARK + shown + (f"; +{more} more" if more > 0 else "")
 
 
-def _alert_row(line: str) -> bool:
-    level = level_of(line)
-    return level is not None and level in ALERT_LEVELS
-
-
 def distill_table(
     text: str, *, infer_types: bool = True, ask: AskTerms | None = None, target_tokens: int | None = None
 ) -> TableDigest:
@@ -277,7 +272,7 @@ def _candidates(
         scored.sort(key=lambda pair: (-pair[0], pair[1]))
         for _, index in scored[:_ASK_ROWS]:
             candidates.append((index, "holds " + ", ".join(ask.named(lines[index])[:3])))
-    alerts = [index for index in data if _alert_row(lines[index])]
+    alerts = [index for index in data if is_alert(lines[index])]
     candidates.extend((index, "alert") for index in alerts[:_ALERT_ROWS])
     for column in numeric:
         ends = _extremes(rows, data, column)
