@@ -111,7 +111,11 @@ def weigh(items: list[_Item], ask: AskTerms) -> None:
     The value is its kind's, raised for alert lines, for the ask's terms and for being the paste's
     last evidence segment. The claim is what its salient lines (``salient``) would cost, estimated,
     and for the last segment its closing lines too: a test run's summary, a build's last words.
+    A lone segment shares with nothing, so it is not read for either.
     """
+    if len(items) == 1:
+        items[0].value, items[0].claim = _VALUE[items[0].kind], 0
+        return
     for position, item in enumerate(items):
         text = item.text
         if len(text) > _VALUE_HEAD_CHARS + _VALUE_TAIL_CHARS:
