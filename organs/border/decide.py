@@ -17,6 +17,7 @@ from organs.border.compiler import PromptBudget, compile
 from organs.border.errors import BorderConfigError, CompileError
 from organs.border.guard import Admission, BorderPolicy, GuardState, RateLimit, Rejection, screen
 from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, BuiltinPromptConfig, builtin_modules, paste_modules
+from organs.border.secrets import SECRET_IN_GOAL_VARIABLE, SecretInGoal
 from organs.secretion import secrete
 from organs.signing import Signer, load_signer, load_trusted_keys
 
@@ -53,6 +54,15 @@ def _positive(environ: Mapping[str, str], name: str, default: float, kind: type[
     return value
 
 
+def _secret_in_goal(environ: Mapping[str, str]) -> SecretInGoal:
+    raw = environ.get(SECRET_IN_GOAL_VARIABLE, "reject").strip().lower() or "reject"
+    if raw == "reject":
+        return "reject"
+    if raw == "admit":
+        return "admit"
+    raise BorderConfigError(f"{SECRET_IN_GOAL_VARIABLE}={raw!r} must be 'reject' or 'admit'")
+
+
 @dataclass(frozen=True, slots=True)
 class BorderConfig:
     """Everything the border decides with: guard policy, prompt budget, built-in modules, encoding."""
@@ -78,6 +88,7 @@ class BorderConfig:
         ICHOR_BORDER_BUDGET_TOKENS     prompt token budget              32768
         ICHOR_KERNEL_INSTRUCTIONS      kernel instruction text          the built-in text
         ICHOR_WORKSPACE_INSTRUCTIONS   workspace instruction text       none
+        ICHOR_BORDER_SECRET_IN_GOAL    reject or admit a goal's secret  reject
         ============================== ================================ =====================
 
         The byte budget stays at ``DEFAULT_BUDGET_BYTES``. Raises ``BorderConfigError``
@@ -94,6 +105,7 @@ class BorderConfig:
                 allow_external=_flag(env, "ICHOR_BORDER_ALLOW_EXTERNAL", False),
                 rate=rate,
                 trusted_keys=load_trusted_keys(env),
+                secret_in_goal=_secret_in_goal(env),
             ),
             budget=PromptBudget(
                 max_bytes=DEFAULT_BUDGET_BYTES,
