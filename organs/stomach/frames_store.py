@@ -32,14 +32,10 @@ from envelopes.codec import decode_frame_record, encode
 from envelopes.ids import digest_bytes
 from envelopes.types import FrameRecord
 from organs.client import INLINE_HEADROOM
+from organs.errors import FrameNotFound, PoisonError
 from organs.runtime.bus import Tract
-from organs.runtime.errors import PoisonError
 
 __all__ = ["FrameNotFound", "FrameStore"]
-
-
-class FrameNotFound(LookupError):
-    pass
 
 
 # Frame keys are bare hex; a paste is prefixed, for a paste of one segment has its frame's hex.

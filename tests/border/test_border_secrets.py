@@ -6,8 +6,11 @@ import pytest
 from factories_border import AT, served_frame, yield_envelope
 
 from envelopes.types import Admitted, Envelope, Rejected
-from organs.border import BorderConfig, BorderConfigError, BorderPolicy, GuardState, border_decide
+from organs.border import BorderConfig, BorderPolicy, GuardState, border_decide
 from organs.border.prompt import GOAL_SEGMENT_ID
+from organs.border.worker import border_config
+from organs.errors import ConfigError
+from organs.settings import Settings
 
 KEY = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 GOAL = f"Why is {KEY} rejected by the API?"
@@ -52,8 +55,9 @@ def test_placeholders_and_ordinary_evidence_pass() -> None:
     assert isinstance(decide(yield_envelope("Why does auth fail?", frames=(frame,))).payload, Admitted)
 
 
-def test_the_goal_policy_is_read_from_the_environment() -> None:
-    assert BorderConfig.from_env({}).policy.secret_in_goal == "reject"
-    assert BorderConfig.from_env({"ICHOR_BORDER_SECRET_IN_GOAL": "admit"}).policy.secret_in_goal == "admit"
-    with pytest.raises(BorderConfigError, match="ICHOR_BORDER_SECRET_IN_GOAL='allow'"):
-        BorderConfig.from_env({"ICHOR_BORDER_SECRET_IN_GOAL": "allow"})
+def test_the_goal_policy_is_read_from_the_settings() -> None:
+    assert border_config(Settings.from_environ({})).policy.secret_in_goal == "reject"
+    admit = Settings.from_environ({"ICHOR_BORDER_SECRET_IN_GOAL": "admit"})
+    assert border_config(admit).policy.secret_in_goal == "admit"
+    with pytest.raises(ConfigError, match="ICHOR_BORDER_SECRET_IN_GOAL='allow'"):
+        Settings.from_environ({"ICHOR_BORDER_SECRET_IN_GOAL": "allow"})
