@@ -87,10 +87,6 @@ async def call_core(size: int, core: Callable[_P, _T], *args: _P.args, **kwargs:
 # away, and the input is better retried than waited on.
 CONFIRM_TIMEOUT_S = 3.0
 
-# Fault injection for the crash tests: die after the outputs are stored but
-# before the input is acked, the window exactly-once must survive.
-_KILL_BEFORE_ACK = os.environ.get("ICHOR_FAULT_KILL_BEFORE_ACK") == "1"
-
 
 @dataclass(frozen=True)
 class Output:
@@ -286,7 +282,9 @@ class Worker:
     async def _settle(self, msg: Msg, envelope: Envelope, futures: list[asyncio.Future[Any]], started: float) -> None:
         try:
             await asyncio.wait_for(asyncio.gather(*futures), timeout=CONFIRM_TIMEOUT_S)
-            if _KILL_BEFORE_ACK:
+            # Fault injection for the crash tests: die after the outputs are stored but
+            # before the input is acked, the window exactly-once must survive.
+            if self.tract.settings.kill_before_ack:
                 os.kill(os.getpid(), signal.SIGKILL)
             await msg.ack_sync(timeout=CONFIRM_TIMEOUT_S)
         except BUS_OR_API_ERRORS as error:
