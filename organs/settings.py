@@ -80,6 +80,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     border_rate: Positive | None = None
     border_rate_window_s: PositiveSeconds | None = None
     border_budget_tokens: Positive | None = None
+    # A credential in the goal (never rewritten): reject the yield, or admit it with a finding.
+    border_secret_in_goal: Literal["reject", "admit"] = "reject"
     kernel_instructions: str | None = None
     # The frame tools the host lets the model call, comma-separated, or "none".
     frame_tools: str | None = None

@@ -48,6 +48,7 @@ def border_config(settings: Settings) -> BorderConfig:
     ICHOR_WORKSPACE_INSTRUCTIONS   workspace instruction text       none
     ICHOR_FRAME_TOOLS              frame tools the model can call   all (comma list, or none)
     ICHOR_SESSION_TTL_S            how long a session is remembered 86400
+    ICHOR_BORDER_SECRET_IN_GOAL    reject or admit a goal's secret  reject
     ICHOR_TRUSTED_KEYS_FILE        organ → public key (JSON)        signatures not required
     ICHOR_SIGNING_SEED(_FILE)      the border's signing seed        steps unsigned
     ============================== ================================ =====================
@@ -74,6 +75,7 @@ def border_config(settings: Settings) -> BorderConfig:
             allow_external=settings.border_allow_external,
             rate=rate,
             trusted_keys=load_trusted_keys(settings),
+            secret_in_goal=settings.border_secret_in_goal,
         ),
         budget=dataclasses.replace(
             defaults.budget, max_tokens=settings.border_budget_tokens or defaults.budget.max_tokens

@@ -369,7 +369,7 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskT
     evidence.compact_tokens = -1
     cheap = tier != "full"
     if evidence.kind == "log":
-        digest = distill_log(evidence.text, evidence.target, encoding, mine=not cheap)
+        digest = distill_log(evidence.text, evidence.target, encoding, mine=not cheap, ask=ask)
         evidence.compact = digest.rendering
         evidence.compact_tokens = -1 if digest.tokens is None else digest.tokens
         evidence.valid_from, evidence.valid_to = digest.valid_from, digest.valid_to
