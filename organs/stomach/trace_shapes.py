@@ -52,8 +52,8 @@ _FRAME = re.compile(
     r"|\s*File \"[^\"]{1,400}\", line \d"
     # elided JVM frames
     r"|\s*\.\.\. \d+ (?:more|common frames omitted)"
-    # Go: \t/path/file.go:12 +0x1d, with fp= sp= pc= in runtime dumps
-    r"|\s+\S{1,300}\.go:\d+(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?\s*$"
+    # Go: \t/path/file.go:12 +0x1d (or the runtime's asm_amd64.s), with fp= sp= pc= in runtime dumps
+    r"|\s+\S{1,300}\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?\s*$"
     r"|created by \S"
     # Rust backtrace: "  12: std::rt::lang_start"
     r"|\s*\d{1,4}: (?:[\w<>$]+::|0x[0-9a-f]+ - )"
@@ -87,7 +87,11 @@ def is_go_function(line: str) -> bool:
     if not line.endswith(")") or line.startswith((" ", "\t")) or len(line) > _EXAMINED:
         return False
     head, _, arguments = line.rpartition("(")
-    return "." in head and _GO_HEAD.fullmatch(head) is not None and _GO_ARGUMENTS.fullmatch(arguments) is not None
+    return (
+        ("." in head or arguments.startswith("0x"))
+        and _GO_HEAD.fullmatch(head) is not None
+        and _GO_ARGUMENTS.fullmatch(arguments) is not None
+    )
 
 
 _HEADER = re.compile(
