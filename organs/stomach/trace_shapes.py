@@ -66,6 +66,10 @@ _FRAME = re.compile(
     # kernel: " ? func+0x1a/0x30 [mod]", "[<ffffffff81>] func+0x1a/0x30", "RIP: 0010:func+0x1c/0x30"
     r"|\s*(?:\[<[0-9a-f]{8,16}>\] )?(?:\? )?[\w.$]{1,200}\+0x[0-9a-f]{1,16}/0x[0-9a-f]{1,16}\b"
     r"|\s*RIP: [0-9a-f]{4}:"
+    # Apple crash reports: "1   Shop   0x0000000100f0e0d0 CartView.body.getter + 120"
+    r"|\d{1,4}\s+\S{1,200}\s+0x[0-9a-f]{8,16} \S[^\n]{0,300} \+ \d{1,10}\s*$"
+    # Elixir and Erlang: "    (shop 0.1.0) lib/shop/cart.ex:12: Shop.Cart.total/1"
+    r"|\s+\([\w]{1,100} [\w.+-]{1,40}\) [^\s:]{1,300}:\d+: "
 )
 
 
@@ -105,6 +109,8 @@ _HEADER = re.compile(
     r"|(?P<goroutine>goroutine \d+ \[)"
     r"|(?P<rust>thread '[^']{0,200}' panicked at )"
     r"|(?P<dotnet>Unhandled [Ee]xception[.:] )"
+    # Swift's runtime trap, a sanitizer's report, Elixir's "** (RuntimeError) message"
+    r"|(?P<native>Fatal error: |==\d{1,10}==ERROR: \w{1,40}Sanitizer|\*\* \([\w.]{1,200}\) )"
     r"|(?P<dart>Unhandled exception:\s*$|═+╡ EXCEPTION CAUGHT BY )"
     r"|(?P<php>PHP (?:Fatal error|Parse error|Warning|Notice|Deprecated): |(?:PHP )?Fatal error: Uncaught "
     r"|(?:Uncaught )?exception '[\w\\]{1,200}' with message )"
@@ -122,7 +128,9 @@ _HEADER = re.compile(
 )
 
 # Headers only a runtime prints: a block that opens with one is a trace even with no frame below it.
-STRONG_HEADERS = frozenset(["python", "jvm_thread", "go_panic", "goroutine", "rust", "dotnet", "dart", "php", "rails"])
+STRONG_HEADERS = frozenset(
+    ["python", "jvm_thread", "go_panic", "goroutine", "rust", "dotnet", "dart", "php", "rails", "native"]
+)
 
 
 def trace_header(line: str) -> str | None:
@@ -140,7 +148,8 @@ _CONTEXT = re.compile(
     r"|--- End of (?:inner exception )?stack trace|-{3} End of stack trace from previous location"
     r"|During handling of the above exception|The above exception was the direct cause"
     r"|nested exception is:?|thrown in \S|note: run with `RUST_BACKTRACE"
-    r"|\[signal SIG|exit status \d|goroutine \d+ gp=|Receiver: |Tried calling: "
+    r"|\[signal SIG|exit status \d|goroutine \d+ gp=|Receiver: |Tried calling: |Thread \d{1,4}(?: Crashed)?:"
+    r"|(?:READ|WRITE) of size \d|SUMMARY: \w{1,40}Sanitizer"
     # Python's source under a frame: carets and squiggles (3.11+)
     r"|[~^]{1,300}\s*$"
     # kernel report context: who, where, registers, the code bytes, allocation sections
