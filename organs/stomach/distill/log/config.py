@@ -44,6 +44,8 @@ class LogConfig:
     constant_chars: int = 12
     # A masked value of at most this many word pieces keeps its punctuation (``<*>.<*>``, ``<*>:<*>``).
     shape_max_pieces: int = 3
+    # The first this many alert templates show their real line right after their own, before other templates.
+    alert_examples_early: int = 3
     # Distinct alert lines quoted per template.
     alert_lines_per_template: int = 8
     # Continuation lines shown under an example record.

@@ -253,10 +253,13 @@ def pieces_of(lines: list[str], records: Records, templates: list[Template], tai
         pieces.append(Piece(index, SLOT_TEMPLATE, place, None, min(len(template.masked), CONFIG.template_chars) + 8))
         record = template.asked_record if template.asked_hits else template.first_record
         first_start = records.start[record]
-        # A leading or asked template shows a real line right after its own; alert templates once every
+        # A leading or asked template shows a real line right after its own; other alert templates once every
         # template line is in; other examples come after every alert line.
         late_tier = total if template.alert else 3 * total
-        early = leading[index] or (asked[index] and template.asked_hits > 1)
+        # The first few alert templates' real lines come right after them too (the rest once every template
+        # line is in): an alert's real line is what a reader looks for first.
+        first_alerts = template.alert and rank < CONFIG.alert_examples_early
+        early = leading[index] or first_alerts or (asked[index] and template.asked_hits > 1)
         example_priority = place + 1 if early else late_tier + rank
         first_line = lines[first_start]
         example_size = min(len(first_line), CONFIG.example_chars) + 10
