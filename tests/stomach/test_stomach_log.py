@@ -217,3 +217,14 @@ def test_the_first_alert_templates_show_a_real_line_before_ordinary_templates() 
     rows.insert(90, "npm WARN package.json right-pad@2.0.1 No repository field.")
     rendering = distill_log("\n".join(rows), 150, DEFAULT_ENCODING).rendering
     assert "e.g. npm WARN package.json left-pad@1.3.0 No repository field." in rendering
+
+
+def test_alert_lines_that_differ_only_in_numbers_are_one_counted_line_with_its_leading_fields() -> None:
+    rows = [f"2024-01-01 10:00:{k:02d} web-{k % 3} GET /ok/{k} 200" for k in range(50)]
+    rows += [f"2024-01-01 10:01:{k:02d} web-1 ERROR upstream timeout after {k * 7} ms" for k in range(12)]
+    rows.append("2024-01-01 10:02:00 web-2 ERROR upstream refused connection")
+    rendering = distill_log("\n".join(rows), 300, DEFAULT_ENCODING).rendering
+    assert f"! {TIMES}1 web-2 ERROR upstream refused connection" in rendering or (
+        "e.g. 2024-01-01 10:02:00 web-2 ERROR upstream refused connection" in rendering
+    )
+    assert rendering.count("upstream timeout after") <= 2

@@ -81,7 +81,7 @@ def distill_log(
     if fields.columns:
         after = " after the clock" if any(records.stamp_end) else ""
         header += (
-            f"\ntemplate and ! lines leave out the first {plural(fields.columns, 'space-separated field')}{after} "
+            f"\ntemplate lines leave out the first {plural(fields.columns, 'space-separated field')}{after} "
             f"where a message follows them (they hold: {clip(fields.summary, CONFIG.template_chars)})"
         )
     pieces = pieces_of(mined, records, templates, _tail(lines, records, heads))

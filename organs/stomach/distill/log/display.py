@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.masking import WILDCARD, collapse_runs, split_variables
-from organs.stomach.distill.log.mining import Records, Template
+from organs.stomach.distill.log.mining import Records, Template, alert_key
 from organs.stomach.distill.text import TIMES, elision, plural, thousands
 
 __all__ = [
@@ -265,16 +265,18 @@ def pieces_of(lines: list[str], records: Records, templates: list[Template], tai
         example_size = min(len(first_line), CONFIG.example_chars) + 10
         pieces.append(Piece(index, SLOT_EXAMPLE, example_priority, None, example_size))
         if template.alert_lines:
-            example_body = first_line[records.body_start[record] :].strip()
+            example_key = alert_key(first_line[records.stamp_end[record] :].strip())
+            example_body = template.alert_keys.get(example_key, "")
             pieces[-1].quotes = template.alert_lines.get(example_body, 0)
             extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
-            if extra:
-                text = "\n".join(f"    ! {TIMES}{thousands(count)} {clip(body)}" for body, count in extra)
-                pieces.append(
-                    Piece(
-                        index, SLOT_ALERTS, 2 * total + rank, text, len(text), quotes=sum(count for _, count in extra)
-                    )
-                )
+            # Distinct alert lines come in pieces of a few: the first after every template line, the rest after
+            # every example, so a roomy target quotes many alerts and a tight one still quotes some.
+            step = CONFIG.alert_lines_per_piece
+            for chunk, first in enumerate(range(0, len(extra), step)):
+                part = extra[first : first + step]
+                text = "\n".join(f"    ! {TIMES}{thousands(count)} {clip(body)}" for body, count in part)
+                priority = 2 * total + rank if chunk == 0 else 3 * total + chunk * len(templates) + rank
+                pieces.append(Piece(index, SLOT_ALERTS, priority, text, len(text), quotes=sum(c for _, c in part)))
     return pieces
 
 
@@ -343,7 +345,7 @@ def render(header: str, chosen: list[Piece], templates: list[Template], group: b
         body, grouped = [piece.text or "" for piece in ordered], False
     legend = (
         f"templates by first appearance: {TIMES}count, the line with {WILDCARD} for a varying field or a long id; "
-        "e.g. a real line; ! a distinct alert line"
+        "e.g. a real line; ! a distinct alert line (numbers aside)"
     )
     if grouped:
         legend += (
