@@ -2,10 +2,13 @@
 
 Each shown template gets one line, ``×count`` and the template with ``<*>``
 where a field varies among its first, second and last lines or is a long
-constant with a digit (an id), before any template gets extras (but a template
-that makes up a twentieth of the log, whose real line follows its own): then
-real example lines (alert templates first), then distinct warn/error lines with
-their repeat counts. A masked field keeps its shape when its samples share it:
+constant with a digit (an id), before any template gets extras (but the first
+alert templates, those holding the ask's terms and those that make up a
+twentieth of the log have their real line right after their own; the log's last
+lines are listed under ``last lines:``): then real example lines, then distinct
+alert lines (whole after the clock, lines that differ only in digits counted as
+one) with their repeat counts. A kept line says why when it is not plain:
+``(matches ask)``, ``(alert)`` in an excerpt. A masked field keeps its shape when its samples share it:
 a ``host:port`` reads ``<*>:<*>``, a decimal ``<*>.<*>``, a method of a numbered
 class ``<*>::name``, an absolute path ``/<*>``, a quoted value ``'<*>'``. When
 not every template line fits, templates that begin with the same tag (the
