@@ -64,16 +64,7 @@ class Classification:
     reason: str
 
 
-def _opens_log_records(lines: list[str]) -> bool:
-    """Whether the block opens with a clocked record and holds another: a log whose records carry traces."""
-    if not lines or leading_stamp(lines[0]) is None:
-        return False
-    return any(leading_stamp(line) is not None for line in lines[1:])
-
-
 def trace_rung(lines: list[str]) -> Classification | None:
-    if _opens_log_records(lines):
-        return None
     headers: list[tuple[int, str]] = []
     frames = 0
     trace_lines = 0

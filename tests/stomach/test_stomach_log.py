@@ -179,3 +179,26 @@ def test_the_last_lines_of_a_build_are_kept_before_ordinary_templates() -> None:
     rendering = distill_log("\n".join(rows), 200, DEFAULT_ENCODING).rendering
     tail = rendering.split("last lines:\n", 1)[1]
     assert "Build finished: 300 objects, 0 warnings\nartifacts uploaded to store (12.4 MB)" in tail
+
+
+def test_a_w3c_status_splits_the_template_and_counts_as_an_http_alert() -> None:
+    rows = ["#Fields: date time s-ip cs-method cs-uri-stem s-port c-ip sc-status sc-substatus sc-win32-status"]
+    for index in range(60):
+        status = "404 0 2" if index % 10 == 3 else "200 0 0"
+        rows.append(f"2024-02-02 10:{index:02d}:00 10.0.0.1 GET /page{index % 4}.html 80 192.0.2.{index} {status}")
+    digest = distill_log("\n".join(rows), 400, DEFAULT_ENCODING)
+    head = digest.rendering.split("\n", 1)[0]
+    assert "6 alerts (6 HTTP 404)" in head
+    template_lines = [line for line in digest.rendering.split("\n") if line.startswith(TIMES)]
+    assert any(" 404 0 2" in line for line in template_lines) and any(" 200 0 0" in line for line in template_lines)
+
+
+def test_a_build_that_prints_a_date_once_keeps_its_lines_as_records() -> None:
+    rows = ["2024-05-05 08:00:00 build started"]
+    for step in range(40):
+        rows.append(f"$ make target_{step}")
+        rows.append(f"  layer {step:03d}: Pull complete")
+    digest = distill_log("\n".join(rows), 300, DEFAULT_ENCODING)
+    head = digest.rendering.split("\n", 1)[0]
+    assert "records" not in head
+    assert f"{TIMES}40 layer <*>: Pull complete" in digest.rendering

@@ -110,3 +110,19 @@ def test_a_target_keeps_more_frames_when_it_allows() -> None:
     assert len(small) < len(large)
     assert "Layer10.call" in large
     assert "Caused by: java.io.IOException: disk full" in small
+
+
+def test_a_small_target_is_met_even_with_many_sections() -> None:
+    sections = [f"Caused by: java.io.IOException: layer {i}\n\tat com.shop.L{i}.run(L{i}.java:1)" for i in range(200)]
+    trace = "java.lang.IllegalStateException: top\n\tat com.shop.Main.main(Main.java:1)\n" + "\n".join(sections)
+    rendering = distill_trace(trace, target_tokens=300).rendering
+    assert len(rendering) <= 300 * 2.5 + 80
+    assert rendering.startswith("[stack trace · java.lang.IllegalStateException: top")
+    assert "elided" in rendering
+
+
+def test_the_cause_chain_outlasts_the_frames() -> None:
+    rendering = distill_trace(JVM_CHAIN, target_tokens=130).rendering
+    assert "Caused by: java.io.IOException: disk full" in rendering
+    assert "Suppressed: java.io.IOException: close failed" in rendering
+    assert "frames elided" in rendering

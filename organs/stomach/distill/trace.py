@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from organs.stomach.distill.text import CHARS_PER_TOKEN, elision, plural
+from organs.stomach.distill.text import CHARS_PER_TOKEN, elision, head_tail, plural
 from organs.stomach.signals import is_go_function, is_trace_frame, kernel_prefix_end, trace_header
 
 __all__ = ["TraceDigest", "distill_trace"]
@@ -45,7 +45,10 @@ _PLANS = (
     _Plan(_ALL, _ALL, drop_unreliable=False),
     _Plan(_ALL, _ALL, drop_unreliable=True),
     *(_Plan(keep, _ALL, drop_unreliable=True) for keep in (24, 12, 8, 5)),
-    *(_Plan(keep, lines, drop_unreliable=True) for keep, lines in ((5, 24), (3, 24), (3, 12), (2, 8), (1, 6))),
+    *(
+        _Plan(keep, lines, drop_unreliable=True)
+        for keep, lines in ((5, 24), (3, 24), (3, 12), (2, 8), (1, 6), (1, 4), (1, 3), (0, 2), (0, 1))
+    ),
 )
 _DEFAULT_PLAN = _Plan(3, 6, drop_unreliable=True)
 # Paths of runtimes, frameworks and installed packages: a frame elsewhere is the application's.
@@ -146,7 +149,10 @@ def _render_frames(frames: list[_Frame], plan: _Plan) -> list[str]:
     runs = _runs(shown_frames)
     keep = plan.keep
     rendered: list[str] = []
-    if len(runs) <= 2 * keep + 1:
+    if keep == 0 and runs:
+        # Only the chain of headers is left: every frame is counted out.
+        rendered.append("    " + elision(len(shown_frames), "frame"))
+    elif len(runs) <= 2 * keep + 1:
         for frame, count in runs:
             rendered.extend(_render_run(frame, count))
     else:
@@ -192,9 +198,11 @@ def _render(sections: list[_Section], plan: _Plan, summary: str) -> str:
             body.extend(_clip(line) for line in header)
         else:
             # The first lines name the exception; the last ones title the frames below ("Freed by task 7:").
-            body.extend(_clip(line) for line in header[: plan.header_lines - _HEADER_TAIL])
+            head = max(plan.header_lines - _HEADER_TAIL, 1)
+            tail = plan.header_lines - head
+            body.extend(_clip(line) for line in header[:head])
             body.append(elision(len(header) - plan.header_lines, "line"))
-            body.extend(_clip(line) for line in header[-_HEADER_TAIL:])
+            body.extend(_clip(line) for line in header[len(header) - tail :])
         body.extend(_render_frames(section.frames, plan))
     return "\n".join(body)
 
@@ -217,5 +225,6 @@ def distill_trace(text: str, target_tokens: int | None = None) -> TraceDigest:
     for plan in _PLANS:
         rendering = _render(sections, plan, summary)
         if len(rendering) <= budget_chars:
-            break
-    return TraceDigest(rendering, exception)
+            return TraceDigest(rendering, exception)
+    # Too many sections for even their first lines: the ends of the chain, the middle counted.
+    return TraceDigest(head_tail(rendering, target_tokens), exception)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from organs.stomach.distill.log.alerts import alert_kind, might_separate, separating_values
+from organs.stomach.distill.log.alerts import alert_kind, separating_spans
 from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.headers import Header, cut_fields, header_columns
 from organs.stomach.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_variables, word_masks
@@ -46,9 +46,9 @@ class Shape:
     # The body's space-separated words, each masked on its own (one per word of the body, leading
     # blanks included); empty when the body takes the line-wide masking path.
     words: tuple[str, ...] = ()
-    # Whether the real lines hold a number that may tell alerts apart (judged line by line), and the
-    # numbers a real line held: they split its template.
-    separable: bool = False
+    # Where the real lines hold numbers that may tell alerts apart (judged line by line), and the numbers a
+    # real line held there: they split its template.
+    spans: tuple[tuple[int, int, str], ...] = ()
     split: str = ""
 
     @property
@@ -95,29 +95,29 @@ def _shape_of(key: str, words: dict[str, str]) -> Shape:
     body = key[max(stamp_end, 0) :]
     masked_words = word_masks(body, words)
     masked = mask_variables(body) if masked_words is None else joined(masked_words)
-    return Shape(stamp_end, masked, alert_kind(key), masked_words or (), might_separate(key))
+    return Shape(stamp_end, masked, alert_kind(key), masked_words or (), separating_spans(key))
 
 
 def _refined(shape: Shape, line: str, cache: dict[tuple[int, str], Shape]) -> Shape:
     """The shape of a real line whose numbers may tell an alert apart: its own kind and split."""
-    values = separating_values(line)
-    if not values:
-        return shape
+    values = "|".join(line[start:end] for start, end, _ in shape.spans)
     refined = cache.get((id(shape), values))
     if refined is None:
         kind = shape.kind or alert_kind(line)
-        refined = replace(shape, kind=kind, separable=False, split=values)
+        refined = replace(shape, kind=kind, split=values)
         cache[id(shape), values] = refined
     return refined
 
 
-_CONTINUATION_OPENINGS = (" ", "\t", "}", "]", ")", '"', "#", "Caused by", "Stack trace", "[stacktrace]", "Traceback")
+_CONTINUATION_OPENINGS = (" ", "\t", "}", "]", ")", '"', "Caused by", "Stack trace", "[stacktrace]", "Traceback")
 
 
 def _continues(line: str) -> bool:
-    """Whether an unclocked line reads as part of the record above: indented, a trace frame, a cause, a closing
-    bracket of wrapped JSON, or blank."""
-    return not line or line.startswith(_CONTINUATION_OPENINGS) or is_trace_frame(line)
+    """Whether an unclocked line reads as part of the record above: indented, a trace frame (``#3 …`` too), a
+    cause, a closing bracket of wrapped JSON, or blank."""
+    if not line or line.startswith(_CONTINUATION_OPENINGS) or is_trace_frame(line):
+        return True
+    return line[0] == "#" and line[1:2].isdigit()
 
 
 def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Header]:
@@ -129,13 +129,21 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
     distinct = {id(shape): (key, shape) for key, shape in shapes_by_key.items()}
     refinements: dict[tuple[int, str], Shape] = {}
     for index, shape in enumerate(line_shapes):
-        if shape.separable:
+        if shape.spans:
             refined = _refined(shape, lines[index], refinements)
             line_shapes[index] = refined
             distinct[id(refined)] = keys[index], refined
     stamp_ends = [shape.stamp_end for shape in line_shapes]
     count = len(stamp_ends)
     clocked = count - stamp_ends.count(-1)
+    mostly = clocked * 2 >= count
+    continues: list[bool] = []
+    if not mostly and clocked:
+        continues = [end < 0 and _continues(line) for line, end in zip(lines, stamp_ends, strict=True)]
+        # Records with a clock must be what the log is made of: when more lines neither carry a clock nor read as
+        # a continuation, the clocked lines are incidental (a build step that prints a date).
+        if count - clocked - sum(continues) > clocked:
+            clocked = 0
     if clocked in (0, count):
         # No continuation lines: every line is a record of its own.
         starts = list(range(count))
@@ -145,10 +153,9 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
     else:
         # When most lines open with a clock, any line without one continues the record above it; when few do
         # (records that carry long traces), only a line that reads as a continuation does.
-        mostly = clocked * 2 >= count
         starts, ends, stamps, heads = [], [], [], []
         for index, shape in enumerate(line_shapes):
-            if shape.stamp_end < 0 and starts and (mostly or _continues(lines[index])):
+            if shape.stamp_end < 0 and starts and (mostly or continues[index]):
                 ends[-1] = index + 1
             else:
                 starts.append(index)
@@ -176,6 +183,10 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
             cut_shapes[id(shape)] = shape, 0
             continue
         offset = sum(len(word) for word in raw_words[:cut]) + cut
+        if shape.spans and shape.spans[0][0] < max(shape.stamp_end, 0) + offset:
+            # A number that tells alerts apart is never left out with the header fields.
+            cut_shapes[id(shape)] = shape, 0
+            continue
         masked = joined(shape.words[cut:]) if shape.words else mask_variables(body[offset:])
         cut_shapes[id(shape)] = Shape(shape.stamp_end, masked, shape.kind, split=shape.split), offset
     cuts = [cut_shapes[id(shape)] for shape in heads]
