@@ -4,7 +4,7 @@
     ichor worker {stomach|absorption|border} [--nats URL]
     ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S] [--session ID [--resend]]
     ichor digest [FILE|-] [--json] [--budget N]
-    ichor frame ID [--full] [--json]
+    ichor frame ID [--full | --raw] [--json]
     ichor mcp [--http PORT] [--host ADDR]
     ichor tail [--json] [--limit N]
     ichor status [--json]
@@ -374,6 +374,27 @@ def cmd_digest(args: argparse.Namespace) -> int:
 # --- ichor frame ---------------------------------------------------------------
 
 
+async def _raw_frame(settings: BusSettings, frame_id: str, as_json: bool) -> int:
+    from organs.client import fetch_raw
+
+    tract: Tract = await connect(settings, name="ichor-frame", persistent=False)
+    try:
+        reply = await fetch_raw(tract, frame_id)
+    except (TimeoutError, nats.errors.NoRespondersError):
+        print("ichor frame: no answer on the raw subject; only the operator user may ask it", file=sys.stderr)
+        return EXIT_TIMEOUT
+    finally:
+        await tract.nc.close()
+    if reply.error is not None or reply.text is None:
+        print(f"ichor frame: {reply.error}", file=sys.stderr)
+        return 1
+    if as_json:
+        print(encode_json(reply).decode())
+    else:
+        sys.stdout.write(reply.text)
+    return 0
+
+
 async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool) -> int:
     from organs.client import fetch_frame
 
@@ -398,6 +419,8 @@ async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool
 
 
 def cmd_frame(args: argparse.Namespace) -> int:
+    if args.raw:
+        return asyncio.run(_raw_frame(_bus(args), args.id, args.json))
     return asyncio.run(_frame(_bus(args), args.id, args.full, args.json))
 
 
@@ -554,7 +577,9 @@ def _parser() -> argparse.ArgumentParser:
 
     frame = command("frame", cmd_frame, "re-query a frame over the bus, compact or --full")
     frame.add_argument("id")
-    frame.add_argument("--full", action="store_true")
+    shown = frame.add_mutually_exclusive_group()
+    shown.add_argument("--full", action="store_true", help="the full text, with secrets redacted")
+    shown.add_argument("--raw", action="store_true", help="the bytes as received (operator user only)")
     frame.add_argument("--json", action="store_true")
     frame.add_argument("--nats")
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import asyncio
 
+import msgspec
+
 from envelopes.codec import decode, decode_frame_reply, encode
 from envelopes.ids import digest_bytes, digest_text
-from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, Rejected, Session
+from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, RawReply, Rejected, Session
 from organs.runtime.bus import Tract
 from organs.secretion import paste_envelope
 
-__all__ = ["INLINE_HEADROOM", "chat_messages", "fetch_frame", "hand_in_paste", "store_blob"]
+__all__ = ["INLINE_HEADROOM", "chat_messages", "fetch_frame", "fetch_raw", "hand_in_paste", "store_blob"]
 
 # Room left in a message for the envelope around the paste text and its headers.
 INLINE_HEADROOM = 64 * 1024
@@ -103,6 +105,15 @@ def chat_messages(outcome: Envelope) -> list[dict[str, str]]:
     if not isinstance(outcome.payload, Admitted):
         raise ValueError(f"only an admitted outcome has a prompt; this one is {outcome.kind!r}")
     return [{"role": message.role, "content": message.content} for message in outcome.payload.prompt.messages]
+
+
+async def fetch_raw(tract: Tract, frame_id: str, timeout: float = 10.0) -> RawReply:
+    """Ask the stomach for a frame's bytes as received, secrets and all, over ``<prefix>.frames.raw``.
+
+    Only the ``operator`` user may publish there; anyone else's request is refused by the server.
+    """
+    reply = await tract.nc.request(tract.subjects.frames_raw, encode(FrameRequest(id=frame_id)), timeout=timeout)
+    return msgspec.msgpack.decode(reply.data, type=RawReply)
 
 
 async def fetch_frame(

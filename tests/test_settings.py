@@ -37,6 +37,7 @@ BAD_VALUES = {
     "ICHOR_BORDER_RATE": "abc",
     "ICHOR_BORDER_RATE_WINDOW_S": "0",
     "ICHOR_BORDER_BUDGET_TOKENS": "1.5",
+    "ICHOR_BORDER_SECRET_IN_GOAL": "allow",
     "ICHOR_SIGNING_SEED_FILE": "/nonexistent/organ.seed",
     "ICHOR_SIGNING_SEED": "not-a-seed",
     "ICHOR_TRUSTED_KEYS_FILE": "/nonexistent/keys.json",
