@@ -20,7 +20,7 @@ import tiktoken
 
 from organs.errors import ConfigError
 
-__all__ = ["ENV_PREFIX", "LogLevel", "Settings", "variable_of"]
+__all__ = ["ENV_PREFIX", "LogLevel", "Settings", "redelivery_backoff_s", "variable_of"]
 
 ENV_PREFIX = "ICHOR_"
 
@@ -56,10 +56,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     nats_url: NatsUrls | None = None
     prefix: SubjectPrefix = "ichor"
     replicas: Annotated[int, msgspec.Meta(ge=1, le=5)] = 1
-    # JetStream deduplicates redeliveries only within this window; a crash's redelivery comes after ack_wait_s.
+    # JetStream deduplicates redeliveries only within this window, so the whole redelivery schedule
+    # (``redelivery_backoff_s``) must fit inside it.
     duplicate_window_s: Annotated[int, msgspec.Meta(ge=120)] = 120
     max_age_s: Positive = 7 * 24 * 3600
-    ack_wait_s: Positive = 60
+    # A worker heartbeats every input it holds three times per ack wait, so a short wait only
+    # decides how soon the inputs of a worker that died come back, never cuts a long digest short.
+    ack_wait_s: PositiveSeconds = 3.0
+    # Deliveries of one input before it is dead-lettered, a crash of its worker included.
+    max_deliver: Annotated[int, msgspec.Meta(ge=2, le=20)] = 6
     instance: Word | None = None
     nats_user: Word | None = None
     nats_password: str | None = None
@@ -123,11 +128,26 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                     f"{variable_of('frame_tools')}={settings.frame_tools!r} is not allowed: "
                     f"a comma list of {', '.join(FRAME_TOOLS)}, or none"
                 )
+        schedule = settings.redelivery_backoff_s()
+        if sum(schedule) >= settings.duplicate_window_s:
+            raise ConfigError(
+                f"{variable_of('ack_wait_s')}={settings.ack_wait_s:g} with {variable_of('max_deliver')}="
+                f"{settings.max_deliver} is not allowed: its redeliveries span {sum(schedule):g} s, which must stay "
+                f"below {variable_of('duplicate_window_s')}={settings.duplicate_window_s}"
+            )
         if settings.nats_server is not None and not os.access(settings.nats_server, os.X_OK):
             raise ConfigError(
                 f"{variable_of('nats_server')}={settings.nats_server!r} is not allowed: the path of an executable"
             )
         return settings
+
+    def redelivery_backoff_s(self) -> tuple[float, ...]:
+        """How long each delivery of an input may go unsettled before the next: the ack wait, doubling, capped.
+
+        The same schedule spaces the retries of transient failures, so an outage of the bus is ridden out
+        for about a minute before an input is dead-lettered as undeliverable.
+        """
+        return redelivery_backoff_s(self.ack_wait_s, self.max_deliver)
 
     def frame_tool_names(self) -> tuple[str, ...] | None:
         """The frame tools named by ``ICHOR_FRAME_TOOLS`` (``none``: no tool), or ``None`` when it is unset."""
@@ -136,6 +156,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         if self.frame_tools.strip().lower() == "none":
             return ()
         return tuple(tool.strip() for tool in self.frame_tools.split(",") if tool.strip())
+
+
+# The longest wait between two deliveries of one input, unless the ack wait itself is longer.
+BACKOFF_CAP_S = 30.0
+
+
+def redelivery_backoff_s(ack_wait_s: float, max_deliver: int) -> tuple[float, ...]:
+    """The wait after each of the first ``max_deliver - 1`` deliveries (JetStream's ``BackOff``)."""
+    cap = max(ack_wait_s, BACKOFF_CAP_S)
+    return tuple(min(ack_wait_s * 2**attempt, cap) for attempt in range(max_deliver - 1))
 
 
 def variable_of(name: str) -> str:

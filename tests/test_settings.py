@@ -21,6 +21,7 @@ BAD_VALUES = {
     "ICHOR_DUPLICATE_WINDOW_S": "30",
     "ICHOR_MAX_AGE_S": "0",
     "ICHOR_ACK_WAIT_S": "soon",
+    "ICHOR_MAX_DELIVER": "1",
     "ICHOR_INSTANCE": "two words",
     "ICHOR_NATS_USER": "two words",
     "ICHOR_PROVISION": "maybe",
@@ -85,6 +86,18 @@ def test_a_refusal_names_the_variable_the_value_and_what_is_allowed() -> None:
     with pytest.raises(ConfigError) as refused:
         Settings.from_environ({"ICHOR_REPLICAS": "9"})
     assert str(refused.value) == "ICHOR_REPLICAS='9' is not allowed: an integer >= 1 and <= 5"
+
+
+def test_an_ack_wait_whose_redeliveries_outlast_the_duplicate_window_is_refused() -> None:
+    assert Settings.from_environ({}).redelivery_backoff_s() == (3.0, 6.0, 12.0, 24.0, 30.0)
+    with pytest.raises(ConfigError) as refused:
+        Settings.from_environ({"ICHOR_ACK_WAIT_S": "40"})
+    assert str(refused.value) == (
+        "ICHOR_ACK_WAIT_S=40 with ICHOR_MAX_DELIVER=6 is not allowed: its redeliveries span 200 s, "
+        "which must stay below ICHOR_DUPLICATE_WINDOW_S=120"
+    )
+    # A longer window makes room for the same ack wait.
+    assert Settings.from_environ({"ICHOR_ACK_WAIT_S": "40", "ICHOR_DUPLICATE_WINDOW_S": "600"}).ack_wait_s == 40
 
 
 def _run(args: list[str], variable: str, value: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:

@@ -22,7 +22,7 @@ from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFo
 
 from envelopes.subjects import Subjects
 from organs.errors import BusUnavailableError
-from organs.settings import Settings
+from organs.settings import Settings, redelivery_backoff_s
 
 __all__ = ["DEFAULT_NATS_URL", "BusSettings", "Tract", "connect", "provision"]
 
@@ -39,7 +39,8 @@ class BusSettings:
     without rights to create streams (an administrator provisions instead);
     ``max_age_s`` bounds how long
     envelopes stay in the tract stream; ``ack_wait_s`` is how long an input a
-    worker took but never acked (it crashed) waits before redelivery;
+    worker took and stopped heartbeating (it died) waits before redelivery, and
+    ``max_deliver`` how many deliveries an input gets before it is dead-lettered;
     ``kill_before_ack`` is the crash tests' fault switch (die after publishing,
     before acking).
     """
@@ -49,12 +50,17 @@ class BusSettings:
     replicas: int = 1
     duplicate_window_s: float = 120.0
     max_age_s: float = 7 * 24 * 3600.0
-    ack_wait_s: float = 60.0
+    ack_wait_s: float = 3.0
+    max_deliver: int = 6
     instance: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
     user: str | None = None
     password: str | None = None
     provision: bool = True
     kill_before_ack: bool = False
+
+    @property
+    def redelivery_backoff_s(self) -> tuple[float, ...]:
+        return redelivery_backoff_s(self.ack_wait_s, self.max_deliver)
 
     @classmethod
     def from_settings(cls, settings: Settings, url: str | None = None) -> BusSettings:
@@ -66,6 +72,7 @@ class BusSettings:
             duplicate_window_s=float(settings.duplicate_window_s),
             max_age_s=float(settings.max_age_s),
             ack_wait_s=float(settings.ack_wait_s),
+            max_deliver=settings.max_deliver,
             instance=settings.instance or f"{socket.gethostname()}-{os.getpid()}",
             user=settings.nats_user,
             password=settings.nats_password,

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import signal
+import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
+
+import nats.errors
 
 from envelopes.ids import utc_now
 from organs.accounting import DEFAULT_ENCODING, encoding_for
@@ -15,6 +20,11 @@ from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.worker import Worker, WorkerSpec
 
 __all__ = ["OrganBuilder", "run_organ", "serve_organ"]
+
+_T = TypeVar("_T")
+
+# How long a stopping organ waits for its last publishes and acks to be flushed.
+DRAIN_TIMEOUT_S = 3.0
 
 OrganBuilder = Callable[[Tract], Awaitable[Sequence[WorkerSpec]]]
 """Given a live tract, set up the organ's services and return its consumers."""
@@ -44,29 +54,58 @@ async def serve_organ(
 
     # Load the tokenizer now, not on the first envelope.
     await asyncio.to_thread(encoding_for, DEFAULT_ENCODING)
-    tract = await connect(
-        settings,
-        name=f"ichor-{organ}-{settings.instance}",
-        reconnected_cb=reconnected,
-        disconnected_cb=disconnected,
-        error_cb=error,
+    # A server that cannot be reached is waited for, but never longer than a stop signal.
+    tract = await _unless_stopped(
+        stop,
+        connect(
+            settings,
+            name=f"ichor-{organ}-{settings.instance}",
+            reconnected_cb=reconnected,
+            disconnected_cb=disconnected,
+            error_cb=error,
+        ),
     )
+    if tract is None:
+        log.info("organ.stopped", processed=0, reason="stopped before the bus was reached")
+        return workers
     if settings.provision:
-        await provision(tract)
+        await _unless_stopped(stop, provision(tract))
+    if stop.is_set():
+        await tract.nc.close()
+        log.info("organ.stopped", processed=0, reason="stopped while provisioning")
+        return workers
     workers.extend(Worker(tract, spec) for spec in await build(tract))
     await register_service(tract.nc, organ, settings.instance, lambda: workers, utc_now(), f"Ichor {organ} organ")
     log.info("organ.started", instance=settings.instance, subjects=[w.spec.subject for w in workers])
     if on_ready is not None:
         on_ready(workers)
     await asyncio.gather(*(worker.run(stop) for worker in workers))
-    # Drain flushes pending publishes and acks before the connection closes.
-    await tract.nc.drain()
+    # Drain flushes pending publishes and acks before the connection closes; a server that is
+    # away cannot be drained to, and the inputs it holds come back to another replica anyway.
+    try:
+        await asyncio.wait_for(tract.nc.drain(), timeout=DRAIN_TIMEOUT_S)
+    except (TimeoutError, nats.errors.Error):
+        await tract.nc.close()
     log.info("organ.stopped", processed=sum(w.stats.processed for w in workers))
     return workers
 
 
+async def _unless_stopped(stop: asyncio.Event, work: Awaitable[_T]) -> _T | None:
+    """The result of ``work``, or ``None`` once ``stop`` is set first (``work`` is then cancelled)."""
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.create_task(stop.wait())
+    await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    return None
+
+
 def run_organ(organ: str, settings: BusSettings, build: OrganBuilder) -> None:
-    """The process entry of ``ichor worker``: SIGTERM or SIGINT stops it cleanly."""
+    """The process entry of ``ichor worker``: SIGTERM or SIGINT stops it within seconds, in any state."""
     configure_logging()
 
     async def main() -> None:
@@ -74,6 +113,12 @@ def run_organ(organ: str, settings: BusSettings, build: OrganBuilder) -> None:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
-        await serve_organ(organ, settings, build, stop)
+        workers = await serve_organ(organ, settings, build, stop)
+        if any(worker.abandoned for worker in workers):
+            # An abandoned digest still runs on a thread that cannot be interrupted, and the
+            # interpreter would wait for it at exit; its input is nak'ed already, so leave now.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
 
     asyncio.run(main())

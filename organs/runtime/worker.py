@@ -83,6 +83,12 @@ async def call_core(size: int, core: Callable[_P, _T], *args: _P.args, **kwargs:
     return await asyncio.to_thread(core, *args, **kwargs)
 
 
+# A pull request the server has not filled by then expires, so a worker that died leaves no
+# request open that new inputs would be handed to.
+FETCH_EXPIRY_S = 1.0
+# On a stop signal, inputs not settled by then are nak'ed so that another replica takes them now.
+STOP_GRACE_S = 2.0
+
 # How long a publish ack or an ack confirmation may take before the input is
 # nak'ed: a stream answers in milliseconds, so a longer wait means the broker is
 # away, and the input is better retried than waited on.
@@ -162,7 +168,14 @@ async def dead_letter(tract: Tract, organ: str, msg: Msg, reason: str) -> None:
 
 
 class Worker:
-    """Runs one WorkerSpec until ``stop`` is set; finishes its batch before leaving."""
+    """Runs one WorkerSpec until ``stop`` is set.
+
+    Up to ``spec.batch`` inputs are in hand at once, each handled on its own, so a slow input
+    never holds back the fetching of the next. Every input in hand is heartbeaten
+    (``in_progress``) three times per ack wait: a long digest keeps its input, while the inputs
+    of a worker that died come back one ack wait later. Pull requests expire within
+    ``FETCH_EXPIRY_S``, so a dead worker's open request holds nothing for long either.
+    """
 
     def __init__(self, tract: Tract, spec: WorkerSpec) -> None:
         self.tract = tract
@@ -170,25 +183,49 @@ class Worker:
         self.stats = WorkerStats()
         self.log = get_logger(spec.organ)
         self.bound = False
+        self.abandoned = 0
         self._resubscribe = asyncio.Event()
+        self._in_hand: dict[asyncio.Task[None], Msg] = {}
 
     def on_reconnected(self) -> None:
         """A pull subscription can go silent after a server restart; bind it anew."""
         self._resubscribe.set()
 
-    async def _subscribe(self) -> Any:
-        config = api.ConsumerConfig(
-            ack_wait=self.tract.settings.ack_wait_s,
+    def consumer_config(self) -> api.ConsumerConfig:
+        settings = self.tract.settings
+        return api.ConsumerConfig(
+            durable_name=self.spec.durable,
+            name=self.spec.durable,
+            filter_subject=self.spec.subject,
+            ack_policy=api.AckPolicy.EXPLICIT,
+            ack_wait=settings.ack_wait_s,
+            max_deliver=settings.max_deliver,
+            backoff=list(settings.redelivery_backoff_s),
             max_ack_pending=max(1000, self.spec.batch * 8),
             deliver_policy=api.DeliverPolicy.ALL,
         )
+
+    async def _subscribe(self) -> Any:
+        config = self.consumer_config()
+        stream = self.tract.subjects.tract_stream
+        # Create or update: a durable made before the ack wait or redelivery limits changed takes the new ones.
+        with contextlib.suppress(nats.js.errors.BadRequestError):
+            await self.tract.js.add_consumer(stream, config=config)
         subscription = await self.tract.js.pull_subscribe(
-            self.spec.subject, durable=self.spec.durable, stream=self.tract.subjects.tract_stream, config=config
+            self.spec.subject, durable=self.spec.durable, stream=stream, config=config
         )
         self.bound = True
         return subscription
 
     async def run(self, stop: asyncio.Event) -> None:
+        heartbeat = asyncio.create_task(self._heartbeat())
+        try:
+            await self._fetch_until(stop)
+        finally:
+            await self._let_go()
+            heartbeat.cancel()
+
+    async def _fetch_until(self, stop: asyncio.Event) -> None:
         subscription = None
         while not stop.is_set():
             if subscription is None or self._resubscribe.is_set():
@@ -200,11 +237,15 @@ class Worker:
                     self.log.warning("consumer.bind_failed", error=repr(error))
                     await _sleep_unless(stop, 0.5)
                     continue
+            room = self.spec.batch - len(self._in_hand)
+            if room <= 0:
+                await asyncio.wait(self._in_hand, timeout=FETCH_EXPIRY_S, return_when=asyncio.FIRST_COMPLETED)
+                continue
             if self.spec.gate is not None and not self.spec.gate():
                 await _sleep_unless(stop, 0.2)
                 continue
             try:
-                messages = await subscription.fetch(self.spec.batch, timeout=1.0)
+                messages = await subscription.fetch(room, timeout=FETCH_EXPIRY_S)
             except (TimeoutError, nats.errors.TimeoutError):
                 continue
             except FETCH_ERRORS as error:
@@ -212,16 +253,36 @@ class Worker:
                 self._resubscribe.set()
                 await _sleep_unless(stop, 0.5)
                 continue
-            await self.process_batch(messages)
+            for msg in messages:
+                self._take(msg)
         if subscription is not None:
             with contextlib.suppress(nats.errors.Error):
                 await subscription.unsubscribe()
 
-    async def process_batch(self, messages: Sequence[Msg]) -> None:
-        # The inputs of a batch are handled side by side so that one input's bus
-        # round trips (frame storage, publish acks) overlap another's work; each
-        # input is acked only after every one of its own outputs is acknowledged.
-        await asyncio.gather(*(self._process(msg) for msg in messages))
+    def _take(self, msg: Msg) -> None:
+        task = asyncio.create_task(self._process(msg))
+        self._in_hand[task] = msg
+        task.add_done_callback(self._in_hand.pop)
+
+    async def _heartbeat(self) -> None:
+        period = self.tract.settings.ack_wait_s / 3
+        while True:
+            await asyncio.sleep(period)
+            for msg in list(self._in_hand.values()):
+                # A lost heartbeat only means the input may come back once more, deduplicated downstream.
+                with contextlib.suppress(*BUS_OR_API_ERRORS, nats.errors.Error):
+                    await msg.in_progress()
+
+    async def _let_go(self) -> None:
+        """Finish what is in hand within ``STOP_GRACE_S``; hand the rest back for another replica at once."""
+        if self._in_hand:
+            await asyncio.wait(self._in_hand, timeout=STOP_GRACE_S)
+        for task, msg in list(self._in_hand.items()):
+            with contextlib.suppress(*BUS_OR_API_ERRORS, nats.errors.Error):
+                await msg.nak()
+            task.cancel()
+            self.abandoned += 1
+            self.log.warning("envelope.abandoned", outcome="nak", reason="worker stopping", subject=msg.subject)
 
     async def _process(self, msg: Msg) -> None:
         started = time.perf_counter()
@@ -238,6 +299,18 @@ class Worker:
             self.log.exception("envelope.unexpected_error", outcome="unacked", error=repr(error))
 
     async def _handle(self, msg: Msg, started: float) -> tuple[Envelope, list[asyncio.Future[Any]]] | None:
+        delivered, limit = msg.metadata.num_delivered, self.tract.settings.max_deliver
+        if delivered >= limit:
+            # The server gives no delivery after this one; an input that killed its worker on every
+            # earlier delivery would kill it again and then sit unsettled forever.
+            await self._poison(
+                msg,
+                None,
+                f"delivered {delivered} times (ICHOR_MAX_DELIVER={limit}) without being settled: every earlier "
+                "attempt crashed or stalled its worker, or failed transiently",
+                started,
+            )
+            return None
         try:
             envelope = decode(msg.data)
         except DecodeError as error:
@@ -304,7 +377,7 @@ class Worker:
         self.stats.last_error = reason
         # If the nak is lost too, the ack wait expires and the server redelivers anyway.
         with contextlib.suppress(*BUS_ERRORS):
-            await msg.nak(delay=self.spec.nak_delay_s)
+            await msg.nak(delay=self._retry_delay_s(msg))
         self.log.warning(
             "envelope.retry",
             **_fields(envelope),
@@ -312,6 +385,12 @@ class Worker:
             reason=reason,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
+
+    def _retry_delay_s(self, msg: Msg) -> float:
+        """Transient failures back off on the same schedule as crashes, starting at the spec's delay."""
+        schedule = self.tract.settings.redelivery_backoff_s
+        attempt = min(max(msg.metadata.num_delivered, 1), len(schedule)) - 1
+        return max(self.spec.nak_delay_s, schedule[attempt])
 
     async def _poison(self, msg: Msg, envelope: Envelope | None, reason: str, started: float) -> None:
         # A reason may quote what failed to parse; it reaches headers, status replies and logs, never a secret.
