@@ -101,6 +101,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     log_level: LogLevel = "info"
     # Test-only fault injection: a worker dies after publishing its outputs and before acking its input.
     fault_kill_before_ack: bool = False
+    # Test-only fault injection: a worker dies on every delivery of an input whose bytes hold this text.
+    fault_kill_on: str | None = None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:

@@ -52,6 +52,7 @@ FREE_TEXT = {
     "ICHOR_KERNEL_INSTRUCTIONS",
     "ICHOR_WORKSPACE_INSTRUCTIONS",
     "ICHOR_ACTOR",
+    "ICHOR_FAULT_KILL_ON",
 }
 # Nothing listens here: a worker that wrongly accepted its settings would wait on it, and time out.
 DEAD_URL = "nats://127.0.0.1:9"

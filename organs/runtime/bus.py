@@ -42,7 +42,7 @@ class BusSettings:
     worker took and stopped heartbeating (it died) waits before redelivery, and
     ``max_deliver`` how many deliveries an input gets before it is dead-lettered;
     ``kill_before_ack`` is the crash tests' fault switch (die after publishing,
-    before acking).
+    before acking), ``kill_on`` theirs for an input that kills its worker.
     """
 
     url: str = DEFAULT_NATS_URL
@@ -57,6 +57,7 @@ class BusSettings:
     password: str | None = None
     provision: bool = True
     kill_before_ack: bool = False
+    kill_on: bytes | None = None
 
     @property
     def redelivery_backoff_s(self) -> tuple[float, ...]:
@@ -78,6 +79,7 @@ class BusSettings:
             password=settings.nats_password,
             provision=settings.provision,
             kill_before_ack=settings.fault_kill_before_ack,
+            kill_on=settings.fault_kill_on.encode() if settings.fault_kill_on else None,
         )
 
 

@@ -227,6 +227,8 @@ class Worker:
 
     async def _fetch_until(self, stop: asyncio.Event) -> None:
         subscription = None
+        # A worker that just started may be the replacement of one that an input killed.
+        careful = True
         while not stop.is_set():
             if subscription is None or self._resubscribe.is_set():
                 self._resubscribe.clear()
@@ -237,7 +239,9 @@ class Worker:
                     self.log.warning("consumer.bind_failed", error=repr(error))
                     await _sleep_unless(stop, 0.5)
                     continue
-            room = self.spec.batch - len(self._in_hand)
+            # After a crash, what comes back is taken one input at a time, alone: an input that kills its
+            # worker then takes no other input down with it, so only it runs out of deliveries.
+            room = 1 - len(self._in_hand) if careful else self.spec.batch - len(self._in_hand)
             if room <= 0:
                 await asyncio.wait(self._in_hand, timeout=FETCH_EXPIRY_S, return_when=asyncio.FIRST_COMPLETED)
                 continue
@@ -253,6 +257,7 @@ class Worker:
                 self._resubscribe.set()
                 await _sleep_unless(stop, 0.5)
                 continue
+            careful = any(msg.metadata.num_delivered > 1 for msg in messages)
             for msg in messages:
                 self._take(msg)
         if subscription is not None:
@@ -311,6 +316,9 @@ class Worker:
                 started,
             )
             return None
+        kill_on = self.tract.settings.kill_on
+        if kill_on is not None and kill_on in msg.data:
+            os.kill(os.getpid(), signal.SIGKILL)
         try:
             envelope = decode(msg.data)
         except DecodeError as error:
