@@ -387,8 +387,13 @@ _CODE_LINE = re.compile(
     r"|\s*[A-Za-z_][\w.]*(?:\[[^\]\n]{0,80}\])? ?[-+*/|&]?= \S"
     # INI, systemd units, .env: "[Unit]", "Description=containerd", "FOO=bar"
     r"|\[[\w .:\"/-]{1,80}\]\s*$|[A-Za-z_][\w.-]{0,60}=\S"
-    # YAML and JSON keys: "kind: Deployment", "  name:", "- image: web", "\"version\": \"1.0\","
-    r"|\s*(?:- )?[A-Za-z_][\w.-]{0,60}:(?: \S|\s*$)|\s*\"[^\"\n]{1,80}\"\s?:\s?\S|\s*[{\[]\s*$"
+    # YAML and JSON keys: "kind: Deployment", "  name:", "- image: web", "\"version\": \"1.0\","; a YAML key is
+    # lower-case and its value a few words, where a prose label ("Context: we run…") is capitalised or says more
+    r"|\s*(?:- )?[a-z_][\w.-]{0,60}:(?:\s*$| (?:\S{1,200} ){0,2}\S{1,200}$)|\s*\"[^\"\n]{1,80}\"\s?:\s?\S|\s*[{\[]\s*$"
+    # SQL and Dockerfile statements, shell control words
+    r"|(?:SELECT|FROM|WHERE|JOIN|LEFT JOIN|INNER JOIN|GROUP BY|ORDER BY|HAVING|LIMIT|INSERT INTO|UPDATE|DELETE FROM"
+    r"|CREATE|ALTER|DROP|WITH|VALUES|RUN|CMD|COPY|ADD|WORKDIR|ENV|EXPOSE|ENTRYPOINT|ARG|LABEL|USER|VOLUME) \S"
+    r"|\s*(?:fi|done|esac|then|do|else)\s*$|\s*(?:set -[a-z]|export \w|if \[|for \w{1,40} in |while \[|echo )"
     # unified diffs
     r"|diff --git |@@ -\d|(?:---|\+\+\+) [ab]/|index [0-9a-f]{7,40}\.\."
 )
