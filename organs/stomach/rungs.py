@@ -182,9 +182,14 @@ def source_column_rung(lines: list[str]) -> Classification | None:
     )
 
 
+def _diagnostic(line: str) -> bool:
+    # A line that asks ("error: x when I run y?") is the user's, whatever it quotes.
+    return is_compiler_diagnostic(line) and not line.endswith("?")
+
+
 def diagnostics_rung(lines: list[str]) -> Classification | None:
-    diagnostics = sum(1 for line in lines if is_compiler_diagnostic(line))
-    if diagnostics == 0 or not (is_compiler_diagnostic(lines[0]) or diagnostics * 4 >= len(lines)):
+    diagnostics = sum(1 for line in lines if _diagnostic(line))
+    if diagnostics == 0 or not (_diagnostic(lines[0]) or diagnostics * 4 >= len(lines)):
         return None
     return Classification("log", f"rung 4e: compiler or build diagnostics ({diagnostics}/{len(lines)} lines)")
 

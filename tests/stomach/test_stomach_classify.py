@@ -347,6 +347,7 @@ def test_rung_4d_compose_source_column_is_a_log_not_a_table() -> None:
 
 def test_rung_4e_compiler_diagnostics() -> None:
     assert kind_of("src/cart.c:12:5: error: unknown type name 'cart_t'") == "log"
+    assert kind_of("Error: Cannot find module 'cart', how do I fix this?") == "prose"
     clang = "src/cart.c:12:5: warning: unused variable 'n'\n    int n;\n        ^\n1 warning generated."
     assert kind_of(clang) == "log"
 
