@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 __all__ = ["DEFAULT_PREFIX", "Subjects"]
@@ -12,13 +11,9 @@ DEFAULT_PREFIX = "ichor"
 
 @dataclass(frozen=True)
 class Subjects:
-    """Names derived from a prefix (``ICHOR_PREFIX``, default ``ichor``)."""
+    """Names derived from a prefix (the ``ICHOR_PREFIX`` setting, default ``ichor``)."""
 
     prefix: str = DEFAULT_PREFIX
-
-    @classmethod
-    def from_env(cls) -> Subjects:
-        return cls(os.environ.get("ICHOR_PREFIX", DEFAULT_PREFIX))
 
     @property
     def stomach_in(self) -> str:
@@ -92,3 +87,8 @@ class Subjects:
     @property
     def frame_index_bucket(self) -> str:
         return f"{self.prefix}-frame-index"
+
+    @property
+    def sessions_bucket(self) -> str:
+        """The border's record of the frames each conversation already carries."""
+        return f"{self.prefix}-sessions"

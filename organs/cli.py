@@ -2,9 +2,9 @@
 
     ichor up [--nats URL] [--port P] [--data DIR] [--feed FILE]
     ichor worker {stomach|absorption|border} [--nats URL]
-    ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S]
+    ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S] [--session ID [--resend]]
     ichor digest [FILE|-] [--json] [--budget N]
-    ichor frame ID [--full] [--json]
+    ichor frame ID [--full | --raw] [--json]
     ichor mcp [--http PORT] [--host ADDR]
     ichor tail [--json] [--limit N]
     ichor status [--json]
@@ -38,16 +38,19 @@ import nats.errors
 from envelopes.codec import encode_json, envelope_schema
 from envelopes.subjects import Subjects
 from envelopes.types import Rejected, UserInput
-from organs.anatomy import ABSORPTION, BORDER, ORGAN_NAMES, STOMACH
-from organs.errors import IchorError
+from organs.anatomy import ABSORPTION, BORDER, ORGAN_NAMES, ORGANS, STOMACH
+from organs.errors import ConfigError, IchorError
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
 from organs.runtime.security import generate_security, organ_environment, permissions, user_environment
 from organs.runtime.server import EmbeddedServer
+from organs.settings import Settings
+from organs.signing import load_signer, load_trusted_keys
 
 __all__ = ["main"]
 
+EXIT_USAGE = 2
 EXIT_TIMEOUT = 3
 EXIT_REJECTED = 4
 
@@ -61,20 +64,25 @@ def _read_input(path: str) -> str:
     return data.decode("utf-8")
 
 
-def _organ_builder(organ: str, settings: BusSettings) -> OrganBuilder:
+def _bus(args: argparse.Namespace, url: str | None = None) -> BusSettings:
+    """The bus settings of this command: ``--nats`` (or ``url``) over ``ICHOR_NATS_URL``."""
+    return BusSettings.from_settings(args.settings, url or getattr(args, "nats", None))
+
+
+def _organ_builder(organ: str, bus: BusSettings, settings: Settings) -> OrganBuilder:
     match organ:
         case STOMACH.name:
-            from organs.stomach.worker import build_stomach
+            from organs.stomach.worker import build_stomach, ingest_config
 
-            return build_stomach(settings)
+            return build_stomach(bus, ingest_config(settings), signer=load_signer(STOMACH.wire_name, settings))
         case ABSORPTION.name:
             from organs.absorption.worker import build_absorption
 
-            return build_absorption(settings)
+            return build_absorption(bus, signer=load_signer(ABSORPTION.wire_name, settings))
         case BORDER.name:
-            from organs.border.worker import build_border
+            from organs.border.worker import border_config, build_border
 
-            return build_border(settings)
+            return build_border(bus, border_config(settings))
     raise IchorError(f"unknown organ {organ!r}; expected one of {', '.join(ORGAN_NAMES)}")
 
 
@@ -83,9 +91,9 @@ def _organ_builder(organ: str, settings: BusSettings) -> OrganBuilder:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     # Before the organ is built: its loggers bind at build time and must render JSON.
-    configure_logging()
-    settings = BusSettings.from_env(args.nats)
-    run_organ(args.organ, settings, _organ_builder(args.organ, settings))
+    configure_logging(level=args.settings.log_level)
+    bus = _bus(args)
+    run_organ(args.organ, bus, _organ_builder(args.organ, bus, args.settings))
     return 0
 
 
@@ -151,7 +159,7 @@ class Supervisor:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    configure_logging()
+    configure_logging(level=args.settings.log_level)
     log = get_logger("supervisor")
     stop_requested = False
 
@@ -161,7 +169,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
-    nats_url = args.nats or os.environ.get("ICHOR_NATS_URL")
+    nats_url = args.nats or args.settings.nats_url
     security_dir = args.security or (args.data / "security")
     auth = ""
     if args.secure:
@@ -170,21 +178,21 @@ def cmd_up(args: argparse.Namespace) -> int:
         log.info("security.ready", directory=str(security_dir), users=sorted(permissions(Subjects()).keys()))
     server = None
     if not nats_url:
-        server = EmbeddedServer(args.data, port=args.port, extra_config=auth).start()
+        server = EmbeddedServer(args.data, port=args.port, extra_config=auth, binary=args.settings.nats_server).start()
         nats_url = server.url
         log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid, secure=args.secure)
     environments = {organ: organ_environment(security_dir, organ) for organ in ORGAN_NAMES} if args.secure else {}
     supervisor = Supervisor(nats_url, log, environments)
     try:
         if args.secure:
-            asyncio.run(_provision_as_admin(nats_url, security_dir))
+            asyncio.run(_provision_as_admin(_bus(args, nats_url), security_dir))
         for organ in ORGAN_NAMES:
             supervisor.spawn(organ)
         if args.feed:
-            settings = BusSettings.from_env(nats_url)
+            settings = _bus(args, nats_url)
             if args.secure:
                 settings = _as_user(settings, security_dir, "host")
-            code = asyncio.run(_ingest(settings, _read_input(args.feed), args.actor, None, args.timeout, False))
+            code = asyncio.run(_ingest(settings, _read_input(args.feed), _actor(args), None, args.timeout, False))
             log.info("up.fed", file=args.feed, exit_code=code)
         log.info("up.serving", url=nats_url, hint="Ctrl-C stops everything")
         while not stop_requested:
@@ -204,8 +212,8 @@ def _as_user(settings: BusSettings, security_dir: Path, user: str) -> BusSetting
     return dataclasses.replace(settings, user=user, password=environment["ICHOR_NATS_PASSWORD"], provision=False)
 
 
-async def _provision_as_admin(nats_url: str, security_dir: Path) -> None:
-    tract = await connect(_as_user(BusSettings.from_env(nats_url), security_dir, "admin"), name="ichor-admin")
+async def _provision_as_admin(settings: BusSettings, security_dir: Path) -> None:
+    tract = await connect(_as_user(settings, security_dir, "admin"), name="ichor-admin")
     try:
         await provision(tract)
     finally:
@@ -227,7 +235,7 @@ async def _provision(settings: BusSettings) -> int:
 
 
 def cmd_provision(args: argparse.Namespace) -> int:
-    return asyncio.run(_provision(BusSettings.from_env(args.nats)))
+    return asyncio.run(_provision(_bus(args)))
 
 
 # --- ichor security ------------------------------------------------------------
@@ -270,7 +278,14 @@ def cmd_security(args: argparse.Namespace) -> int:
 
 
 async def _ingest(
-    settings: BusSettings, text: str, actor: str, intent: str | None, timeout: float, as_json: bool
+    settings: BusSettings,
+    text: str,
+    actor: str,
+    intent: str | None,
+    timeout: float,
+    as_json: bool,
+    session: str | None = None,
+    resend: bool = False,
 ) -> int:
     from organs.client import hand_in_paste
 
@@ -278,7 +293,15 @@ async def _ingest(
     try:
         if settings.provision:
             await provision(tract)
-        _, outcome = await hand_in_paste(tract, text, origin=UserInput(actor=actor), intent=intent, timeout=timeout)
+        _, outcome = await hand_in_paste(
+            tract,
+            text,
+            origin=UserInput(actor=actor),
+            intent=intent,
+            timeout=timeout,
+            session=session,
+            resend=resend,
+        )
     except TimeoutError:
         print(f"ichor ingest: no admitted or rejected envelope within {timeout}s; are the organs up?", file=sys.stderr)
         return EXIT_TIMEOUT
@@ -293,19 +316,40 @@ async def _ingest(
     return EXIT_REJECTED if isinstance(outcome.payload, Rejected) else 0
 
 
+def _session_id(value: str) -> str:
+    from envelopes.types import SESSION_ID_PATTERN
+
+    if SESSION_ID_PATTERN.fullmatch(value) is None:
+        raise argparse.ArgumentTypeError(f"{value!r} is not 1 to 128 characters of [A-Za-z0-9_-]")
+    return value
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
-    settings = BusSettings.from_env(args.nats)
-    return asyncio.run(_ingest(settings, _read_input(args.file), args.actor, args.intent, args.timeout, args.json))
+    return asyncio.run(
+        _ingest(
+            _bus(args),
+            _read_input(args.file),
+            _actor(args),
+            args.intent,
+            args.timeout,
+            args.json,
+            session=args.session,
+            resend=args.resend,
+        )
+    )
 
 
 # --- ichor digest --------------------------------------------------------------
 
 
 def cmd_digest(args: argparse.Namespace) -> int:
-    from organs.stomach import IngestConfig, ingest_paste
+    from organs.stomach import ingest_paste
+    from organs.stomach.worker import ingest_config
 
     text = _read_input(args.file)
-    config = IngestConfig() if args.budget is None else IngestConfig(budget_tokens=args.budget)
+    config = ingest_config(args.settings)
+    if args.budget is not None:
+        config = dataclasses.replace(config, budget_tokens=args.budget)
     bundle = ingest_paste(text, config, intent=args.intent)
     if args.json:
         document = {
@@ -328,6 +372,27 @@ def cmd_digest(args: argparse.Namespace) -> int:
 
 
 # --- ichor frame ---------------------------------------------------------------
+
+
+async def _raw_frame(settings: BusSettings, frame_id: str, as_json: bool) -> int:
+    from organs.client import fetch_raw
+
+    tract: Tract = await connect(settings, name="ichor-frame", persistent=False)
+    try:
+        reply = await fetch_raw(tract, frame_id)
+    except (TimeoutError, nats.errors.NoRespondersError):
+        print("ichor frame: no answer on the raw subject; only the operator user may ask it", file=sys.stderr)
+        return EXIT_TIMEOUT
+    finally:
+        await tract.nc.close()
+    if reply.error is not None or reply.text is None:
+        print(f"ichor frame: {reply.error}", file=sys.stderr)
+        return 1
+    if as_json:
+        print(encode_json(reply).decode())
+    else:
+        sys.stdout.write(reply.text)
+    return 0
 
 
 async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool) -> int:
@@ -354,7 +419,9 @@ async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool
 
 
 def cmd_frame(args: argparse.Namespace) -> int:
-    return asyncio.run(_frame(BusSettings.from_env(args.nats), args.id, args.full, args.json))
+    if args.raw:
+        return asyncio.run(_raw_frame(_bus(args), args.id, args.json))
+    return asyncio.run(_frame(_bus(args), args.id, args.full, args.json))
 
 
 # --- ichor mcp ----------------------------------------------------------------
@@ -363,7 +430,7 @@ def cmd_frame(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     from organs.mcp import serve_http, serve_stdio
 
-    settings = BusSettings.from_env(args.nats)
+    settings = _bus(args)
     if args.http is None:
         asyncio.run(serve_stdio(settings))
     else:
@@ -390,7 +457,7 @@ async def _tail(settings: BusSettings, as_json: bool, limit: int | None) -> int:
 
 
 def cmd_tail(args: argparse.Namespace) -> int:
-    return asyncio.run(_tail(BusSettings.from_env(args.nats), args.json, args.limit))
+    return asyncio.run(_tail(_bus(args), args.json, args.limit))
 
 
 # --- ichor status --------------------------------------------------------------
@@ -417,7 +484,7 @@ async def _gather_stats(settings: BusSettings, wait: float) -> list[dict[str, An
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    replies = asyncio.run(_gather_stats(BusSettings.from_env(args.nats), args.wait))
+    replies = asyncio.run(_gather_stats(_bus(args), args.wait))
     organs = sorted(
         (reply for reply in replies if reply.get("metadata", {}).get("organ")),
         key=lambda reply: (reply["metadata"]["organ"], reply["id"]),
@@ -468,13 +535,12 @@ def _parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
-    default_actor = os.environ.get("ICHOR_ACTOR") or getpass.getuser()
     up = command("up", cmd_up, "start NATS (embedded unless --nats) and the three organs, supervised")
     up.add_argument("--nats", help="an existing NATS URL; without it an embedded nats-server starts")
     up.add_argument("--port", type=int, default=4222, help="embedded server port (0 picks a free one)")
     up.add_argument("--data", type=Path, default=Path(".ichor/data"), help="embedded server data directory")
     up.add_argument("--feed", help="after start, ingest this file once and print the outcome")
-    up.add_argument("--actor", default=default_actor)
+    up.add_argument("--actor", help="the user_input actor of --feed (default $ICHOR_ACTOR or your login)")
     up.add_argument("--timeout", type=float, default=60.0)
     up.add_argument("--secure", action="store_true", help="per-organ users, subject permissions and signed secretions")
     up.add_argument("--security", type=Path, help="where --secure keeps credentials and keys (default DATA/security)")
@@ -494,9 +560,13 @@ def _parser() -> argparse.ArgumentParser:
     ingest = command("ingest", cmd_ingest, "publish a paste as an upstream organ would and print its outcome")
     ingest.add_argument("file", nargs="?", default="-")
     ingest.add_argument("--intent", help="the ask, when the host already knows it")
-    ingest.add_argument("--actor", default=default_actor, help="the user_input actor recorded as the origin")
+    ingest.add_argument("--actor", help="the user_input actor recorded as the origin (default $ICHOR_ACTOR or login)")
     ingest.add_argument("--json", action="store_true", help="print the whole envelope as JSON")
     ingest.add_argument("--timeout", type=float, default=30.0)
+    ingest.add_argument(
+        "--session", type=_session_id, help="the conversation's id: frames an earlier turn carried come as references"
+    )
+    ingest.add_argument("--resend", action="store_true", help="with --session: send every frame again in full")
     ingest.add_argument("--nats")
 
     digest = command("digest", cmd_digest, "run the stomach's core locally, no bus")
@@ -507,7 +577,9 @@ def _parser() -> argparse.ArgumentParser:
 
     frame = command("frame", cmd_frame, "re-query a frame over the bus, compact or --full")
     frame.add_argument("id")
-    frame.add_argument("--full", action="store_true")
+    shown = frame.add_mutually_exclusive_group()
+    shown.add_argument("--full", action="store_true", help="the full text, with secrets redacted")
+    shown.add_argument("--raw", action="store_true", help="the bytes as received (operator user only)")
     frame.add_argument("--json", action="store_true")
     frame.add_argument("--nats")
 
@@ -531,10 +603,34 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _settings() -> Settings:
+    """Every ICHOR_* variable, read and checked once: a bad one stops the command before it starts.
+
+    The key and seed files are read too, so that ``ichor up`` refuses one at once rather than
+    leave each worker it supervises in a restart loop.
+    """
+    from organs.stomach.worker import ingest_config
+
+    settings = Settings.from_environ()
+    ingest_config(settings)
+    load_trusted_keys(settings)
+    for organ in ORGANS:
+        load_signer(organ.wire_name, settings)
+    return settings
+
+
+def _actor(args: argparse.Namespace) -> str:
+    return str(args.actor or args.settings.actor or getpass.getuser())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        args.settings = _settings()
         return int(args.handler(args))
+    except ConfigError as error:
+        print(f"ichor {args.command}: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except IchorError as error:
         print(f"ichor {args.command}: {error}", file=sys.stderr)
         return 1

@@ -8,13 +8,12 @@ from envelopes.types import Envelope
 from organs.absorption.core import yield_context
 from organs.anatomy import ABSORPTION
 from organs.runtime import BusSettings, Delivery, OrganBuilder, Output, Tract, WorkerSpec
-from organs.signing import load_signer
+from organs.signing import Signer
 
 __all__ = ["build_absorption"]
 
 
-def build_absorption(settings: BusSettings) -> OrganBuilder:
-    signer = load_signer(ABSORPTION.wire_name)
+def build_absorption(settings: BusSettings, *, signer: Signer | None = None) -> OrganBuilder:
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         async def handle(envelope: Envelope, _: Delivery) -> Sequence[Output]:

@@ -7,7 +7,6 @@ The only state it touches is the guard's rate-limit buckets (``GuardState``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -15,48 +14,26 @@ from envelopes.types import Admitted, Envelope, Reason, Rejected
 from organs.accounting import DEFAULT_ENCODING
 from organs.anatomy import BORDER
 from organs.border.compiler import PromptBudget, compile
-from organs.border.guard import Admission, BorderPolicy, GuardState, RateLimit, Rejection, screen
-from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, BuiltinPromptConfig, builtin_modules, paste_modules
-from organs.errors import BorderConfigError, CompileError
+from organs.border.guard import Admission, BorderPolicy, GuardState, Rejection, screen
+from organs.border.prompt import BuiltinPromptConfig, builtin_modules, paste_modules
+from organs.errors import CompileError
 from organs.secretion import secrete
-from organs.signing import Signer, load_signer, load_trusted_keys
+from organs.signing import Signer
 
 __all__ = ["DEFAULT_BUDGET_BYTES", "DEFAULT_BUDGET_TOKENS", "BorderConfig", "border_decide"]
 
 DEFAULT_BUDGET_TOKENS = 32_768
 DEFAULT_BUDGET_BYTES = 1 << 20
-_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
-_FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
-
-
-def _flag(environ: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = environ.get(name)
-    if raw is None:
-        return default
-    word = raw.strip().lower()
-    if word in _TRUE_WORDS:
-        return True
-    if word in _FALSE_WORDS:
-        return False
-    raise BorderConfigError(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
-
-
-def _positive(environ: Mapping[str, str], name: str, default: float, kind: type[int] | type[float]) -> float:
-    raw = environ.get(name)
-    if raw is None:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise BorderConfigError(f"{name}={raw!r} is not a {kind.__name__}") from None
-    if not value > 0:
-        raise BorderConfigError(f"{name}={raw!r} must be greater than 0")
-    return value
+DEFAULT_SESSION_TTL_S = 24 * 3600.0
 
 
 @dataclass(frozen=True, slots=True)
 class BorderConfig:
-    """Everything the border decides with: guard policy, prompt budget, built-in modules, encoding."""
+    """Everything the border decides with: guard policy, prompt budget, built-in modules, encoding, signer.
+
+    The worker builds it from the settings (``organs.border.worker.border_config``) and
+    passes it in: the decision itself reads no environment and no file.
+    """
 
     policy: BorderPolicy = field(default_factory=BorderPolicy)
     budget: PromptBudget = field(
@@ -65,47 +42,7 @@ class BorderConfig:
     builtins: BuiltinPromptConfig = field(default_factory=BuiltinPromptConfig)
     encoding: str = DEFAULT_ENCODING
     signer: Signer | None = None
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> BorderConfig:
-        """Read the configuration from ``environ`` (default ``os.environ``).
-
-        ============================== ================================ =====================
-        variable                       meaning                          default
-        ============================== ================================ =====================
-        ICHOR_BORDER_ALLOW_EXTERNAL    admit external origins, untrusted false
-        ICHOR_BORDER_RATE              envelopes per actor per window   60
-        ICHOR_BORDER_RATE_WINDOW_S     the rate window in seconds       100
-        ICHOR_BORDER_BUDGET_TOKENS     prompt token budget              32768
-        ICHOR_KERNEL_INSTRUCTIONS      kernel instruction text          the built-in text
-        ICHOR_WORKSPACE_INSTRUCTIONS   workspace instruction text       none
-        ============================== ================================ =====================
-
-        The byte budget stays at ``DEFAULT_BUDGET_BYTES``. Raises ``BorderConfigError``
-        for a value that cannot be used.
-        """
-        env = os.environ if environ is None else environ
-        rate = RateLimit(
-            capacity=int(_positive(env, "ICHOR_BORDER_RATE", 60, int)),
-            window_s=_positive(env, "ICHOR_BORDER_RATE_WINDOW_S", 100.0, float),
-        )
-        workspace = env.get("ICHOR_WORKSPACE_INSTRUCTIONS", "")
-        return cls(
-            policy=BorderPolicy(
-                allow_external=_flag(env, "ICHOR_BORDER_ALLOW_EXTERNAL", False),
-                rate=rate,
-                trusted_keys=load_trusted_keys(env),
-            ),
-            budget=PromptBudget(
-                max_bytes=DEFAULT_BUDGET_BYTES,
-                max_tokens=int(_positive(env, "ICHOR_BORDER_BUDGET_TOKENS", DEFAULT_BUDGET_TOKENS, int)),
-            ),
-            builtins=BuiltinPromptConfig(
-                kernel_instructions=env.get("ICHOR_KERNEL_INSTRUCTIONS", DEFAULT_KERNEL_INSTRUCTIONS),
-                workspace_instructions=(workspace,) if workspace else (),
-            ),
-            signer=load_signer(BORDER.wire_name, env),
-        )
+    session_ttl_s: float = DEFAULT_SESSION_TTL_S
 
 
 def _rejected(
@@ -125,14 +62,24 @@ def _rejected(
 
 
 def _admit(
-    envelope: Envelope, admission: Admission, config: BorderConfig, *, instance: str, at: str | None
+    envelope: Envelope,
+    admission: Admission,
+    config: BorderConfig,
+    *,
+    instance: str,
+    at: str | None,
+    delivered: Mapping[str, int] | None,
 ) -> Envelope:
     payload = admission.payload
     try:
         modules = (
             *builtin_modules(config.builtins),
             *paste_modules(
-                payload, payload.meta.original_provenance, admission.trust_of, verified_encoding=config.encoding
+                payload,
+                payload.meta.original_provenance,
+                admission.trust_of,
+                verified_encoding=config.encoding,
+                delivered=delivered,
             ),
         )
         prompt = compile(modules, config.budget, config.encoding)
@@ -169,15 +116,18 @@ def border_decide(
     instance: str,
     now: float,
     at: str | None = None,
+    delivered: Mapping[str, int] | None = None,
 ) -> Envelope:
     """Screen ``envelope`` and return the ``admitted`` or ``rejected`` envelope for the brain.
 
     ``now`` (seconds) drives the rate limit; ``at`` (RFC 3339 UTC) stamps the new
-    steps, defaulting to the current time. Given the same envelope, config, state
-    and ``at``, the output is the same.
+    steps, defaulting to the current time. ``delivered`` maps the frames the
+    envelope's session already carries to the turn that carried them; each is
+    compiled as a one-line reference. Given the same envelope, config, state,
+    ``at`` and ``delivered``, the output is the same.
     """
     match screen(envelope, config.policy, state, now=now):
         case Admission() as admission:
-            return _admit(envelope, admission, config, instance=instance, at=at)
+            return _admit(envelope, admission, config, instance=instance, at=at, delivered=delivered)
         case Rejection() as rejection:
             return _rejected(envelope, rejection, config, instance=instance, at=at)

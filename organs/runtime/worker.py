@@ -35,6 +35,7 @@ from organs.errors import PoisonError, TransientError
 from organs.runtime.bus import Tract
 from organs.runtime.logs import envelope_fields, get_logger
 from organs.runtime.tracing import hop_span
+from organs.stomach.redact import scrub_secrets
 
 __all__ = [
     "INLINE_CORE_CHARS",
@@ -86,10 +87,6 @@ async def call_core(size: int, core: Callable[_P, _T], *args: _P.args, **kwargs:
 # nak'ed: a stream answers in milliseconds, so a longer wait means the broker is
 # away, and the input is better retried than waited on.
 CONFIRM_TIMEOUT_S = 3.0
-
-# Fault injection for the crash tests: die after the outputs are stored but
-# before the input is acked, the window exactly-once must survive.
-_KILL_BEFORE_ACK = os.environ.get("ICHOR_FAULT_KILL_BEFORE_ACK") == "1"
 
 
 @dataclass(frozen=True)
@@ -151,7 +148,7 @@ async def dead_letter(tract: Tract, organ: str, msg: Msg, reason: str) -> None:
     headers.pop("Nats-Msg-Id", None)
     headers.update(
         {
-            "Ichor-Dlq-Reason": _header_safe(reason),
+            "Ichor-Dlq-Reason": _header_safe(scrub_secrets(reason)),
             "Ichor-Dlq-Organ": organ,
             "Ichor-Dlq-Subject": msg.subject,
             "Ichor-Dlq-At": utc_now(),
@@ -237,7 +234,7 @@ class Worker:
             # Whatever slipped past the handling above, the worker lives on and the
             # input comes back after its ack wait; it is never acked, so never lost.
             self.stats.errors += 1
-            self.stats.last_error = f"unexpected {type(error).__name__}: {error}"
+            self.stats.last_error = scrub_secrets(f"unexpected {type(error).__name__}: {error}")
             self.log.exception("envelope.unexpected_error", outcome="unacked", error=repr(error))
 
     async def _handle(self, msg: Msg, started: float) -> tuple[Envelope, list[asyncio.Future[Any]]] | None:
@@ -286,7 +283,9 @@ class Worker:
     async def _settle(self, msg: Msg, envelope: Envelope, futures: list[asyncio.Future[Any]], started: float) -> None:
         try:
             await asyncio.wait_for(asyncio.gather(*futures), timeout=CONFIRM_TIMEOUT_S)
-            if _KILL_BEFORE_ACK:
+            # Fault injection for the crash tests: die after the outputs are stored but
+            # before the input is acked, the window exactly-once must survive.
+            if self.tract.settings.kill_before_ack:
                 os.kill(os.getpid(), signal.SIGKILL)
             await msg.ack_sync(timeout=CONFIRM_TIMEOUT_S)
         except BUS_OR_API_ERRORS as error:
@@ -300,6 +299,7 @@ class Worker:
         )
 
     async def _retry(self, msg: Msg, envelope: Envelope | None, reason: str, started: float) -> None:
+        reason = scrub_secrets(reason)
         self.stats.errors += 1
         self.stats.last_error = reason
         # If the nak is lost too, the ack wait expires and the server redelivers anyway.
@@ -314,6 +314,8 @@ class Worker:
         )
 
     async def _poison(self, msg: Msg, envelope: Envelope | None, reason: str, started: float) -> None:
+        # A reason may quote what failed to parse; it reaches headers, status replies and logs, never a secret.
+        reason = scrub_secrets(reason)
         self.stats.errors += 1
         self.stats.last_error = reason
         try:

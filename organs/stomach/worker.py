@@ -16,7 +16,6 @@ answers ``<prefix>.frames.get`` and ``<prefix>.frames.raw``.
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -28,6 +27,7 @@ from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, Fra
 from organs.accounting import digest_text
 from organs.anatomy import ABSORPTION, STOMACH
 from organs.client import INLINE_HEADROOM
+from organs.errors import ConfigError
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -40,35 +40,40 @@ from organs.runtime import (
     get_logger,
 )
 from organs.secretion import secrete
-from organs.signing import Signer, load_signer
+from organs.settings import Settings
+from organs.signing import Signer
 from organs.stomach.frames_store import FrameNotFound, FrameStore
 from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
 from organs.stomach.raw import answer_raw_request
-from organs.stomach.redact import REDACT_VARIABLE, parse_personal
+from organs.stomach.redact import parse_personal
 
-__all__ = ["build_stomach", "digest_paste", "ingest_config_from_env"]
+__all__ = ["build_stomach", "digest_paste", "ingest_config"]
 
 _FRAME_ID = re.compile(r"blake3:[0-9a-f]{64}")
 
 
-def ingest_config_from_env() -> IngestConfig:
-    """The core's knobs from ``ICHOR_BUDGET_TOKENS``, ``ICHOR_SHALLOW_CHARS`` and friends."""
-    defaults = IngestConfig()
-    overrides: dict[str, Any] = {}
-    for field, variable in (
-        ("budget_tokens", "ICHOR_BUDGET_TOKENS"),
-        ("shallow_chars", "ICHOR_SHALLOW_CHARS"),
-        ("deferred_chars", "ICHOR_DEFERRED_CHARS"),
-        ("shallow_backlog", "ICHOR_SHALLOW_BACKLOG"),
-        ("deferred_backlog", "ICHOR_DEFERRED_BACKLOG"),
-        ("max_blocks", "ICHOR_MAX_BLOCKS"),
-    ):
-        if os.environ.get(variable):
-            overrides[field] = int(os.environ[variable])
-    if os.environ.get("ICHOR_ENCODING"):
-        overrides["encoding"] = os.environ["ICHOR_ENCODING"]
-    overrides["redact_personal"] = parse_personal(os.environ.get(REDACT_VARIABLE))
-    return dataclasses.replace(defaults, **overrides)
+_INGEST_FIELDS = (
+    "budget_tokens",
+    "shallow_chars",
+    "deferred_chars",
+    "shallow_backlog",
+    "deferred_backlog",
+    "max_blocks",
+    "encoding",
+)
+
+
+def ingest_config(settings: Settings) -> IngestConfig:
+    """The core's knobs from the settings (``ICHOR_BUDGET_TOKENS``, ``ICHOR_SHALLOW_CHARS`` and friends);
+    what is not set keeps the core's default. An ``ICHOR_REDACT`` naming no known category is a ``ConfigError``."""
+    overrides: dict[str, Any] = {
+        name: getattr(settings, name) for name in _INGEST_FIELDS if getattr(settings, name) is not None
+    }
+    try:
+        overrides["redact_personal"] = parse_personal(settings.redact)
+    except ValueError as error:
+        raise ConfigError(str(error).replace(":", " is not allowed:", 1)) from None
+    return dataclasses.replace(IngestConfig(), **overrides)
 
 
 def digest_paste(
@@ -121,9 +126,10 @@ def _frame_records(bundle: IngestBundle, served_ref: str) -> list[FrameRecord]:
     ]
 
 
-def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> OrganBuilder:
-    base_config = config or ingest_config_from_env()
-    signer = load_signer(STOMACH.wire_name)
+def build_stomach(
+    settings: BusSettings, config: IngestConfig | None = None, *, signer: Signer | None = None
+) -> OrganBuilder:
+    base_config = config or IngestConfig()
     log = get_logger(STOMACH.name)
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:

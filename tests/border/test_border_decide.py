@@ -12,7 +12,6 @@ from envelopes.types import Admitted, Envelope, OrganSecretion, Rejected, UserIn
 from organs.border import (
     DEFAULT_BUDGET_TOKENS,
     BorderConfig,
-    BorderConfigError,
     BorderPolicy,
     BuiltinPromptConfig,
     GuardState,
@@ -21,6 +20,9 @@ from organs.border import (
     border_decide,
 )
 from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, FRAME_TOOLS, GOAL_SEGMENT_ID, kernel_text
+from organs.border.worker import border_config
+from organs.errors import ConfigError
+from organs.settings import Settings
 
 
 def decide(envelope: Envelope, config: BorderConfig | None = None) -> Envelope:
@@ -122,7 +124,7 @@ def test_the_same_input_gives_the_same_output() -> None:
 
 
 def test_config_from_an_empty_environment_uses_the_defaults() -> None:
-    config = BorderConfig.from_env({})
+    config = border_config(Settings.from_environ({}))
     assert config.policy.allow_external is False
     assert (config.policy.rate.capacity, config.policy.rate.window_s) == (60, 100.0)
     assert config.budget.max_tokens == DEFAULT_BUDGET_TOKENS
@@ -131,15 +133,17 @@ def test_config_from_an_empty_environment_uses_the_defaults() -> None:
 
 
 def test_config_from_the_environment() -> None:
-    config = BorderConfig.from_env(
-        {
-            "ICHOR_BORDER_ALLOW_EXTERNAL": "yes",
-            "ICHOR_BORDER_RATE": "5",
-            "ICHOR_BORDER_RATE_WINDOW_S": "2.5",
-            "ICHOR_BORDER_BUDGET_TOKENS": "1000",
-            "ICHOR_KERNEL_INSTRUCTIONS": "be brief",
-            "ICHOR_WORKSPACE_INSTRUCTIONS": "repo uses uv",
-        }
+    config = border_config(
+        Settings.from_environ(
+            {
+                "ICHOR_BORDER_ALLOW_EXTERNAL": "yes",
+                "ICHOR_BORDER_RATE": "5",
+                "ICHOR_BORDER_RATE_WINDOW_S": "2.5",
+                "ICHOR_BORDER_BUDGET_TOKENS": "1000",
+                "ICHOR_KERNEL_INSTRUCTIONS": "be brief",
+                "ICHOR_WORKSPACE_INSTRUCTIONS": "repo uses uv",
+            }
+        )
     )
     assert config.policy.allow_external is True
     assert (config.policy.rate.capacity, config.policy.rate.window_s) == (5, 2.5)
@@ -159,5 +163,23 @@ def test_config_from_the_environment() -> None:
     ],
 )
 def test_bad_environment_values_are_config_errors(name: str, value: str) -> None:
-    with pytest.raises(BorderConfigError):
-        BorderConfig.from_env({name: value})
+    with pytest.raises(ConfigError, match=f"^{name}="):
+        Settings.from_environ({name: value})
+
+
+def test_the_host_says_which_frame_tools_the_model_can_call() -> None:
+    def tools(value: str | None) -> tuple[str, ...]:
+        environ = {} if value is None else {"ICHOR_FRAME_TOOLS": value}
+        return border_config(Settings.from_environ(environ)).builtins.frame_tools
+
+    assert tools(None) == ("get_frame", "grep_frame", "frame_lines")
+    assert tools(" grep_frame ") == ("grep_frame",)
+    assert tools("none") == ()
+    none = border_config(Settings.from_environ({"ICHOR_FRAME_TOOLS": "none"}))
+    admitted = decide(yield_envelope(), none).payload
+    assert isinstance(admitted, Admitted) and "cannot be fetched" in admitted.prompt.text
+
+
+def test_an_unknown_frame_tool_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"^ICHOR_FRAME_TOOLS="):
+        Settings.from_environ({"ICHOR_FRAME_TOOLS": "get_frame,rm_rf"})
