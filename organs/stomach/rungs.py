@@ -64,18 +64,26 @@ class Classification:
     reason: str
 
 
+_TRACE_PROBE_LINES = 20
+
+
 def trace_rung(lines: list[str]) -> Classification | None:
     headers: list[tuple[int, str]] = []
     frames = 0
     trace_lines = 0
     inside = False
     strong_opening = False
+    following_is_frame = bool(lines) and is_trace_frame(lines[0])
     for index, line in enumerate(lines):
         if (index - trace_lines) * 2 > len(lines) and not strong_opening:
             # More than half the lines are not trace lines: no trace, whatever the rest holds.
             return None
+        if index == _TRACE_PROBE_LINES and trace_lines == 0:
+            # A block whose first lines hold no trace line is at most a log with a trace further down.
+            return None
+        is_frame = following_is_frame
         following_is_frame = index + 1 < len(lines) and is_trace_frame(lines[index + 1])
-        if is_trace_frame(line) or (following_is_frame and is_go_function(line)):
+        if is_frame or (following_is_frame and is_go_function(line)):
             frames += 1
             trace_lines += 1
             inside = True
