@@ -55,6 +55,7 @@ from bench.common import (
     wait_bound,
     wait_stream,
 )
+from envelopes.ids import utc_now
 from organs.anatomy import ORGAN_NAMES, ORGANS
 
 RELAY_STREAM = "BENCH_RELAY"
@@ -105,7 +106,7 @@ def paste_items(numbers: range, make_text: Any = mixed_paste, relay: bool = Fals
     items = []
     for number in numbers:
         paste = paste_envelope(
-            make_text(number), origin=UserInput(actor="bench"), source="ichor-bench", instance="bench"
+            make_text(number), origin=UserInput(actor="bench"), source="ichor-bench", instance="bench", now=utc_now()
         )
         data = encode(paste)
         if relay:
@@ -473,15 +474,15 @@ def pure_cores(n: int) -> dict[str, float]:
         t0 = clock()
         paste = decode(item.data)
         t1 = clock()
-        digested = digest_paste(paste, ingest_paste(paste.payload.text, config), instance="bench")
+        digested = digest_paste(paste, ingest_paste(paste.payload.text, config), instance="bench", now=utc_now())
         t2 = clock()
         digested = decode(encode(digested))
         t3 = clock()
-        yielded = yield_context(digested, "bench")
+        yielded = yield_context(digested, "bench", now=utc_now())
         t4 = clock()
         yielded = decode(encode(yielded))
         t5 = clock()
-        admitted = border_decide(yielded, border, state, instance="bench", now=time.time())
+        admitted = border_decide(yielded, border, state, instance="bench", now=time.time(), at=utc_now())
         t6 = clock()
         encode(admitted)
         t7 = clock()

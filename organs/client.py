@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from envelopes.codec import decode, decode_frame_reply, encode
-from envelopes.ids import digest_bytes, digest_text
+from envelopes.ids import digest_bytes, digest_text, utc_now
 from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, Rejected
 from organs.runtime.bus import Tract
 from organs.secretion import paste_envelope
@@ -58,6 +58,7 @@ async def hand_in_paste(
         budget_tokens=budget_tokens,
         text_ref=text_ref,
         input_digest=digest_text(text),
+        now=utc_now(),
     )
     outcome: asyncio.Future[Envelope] = asyncio.get_running_loop().create_future()
 

@@ -7,6 +7,9 @@ from envelopes.types import AnyProvenance, DegradationTier, Digested, Envelope, 
 from organs.accounting import count_tokens
 from organs.secretion import paste_envelope, secrete
 
+# The time every test envelope is stamped with: the cores take the time, they never read a clock.
+AT = "2026-11-30T08:00:00.000Z"
+
 
 def note_frame(text: str, tier: DegradationTier = "full", start: int = 0) -> Frame:
     return Frame(
@@ -40,7 +43,7 @@ def digested_envelope(
     if frames is None:
         frames = (note_frame(evidence, tier),)
     text = "\n\n".join([*(frame.content or "" for frame in frames), goal])
-    paste = paste_envelope(text, origin=origin or UserInput(actor="ana"), source="test-host", instance="t")
+    paste = paste_envelope(text, origin=origin or UserInput(actor="ana"), source="test-host", instance="t", now=AT)
     return secrete(
         paste,
         organ="stomach",
@@ -58,4 +61,5 @@ def digested_envelope(
         ),
         stages=("ingested", "classified", "digested"),
         tier=tier,
+        now=AT,
     )

@@ -10,6 +10,7 @@ from envelopes import DecodeError, Envelope, decode, decode_json, encode, encode
 from envelopes.subjects import Subjects
 from envelopes.types import UserInput
 from organs.secretion import paste_envelope
+from tests.factories import AT
 from tests.strategies import envelopes
 
 
@@ -21,7 +22,7 @@ def test_every_envelope_round_trips_through_msgpack_and_json(envelope: Envelope)
 
 
 def _paste_dict() -> dict[str, object]:
-    envelope = paste_envelope("a log\nand an ask?", origin=UserInput(actor="ana"), source="host", instance="h1")
+    envelope = paste_envelope("a log\nand an ask?", origin=UserInput(actor="ana"), source="host", instance="h1", now=AT)
     return msgspec.to_builtins(envelope)
 
 

@@ -42,9 +42,7 @@ class BorderConfig:
     signer: Signer | None = None
 
 
-def _rejected(
-    envelope: Envelope, rejection: Rejection, config: BorderConfig, *, instance: str, at: str | None
-) -> Envelope:
+def _rejected(envelope: Envelope, rejection: Rejection, config: BorderConfig, *, instance: str, at: str) -> Envelope:
     return secrete(
         envelope,
         organ=BORDER.wire_name,
@@ -58,9 +56,7 @@ def _rejected(
     )
 
 
-def _admit(
-    envelope: Envelope, admission: Admission, config: BorderConfig, *, instance: str, at: str | None
-) -> Envelope:
+def _admit(envelope: Envelope, admission: Admission, config: BorderConfig, *, instance: str, at: str) -> Envelope:
     payload = admission.payload
     try:
         modules = (
@@ -102,13 +98,13 @@ def border_decide(
     *,
     instance: str,
     now: float,
-    at: str | None = None,
+    at: str,
 ) -> Envelope:
     """Screen ``envelope`` and return the ``admitted`` or ``rejected`` envelope for the brain.
 
     ``now`` (seconds) drives the rate limit; ``at`` (RFC 3339 UTC) stamps the new
-    steps, defaulting to the current time. Given the same envelope, config, state
-    and ``at``, the output is the same.
+    steps. The worker reads the clock for both. Given the same envelope, config,
+    state, ``now`` and ``at``, the output is the same.
     """
     match screen(envelope, config.policy, state, now=now):
         case Admission() as admission:

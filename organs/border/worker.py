@@ -6,6 +6,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 
+from envelopes.ids import utc_now
 from envelopes.types import Admitted, Envelope, Rejected, Yield
 from organs.anatomy import BORDER
 from organs.border.decide import BorderConfig, border_decide
@@ -83,7 +84,14 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
             frames = envelope.payload.frames if isinstance(envelope.payload, Yield) else ()
             served = sum(len(frame.content or "") for frame in frames)
             decision = await call_core(
-                served, border_decide, envelope, decide_config, state, instance=settings.instance, now=time.time()
+                served,
+                border_decide,
+                envelope,
+                decide_config,
+                state,
+                instance=settings.instance,
+                now=time.time(),
+                at=utc_now(),
             )
             payload = decision.payload
             if isinstance(payload, Admitted):

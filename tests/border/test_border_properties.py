@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import hypothesis.strategies as st
-from factories_border import served_frame, yield_envelope
+from factories_border import AT, served_frame, yield_envelope
 from hypothesis import given, settings
 
 from envelopes.types import Admitted, CompiledPrompt, SystemInternal
@@ -130,7 +130,7 @@ def test_the_goal_appears_verbatim_in_every_admitted_prompt(
 ) -> None:
     frames = tuple(served_frame(text) for text in dict.fromkeys(evidence))
     out = border_decide(
-        yield_envelope(goal, anchors=anchors, frames=frames), BorderConfig(), GuardState(), instance="b", now=0.0
+        yield_envelope(goal, anchors=anchors, frames=frames), BorderConfig(), GuardState(), instance="b", now=0.0, at=AT
     )
     admitted = out.payload
     assert isinstance(admitted, Admitted)

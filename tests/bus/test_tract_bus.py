@@ -19,6 +19,7 @@ from organs.stomach.frames_store import FrameStore
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, read_subject, wait_for_count
 from tests.conftest import running_organ
+from tests.factories import AT
 
 pytestmark = pytest.mark.bus
 
@@ -95,7 +96,7 @@ async def _publish_paste(tract: Tract, text: str):  # type: ignore[no-untyped-de
     from envelopes.codec import encode
     from organs.secretion import paste_envelope
 
-    paste = paste_envelope(text, origin=UserInput(actor="ana"), source="test-host", instance="t")
+    paste = paste_envelope(text, origin=UserInput(actor="ana"), source="test-host", instance="t", now=AT)
     await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
     return paste
 
@@ -157,7 +158,9 @@ async def test_a_paste_naming_another_encoding_is_dead_lettered(tract: Tract, bu
     from envelopes.codec import encode
     from organs.secretion import paste_envelope
 
-    paste = paste_envelope("What is this?", origin=UserInput(actor="ana"), source="t", instance="t", encoding="gpt2")
+    paste = paste_envelope(
+        "What is this?", origin=UserInput(actor="ana"), source="t", instance="t", encoding="gpt2", now=AT
+    )
     async with running_organ("stomach", bus_settings, build_stomach(bus_settings)):
         await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
         dlq = tract.subjects.dlq("stomach")

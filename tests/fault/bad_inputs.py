@@ -20,7 +20,7 @@ from envelopes.ids import digest_text
 from envelopes.types import DeferredNotice, Envelope, UserInput
 from organs.absorption.core import yield_context
 from organs.secretion import paste_envelope, secrete
-from tests.factories import digested_envelope
+from tests.factories import AT, digested_envelope
 
 T = TypeVar("T")
 
@@ -47,21 +47,31 @@ def timed(label: str, action: Callable[[], T]) -> tuple[T, float]:
 
 
 def paste(text: str = "the build failed at step 3\n\nWhy does the build fail?", **kwargs: Any) -> Envelope:
-    return paste_envelope(text, origin=UserInput(actor="fuzz"), source="fault-suite", instance="f", **kwargs)
+    return paste_envelope(
+        text, origin=UserInput(actor="fuzz"), source="fault-suite", instance="f", **{"now": AT, **kwargs}
+    )
 
 
 def deferred_notice_envelope() -> Envelope:
     parent = paste()
     notice = DeferredNotice(paste_ref=digest_text("nowhere"), deferred_envelope_id=parent.id)
     return secrete(
-        parent, organ="stomach", instance="f", dest="stomach", payload=notice, stages=(), tier="deferred", role="x"
+        parent,
+        organ="stomach",
+        instance="f",
+        dest="stomach",
+        payload=notice,
+        stages=(),
+        tier="deferred",
+        role="x",
+        now=AT,
     )
 
 
 def valid_envelopes() -> list[Envelope]:
     """One envelope of every kind a worker may receive, built the way organs build them."""
     digested = digested_envelope()
-    return [paste(), paste("x", intent="why?", budget_tokens=0), digested, yield_context(digested, "f")]
+    return [paste(), paste("x", intent="why?", budget_tokens=0), digested, yield_context(digested, "f", now=AT)]
 
 
 def raw_map(envelope: Envelope) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from organs.anatomy import ORGAN_NAMES, ORGANS
 from organs.runtime.bus import Tract
 from organs.secretion import paste_envelope
 from tests.bus.helpers import read_subject, subject_count
+from tests.factories import AT
 
 FAULT_ENV = {"ICHOR_ACK_WAIT_S": "3"}
 
@@ -88,7 +89,9 @@ def make_pastes(count: int, run: str) -> list[Envelope]:
             f"./services/api/handler_{n % 7}.py\n\n"
             f"Why did request {n + 1} fail?"
         )
-        pastes.append(paste_envelope(text, origin=UserInput(actor=f"{run}-{n}"), source="fault", instance="fault"))
+        pastes.append(
+            paste_envelope(text, origin=UserInput(actor=f"{run}-{n}"), source="fault", instance="fault", now=AT)
+        )
     return pastes
 
 

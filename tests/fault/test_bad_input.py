@@ -57,7 +57,7 @@ from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import consumer_settled, read_envelopes, read_subject, subject_count, wait_for_count
 from tests.conftest import running_organ
-from tests.factories import digested_envelope, note_frame
+from tests.factories import AT, digested_envelope, note_frame
 from tests.fault.bad_inputs import (
     HUGE_LENGTH_CLAIMS,
     INVALID_UTF8,
@@ -557,7 +557,7 @@ MUST_REJECT = {
 @pytest.mark.parametrize("case", list(HOSTILE_DIGESTS))
 def test_absorption_and_border_cores_answer_hostile_digests(case: str) -> None:
     digested = HOSTILE_DIGESTS[case]()
-    yielded, elapsed = timed(f"yield_context on {case}", lambda: yield_context(digested, "absorption-fault"))
+    yielded, elapsed = timed(f"yield_context on {case}", lambda: yield_context(digested, "absorption-fault", now=AT))
     assert elapsed < CORE_BOUND_S
     assert isinstance(yielded.payload, Yield) and yielded.tier == digested.tier
     assert decode(encode(yielded)) == yielded, "absorption emitted an envelope the next hop cannot decode"
@@ -585,7 +585,7 @@ def test_absorption_and_border_cores_answer_hostile_digests(case: str) -> None:
 
     decided, elapsed = timed(
         f"border_decide on {case}",
-        lambda: border_decide(yielded, config, GuardState(), instance="border-fault", now=0.0),
+        lambda: border_decide(yielded, config, GuardState(), instance="border-fault", now=0.0, at=AT),
     )
     assert elapsed < CORE_BOUND_S
     assert isinstance(decided.payload, Admitted | Rejected)
@@ -599,16 +599,16 @@ def test_absorption_and_border_cores_answer_hostile_digests(case: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "make", [paste, deferred_notice_envelope, lambda: yield_context(digested_envelope(), "a")], ids=str
+    "make", [paste, deferred_notice_envelope, lambda: yield_context(digested_envelope(), "a", now=AT)], ids=str
 )
 def test_absorption_refuses_what_is_not_a_digest_with_poison_only(make: Callable[[], Envelope]) -> None:
     with pytest.raises(PoisonError):
-        yield_context(make(), "absorption-fault")
+        yield_context(make(), "absorption-fault", now=AT)
 
 
 @pytest.mark.parametrize("envelope", [*VALID, deferred_notice_envelope()], ids=lambda envelope: envelope.kind)
 def test_the_border_rejects_every_kind_but_a_yield_without_raising(envelope: Envelope) -> None:
-    decided = border_decide(envelope, BorderConfig(), GuardState(), instance="border-fault", now=0.0)
+    decided = border_decide(envelope, BorderConfig(), GuardState(), instance="border-fault", now=0.0, at=AT)
     assert isinstance(decided.payload, Admitted | Rejected)
     if envelope.kind != "yield":
         assert isinstance(decided.payload, Rejected)
@@ -635,7 +635,7 @@ def bad_batch() -> list[Bad]:
     """Bad messages for every input subject; every one has distinct bytes."""
     paste_map = raw_map(paste())
     digested = digested_envelope(goal="Why is the bus test bad?")
-    yielded = yield_context(digested_envelope(goal="Why is this yield bad?"), "absorption-fault")
+    yielded = yield_context(digested_envelope(goal="Why is this yield bad?"), "absorption-fault", now=AT)
     digested_map = raw_map(digested)
     batch: list[Bad] = [Bad("stomach: msgpack nil", "stomach", b"\xc0")]
     for number, organ in enumerate(ORGAN_DURABLES):
@@ -675,7 +675,11 @@ def bad_batch() -> list[Bad]:
         Bad("stomach: a deferred notice on the main subject", "stomach", encode(deferred_notice_envelope())),
         Bad("stomach: a yield", "stomach", encode(yielded)),
         Bad("absorption: a paste", "absorption", encode(paste("a paste for absorption"))),
-        Bad("absorption: a yield", "absorption", encode(yield_context(digested_envelope(goal="Why twice?"), "a"))),
+        Bad(
+            "absorption: a yield",
+            "absorption",
+            encode(yield_context(digested_envelope(goal="Why twice?"), "a", now=AT)),
+        ),
         Bad(
             "absorption: a digest without a tier",
             "absorption",
@@ -693,7 +697,9 @@ def bad_batch() -> list[Bad]:
             "border: a dishonest yield",
             "border",
             encode(
-                yield_context(digested_with(ASK, (dishonest(note_frame("abc"), token_cost=99),)), "absorption-fault")
+                yield_context(
+                    digested_with(ASK, (dishonest(note_frame("abc"), token_cost=99),)), "absorption-fault", now=AT
+                )
             ),
             "rejected",
         ),

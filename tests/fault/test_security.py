@@ -16,8 +16,8 @@ import pytest
 from envelopes.codec import decode, encode
 from envelopes.types import Admitted, Rejected, UserInput
 from organs.client import hand_in_paste
+from organs.operations.security import generate_security, organ_environment, user_environment
 from organs.runtime.bus import BusSettings, Tract, connect, provision
-from organs.runtime.security import generate_security, organ_environment, user_environment
 from organs.runtime.server import EmbeddedServer
 from tests.bus.helpers import subject_count, wait_for_count
 

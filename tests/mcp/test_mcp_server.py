@@ -28,6 +28,7 @@ from organs.secretion import paste_envelope
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, wait_for_count
 from tests.conftest import running_organ
+from tests.factories import AT
 
 pytestmark = pytest.mark.bus
 
@@ -55,7 +56,7 @@ def _server(url: str) -> StdioServerParameters:
 
 async def _digest(tract: Tract, bus_settings: BusSettings) -> Frame:
     """Hand the paste to a real stomach; the log frame it made."""
-    paste = paste_envelope(PASTE, origin=UserInput(actor="ana"), source="test-host", instance="t")
+    paste = paste_envelope(PASTE, origin=UserInput(actor="ana"), source="test-host", instance="t", now=AT)
     await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
     assert await wait_for_count(tract, tract.subjects.absorption_in, 1) == 1
     [digested] = await read_envelopes(tract, tract.subjects.absorption_in)
