@@ -22,6 +22,9 @@ __all__ = ["AskTerms"]
 
 _MIN_WORD_CHARS = 3
 _MAX_TERMS = 48
+# An ask is a few sentences: a goal longer than this is read only this far, and no term is longer than the cap.
+_GOAL_CHARS = 8 * 1024
+_MAX_TERM_CHARS = 120
 _QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|'([^'\n]{2,120})'|`([^`\n]{2,120})`|“([^”\n]{2,120})”")
 # One token of the ask: a run of word characters with the joiners identifiers use inside them.
 _TOKEN = re.compile(r"[\w$#@~-]+(?:[./:\\][\w$#@~-]+)*(?:\(\))?", re.UNICODE)
@@ -88,6 +91,7 @@ class AskTerms:
 
     @classmethod
     def of(cls, goal: str) -> AskTerms:
+        goal = goal[:_GOAL_CHARS]
         found: dict[str, str] = {}
         for match in _QUOTED.finditer(goal):
             quoted = next(group for group in match.groups() if group is not None).strip().lower()
@@ -100,7 +104,7 @@ class AskTerms:
                 continue
             term = token.removesuffix("()") if kind == "identifier" else token.strip("-.:~")
             term = term.rstrip(".:?!,;").lower()
-            if len(term) >= 2:
+            if 2 <= len(term) <= _MAX_TERM_CHARS:
                 found.setdefault(term, kind)
         ordered = sorted(list(found.items())[:_MAX_TERMS], key=lambda pair: -len(pair[0]))
         bounded = tuple(

@@ -19,9 +19,11 @@ The goal is the user's own words, never text inside evidence:
   context that merely mentions a wish or asks a question it answers itself ("Could
   it be the JVM? No, …"), and an imperative line a tool printed ("Identify and
   stop the process …") yields to the user's question.
-* An ask glued to the first line of a trace or log (no blank line between) is
-  the leading lines before the first machine line, when they ask strongly or ask
-  and end with a colon ("Fix this:"); ``glued_ask_lines`` says how many.
+* The user's words glued to the first line of a trace or log (no blank line
+  between) are the leading lines before the first machine line, when they end
+  asking, or end with a colon and read as a sentence ("Fix this:", "only this
+  in the journal:"); ``glued_lines`` says how many. They become a prose segment
+  of their own, so an ask among them can be the goal.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import re
 from organs.stomach.signals import is_trace_frame, trace_header
 from organs.stomach.timestamps import leading_stamp
 
-__all__ = ["ask_strength", "glued_ask_lines", "machine_line", "own_words", "reads_as_ask", "speaks_to_reader"]
+__all__ = ["ask_strength", "glued_lines", "machine_line", "own_words", "reads_as_ask", "speaks_to_reader"]
 
 _ASK_OPENERS = frozenset(
     [
@@ -128,6 +130,9 @@ _MACHINE = re.compile(
 _MACHINE_SHARE = 0.5
 _HEAD_CHARS = 2000
 _GLUED_LINES = 3
+# A line introducing what follows reads as a sentence: it opens with a plain word (not an identifier such
+# as "NoMethodError" or an acronym such as "PHP") and runs to at least three words.
+_SENTENCE = re.compile(r"[A-Za-z][a-z]*,?\s+\S+(?:\s+\S+)+")
 
 
 def machine_line(line: str) -> bool:
@@ -178,14 +183,14 @@ def speaks_to_reader(text: str) -> bool:
     return own_words(text) and (ask_strength(text) > 0 or text.rstrip().endswith(":"))
 
 
-def glued_ask_lines(text: str) -> int:
-    """How many leading lines of an evidence block are an ask glued to it; 0 when there is none."""
+def glued_lines(text: str) -> int:
+    """How many leading lines of an evidence block are the user's words glued to it; 0 when there are none."""
     lines = text.split("\n", _GLUED_LINES + 1)
     for count, line in enumerate(lines[: _GLUED_LINES + 1]):
         if machine_line(line):
             if count == 0:
                 return 0
-            lead = "\n".join(lines[:count])
-            strength = ask_strength(lead)
-            return count if strength == 2 or (strength == 1 and lead.rstrip().endswith(":")) else 0
+            lead = "\n".join(lines[:count]).strip()
+            introduces = lead.endswith(":") and _SENTENCE.match(lead) is not None
+            return count if ask_strength(lead) == 2 or introduces else 0
     return 0

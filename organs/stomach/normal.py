@@ -60,21 +60,21 @@ def _render_line(line: str) -> str:
     kept = _ESCAPE.sub(_keep_erase, line)
     if "\r" not in kept and "\x08" not in kept and "\x1b" not in kept and "\x9b" not in kept:
         return kept
-    cells: list[str] = []
-    cursor = 0
+    screen = _Screen()
     position = 0
     for control in _LINE_CONTROL.finditer(kept):
-        cursor = _write(cells, cursor, kept[position : control.start()])
+        screen.write(kept[position : control.start()])
         position = control.end()
         piece = control.group()
         if piece == "\r":
-            cursor = 0
+            screen.cursor = 0
         elif piece == "\x08":
-            cursor = max(cursor - 1, 0)
+            screen.cursor = max(screen.cursor - 1, 0)
         else:
-            cursor = _erase(cells, cursor, control.group(1))
-    _write(cells, cursor, kept[position:])
-    return "".join(cells)
+            screen.erase(control.group(1))
+    screen.write(kept[position:])
+    # Erased cells show as blanks; a terminal shows no difference between trailing blanks and nothing.
+    return "".join(screen.cells).rstrip(" ")
 
 
 def _strip_escapes(line: str) -> str:
@@ -85,28 +85,41 @@ def _keep_erase(match: re.Match[str]) -> str:
     return match.group() if match.group(1) is not None else ""
 
 
-def _write(cells: list[str], cursor: int, text: str) -> int:
-    """Write ``text`` over the cells from ``cursor`` on; the cost is the text's length (same-size slice writes)."""
-    if not text:
-        return cursor
-    if cursor > len(cells):
-        cells.extend(" " * (cursor - len(cells)))
-    end = cursor + len(text)
-    overlap = min(end, len(cells)) - cursor
-    cells[cursor : cursor + overlap] = text[:overlap]
-    cells.extend(text[overlap:])
-    return end
+class _Screen:
+    """One terminal line: its cells and cursor. The cursor never passes the end of the cells.
 
+    Every operation costs what it changes: a write its text, an erase only the cells not already blank
+    (``blank`` counts the leading cells known to be blank), so a line of any controls renders in linear time.
+    """
 
-def _erase(cells: list[str], cursor: int, mode: str) -> int:
-    if mode in ("", "0"):
-        del cells[cursor:]
-    elif mode == "1":
-        cells[: min(cursor + 1, len(cells))] = " " * min(cursor + 1, len(cells))
-    else:
-        # The whole line goes blank; the cursor stays, so later text lands at its column.
-        del cells[:]
-    return cursor
+    __slots__ = ("blank", "cells", "cursor")
+
+    def __init__(self) -> None:
+        self.cells: list[str] = []
+        self.cursor = 0
+        self.blank = 0
+
+    def write(self, text: str) -> None:
+        if not text:
+            return
+        cells, cursor = self.cells, self.cursor
+        overlap = min(len(text), len(cells) - cursor)
+        cells[cursor : cursor + overlap] = text[:overlap]
+        cells.extend(text[overlap:])
+        self.blank = min(self.blank, cursor)
+        self.cursor = cursor + len(text)
+
+    def erase(self, mode: str) -> None:
+        cells = self.cells
+        if mode in ("", "0"):
+            del cells[self.cursor :]
+            self.blank = min(self.blank, self.cursor)
+            return
+        # Erasing from the line start (1) or the whole line (2) blanks cells; the cursor stays where it is.
+        upto = min(self.cursor + 1, len(cells)) if mode == "1" else len(cells)
+        if upto > self.blank:
+            cells[self.blank : upto] = " " * (upto - self.blank)
+            self.blank = upto
 
 
 @dataclass(frozen=True, slots=True)

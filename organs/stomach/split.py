@@ -197,12 +197,16 @@ def _continues(text: str, previous: Block, block: Block, report_open: bool) -> b
     return report_open and not speaks_to_reader(text[block.start : block.end])
 
 
-def _report_state(text: str, block: Block, report_open: bool) -> bool:
-    """Whether a test report is open after ``block``: a banner opens one and a final tally closes it."""
-    if any(_TALLY.match(line) is not None for line in _last_lines(text, block)):
+def _report_state(text: str, block: Block, still_open: bool) -> bool:
+    """Whether a test report is open after ``block``.
+
+    A banner on the block's first or last line opens one; a final tally closes it, and so does any
+    block that did not join it (the user's words, a fence): a report is one run of blocks.
+    """
+    tail = _last_lines(text, block)
+    if any(_TALLY.match(line) is not None for line in tail):
         return False
-    lines = _first_lines(text, block) + _last_lines(text, block)
-    return report_open or any(_BANNER.match(line) is not None for line in lines)
+    return still_open or any(_BANNER.match(line) is not None for line in (_first_line(text, block), tail[-1]))
 
 
 def _merge_continuations(text: str, blocks: list[Block]) -> list[Block]:
@@ -210,15 +214,17 @@ def _merge_continuations(text: str, blocks: list[Block]) -> list[Block]:
     report_open = False
     for block in blocks:
         previous = merged[-1] if merged else None
-        if (
+        joined = (
             previous is not None
             and not previous.fenced
             and not block.fenced
             and not previous.remainder
             and _continues(text, previous, block, report_open)
-        ):
+        )
+        if joined:
+            assert previous is not None
             merged[-1] = Block(previous.start, block.end, fenced=False, remainder=block.remainder)
         else:
             merged.append(block)
-        report_open = not block.fenced and _report_state(text, block, report_open)
+        report_open = not block.fenced and _report_state(text, block, report_open and joined)
     return merged

@@ -302,16 +302,7 @@ def test_huge_length_claims_fail_fast(claim: bytes, where: str) -> None:
 
 # --- 2. the cores: stomach classifier ladder ------------------------------------------------
 
-RUNGS: list[tuple[str, Callable[[list[str]], Any]]] = [
-    ("3 trace", ladder._trace_rung),
-    ("4 timestamped log", ladder._timestamped_log_rung),
-    ("4b clock-led records", ladder._delimited_record_log_rung),
-    ("5 delimited table", ladder._delimited_table_rung),
-    ("6 weak log", ladder._weak_log_rung),
-    ("7 aligned table", ladder._aligned_table_rung),
-    ("7b numbered records", ladder._numbered_records_rung),
-    ("8 code", ladder._code_rung),
-]
+RUNGS: list[tuple[str, Callable[[list[str]], Any]]] = [(rung.__name__, rung) for rung in ladder.LADDER]
 
 
 def _rung_params() -> list[Any]:

@@ -68,3 +68,9 @@ def test_hits_never_fails_and_is_bounded_by_the_terms(goal: str, line: str) -> N
     terms = AskTerms.of(goal)
     assert 0 <= terms.hits(line) <= len(terms.terms)
     assert bool(terms) == bool(terms.terms)
+
+
+def test_a_huge_goal_is_read_only_so_far_and_yields_no_huge_term() -> None:
+    terms = AskTerms.of("a" * 2_000_000 + " parse_header")
+    assert all(len(term) <= 120 for term in terms.terms)
+    assert AskTerms.of("look at parse_header " + "b" * 50_000).hits("in parse_header()") == 1

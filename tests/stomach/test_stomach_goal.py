@@ -5,7 +5,7 @@ from __future__ import annotations
 from stomach_checks import assert_bundle_honest
 
 from organs.stomach import ingest_paste
-from organs.stomach.intent import ask_strength, glued_ask_lines, machine_line, own_words
+from organs.stomach.intent import ask_strength, glued_lines, machine_line, own_words
 
 _OOPS = "\n".join(
     [
@@ -75,7 +75,7 @@ def test_an_ask_glued_to_a_trace_is_split_into_its_own_segment() -> None:
         "   at Shop.Cart.Total() in /src/Cart.cs:line 31"
     )
     paste = "why does Total() throw here?\n" + trace
-    assert glued_ask_lines(paste) == 1
+    assert glued_lines(paste) == 1
     bundle = ingest_paste(paste)
     assert bundle.query.goal == "why does Total() throw here?"
     assert [entry.kind for entry in bundle.report] == ["prose", "stack_trace"]
@@ -87,8 +87,10 @@ def test_an_ask_glued_to_a_trace_is_split_into_its_own_segment() -> None:
 
 def test_an_imperative_with_a_colon_glued_to_a_log_is_split_but_a_plain_first_line_is_not() -> None:
     log = "2024-03-01 12:00:00 INFO a\n2024-03-01 12:00:09 ERROR b"
-    assert glued_ask_lines("Explain this failure:\n" + log) == 1
-    assert glued_ask_lines("Starting the nightly job\n" + log) == 0
+    assert glued_lines("Explain this failure:\n" + log) == 1
+    assert glued_lines("Starting the nightly job\n" + log) == 0
+    assert glued_lines("Stack trace:\n" + log) == 0
+    assert glued_lines("NoMethodError (undefined method `total' for nil):\n  app/models/cart.rb:9:in `sum'") == 0
     assert ingest_paste("Explain this failure:\n" + log).query.goal == "Explain this failure:"
 
 
@@ -123,3 +125,12 @@ def test_without_an_ask_the_goal_is_the_last_block_in_the_users_words_never_evid
     paste = "The nightly job stopped.\n\n" + _OOPS
     assert ingest_paste(paste).query.goal == "The nightly job stopped."
     assert ingest_paste(_OOPS).query.goal == ""
+
+
+def test_an_introduction_glued_to_a_trace_is_a_note_of_its_own() -> None:
+    trace = "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\nmain.main()"
+    paste = "the service died at 3am, the journal only has this:\n" + trace + "\n\nWhere is the bad index?"
+    bundle = ingest_paste(paste)
+    assert [entry.kind for entry in bundle.report][:2] == ["prose", "stack_trace"]
+    assert bundle.report[0].outcome == "frame"
+    assert bundle.query.goal == "Where is the bad index?"

@@ -126,3 +126,10 @@ def test_an_ask_inside_an_open_report_still_stands_apart() -> None:
 def test_separate_evidence_blocks_stay_separate() -> None:
     text = "2024-01-01 10:00:00 INFO a\n2024-01-01 10:00:01 INFO b\n\nname,count\nx,1\ny,2"
     assert len(_texts(text)) == 2
+
+
+def test_a_banner_opens_a_report_only_until_something_does_not_join_it() -> None:
+    build = "========== Build: 0 succeeded, 1 failed, 0 skipped ==========\nerror CS0246: type not found"
+    config = '<Project Sdk="Microsoft.NET.Sdk">\n  <TargetFramework>net8.0</TargetFramework>\n</Project>'
+    text = f"{build}\n\nHere is the project file:\n\n{config}\n\nWhat is missing?"
+    assert _texts(text) == [build, "Here is the project file:", config, "What is missing?"]

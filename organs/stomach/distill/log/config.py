@@ -67,6 +67,29 @@ class LogConfig:
     # Tokens the frame around the pieces (header, legend, omission notes) may add beyond its measured bare cost.
     fit_frame_slack: int = 16
 
+    # Fits means full: a log of at most this many characters per target token is counted, and served whole
+    # when its count fits the target.
+    whole_text_trial: int = 8
+    # A compact rendering is worth its loss only when it saves at least this share of the log's tokens: a log
+    # whose target is within this share of its full count is served as an excerpt of its own lines instead.
+    compact_min_saving: float = 0.25
+    # An excerpt keeps the log's first lines and its last ones (a build's outcome, a test run's summary) before
+    # ordinary lines; a record whose template occurs at most this often is rare, kept before the common ones.
+    excerpt_head_lines: int = 3
+    tail_lines: int = 5
+    excerpt_rare_records: int = 2
+    # At most this many templates holding the ask's terms are raised right after the alert templates.
+    ask_templates: int = 6
+
+    # Structured lines (see ``structured``): a source prefix, JSON or logfmt is read when at least this share of
+    # the lines (of the first ``structured_sample`` for JSON and logfmt) has it; a mined line shows at most
+    # ``structured_fields`` other fields, each value cut to ``structured_value_chars``; logfmt needs this many pairs.
+    structured_share: float = 0.6
+    structured_sample: int = 200
+    structured_fields: int = 8
+    structured_value_chars: int = 60
+    logfmt_min_pairs: int = 3
+
     # The shallow tier: stamps are read from this many lines at each end for the window.
     shallow_stamp_lines: int = 1000
 

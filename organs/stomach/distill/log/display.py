@@ -27,9 +27,13 @@ from organs.stomach.distill.log.mining import Records, Template
 from organs.stomach.distill.text import TIMES, elision, plural, thousands
 
 __all__ = [
+    "ALERT_MARK",
+    "ASK_MARK",
     "SLOT_ALERTS",
     "SLOT_EXAMPLE",
+    "SLOT_TAIL",
     "SLOT_TEMPLATE",
+    "TAIL_HEADING",
     "Piece",
     "clip",
     "example",
@@ -72,6 +76,11 @@ class Piece:
 SLOT_TEMPLATE = 0
 SLOT_EXAMPLE = 1
 SLOT_ALERTS = 2
+# One of the log's last lines: listed after the templates under ``TAIL_HEADING``.
+SLOT_TAIL = 3
+TAIL_HEADING = "last lines:"
+ALERT_MARK = " (alert)"
+ASK_MARK = " (matches ask)"
 
 
 def _display(lines: list[str], records: Records, template: Template) -> str:
@@ -168,57 +177,92 @@ def template_line(lines: list[str], records: Records, template: Template) -> str
     return f"{TIMES}{thousands(template.count)} {clip(shown, CONFIG.template_chars)}"
 
 
-def example(lines: list[str], records: Records, template: Template) -> str:
-    """The template's first real line (with its continuation lines) and, if it recurs, when it last did."""
-    first_start = records.start[template.first_record]
-    first_end = records.end[template.first_record]
+def example(lines: list[str], records: Records, template: Template, real: list[str]) -> str:
+    """The template's first real line (with its continuation lines) and, if it recurs, when it last did; or the
+    line that holds most of the ask's terms, saying so.
+
+    ``lines`` are the lines mined (their clocks are where the records say), ``real`` the lines received.
+    """
+    asked = template.asked_record >= 0
+    record = template.asked_record if asked else template.first_record
+    first_start = records.start[record]
+    first_end = records.end[record]
     last_stamp = records.stamp_end[template.last_record]
-    entry = "    e.g. " + clip(lines[first_start])
-    if template.count > 1 and last_stamp:
+    entry = "    e.g. " + clip(real[first_start])
+    if asked:
+        entry += ASK_MARK
+    elif template.count > 1 and last_stamp:
         entry += f" (last {stamp_text(lines[records.start[template.last_record]], last_stamp)})"
     continuation = first_end - first_start - 1
     if continuation:
-        shown = lines[first_start + 1 : first_start + 1 + CONFIG.continuation_lines_shown]
+        shown = real[first_start + 1 : first_start + 1 + CONFIG.continuation_lines_shown]
         entry += "\n" + "\n".join("      " + clip(line) for line in shown)
         if continuation > len(shown):
             entry += f"\n      {elision(continuation - len(shown), 'continuation line')}"
     return entry
 
 
-def pieces_of(lines: list[str], records: Records, templates: list[Template]) -> list[Piece]:
+def pieces_of(lines: list[str], records: Records, templates: list[Template], tail: list[str]) -> list[Piece]:
     """Every template's line first (a leading template's real line right after its own), then examples, then
-    extra alert lines.
+    extra alert lines; the log's ``tail`` lines before the ordinary templates.
 
-    Within a tier alert templates go first, then the templates that make up a
-    twentieth of the log (what it mostly says), then the shortest templates, so a
-    tight budget shows as many distinct events as it can before any of them gets
-    extras. Template lines are ranked by their masked key's length and spelled
-    out only when the fit reaches them; examples need their template's line, so
-    they are spelled out only for templates that could be shown.
+    Within a tier alert templates go first, then the templates holding the ask's
+    terms (with the line that holds them), then the last lines of the log, then
+    the templates that make up a twentieth of the log (what it mostly says), then
+    the shortest templates, so a tight budget shows as many distinct events as it
+    can before any of them gets extras. Template lines are ranked by their masked
+    key's length and spelled out only when the fit reaches them; examples need
+    their template's line, so they are spelled out only for templates that could
+    be shown.
     """
     records_total = sum(template.count for template in templates)
     # A template that makes up a good share of the log is what the log mostly says, whatever its length: its
     # line and a real one come before the rarer templates.
     leading = [template.count * CONFIG.leading_one_in >= records_total for template in templates]
+    # The templates holding the most of the ask are raised; a weak match (one common word) gets no early example.
+    by_weight = sorted(
+        (index for index, template in enumerate(templates) if template.asked_hits),
+        key=lambda i: -templates[i].asked_hits,
+    )
+    asked = [False] * len(templates)
+    for index in by_weight[: CONFIG.ask_templates]:
+        asked[index] = True
     ranked = sorted(
-        range(len(templates)), key=lambda i: (not templates[i].alert, not leading[i], len(templates[i].masked), i)
+        range(len(templates)),
+        key=lambda i: (
+            not templates[i].alert,
+            not asked[i],
+            -templates[i].asked_hits,
+            not leading[i],
+            len(templates[i].masked),
+            i,
+        ),
     )
     rank_of = {index: rank for rank, index in enumerate(ranked)}
-    total = 2 * len(templates)
+    # The last lines come right after the alert and ask templates: ordinary templates' priorities make room.
+    raised = sum(1 for index in ranked if templates[index].alert or asked[index])
+    total = 2 * (len(templates) + len(tail))
     pieces: list[Piece] = []
+    for position, line in enumerate(tail):
+        # The very last line (the outcome) first.
+        priority = 2 * raised + 2 * (len(tail) - 1 - position)
+        pieces.append(Piece(len(templates) + position, SLOT_TAIL, priority, line, len(line)))
     for index, template in enumerate(templates):
         rank = rank_of[index]
-        pieces.append(Piece(index, SLOT_TEMPLATE, 2 * rank, None, min(len(template.masked), CONFIG.template_chars) + 8))
-        first_start = records.start[template.first_record]
-        # A leading template shows a real line right after its own; alert templates once every template line
-        # is in; other examples come after every alert line.
+        place = 2 * rank if rank < raised else 2 * rank + 2 * len(tail)
+        pieces.append(Piece(index, SLOT_TEMPLATE, place, None, min(len(template.masked), CONFIG.template_chars) + 8))
+        record = template.asked_record if template.asked_hits else template.first_record
+        first_start = records.start[record]
+        # A leading or asked template shows a real line right after its own; alert templates once every
+        # template line is in; other examples come after every alert line.
         late_tier = total if template.alert else 3 * total
-        example_priority = 2 * rank + 1 if leading[index] else late_tier + rank
+        early = leading[index] or (asked[index] and template.asked_hits > 1)
+        example_priority = place + 1 if early else late_tier + rank
         first_line = lines[first_start]
         example_size = min(len(first_line), CONFIG.example_chars) + 10
         pieces.append(Piece(index, SLOT_EXAMPLE, example_priority, None, example_size))
         if template.alert_lines:
-            example_body = first_line[records.body_start[template.first_record] :].strip()
+            example_body = first_line[records.body_start[record] :].strip()
             pieces[-1].quotes = template.alert_lines.get(example_body, 0)
             extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
             if extra:
@@ -295,14 +339,17 @@ def render(header: str, chosen: list[Piece], templates: list[Template], group: b
     else:
         body, grouped = [piece.text or "" for piece in ordered], False
     legend = (
-        f"templates by first appearance ({TIMES}count, then the line with {WILDCARD} where a field or part of one "
-        "varies among its first, second and last lines or is a long id; e.g. a real line; ! a distinct alert line)"
+        f"templates by first appearance: {TIMES}count, the line with {WILDCARD} for a varying field or a long id; "
+        "e.g. a real line; ! a distinct alert line"
     )
     if grouped:
         legend += (
             f"; § T heads the templates that begin with the tag T: each is listed under it, indented, "
             f"as {TIMES}count and the rest of its line"
         )
+    tail_at = next((position for position, piece in enumerate(ordered) if piece.slot == SLOT_TAIL), -1)
+    if tail_at >= 0:
+        body.insert(len(body) - (len(ordered) - tail_at), TAIL_HEADING)
     lines = [header, legend, *body]
     omitted = [template for index, template in enumerate(templates) if index not in shown]
     if omitted:

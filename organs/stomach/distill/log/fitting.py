@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from organs.accounting import count_tokens
 from organs.stomach.distill.log.config import CONFIG
-from organs.stomach.distill.log.display import SLOT_ALERTS, SLOT_EXAMPLE, SLOT_TEMPLATE, Piece, render
+from organs.stomach.distill.log.display import SLOT_ALERTS, SLOT_EXAMPLE, SLOT_TAIL, SLOT_TEMPLATE, Piece, render
 from organs.stomach.distill.log.mining import Template
 
 __all__ = ["estimate_tokens", "fit"]
@@ -29,7 +29,7 @@ def estimate_tokens(
     characters as the target could show.
     """
     rates: dict[int, float] = {}
-    for slot in (SLOT_TEMPLATE, SLOT_EXAMPLE, SLOT_ALERTS):
+    for slot in (SLOT_TEMPLATE, SLOT_EXAMPLE, SLOT_ALERTS, SLOT_TAIL):
         members = sorted((piece for piece in pieces if piece.slot == slot), key=lambda piece: piece.priority)
         if not members:
             continue
@@ -75,7 +75,8 @@ def fit(
             if allowance - spent < smallest:
                 break
             # An example or alert lines are only worth their tokens next to their template's line.
-            if spent + piece.tokens > allowance or (piece.slot and piece.template not in shown):
+            needs_template = piece.slot in (SLOT_EXAMPLE, SLOT_ALERTS)
+            if spent + piece.tokens > allowance or (needs_template and piece.template not in shown):
                 continue
             if piece.text is None:
                 spell(piece)

@@ -6,7 +6,9 @@ masking runs once per distinct word. The leading timestamp is set aside first,
 so it never splits a template; then header fields (see ``headers``).
 
 When most lines open with a clock, a line without one continues the record
-above it, so a stack trace inside a log stays with the line that announced it.
+above it, so a stack trace inside a log stays with the line that announced it;
+when only some do (records carrying long traces), an unclocked line continues the
+record when it reads as a continuation (indented, a frame, a cause, wrapped JSON).
 
 Templates that differ in one word are merged with ``<*>`` there when that word
 takes at least ``merge_min_variants`` values (user names, host names), or two
@@ -21,12 +23,13 @@ whole message is the event itself (``closeQs``, ``instantCollapse``), not a fiel
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from organs.stomach.distill.log.alerts import alert_kind, might_separate, separating_values
 from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.headers import Header, cut_fields, header_columns
 from organs.stomach.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_variables, word_masks
-from organs.stomach.signals import ALERT_LEVELS, level_of
+from organs.stomach.signals import is_trace_frame
 from organs.stomach.timestamps import leading_stamp
 
 __all__ = ["Records", "Shape", "Template", "mine_templates", "records_of"]
@@ -38,10 +41,19 @@ class Shape:
 
     stamp_end: int
     masked: str
-    alert: bool
+    # The alert's kind (see ``alerts.alert_kind``), ``""`` for an ordinary line.
+    kind: str
     # The body's space-separated words, each masked on its own (one per word of the body, leading
     # blanks included); empty when the body takes the line-wide masking path.
     words: tuple[str, ...] = ()
+    # Whether the real lines hold a number that may tell alerts apart (judged line by line), and the
+    # numbers a real line held: they split its template.
+    separable: bool = False
+    split: str = ""
+
+    @property
+    def alert(self) -> bool:
+        return bool(self.kind)
 
 
 @dataclass(slots=True)
@@ -55,6 +67,12 @@ class Template:
     alert: bool = False
     alert_records: int = 0
     alert_lines: dict[str, int] = field(default_factory=dict)
+    # Alert records by kind, and the separating numbers every record of the template holds.
+    kinds: dict[str, int] = field(default_factory=dict)
+    split: str = ""
+    # The record holding most of the ask's terms (-1 for none), and how many it holds: shown as the example.
+    asked_record: int = -1
+    asked_hits: int = 0
 
 
 @dataclass(slots=True)
@@ -74,11 +92,32 @@ class Records:
 def _shape_of(key: str, words: dict[str, str]) -> Shape:
     stamp = leading_stamp(key)
     stamp_end = -1 if stamp is None else stamp.end
-    level = level_of(key)
     body = key[max(stamp_end, 0) :]
     masked_words = word_masks(body, words)
     masked = mask_variables(body) if masked_words is None else joined(masked_words)
-    return Shape(stamp_end, masked, level is not None and level in ALERT_LEVELS, masked_words or ())
+    return Shape(stamp_end, masked, alert_kind(key), masked_words or (), might_separate(key))
+
+
+def _refined(shape: Shape, line: str, cache: dict[tuple[int, str], Shape]) -> Shape:
+    """The shape of a real line whose numbers may tell an alert apart: its own kind and split."""
+    values = separating_values(line)
+    if not values:
+        return shape
+    refined = cache.get((id(shape), values))
+    if refined is None:
+        kind = shape.kind or alert_kind(line)
+        refined = replace(shape, kind=kind, separable=False, split=values)
+        cache[id(shape), values] = refined
+    return refined
+
+
+_CONTINUATION_OPENINGS = (" ", "\t", "}", "]", ")", '"', "#", "Caused by", "Stack trace", "[stacktrace]", "Traceback")
+
+
+def _continues(line: str) -> bool:
+    """Whether an unclocked line reads as part of the record above: indented, a trace frame, a cause, a closing
+    bracket of wrapped JSON, or blank."""
+    return not line or line.startswith(_CONTINUATION_OPENINGS) or is_trace_frame(line)
 
 
 def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Header]:
@@ -87,19 +126,29 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
     keys = text.translate(DIGITS_TO_ZERO).split("\n")
     shapes_by_key = {key: _shape_of(key, words) for key in dict.fromkeys(keys)}
     line_shapes = [shapes_by_key[key] for key in keys]
+    distinct = {id(shape): (key, shape) for key, shape in shapes_by_key.items()}
+    refinements: dict[tuple[int, str], Shape] = {}
+    for index, shape in enumerate(line_shapes):
+        if shape.separable:
+            refined = _refined(shape, lines[index], refinements)
+            line_shapes[index] = refined
+            distinct[id(refined)] = keys[index], refined
     stamp_ends = [shape.stamp_end for shape in line_shapes]
     count = len(stamp_ends)
     clocked = count - stamp_ends.count(-1)
-    if clocked * 2 < count or clocked == count:
+    if clocked in (0, count):
         # No continuation lines: every line is a record of its own.
         starts = list(range(count))
         ends = list(range(1, count + 1))
         stamps = [max(end, 0) for end in stamp_ends]
         heads = line_shapes
     else:
+        # When most lines open with a clock, any line without one continues the record above it; when few do
+        # (records that carry long traces), only a line that reads as a continuation does.
+        mostly = clocked * 2 >= count
         starts, ends, stamps, heads = [], [], [], []
         for index, shape in enumerate(line_shapes):
-            if shape.stamp_end < 0 and starts:
+            if shape.stamp_end < 0 and starts and (mostly or _continues(lines[index])):
                 ends[-1] = index + 1
             else:
                 starts.append(index)
@@ -110,14 +159,14 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
     # Fields are the non-empty words: columns padded with several spaces stay aligned.
     split = [
         (tuple(word for word in shape.words if word), weights[id(shape)])
-        for shape in shapes_by_key.values()
+        for _, shape in distinct.values()
         if shape.words and id(shape) in weights
     ]
     header = header_columns(split)
     if not header.columns:
         return Records(starts, ends, stamps, stamps), heads, header
     cut_shapes: dict[int, tuple[Shape, int]] = {}
-    for key, shape in shapes_by_key.items():
+    for key, shape in distinct.values():
         if id(shape) not in weights:
             continue
         body = key[max(shape.stamp_end, 0) :]
@@ -128,29 +177,38 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
             continue
         offset = sum(len(word) for word in raw_words[:cut]) + cut
         masked = joined(shape.words[cut:]) if shape.words else mask_variables(body[offset:])
-        cut_shapes[id(shape)] = Shape(shape.stamp_end, masked, shape.alert), offset
+        cut_shapes[id(shape)] = Shape(shape.stamp_end, masked, shape.kind, split=shape.split), offset
     cuts = [cut_shapes[id(shape)] for shape in heads]
     body_starts = [stamp + cut[1] for stamp, cut in zip(stamps, cuts, strict=True)]
     return Records(starts, ends, stamps, body_starts), [cut[0] for cut in cuts], header
 
 
-def mine_templates(lines: list[str], records: Records, heads: list[Shape]) -> list[Template]:
-    """One template per masked head body, in order of first appearance, variants merged."""
+def mine_templates(
+    lines: list[str], records: Records, heads: list[Shape], asked: dict[int, int] | None = None
+) -> list[Template]:
+    """One template per masked head body, in order of first appearance, variants merged.
+
+    ``asked`` maps records holding the ask's terms to how many they hold.
+    """
     templates: dict[str, Template] = {}
     starts, ends, body_starts = records.start, records.end, records.body_start
     for number, shape in enumerate(heads):
-        template = templates.get(shape.masked)
+        key = f"{shape.masked}\x00{shape.split}" if shape.split else shape.masked
+        template = templates.get(key)
         if template is None:
-            template = Template(shape.masked, number, number)
-            templates[shape.masked] = template
+            template = Template(shape.masked, number, number, split=shape.split)
+            templates[key] = template
         template.count += 1
         if template.count == 2:
             template.second_record = number
         template.line_count += ends[number] - starts[number]
         template.last_record = number
-        if shape.alert:
+        if asked and asked.get(number, 0) > template.asked_hits:
+            template.asked_record, template.asked_hits = number, asked[number]
+        if shape.kind:
             template.alert = True
             template.alert_records += 1
+            template.kinds[shape.kind] = template.kinds.get(shape.kind, 0) + 1
             body = lines[starts[number]][body_starts[number] :].strip()
             if body in template.alert_lines or len(template.alert_lines) < CONFIG.alert_lines_per_template:
                 template.alert_lines[body] = template.alert_lines.get(body, 0) + 1
@@ -160,6 +218,8 @@ def mine_templates(lines: list[str], records: Records, heads: list[Shape]) -> li
 def _merge_variants(templates: list[Template]) -> list[Template]:
     """Merge templates that differ in one word taking many values (see the module docstring)."""
     tokens = [template.masked.split(" ") for template in templates]
+    # Templates split by a separating number (an HTTP status) never merge across it.
+    seeds = [hash(template.split) for template in templates]
     groups: dict[tuple[int, int, int, int], list[int]] = {}
     # Two templates that differ in one word of their first half share their whole second half, and the
     # other way round, so only templates sharing a half with another one can have a partner there.
@@ -181,7 +241,7 @@ def _merge_variants(templates: list[Template]) -> list[Template]:
             continue
         # Chained prefix and suffix hashes key "every word but one" in linear time; members are
         # compared word by word before merging, so a hash collision can never merge unlike lines.
-        prefixes = [0]
+        prefixes = [seeds[index]]
         for word in words:
             prefixes.append(hash((prefixes[-1], word)))
         suffixes = [0]
@@ -199,8 +259,12 @@ def _merge_variants(templates: list[Template]) -> list[Template]:
             continue
         free = [index for index in members if index not in merged_into]
         if free:
-            reference = tokens[free[0]]
-            free = [index for index in free if _equal_but(tokens[index], reference, position)]
+            reference, split = tokens[free[0]], templates[free[0]].split
+            free = [
+                index
+                for index in free
+                if templates[index].split == split and _equal_but(tokens[index], reference, position)
+            ]
         # A word already partly variable in one member is a variable field, so two spellings suffice,
         # provided enough other words agree that the lines are the same event.
         partly_variable = len(tokens[free[0]]) >= CONFIG.merge_context_words if free else False
@@ -233,12 +297,18 @@ def _equal_but(words: list[str], reference: list[str], position: int) -> bool:
 
 
 def _combine(masked: str, parts: list[Template]) -> Template:
-    combined = Template(masked, min(part.first_record for part in parts), max(part.last_record for part in parts))
+    combined = Template(
+        masked, min(part.first_record for part in parts), max(part.last_record for part in parts), split=parts[0].split
+    )
     for part in sorted(parts, key=lambda part: part.first_record):
         combined.count += part.count
         combined.line_count += part.line_count
         combined.alert = combined.alert or part.alert
         combined.alert_records += part.alert_records
+        for kind, count in part.kinds.items():
+            combined.kinds[kind] = combined.kinds.get(kind, 0) + count
+        if part.asked_hits > combined.asked_hits:
+            combined.asked_record, combined.asked_hits = part.asked_record, part.asked_hits
         for body, count in part.alert_lines.items():
             if body in combined.alert_lines or len(combined.alert_lines) < CONFIG.alert_lines_per_template:
                 combined.alert_lines[body] = combined.alert_lines.get(body, 0) + count
