@@ -28,7 +28,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 import nats.errors
@@ -36,6 +36,7 @@ import nats.errors
 from envelopes.codec import encode_json, envelope_schema
 from envelopes.subjects import Subjects
 from envelopes.types import Rejected, UserInput
+from organs import __version__
 from organs.accounting import DEFAULT_ENCODING, encoding_for
 from organs.anatomy import ABSORPTION, BORDER, ORGAN_NAMES, ORGANS, STOMACH
 from organs.errors import ConfigError, IchorError
@@ -45,7 +46,7 @@ from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
 from organs.runtime.server import EmbeddedServer
-from organs.settings import Settings
+from organs.settings import LogLevel, Settings
 from organs.signing import load_signer, load_trusted_keys
 
 __all__ = ["main"]
@@ -125,7 +126,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         nats_url = server.url
         log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid, secure=args.secure)
     environments = {organ: organ_environment(security_dir, organ) for organ in ORGAN_NAMES} if args.secure else {}
-    supervisor = Supervisor(nats_url, log, environments)
+    supervisor = Supervisor(nats_url, log, environments, log_level=args.settings.log_level)
     try:
         if args.secure:
             asyncio.run(_provision_as_admin(_bus(args, nats_url), security_dir))
@@ -414,6 +415,13 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ichor", description="Ichor organs: digest a paste and deliver it to the brain."
     )
+    parser.add_argument("--version", action="version", version=f"ichor {__version__}")
+    parser.add_argument(
+        "--log-level",
+        type=str.lower,
+        choices=get_args(LogLevel),
+        help="how much the logs say (default $ICHOR_LOG_LEVEL or info)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, handler: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
@@ -507,6 +515,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         args.settings = _settings()
+        if args.log_level is not None:
+            args.settings = msgspec.structs.replace(args.settings, log_level=args.log_level)
         return int(args.handler(args))
     except ConfigError as error:
         print(f"ichor {args.command}: {error}", file=sys.stderr)

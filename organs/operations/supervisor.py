@@ -23,8 +23,15 @@ class Supervisor:
     STABLE_AFTER_S = 10.0
     MAX_RESTART_DELAY_S = 30.0
 
-    def __init__(self, nats_url: str, log: Any, environments: dict[str, dict[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        nats_url: str,
+        log: Any,
+        environments: dict[str, dict[str, str]] | None = None,
+        log_level: str = "info",
+    ) -> None:
         self.nats_url = nats_url
+        self.log_level = log_level
         self.log = log
         self.environments = environments or {}
         self.children: dict[str, subprocess.Popen[bytes]] = {}
@@ -33,7 +40,10 @@ class Supervisor:
         self.restart_at: dict[str, float] = {}
 
     def spawn(self, organ: str) -> None:
-        command = [sys.executable, "-m", "organs.cli", "worker", organ, "--nats", self.nats_url]
+        command = [
+            *(sys.executable, "-m", "organs.cli", "--log-level", self.log_level),
+            *("worker", organ, "--nats", self.nats_url),
+        ]
         environment = {**os.environ, "ICHOR_NATS_URL": self.nats_url, **self.environments.get(organ, {})}
         self.children[organ] = subprocess.Popen(command, env=environment)
         self.started_at[organ] = time.monotonic()
