@@ -57,6 +57,7 @@ from bench.common import (
 )
 from envelopes.ids import utc_now
 from organs.anatomy import ORGAN_NAMES, ORGANS
+from organs.operations.supervisor import worker_arguments
 
 RELAY_STREAM = "BENCH_RELAY"
 RELAY_SUBJECTS = ("relay.in", "relay.h1", "relay.h2", "relay.out")
@@ -144,7 +145,7 @@ def spawn_tract(
 ) -> None:
     for organ in ORGAN_NAMES:
         for replica in range(replicas):
-            args = ["-m", "organs.cli", "worker", organ, "--nats", url]
+            args = worker_arguments(organ, url)
             if profile == organ and replica == 0 and profile_dir is not None:
                 output = profile_dir / f"profile-{organ}.txt"
                 args = ["-m", "pyinstrument", "--interval", "0.0005", "-o", str(output), *args]

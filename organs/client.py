@@ -10,13 +10,10 @@ import asyncio
 from envelopes.codec import decode, decode_frame_reply, encode
 from envelopes.ids import digest_bytes, digest_text, utc_now
 from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, Rejected
-from organs.runtime.bus import Tract
+from organs.runtime.bus import INLINE_HEADROOM, Tract
 from organs.secretion import paste_envelope
 
-__all__ = ["INLINE_HEADROOM", "fetch_frame", "hand_in_paste", "store_blob"]
-
-# Room left in a message for the envelope around the paste text and its headers.
-INLINE_HEADROOM = 64 * 1024
+__all__ = ["fetch_frame", "hand_in_paste", "store_blob"]
 
 
 async def store_blob(tract: Tract, data: bytes) -> str:

@@ -8,7 +8,7 @@ from envelopes.types import External, OrganSecretion, SystemInternal, UserInput,
 from organs.absorption import yield_context
 from organs.accounting import yield_cost
 from organs.errors import PoisonError
-from tests.factories import AT, digested_envelope
+from tests.support.envelopes import AT, digested_envelope
 
 
 def test_yield_has_every_required_field() -> None:

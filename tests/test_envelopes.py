@@ -10,8 +10,8 @@ from envelopes import DecodeError, Envelope, decode, decode_json, encode, encode
 from envelopes.subjects import Subjects
 from envelopes.types import UserInput
 from organs.secretion import paste_envelope
-from tests.factories import AT
 from tests.strategies import envelopes
+from tests.support.envelopes import AT
 
 
 @settings(max_examples=150, deadline=None)

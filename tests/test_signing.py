@@ -16,7 +16,7 @@ from organs.settings import Settings
 from organs.signing import Signer, load_signer, load_trusted_keys, new_seed, public_key_of, verify_chain
 from organs.stomach import ingest_paste
 from organs.stomach.worker import digest_paste
-from tests.factories import AT
+from tests.support.envelopes import AT
 
 EXAMPLE = (Path(__file__).resolve().parent.parent / "examples" / "paste.txt").read_text()
 SEEDS = {organ: new_seed() for organ in ("stomach", "absorption", "ada_border")}

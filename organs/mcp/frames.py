@@ -17,8 +17,8 @@ import msgspec
 import nats.errors
 
 from envelopes.types import Frame
-from organs.client import INLINE_HEADROOM, fetch_frame
-from organs.runtime.bus import BusSettings, Tract, connect
+from organs.client import fetch_frame
+from organs.runtime.bus import INLINE_HEADROOM, BusSettings, Tract, connect
 from organs.runtime.errors import IchorError
 
 __all__ = ["BusFrames", "FrameSource", "FrameUnavailable", "UnknownFrame"]

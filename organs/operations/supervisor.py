@@ -7,9 +7,29 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["Supervisor"]
+__all__ = ["Supervisor", "spawn_worker", "worker_arguments"]
+
+
+def worker_arguments(organ: str, nats_url: str, log_level: str | None = None) -> list[str]:
+    """What follows ``python`` to run ``ichor worker <organ>``: the one way every spawner starts a worker."""
+    level = ["--log-level", log_level] if log_level else []
+    return ["-m", "organs.cli", *level, "worker", organ, "--nats", nats_url]
+
+
+def spawn_worker(
+    organ: str,
+    nats_url: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    log_level: str | None = None,
+    **popen: Any,
+) -> subprocess.Popen[bytes]:
+    """``ichor worker <organ>`` as its own process, with this environment plus ``env``."""
+    arguments = [sys.executable, *worker_arguments(organ, nats_url, log_level)]
+    return subprocess.Popen(arguments, env={**os.environ, **(env or {})}, **popen)
 
 
 class Supervisor:
@@ -40,12 +60,8 @@ class Supervisor:
         self.restart_at: dict[str, float] = {}
 
     def spawn(self, organ: str) -> None:
-        command = [
-            *(sys.executable, "-m", "organs.cli", "--log-level", self.log_level),
-            *("worker", organ, "--nats", self.nats_url),
-        ]
-        environment = {**os.environ, "ICHOR_NATS_URL": self.nats_url, **self.environments.get(organ, {})}
-        self.children[organ] = subprocess.Popen(command, env=environment)
+        environment = {"ICHOR_NATS_URL": self.nats_url, **self.environments.get(organ, {})}
+        self.children[organ] = spawn_worker(organ, self.nats_url, env=environment, log_level=self.log_level)
         self.started_at[organ] = time.monotonic()
         self.restart_at.pop(organ, None)
         self.log.info("supervisor.spawned", worker=organ, pid=self.children[organ].pid)

@@ -27,7 +27,6 @@ from envelopes.ids import utc_now
 from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, FrameReply, Paste
 from organs.accounting import digest_text
 from organs.anatomy import ABSORPTION, STOMACH
-from organs.client import INLINE_HEADROOM
 from organs.errors import ConfigError
 from organs.runtime import (
     BusSettings,
@@ -40,6 +39,7 @@ from organs.runtime import (
     call_core,
     get_logger,
 )
+from organs.runtime.bus import INLINE_HEADROOM
 from organs.secretion import secrete
 from organs.settings import Settings
 from organs.signing import Signer

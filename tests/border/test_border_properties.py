@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import hypothesis.strategies as st
-from factories_border import AT, served_frame, yield_envelope
 from hypothesis import given, settings
 
 from envelopes.types import Admitted, CompiledPrompt, SystemInternal
@@ -24,6 +23,7 @@ from organs.border import (
     compile,
 )
 from organs.border.prompt import GOAL_SEGMENT_ID
+from tests.support.envelopes import AT, served_frame, yield_envelope
 
 CONFIG = SystemInternal(component="property")
 CHARACTERS = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")

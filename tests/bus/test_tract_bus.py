@@ -19,7 +19,7 @@ from organs.stomach.frames_store import FrameStore
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, read_subject, wait_for_count
 from tests.conftest import running_organ
-from tests.factories import AT
+from tests.support.envelopes import AT
 
 pytestmark = pytest.mark.bus
 

@@ -28,7 +28,7 @@ from organs.secretion import paste_envelope
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, wait_for_count
 from tests.conftest import running_organ
-from tests.factories import AT
+from tests.support.envelopes import AT
 
 pytestmark = pytest.mark.bus
 

@@ -6,12 +6,12 @@ import time
 from pathlib import Path
 
 import pytest
-from stomach_checks import assert_bundle_honest
 
 from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import infer_column_type
 from organs.stomach.distill.text import TIMES
+from tests.support.honesty import assert_bundle_honest
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "loghub"
 
