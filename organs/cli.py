@@ -2,9 +2,9 @@
 
     ichor up [--nats URL] [--port P] [--data DIR] [--feed FILE]
     ichor worker {stomach|absorption|border} [--nats URL]
-    ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S]
+    ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S] [--session ID [--resend]]
     ichor digest [FILE|-] [--json] [--budget N]
-    ichor frame ID [--full] [--json]
+    ichor frame ID [--full | --raw] [--json]
     ichor mcp [--http PORT] [--host ADDR]
     ichor tail [--json] [--limit N]
     ichor status [--json]
@@ -47,7 +47,7 @@ from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
 from organs.runtime.server import EmbeddedServer
 from organs.settings import LogLevel, Settings
-from organs.signing import load_signer, load_trusted_keys
+from organs.signing import load_signer
 
 __all__ = ["main"]
 
@@ -222,7 +222,14 @@ def cmd_security(args: argparse.Namespace) -> int:
 
 
 async def _ingest(
-    settings: BusSettings, text: str, actor: str, intent: str | None, timeout: float, as_json: bool
+    settings: BusSettings,
+    text: str,
+    actor: str,
+    intent: str | None,
+    timeout: float,
+    as_json: bool,
+    session: str | None = None,
+    resend: bool = False,
 ) -> int:
     from organs.client import hand_in_paste
 
@@ -230,7 +237,15 @@ async def _ingest(
     try:
         if settings.provision:
             await provision(tract)
-        _, outcome = await hand_in_paste(tract, text, origin=UserInput(actor=actor), intent=intent, timeout=timeout)
+        _, outcome = await hand_in_paste(
+            tract,
+            text,
+            origin=UserInput(actor=actor),
+            intent=intent,
+            timeout=timeout,
+            session=session,
+            resend=resend,
+        )
     except TimeoutError:
         print(f"ichor ingest: no admitted or rejected envelope within {timeout}s; are the organs up?", file=sys.stderr)
         return EXIT_TIMEOUT
@@ -245,8 +260,27 @@ async def _ingest(
     return EXIT_REJECTED if isinstance(outcome.payload, Rejected) else 0
 
 
+def _session_id(value: str) -> str:
+    from envelopes.types import SESSION_ID_PATTERN
+
+    if SESSION_ID_PATTERN.fullmatch(value) is None:
+        raise argparse.ArgumentTypeError(f"{value!r} is not 1 to 128 characters of [A-Za-z0-9_-]")
+    return value
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
-    return asyncio.run(_ingest(_bus(args), _read_input(args.file), _actor(args), args.intent, args.timeout, args.json))
+    return asyncio.run(
+        _ingest(
+            _bus(args),
+            _read_input(args.file),
+            _actor(args),
+            args.intent,
+            args.timeout,
+            args.json,
+            session=args.session,
+            resend=args.resend,
+        )
+    )
 
 
 # --- ichor digest --------------------------------------------------------------
@@ -284,6 +318,27 @@ def cmd_digest(args: argparse.Namespace) -> int:
 # --- ichor frame ---------------------------------------------------------------
 
 
+async def _raw_frame(settings: BusSettings, frame_id: str, as_json: bool) -> int:
+    from organs.client import fetch_raw
+
+    tract: Tract = await connect(settings, name="ichor-frame", persistent=False)
+    try:
+        reply = await fetch_raw(tract, frame_id)
+    except (TimeoutError, nats.errors.NoRespondersError):
+        print("ichor frame: no answer on the raw subject; only the operator user may ask it", file=sys.stderr)
+        return EXIT_TIMEOUT
+    finally:
+        await tract.nc.close()
+    if reply.error is not None or reply.text is None:
+        print(f"ichor frame: {reply.error}", file=sys.stderr)
+        return 1
+    if as_json:
+        print(encode_json(reply).decode())
+    else:
+        sys.stdout.write(reply.text)
+    return 0
+
+
 async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool) -> int:
     from organs.client import fetch_frame
 
@@ -308,6 +363,8 @@ async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool
 
 
 def cmd_frame(args: argparse.Namespace) -> int:
+    if args.raw:
+        return asyncio.run(_raw_frame(_bus(args), args.id, args.json))
     return asyncio.run(_frame(_bus(args), args.id, args.full, args.json))
 
 
@@ -457,6 +514,10 @@ def _parser() -> argparse.ArgumentParser:
     ingest.add_argument("--actor", help="the user_input actor recorded as the origin (default $ICHOR_ACTOR or login)")
     ingest.add_argument("--json", action="store_true", help="print the whole envelope as JSON")
     ingest.add_argument("--timeout", type=float, default=30.0)
+    ingest.add_argument(
+        "--session", type=_session_id, help="the conversation's id: frames an earlier turn carried come as references"
+    )
+    ingest.add_argument("--resend", action="store_true", help="with --session: send every frame again in full")
     ingest.add_argument("--nats")
 
     digest = command("digest", cmd_digest, "run the stomach's core locally, no bus")
@@ -467,7 +528,9 @@ def _parser() -> argparse.ArgumentParser:
 
     frame = command("frame", cmd_frame, "re-query a frame over the bus, compact or --full")
     frame.add_argument("id")
-    frame.add_argument("--full", action="store_true")
+    shown = frame.add_mutually_exclusive_group()
+    shown.add_argument("--full", action="store_true", help="the full text, with secrets redacted")
+    shown.add_argument("--raw", action="store_true", help="the bytes as received (operator user only)")
     frame.add_argument("--json", action="store_true")
     frame.add_argument("--nats")
 
@@ -494,14 +557,16 @@ def _parser() -> argparse.ArgumentParser:
 def _settings() -> Settings:
     """Every ICHOR_* variable, read and checked once: a bad one stops the command before it starts.
 
-    The key and seed files are read too, so that ``ichor up`` refuses one at once rather than
-    leave each worker it supervises in a restart loop.
+    The organs' own checks run too (the stomach's and the border's knobs, the key and seed
+    files), so that ``ichor up`` refuses a bad one at once rather than leave each worker it
+    supervises in a restart loop.
     """
+    from organs.border.worker import border_config
     from organs.stomach.worker import ingest_config
 
     settings = Settings.from_environ()
     ingest_config(settings)
-    load_trusted_keys(settings)
+    border_config(settings)
     for organ in ORGANS:
         load_signer(organ.wire_name, settings)
     return settings

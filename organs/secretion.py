@@ -1,7 +1,8 @@
 """How an organ emits an envelope: the one place output envelopes are built.
 
 The output id derives from the input id and the organ, the origin is carried
-over untouched, steps are only appended, and the trace continues the input's.
+over untouched, steps are only appended, the trace continues the input's and
+the session (the host's conversation, if any) is carried along.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from envelopes.types import (
     OrganSecretion,
     Paste,
     ProvenanceChain,
+    Session,
     Stage,
     Step,
 )
@@ -62,6 +64,7 @@ def secrete(
         trace=child_traceparent(parent.trace, envelope_id),
         created_at=at,
         payload=payload,
+        session=parent.session,
     )
     return sign_last_step(envelope, signer) if signer is not None and stages else envelope
 
@@ -78,6 +81,7 @@ def paste_envelope(
     text_ref: str | None = None,
     input_digest: str | None = None,
     now: str,
+    session: Session | None = None,
 ) -> Envelope:
     """The envelope an upstream organ publishes to hand a paste to the stomach.
 
@@ -98,4 +102,5 @@ def paste_envelope(
         trace=new_traceparent(),
         created_at=now,
         payload=Paste(text=text, intent=intent, budget_tokens=budget_tokens, encoding=encoding, text_ref=text_ref),
+        session=session,
     )

@@ -37,10 +37,13 @@ BAD_VALUES = {
     "ICHOR_BORDER_RATE": "abc",
     "ICHOR_BORDER_RATE_WINDOW_S": "0",
     "ICHOR_BORDER_BUDGET_TOKENS": "1.5",
+    "ICHOR_BORDER_SECRET_IN_GOAL": "allow",
     "ICHOR_SIGNING_SEED_FILE": "/nonexistent/organ.seed",
     "ICHOR_SIGNING_SEED": "not-a-seed",
     "ICHOR_TRUSTED_KEYS_FILE": "/nonexistent/keys.json",
     "ICHOR_LOG_LEVEL": "loud",
+    "ICHOR_FRAME_TOOLS": "get_frame,rm_rf",
+    "ICHOR_SESSION_TTL_S": "0",
     "ICHOR_FAULT_KILL_BEFORE_ACK": "maybe",
 }
 FREE_TEXT = {

@@ -1,7 +1,7 @@
 """How the stomach shares a paste's token budget out among its segments, and fits what was rendered into it.
 
 * Value. Stack traces > logs > tables and code > notes, raised for alert lines
-  (an alert level), for lines holding the ask's terms (``organs.stomach.asked``)
+  (``organs.stomach.signals.is_alert``), for lines holding the ask's terms (``organs.stomach.asked``)
   and for the paste's last evidence segment, where a test run or a build says
   how it ended. Only a bounded head and tail of a long segment is read for it.
 * Claims. A segment's salient lines (alerts, the ask's terms; a repeated line
@@ -25,7 +25,7 @@ from typing import Literal, Protocol, TypeVar
 from envelopes.types import FrameKind
 from organs.stomach.asked import AskTerms
 from organs.stomach.distill.text import CHARS_PER_TOKEN
-from organs.stomach.signals import ALERT_LEVELS, level_of
+from organs.stomach.signals import is_alert
 
 __all__ = [
     "MEANINGFUL_SAVING",
@@ -98,16 +98,11 @@ def best_representation(evidence: Budgeted) -> Literal["compact", "full"]:
     return "compact" if saves else "full"
 
 
-def alerting(line: str) -> bool:
-    level = level_of(line)
-    return level is not None and level in ALERT_LEVELS
-
-
 def salient(ask: AskTerms) -> Callable[[str], bool]:
     """What makes a line worth keeping before ordinary ones: an alert level, or the ask's terms."""
     if not ask:
-        return alerting
-    return lambda line: alerting(line) or ask.hits(line) > 0
+        return is_alert
+    return lambda line: is_alert(line) or ask.hits(line) > 0
 
 
 def weigh(items: list[_Item], ask: AskTerms) -> None:
@@ -116,7 +111,11 @@ def weigh(items: list[_Item], ask: AskTerms) -> None:
     The value is its kind's, raised for alert lines, for the ask's terms and for being the paste's
     last evidence segment. The claim is what its salient lines (``salient``) would cost, estimated,
     and for the last segment its closing lines too: a test run's summary, a build's last words.
+    A lone segment shares with nothing, so it is not read for either.
     """
+    if len(items) == 1:
+        items[0].value, items[0].claim = _VALUE[items[0].kind], 0
+        return
     for position, item in enumerate(items):
         text = item.text
         if len(text) > _VALUE_HEAD_CHARS + _VALUE_TAIL_CHARS:
@@ -127,7 +126,7 @@ def weigh(items: list[_Item], ask: AskTerms) -> None:
         alerts = False
         shapes: set[str] = set()
         for line in lines:
-            alert = alerting(line)
+            alert = is_alert(line)
             if alert or (ask and ask.hits(line)):
                 alerts = alerts or alert
                 # A line that repeats another but for its numbers is shown once (``kept_and_ends``): claimed once.

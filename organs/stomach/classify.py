@@ -11,9 +11,7 @@ The order is load-bearing, because several shapes imitate each other:
 2. a lone path-shaped token → path_ref;
 3. an exception header plus stack frames, dominating the block, or a block
    opening with a header only a runtime prints (``Traceback …``, ``panic:``,
-   ``Unhandled exception:``, ``PHP Fatal error:``) → stack_trace; a block that
-   opens with a clocked record and holds another is a log whose records carry
-   traces, and is left to the log rungs;
+   ``Unhandled exception:``, ``PHP Fatal error:``) → stack_trace;
    3b. a terminal session or CI job: a block opening with a prompt
    (``$ make``) or a CI runner's section marker (``~~~ Running hook``).
    Several commands, or a CI job, are the log of a run → log; a single

@@ -64,16 +64,7 @@ class Classification:
     reason: str
 
 
-def _opens_log_records(lines: list[str]) -> bool:
-    """Whether the block opens with a clocked record and holds another: a log whose records carry traces."""
-    if not lines or leading_stamp(lines[0]) is None:
-        return False
-    return any(leading_stamp(line) is not None for line in lines[1:])
-
-
 def trace_rung(lines: list[str]) -> Classification | None:
-    if _opens_log_records(lines):
-        return None
     headers: list[tuple[int, str]] = []
     frames = 0
     trace_lines = 0
@@ -292,6 +283,8 @@ def record_log_rung(lines: list[str]) -> Classification | None:
 
 _BRACKETED_PREFIX = re.compile(r"\s*\[[^\]\n]{1,80}\] ")
 _DAEMON_TAG = re.compile(r"[^\s\[]{1,80}\[\d{1,10}\]: ")
+# .NET's console logger: "info: Microsoft.Hosting.Lifetime[0]", "fail: Shop.Api[13]".
+_DOTNET_LEVEL = re.compile(r"(?:trce|dbug|info|warn|fail|crit): [\w.]{1,200}\[\d{1,10}\]")
 _EMBEDDED_CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}")
 
 
@@ -306,12 +299,20 @@ def _weak_log_signal(line: str, single: bool) -> bool:
         _BRACKETED_PREFIX.match(line) is not None
         or kernel_prefix_end(line) > 0
         or is_tool_level(line)
+        or _DOTNET_LEVEL.match(line) is not None
         or _DAEMON_TAG.search(line, 0, 120) is not None
         or _EMBEDDED_CLOCK.search(line, 0, 80) is not None
     )
 
 
+# "  PID TTY          TIME CMD", "NAME   READY   STATUS": a header row of upper-case column names.
+_COLUMN_HEADER = re.compile(r"\s*[A-Z][A-Z0-9_%/()-]*(?: +[A-Z][A-Z0-9_%/()-]*){2,30}\s*$")
+
+
 def weak_log_rung(lines: list[str]) -> Classification | None:
+    if len(lines) > 1 and _COLUMN_HEADER.match(lines[0]) is not None:
+        # A table with a clock column reads as a log line by line: its header row says it is a table.
+        return None
     single = len(lines) == 1
     signalled = sum(1 for line in lines if _weak_log_signal(line, single))
     if signalled * 2 < len(lines) or signalled == 0:
@@ -386,6 +387,10 @@ _CODE_LINE = re.compile(
     r"|\s*[A-Za-z_][\w.]*(?:\[[^\]\n]{0,80}\])? ?[-+*/|&]?= \S"
     # INI, systemd units, .env: "[Unit]", "Description=containerd", "FOO=bar"
     r"|\[[\w .:\"/-]{1,80}\]\s*$|[A-Za-z_][\w.-]{0,60}=\S"
+    # YAML and JSON keys: "kind: Deployment", "  name:", "- image: web", "\"version\": \"1.0\","
+    r"|\s*(?:- )?[A-Za-z_][\w.-]{0,60}:(?: \S|\s*$)|\s*\"[^\"\n]{1,80}\"\s?:\s?\S|\s*[{\[]\s*$"
+    # unified diffs
+    r"|diff --git |@@ -\d|(?:---|\+\+\+) [ab]/|index [0-9a-f]{7,40}\.\."
 )
 
 

