@@ -32,6 +32,7 @@ from typing import Any, get_args
 
 import msgspec
 import nats.errors
+from nats.micro.service import ServiceStats
 
 from envelopes.codec import encode_json, envelope_schema
 from envelopes.subjects import Subjects
@@ -409,14 +410,17 @@ def cmd_tail(args: argparse.Namespace) -> int:
 EXIT_NOT_READY = 5
 
 
-async def _gather_stats(settings: BusSettings, wait: float) -> list[dict[str, Any]]:
+async def _gather_stats(settings: BusSettings, wait: float) -> list[ServiceStats]:
+    """Every organ's ``$SRV.STATS`` reply that arrives within ``wait`` seconds (other services' are left out)."""
     tract = await connect(settings, name="ichor-status", persistent=False)
-    replies: list[dict[str, Any]] = []
+    replies: list[ServiceStats] = []
     try:
         inbox = tract.nc.new_inbox()
 
         async def collect(msg: Any) -> None:
-            replies.append(json.loads(msg.data))
+            reply = ServiceStats.from_dict(json.loads(msg.data))
+            if reply.metadata.get("organ"):
+                replies.append(reply)
 
         subscription = await tract.nc.subscribe(inbox, cb=collect)
         await tract.nc.publish("$SRV.STATS", b"", reply=inbox)
@@ -424,31 +428,26 @@ async def _gather_stats(settings: BusSettings, wait: float) -> list[dict[str, An
         await subscription.unsubscribe()
     finally:
         await tract.nc.close()
-    return replies
+    return sorted(replies, key=lambda reply: (reply.metadata["organ"], reply.id))
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    replies = asyncio.run(_gather_stats(_bus(args), args.wait))
-    organs = sorted(
-        (reply for reply in replies if reply.get("metadata", {}).get("organ")),
-        key=lambda reply: (reply["metadata"]["organ"], reply["id"]),
-    )
+    organs = asyncio.run(_gather_stats(_bus(args), args.wait))
     if args.json:
-        print(json.dumps(organs))
+        print(json.dumps([reply.to_dict() for reply in organs]))
     else:
         print(f"{'organ':<11} {'instance':<28} {'ready':<5} {'processed':>9} {'errors':>6} {'avg ms':>8}  last error")
         for reply in organs:
-            endpoints = reply.get("endpoints", [])
-            processed = sum(e["num_requests"] for e in endpoints)
-            errors = sum(e["num_errors"] for e in endpoints)
-            total_ns = sum(e["processing_time"] for e in endpoints)
+            processed = sum(endpoint.num_requests for endpoint in reply.endpoints)
+            errors = sum(endpoint.num_errors for endpoint in reply.endpoints)
+            total_ns = sum(endpoint.processing_time for endpoint in reply.endpoints)
             average = total_ns / processed / 1e6 if processed else 0.0
-            last_error = next((e["last_error"] for e in endpoints if e["last_error"]), "")
+            last_error = next((endpoint.last_error for endpoint in reply.endpoints if endpoint.last_error), "")
             print(
-                f"{reply['metadata']['organ']:<11} {reply['id'][:28]:<28} {reply['metadata']['ready']:<5} "
+                f"{reply.metadata['organ']:<11} {reply.id[:28]:<28} {reply.metadata['ready']:<5} "
                 f"{processed:>9} {errors:>6} {average:>8.2f}  {last_error[:60]}"
             )
-    ready = {reply["metadata"]["organ"] for reply in organs if reply["metadata"].get("ready") == "true"}
+    ready = {reply.metadata["organ"] for reply in organs if reply.metadata.get("ready") == "true"}
     missing = [organ for organ in ORGAN_NAMES if organ not in ready]
     if missing:
         print(f"ichor status: not ready or missing: {', '.join(missing)}", file=sys.stderr)

@@ -43,10 +43,13 @@ def test_original_provenance_survives(origin: object) -> None:
 
 @pytest.mark.parametrize("tier", ["full", "shallow", "deferred"])
 def test_each_tier_is_tagged(tier: str) -> None:
-    out = yield_context(digested_envelope(tier=tier), "absorption-1", now=AT)  # type: ignore[arg-type]
+    digested = digested_envelope(tier=tier)  # type: ignore[arg-type]
+    out = yield_context(digested, "absorption-1", now=AT)
     assert out.tier == tier
     assert out.payload.meta.digestion_tier == tier  # type: ignore[union-attr]
-    assert all(frame.tier == tier for frame in out.payload.frames)  # type: ignore[union-attr]
+    assert f"at tier {tier} " in out.payload.summary  # type: ignore[union-attr]
+    # The frames (each tagged with its tier by the stomach) pass through untouched.
+    assert out.payload.frames == digested.payload.frames  # type: ignore[union-attr]
 
 
 def test_consecutive_yields_are_independent() -> None:

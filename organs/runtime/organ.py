@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from envelopes.ids import utc_now
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.discovery import register_service
 from organs.runtime.logs import get_logger
@@ -58,7 +58,9 @@ async def serve_organ(
     if settings.provision:
         await provision(tract)
     workers.extend(Worker(tract, spec) for spec in await build(tract))
-    await register_service(tract.nc, organ, settings.instance, lambda: workers, utc_now(), f"Ichor {organ} organ")
+    await register_service(
+        tract.nc, organ, settings.instance, lambda: workers, datetime.now(UTC), f"Ichor {organ} organ"
+    )
     log.info("organ.started", instance=settings.instance, subjects=[w.spec.subject for w in workers])
     if on_ready is not None:
         on_ready(workers)
