@@ -49,8 +49,7 @@ from organs.border.guard import Admission, Rejection
 from organs.border.prompt import builtin_modules, paste_modules
 from organs.border.worker import build_border
 from organs.errors import PoisonError
-from organs.runtime.bus import BusSettings, Tract, connect, provision
-from organs.runtime.server import EmbeddedServer
+from organs.runtime.bus import BusSettings, Tract
 from organs.stomach import classify as ladder
 from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
 from organs.stomach.worker import build_stomach
@@ -79,6 +78,7 @@ from tests.fault.bad_inputs import (
 )
 from tests.support.envelopes import AT, digested_envelope, note_frame
 from tests.support.honesty import assert_bundle_honest
+from tests.support.servers import small_tract
 
 # A decode of a message-sized input takes microseconds; a full second means it hung or went quadratic.
 DECODE_BOUND_S = 1.0
@@ -785,11 +785,7 @@ async def test_deep_nesting_in_an_unknown_field_is_dead_lettered_not_fatal(
 
 @pytest.mark.bus
 async def test_a_digest_too_large_for_a_message_is_dead_lettered_not_fatal(tmp_path: Path) -> None:
-    server = EmbeddedServer(tmp_path / "small", max_payload=128 * 1024).start()
-    try:
-        small_settings = BusSettings(url=server.url, instance="fault-small")
-        small = await connect(small_settings, name="fault-small")
-        await provision(small)
+    async with small_tract(tmp_path / "small", max_payload=128 * 1024, instance="fault") as (small_settings, small):
         oversized = paste("x\n\n" * 10_000 + ASK)  # 30 KB in; even capped at max_blocks, ~0.5 MB of digest out
         assert len(encode(oversized)) < 64 * 1024
         async with running_organ("stomach", small_settings, build_stomach(small_settings)):
@@ -801,6 +797,3 @@ async def test_a_digest_too_large_for_a_message_is_dead_lettered_not_fatal(tmp_p
         [letter] = await read_subject(small, dlq, stream=small.subjects.dlq_stream)
         assert letter.data == encode(oversized)
         assert await subject_count(small, small.subjects.stomach_in) == 2
-        await small.nc.close()
-    finally:
-        server.stop()
