@@ -18,8 +18,8 @@ import nats.errors
 
 from envelopes.types import Frame
 from organs.client import fetch_frame
+from organs.errors import IchorError
 from organs.runtime.bus import INLINE_HEADROOM, BusSettings, Tract, connect
-from organs.runtime.errors import IchorError
 
 __all__ = ["BusFrames", "FrameSource", "FrameUnavailable", "UnknownFrame"]
 
