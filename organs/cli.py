@@ -42,7 +42,7 @@ from organs.accounting import DEFAULT_ENCODING, encoding_for
 from organs.anatomy import ABSORPTION, BORDER, ORGAN_NAMES, ORGANS, STOMACH
 from organs.errors import ConfigError, IchorError
 from organs.operations.security import generate_security, organ_environment, permissions, user_environment
-from organs.operations.supervisor import Supervisor
+from organs.operations.supervisor import Supervisor, lock_data_directory
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
@@ -123,6 +123,9 @@ def cmd_up(args: argparse.Namespace) -> int:
         log.info("security.ready", directory=str(security_dir), users=sorted(permissions(Subjects()).keys()))
     server = None
     if not nats_url:
+        # Held until this process exits; a second ``ichor up`` on the same directory is refused.
+        data_lock = lock_data_directory(args.data)
+        log.info("data.locked", data_dir=str(args.data), lock=data_lock.name)
         server = EmbeddedServer(args.data, port=args.port, extra_config=auth, binary=args.settings.nats_server).start()
         nats_url = server.url
         log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid, secure=args.secure)

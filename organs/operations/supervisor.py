@@ -1,16 +1,74 @@
-"""The ``ichor up`` supervisor: one worker process per organ, restarted when it dies."""
+"""The ``ichor up`` supervisor: one worker process per organ, restarted when it dies.
+
+Every worker writes its log lines to its own pipe, and the supervisor copies them
+to its own output a whole line at a time, so that no line ever holds parts of two
+workers' log objects. The data directory of the embedded server belongs to one
+``ichor up`` at a time: a second one finds it locked and refuses to start.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import IO, Any, BinaryIO
 
-__all__ = ["Supervisor", "spawn_worker", "worker_arguments"]
+from organs.errors import IchorError
+
+__all__ = [
+    "DataDirectoryInUse",
+    "Supervisor",
+    "forward_lines",
+    "lock_data_directory",
+    "spawn_worker",
+    "worker_arguments",
+]
+
+LOCK_FILE = ".ichor-up.lock"
+# One line at a time reaches each output, whichever worker it came from.
+_OUTPUT_LOCK = threading.Lock()
+
+
+class DataDirectoryInUse(IchorError):
+    """Another ``ichor up`` holds the data directory."""
+
+
+def lock_data_directory(data: Path) -> IO[str]:
+    """Take the data directory for this process until it exits; keep the returned file open meanwhile.
+
+    Two servers writing one JetStream store lose acknowledged writes, so the second is refused.
+    """
+    data.mkdir(parents=True, exist_ok=True)
+    handle = (data / LOCK_FILE).open("a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise DataDirectoryInUse(
+            f"data directory {data} is in use by another ichor up (pid {holder}); stop it or pass another --data"
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+def forward_lines(source: IO[bytes], sink: BinaryIO) -> None:
+    """Copy ``source`` to ``sink`` whole line by whole line until ``source`` ends."""
+    for line in iter(source.readline, b""):
+        with _OUTPUT_LOCK:
+            sink.write(line if line.endswith(b"\n") else line + b"\n")
+            sink.flush()
+    source.close()
 
 
 def worker_arguments(organ: str, nats_url: str, log_level: str | None = None) -> list[str]:
@@ -61,7 +119,17 @@ class Supervisor:
 
     def spawn(self, organ: str) -> None:
         environment = {"ICHOR_NATS_URL": self.nats_url, **self.environments.get(organ, {})}
-        self.children[organ] = spawn_worker(organ, self.nats_url, env=environment, log_level=self.log_level)
+        child = spawn_worker(
+            organ,
+            self.nats_url,
+            env=environment,
+            log_level=self.log_level,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for source, sink in ((child.stdout, sys.stdout.buffer), (child.stderr, sys.stderr.buffer)):
+            threading.Thread(target=forward_lines, args=(source, sink), daemon=True).start()
+        self.children[organ] = child
         self.started_at[organ] = time.monotonic()
         self.restart_at.pop(organ, None)
         self.log.info("supervisor.spawned", worker=organ, pid=self.children[organ].pid)
