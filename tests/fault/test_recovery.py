@@ -14,7 +14,7 @@ from organs.client import hand_in_paste
 from organs.runtime.bus import Tract
 from organs.runtime.server import EmbeddedServer
 from tests.bus.helpers import subject_count
-from tests.fault.harness import OrganProcesses, ends_reached, make_pastes, publish_all, tally, wait_for_ends
+from tests.fault.harness import FAULT_ENV, OrganProcesses, ends_reached, make_pastes, publish_all, tally, wait_for_ends
 
 pytestmark = [pytest.mark.bus, pytest.mark.slow]
 
@@ -102,3 +102,31 @@ async def test_a_long_digest_is_not_taken_over_by_a_second_replica(tract: Tract,
     )
     assert digest_s > 3 * ack_wait_s, "the digest must outlast the ack wait for the scenario to mean anything"
     assert deliveries == inputs
+
+
+async def test_small_pastes_are_not_held_back_by_a_long_digest(tract: Tract, nats_server: EmbeddedServer) -> None:
+    # The long paste is digested in full on the main consumer, beside the small ones.
+    organs = OrganProcesses(
+        nats_server.url, env={**FAULT_ENV, "ICHOR_DEFERRED_CHARS": "100000000", "ICHOR_SHALLOW_CHARS": "100000000"}
+    ).start()
+    lines = [f"2026-11-29T08:{n % 60:02d}:01Z INFO [api-{n % 13}] request {n} took {n % 97}ms" for n in range(150_000)]
+    small = make_pastes(40, "beside-long")
+    try:
+        await wait_for_ready_stomachs(tract, replicas=1)
+        started = time.monotonic()
+        long_digest = asyncio.create_task(
+            hand_in_paste(tract, "\n".join(lines), origin=UserInput(actor="long"), intent="Why slow?", timeout=120)
+        )
+        await asyncio.sleep(0.5)  # the long paste is in hand first
+        await publish_all(tract, small)
+        small_out_s = round(await wait_for_ends(tract, len(small), timeout=120, organs=organs), 2)
+        await long_digest
+        long_s = round(time.monotonic() - started, 2)
+        await asyncio.sleep(1)
+    finally:
+        organs.stop()
+    result = await tally(tract, small)
+    result.print("long_digest_beside_small", small_all_out_s=small_out_s, long_digest_s=long_s)
+    assert result.lost == 0
+    assert result.duplicated == 0
+    assert small_out_s < long_s
