@@ -43,7 +43,13 @@ from organs.errors import ConfigError, IchorError
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
-from organs.runtime.security import generate_security, organ_environment, permissions, user_environment
+from organs.runtime.security import (
+    generate_security,
+    organ_environment,
+    permissions,
+    user_environment,
+    write_private,
+)
 from organs.runtime.server import EmbeddedServer
 from organs.settings import Settings
 from organs.signing import load_signer, load_trusted_keys
@@ -242,9 +248,7 @@ def cmd_provision(args: argparse.Namespace) -> int:
 
 
 def _write_env_file(path: Path, environment: dict[str, str]) -> None:
-    path.parent.mkdir(exist_ok=True)
-    path.write_text("".join(f"{key}={value}\n" for key, value in environment.items()))
-    path.chmod(0o600)
+    write_private(path, "".join(f"{key}={value}\n" for key, value in environment.items()))
 
 
 def cmd_security(args: argparse.Namespace) -> int:

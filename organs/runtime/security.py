@@ -28,7 +28,7 @@ from envelopes.subjects import Subjects
 from organs.anatomy import BORDER, ORGANS
 from organs.signing import new_seed, public_key_of
 
-__all__ = ["generate_security", "organ_environment", "permissions", "user_environment"]
+__all__ = ["generate_security", "organ_environment", "permissions", "user_environment", "write_private"]
 
 
 def _consumer_api(stream: str, durable: str) -> list[str]:
@@ -126,9 +126,11 @@ def _conf_list(items: list[str]) -> str:
     return "[" + ", ".join(json.dumps(item) for item in items) + "]"
 
 
-def _write_private(path: Path, text: str) -> None:
+def write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read, from its first byte (a file that was wider loses that)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)
     with os.fdopen(descriptor, "w") as handle:
         handle.write(text)
 
@@ -136,6 +138,8 @@ def _write_private(path: Path, text: str) -> None:
 def generate_security(directory: str | Path, subjects: Subjects | None = None) -> Path:
     """Write the users, permissions and keys into ``directory`` (kept if already there)."""
     root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o700)
     names = subjects or Subjects()
     credentials_path = root / "credentials.json"
     passwords = json.loads(credentials_path.read_text()) if credentials_path.exists() else {}
@@ -143,12 +147,12 @@ def generate_security(directory: str | Path, subjects: Subjects | None = None) -
     if missing:
         # A directory written before a user existed gains that user; the others keep their passwords.
         passwords.update({user: secrets.token_urlsafe(24) for user in missing})
-        _write_private(credentials_path, json.dumps(passwords, indent=2))
+        write_private(credentials_path, json.dumps(passwords, indent=2))
     public_keys = {}
     for organ in ORGANS:
         seed_path = root / "seeds" / f"{organ.name}.seed"
         if not seed_path.exists():
-            _write_private(seed_path, new_seed())
+            write_private(seed_path, new_seed())
         # Signatures name the organ as the envelopes do, so the border trusts keys by wire name.
         public_keys[organ.wire_name] = public_key_of(seed_path.read_text().strip())
     (root / "keys.json").write_text(json.dumps(public_keys, indent=2))
@@ -159,7 +163,7 @@ def generate_security(directory: str | Path, subjects: Subjects | None = None) -
             f"publish: {{allow: {_conf_list(rules['publish'])}}}, "
             f"subscribe: {{allow: {_conf_list(rules['subscribe'])}}}}}}}"
         )
-    _write_private(root / "auth.conf", "authorization {\n  users: [\n" + ",\n".join(blocks) + "\n  ]\n}\n")
+    write_private(root / "auth.conf", "authorization {\n  users: [\n" + ",\n".join(blocks) + "\n  ]\n}\n")
     return root
 
 

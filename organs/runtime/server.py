@@ -20,6 +20,7 @@ from collections import deque
 from pathlib import Path
 
 from organs.errors import EmbeddedServerError
+from organs.runtime.security import write_private
 
 __all__ = ["EmbeddedCluster", "EmbeddedServer", "find_nats_server", "free_port"]
 
@@ -97,7 +98,8 @@ class EmbeddedServer:
             f"{self.extra_config}\n"
         )
         path = self.data_dir / "nats-server.conf"
-        path.write_text(config)
+        # The authorization block it may include holds the users' passwords.
+        write_private(path, config)
         return path
 
     def start(self) -> EmbeddedServer:
