@@ -22,6 +22,7 @@ from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFo
 
 from envelopes.subjects import Subjects
 from organs.errors import BusUnavailableError
+from organs.runtime.security import inbox_prefix
 from organs.settings import Settings
 
 __all__ = ["DEFAULT_NATS_URL", "BusSettings", "Tract", "connect", "provision"]
@@ -103,6 +104,8 @@ async def connect(settings: BusSettings, name: str, *, persistent: bool = True, 
     if settings.user:
         options["user"] = settings.user
         options["password"] = settings.password or ""
+        # Replies and pull deliveries arrive under the user's own prefix, the only inbox it may read.
+        options["inbox_prefix"] = inbox_prefix(settings.user)
     errors: list[str] = []
     if "error_cb" not in options:
 

@@ -28,7 +28,20 @@ from envelopes.subjects import Subjects
 from organs.anatomy import BORDER, ORGANS
 from organs.signing import new_seed, public_key_of
 
-__all__ = ["generate_security", "organ_environment", "permissions", "user_environment", "write_private"]
+__all__ = [
+    "RESPONDERS",
+    "generate_security",
+    "inbox_prefix",
+    "organ_environment",
+    "permissions",
+    "user_environment",
+    "write_private",
+]
+
+
+def inbox_prefix(user: str) -> str:
+    """Where ``user``'s replies and JetStream pull deliveries arrive; no other user may subscribe there."""
+    return f"_INBOX_{user}"
 
 
 def _consumer_api(stream: str, durable: str) -> list[str]:
@@ -88,17 +101,20 @@ def _sessions_api(subjects: Subjects) -> list[str]:
 
 
 def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
-    """User → {"publish": [...], "subscribe": [...]} allow lists."""
+    """User → {"publish": [...], "subscribe": [...]} allow lists.
+
+    A user subscribes to its own inbox only and may publish to no inbox at all: a
+    request's reply travels through ``allow_responses`` (``RESPONDERS``), so no user
+    can read or inject into another's replies or pull deliveries.
+    """
     stream = subjects.tract_stream
-    replies = ["_INBOX.>"]
-    common_publish = [*replies, "$JS.API.INFO", f"$JS.API.STREAM.INFO.{stream}"]
-    common_subscribe = [*replies, "$SRV.>"]
+    common_publish = ["$JS.API.INFO", f"$JS.API.STREAM.INFO.{stream}"]
     users: dict[str, dict[str, list[str]]] = {}
     for organ in ORGANS:
         publish = [*common_publish, *organ.output_subjects(subjects), organ.dead_letter_subject(subjects)]
         for durable in organ.durables:
             publish += _consumer_api(stream, durable)
-        subscribe = list(common_subscribe)
+        subscribe = [f"{inbox_prefix(organ.nats_user)}.>", "$SRV.>"]
         if organ.serves_frames:
             publish += [*_frame_store_api(subjects, write=True), *_raw_store_api(subjects)]
             subscribe += [subjects.frames_get, subjects.frames_raw]
@@ -113,13 +129,18 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
             "$SRV.>",
             *_frame_store_api(subjects, write=True),
         ],
-        "subscribe": [*replies, *subjects.tract_subjects, subjects.dlq_all],
+        "subscribe": [f"{inbox_prefix('host')}.>", *subjects.tract_subjects, subjects.dlq_all],
     }
-    users["upstream"] = {"publish": [*replies, subjects.stomach_in], "subscribe": replies}
+    users["upstream"] = {"publish": [subjects.stomach_in], "subscribe": [f"{inbox_prefix('upstream')}.>"]}
     # Only the operator reads pastes as received (secrets and all); no organ and not the host may ask.
-    users["operator"] = {"publish": [*replies, subjects.frames_raw], "subscribe": replies}
+    users["operator"] = {"publish": [subjects.frames_raw], "subscribe": [f"{inbox_prefix('operator')}.>"]}
     users["admin"] = {"publish": [">"], "subscribe": [">"]}
     return users
+
+
+RESPONDERS = frozenset(organ.nats_user for organ in ORGANS)
+"""The users that answer requests (``$SRV`` discovery, the stomach's frames): each may publish
+one reply to the inbox a request it received names, and nowhere else in anyone's inbox."""
 
 
 def _conf_list(items: list[str]) -> str:
@@ -161,7 +182,8 @@ def generate_security(directory: str | Path, subjects: Subjects | None = None) -
         blocks.append(
             f"    {{user: {json.dumps(user)}, password: {json.dumps(passwords[user])}, permissions: {{"
             f"publish: {{allow: {_conf_list(rules['publish'])}}}, "
-            f"subscribe: {{allow: {_conf_list(rules['subscribe'])}}}}}}}"
+            f"subscribe: {{allow: {_conf_list(rules['subscribe'])}}}"
+            f"{', allow_responses: true' if user in RESPONDERS else ''}}}}}"
         )
     write_private(root / "auth.conf", "authorization {\n  users: [\n" + ",\n".join(blocks) + "\n  ]\n}\n")
     return root

@@ -146,3 +146,51 @@ async def test_a_forged_yield_from_a_client_with_publish_rights_is_rejected(secu
     assert "signature.invalid" in {reason.code for reason in rejected.payload.reasons}
     for tract in (absorption, host, admin):
         await tract.nc.close()
+
+
+def report(attack: str, outcome: str) -> None:
+    """One line of the security scenario: refused at the door / rejected with reason / admitted."""
+    print(f"[security] {attack}: {outcome}")
+
+
+async def test_no_user_reads_or_injects_into_anothers_replies_or_pull_deliveries(secured) -> None:  # type: ignore[no-untyped-def]
+    server, directory, workers = secured
+    errors: list[str] = []
+    admin = await provisioned_with_organs(server.url, directory, workers, errors)
+    host = await connect_as(server.url, directory, "host", errors)
+    attackers = ["upstream", "operator", "absorption", "border"]
+    victims = ["host", "stomach", "absorption", "border"]
+    leaked: list[tuple[str, str]] = []
+    violations: dict[str, list[str]] = {}
+    connections = []
+    for attacker in attackers:
+        violations[attacker] = []
+        tract = await connect_as(server.url, directory, attacker, violations[attacker])
+        connections.append(tract)
+        for target in ["_INBOX.>", ">", *(f"_INBOX_{victim}.>" for victim in victims if victim != attacker)]:
+
+            async def overhear(msg: object, attacker: str = attacker, target: str = target) -> None:
+                leaked.append((attacker, target))
+
+            await tract.nc.subscribe(target, cb=overhear)
+        for victim in victims:
+            if victim != attacker:
+                await tract.nc.publish(f"_INBOX_{victim}.injected", b"junk")
+        await tract.nc.flush()
+    marker = "victim-canary-7f3a9c"
+    paste = EXAMPLE + f"\nERROR token={marker} rejected by upstream\n"
+    _, outcome = await hand_in_paste(host, paste, origin=UserInput(actor="victim"), timeout=60)
+    assert isinstance(outcome.payload, Admitted), outcome.payload
+    await asyncio.sleep(0.5)
+    assert await subject_count(admin, admin.subjects.dlq_all, admin.subjects.dlq_stream) == 0
+    for attacker in attackers:
+        refused = " ".join(violations[attacker]).lower()
+        for victim in victims:
+            if victim != attacker:
+                assert f'subscription to "_inbox_{victim}.>"' in refused, (attacker, victim, refused)
+                assert f'publish to "_inbox_{victim}.injected"' in refused, (attacker, victim, refused)
+        report(f"{attacker} reads or injects into other users' inboxes", "refused at the door")
+    assert leaked == []
+    assert not errors, errors
+    for tract in (*connections, host, admin):
+        await tract.nc.close()
