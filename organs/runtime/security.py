@@ -69,7 +69,9 @@ def _raw_store_api(subjects: Subjects) -> list[str]:
     ]
 
 
-def _frame_store_api(subjects: Subjects, *, write: bool) -> list[str]:
+def _frame_store_api(subjects: Subjects, *, write_index: bool) -> list[str]:
+    """Reading the frames' object store and index; writing the object store (content-addressed:
+    every reader checks an object's bytes against its name), and the index for the stomach alone."""
     objects, index = f"OBJ_{subjects.frames_bucket}", f"KV_{subjects.frame_index_bucket}"
     rules = [
         f"$JS.API.STREAM.INFO.{objects}",
@@ -82,9 +84,11 @@ def _frame_store_api(subjects: Subjects, *, write: bool) -> list[str]:
         f"$JS.API.CONSUMER.CREATE.{objects}.>",
         f"$JS.API.CONSUMER.DELETE.{objects}.>",
         "$JS.FC.>",
+        # A paste too large for one message is put here by its sender under its blake3 hex.
+        f"$O.{subjects.frames_bucket}.>",
     ]
-    if write:
-        rules += [f"$O.{subjects.frames_bucket}.>", f"$KV.{subjects.frame_index_bucket}.>"]
+    if write_index:
+        rules.append(f"$KV.{subjects.frame_index_bucket}.>")
     return rules
 
 
@@ -116,7 +120,7 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
             publish += _consumer_api(stream, durable)
         subscribe = [f"{inbox_prefix(organ.nats_user)}.>", "$SRV.>"]
         if organ.serves_frames:
-            publish += [*_frame_store_api(subjects, write=True), *_raw_store_api(subjects)]
+            publish += [*_frame_store_api(subjects, write_index=True), *_raw_store_api(subjects)]
             subscribe += [subjects.frames_get, subjects.frames_raw]
         if organ is BORDER:
             publish += _sessions_api(subjects)
@@ -127,7 +131,8 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
             subjects.stomach_in,
             subjects.frames_get,
             "$SRV.>",
-            *_frame_store_api(subjects, write=True),
+            # The frame index is the stomach's: the host reads it (large frames) but cannot rewrite evidence.
+            *_frame_store_api(subjects, write_index=False),
         ],
         "subscribe": [f"{inbox_prefix('host')}.>", *subjects.tract_subjects, subjects.dlq_all],
     }
