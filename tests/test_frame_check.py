@@ -8,7 +8,7 @@ import pytest
 from envelopes.ids import digest_text
 from organs.errors import FrameTampered
 from organs.frame_check import verify_frame
-from tests.factories import note_frame
+from tests.support.envelopes import note_frame
 
 
 def test_an_honest_frame_passes_unchanged() -> None:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from organs.runtime.security import generate_security
+from organs.operations.security import generate_security
 from organs.runtime.server import EmbeddedServer
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,12 +22,14 @@ from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFo
 
 from envelopes.subjects import Subjects
 from organs.errors import BusUnavailableError
-from organs.runtime.security import inbox_prefix
 from organs.settings import Settings
 
-__all__ = ["DEFAULT_NATS_URL", "BusSettings", "Tract", "connect", "provision"]
+__all__ = ["DEFAULT_NATS_URL", "INLINE_HEADROOM", "BusSettings", "Tract", "connect", "inbox_prefix", "provision"]
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
+# Room left in a message for what surrounds inline text (an envelope, a reply, headers):
+# text larger than the server's max_payload less this travels by reference.
+INLINE_HEADROOM = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,11 @@ class Tract:
     @property
     def subjects(self) -> Subjects:
         return self.settings.subjects
+
+
+def inbox_prefix(user: str) -> str:
+    """Where ``user``'s replies and JetStream pull deliveries arrive; no other user may subscribe there."""
+    return f"_INBOX_{user}"
 
 
 async def connect(settings: BusSettings, name: str, *, persistent: bool = True, **callbacks: Any) -> Tract:

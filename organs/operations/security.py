@@ -20,12 +20,13 @@ but the border can write to the brain's.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from pathlib import Path
 
 from envelopes.subjects import Subjects
 from organs.anatomy import BORDER, ORGANS
+from organs.runtime.bus import inbox_prefix
+from organs.runtime.server import write_private
 from organs.signing import new_seed, public_key_of
 
 __all__ = [
@@ -37,11 +38,6 @@ __all__ = [
     "user_environment",
     "write_private",
 ]
-
-
-def inbox_prefix(user: str) -> str:
-    """Where ``user``'s replies and JetStream pull deliveries arrive; no other user may subscribe there."""
-    return f"_INBOX_{user}"
 
 
 def _consumer_api(stream: str, durable: str) -> list[str]:
@@ -150,15 +146,6 @@ one reply to the inbox a request it received names, and nowhere else in anyone's
 
 def _conf_list(items: list[str]) -> str:
     return "[" + ", ".join(json.dumps(item) for item in items) + "]"
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write a file only its owner can read, from its first byte (a file that was wider loses that)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(descriptor, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(text)
 
 
 def generate_security(directory: str | Path, subjects: Subjects | None = None) -> Path:
