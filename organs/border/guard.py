@@ -68,7 +68,9 @@ __all__ = [
     "Rejection",
     "RunPattern",
     "ScreeningPattern",
+    "TokenBucket",
     "WordPattern",
+    "rate_actor",
     "screen",
     "yield_cost",
 ]
@@ -213,7 +215,9 @@ class BorderPolicy:
 
 
 @dataclass(slots=True)
-class _Bucket:
+class TokenBucket:
+    """One actor's tokens left and when they were last counted (the unit shared between replicas)."""
+
     tokens: float
     updated_at: float
 
@@ -222,16 +226,16 @@ class _Bucket:
 class GuardState:
     """The token buckets of the rate limit: the one piece of border state.
 
-    It is per-replica memory: N border replicas each keep their own buckets, so
-    the fleet admits up to N times the configured rate, and a restarted replica
-    starts with full buckets. Buckets that have refilled completely are dropped
+    The border worker gives each decision a fresh state holding the fleet's bucket
+    for its actor (``organs.border.rate_store``), so replicas share one rate.
+    Buckets that have refilled completely are dropped
     once the table grows past ``prune_above`` entries; a full bucket and a missing
     one behave the same, so pruning never changes a decision. Taking a token is
     atomic: a worker screens a large input on a thread while the loop screens others.
     """
 
     prune_above: int = 10_000
-    buckets: dict[tuple[str, str], _Bucket] = field(default_factory=dict)
+    buckets: dict[tuple[str, str], TokenBucket] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def take(self, actor: tuple[str, str], rate: RateLimit, now: float) -> bool:
@@ -244,7 +248,7 @@ class GuardState:
         if bucket is None:
             if len(self.buckets) >= self.prune_above:
                 self._prune(rate, now)
-            bucket = self.buckets[actor] = _Bucket(float(rate.capacity), now)
+            bucket = self.buckets[actor] = TokenBucket(float(rate.capacity), now)
         # A clock that steps back refills nothing rather than draining the bucket.
         elapsed = max(0.0, now - bucket.updated_at)
         bucket.tokens = min(float(rate.capacity), bucket.tokens + elapsed * rate.refill_per_s)
@@ -371,7 +375,7 @@ def _check_origin(origin: AnyProvenance, policy: BorderPolicy) -> tuple[list[Rea
             return [Reason("provenance.origin_missing", "the chain names no origin")], "untrusted"
 
 
-def _rate_actor(origin: AnyProvenance) -> tuple[str, str] | None:
+def rate_actor(origin: AnyProvenance) -> tuple[str, str] | None:
     match origin:
         case UserInput(actor=actor):
             return "user_input", actor
@@ -384,7 +388,7 @@ def _rate_actor(origin: AnyProvenance) -> tuple[str, str] | None:
 
 
 def _check_rate(origin: AnyProvenance, policy: BorderPolicy, state: GuardState, now: float) -> Iterator[Reason]:
-    actor = _rate_actor(origin)
+    actor = rate_actor(origin)
     if actor is not None and not state.take(actor, policy.rate, now):
         yield Reason(
             "rate.limited",

@@ -15,12 +15,13 @@ from envelopes.ids import utc_now
 from envelopes.types import Admitted, Envelope, Rejected, Yield
 from organs.anatomy import BORDER
 from organs.border.decide import BorderConfig, border_decide, reject_replay
-from organs.border.guard import GuardState, RateLimit
+from organs.border.guard import GuardState, RateLimit, rate_actor
 from organs.border.ledger import ReplayLedger, older_than_ledger
 from organs.border.prompt import FRAME_TOOLS
+from organs.border.rate_store import SharedBuckets
 from organs.border.session import delivered_frames
 from organs.border.session_store import SessionStore
-from organs.errors import ConfigError
+from organs.errors import ConfigError, TransientError
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -36,6 +37,8 @@ from organs.settings import Settings, variable_of
 from organs.signing import load_signer, load_trusted_keys
 
 __all__ = ["border_config", "build_border"]
+
+_RATE_ATTEMPTS = 8
 
 
 def border_config(settings: Settings) -> BorderConfig:
@@ -100,8 +103,7 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
     log = get_logger(BORDER.name)
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
-        # Rate-limit buckets are this replica's memory; see GuardState.
-        state = GuardState()
+        buckets = SharedBuckets(tract, decide_config.policy.rate.window_s)
         sessions = SessionStore(tract, decide_config.session_ttl_s)
         ledger = ReplayLedger(tract)
 
@@ -127,17 +129,30 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
             if session is not None and not session.resend:
                 delivered = (await sessions.read(session.id)).delivered_before(envelope.trace_id)
             now, at = time.time(), utc_now()
-            decision = await call_core(
-                served,
-                border_decide,
-                envelope,
-                decide_config,
-                state,
-                instance=settings.instance,
-                now=now,
-                at=at,
-                delivered=delivered,
-            )
+            actor = rate_actor(envelope.chain.origin)
+            for _ in range(_RATE_ATTEMPTS):
+                # A fresh state holding the fleet's bucket for this actor: the decision takes its token
+                # in memory, and it counts only if no other replica wrote the bucket meanwhile.
+                state = GuardState()
+                bucket, revision = (None, 0) if actor is None else await buckets.load(actor)
+                if actor is not None and bucket is not None:
+                    state.buckets[actor] = bucket
+                decision = await call_core(
+                    served,
+                    border_decide,
+                    envelope,
+                    decide_config,
+                    state,
+                    instance=settings.instance,
+                    now=now,
+                    at=at,
+                    delivered=delivered,
+                )
+                taken = None if actor is None else state.buckets.get(actor)
+                if taken is None or actor is None or await buckets.store(actor, taken, revision):
+                    break
+            else:
+                raise TransientError(f"{_RATE_ATTEMPTS} border replicas raced for one rate bucket; retrying")
             if isinstance(decision.payload, Admitted):
                 decision = await unless_replayed(envelope, decision, delivery.stream_sequence, now, at)
             payload = decision.payload

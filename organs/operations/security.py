@@ -120,6 +120,7 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
             subscribe += [subjects.frames_get, subjects.frames_raw]
         if organ is BORDER:
             publish += [*_border_bucket_api(subjects.sessions_bucket), *_border_bucket_api(subjects.admitted_bucket)]
+            publish += _border_bucket_api(subjects.rates_bucket)
         users[organ.nats_user] = {"publish": publish, "subscribe": subscribe}
     users["host"] = {
         "publish": [

@@ -14,13 +14,19 @@ import msgspec
 import pytest
 
 from envelopes.codec import decode, decode_frame_record, encode
-from envelopes.types import Admitted, Rejected, UserInput
+from envelopes.ids import utc_now
+from envelopes.types import Admitted, Envelope, Rejected, UserInput
+from organs.absorption import yield_context
 from organs.anatomy import ORGAN_NAMES
 from organs.client import fetch_frame, hand_in_paste
 from organs.operations.security import generate_security, organ_environment, user_environment
 from organs.operations.supervisor import spawn_worker
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.server import EmbeddedServer
+from organs.secretion import paste_envelope
+from organs.signing import Signer
+from organs.stomach import ingest_paste
+from organs.stomach.worker import digest_paste
 from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
 
 pytestmark = pytest.mark.bus
@@ -271,4 +277,63 @@ async def test_a_replayed_admission_is_rejected_as_replay_whenever_it_comes(secu
     report("an admitted yield replayed after the duplicate window", "rejected with reason replay")
     assert not errors, errors
     for tract in (absorption, host, admin):
+        await tract.nc.close()
+
+
+def signed_yields(directory: Path, count: int, actor: str) -> list[Envelope]:
+    """``count`` distinct pastes from ``actor``, digested and yielded as the organs would, with their seeds."""
+    seeds = {organ: (directory / "seeds" / f"{organ}.seed").read_text().strip() for organ in ("stomach", "absorption")}
+    stomach, absorption = (Signer.from_seed(organ, seed) for organ, seed in seeds.items())
+    bundle = ingest_paste(EXAMPLE)
+    yields = []
+    for _ in range(count):
+        paste = paste_envelope(EXAMPLE, origin=UserInput(actor=actor), source="test", instance="t", now=utc_now())
+        digested = digest_paste(paste, bundle, instance="s1", signer=stomach, now=utc_now())
+        yields.append(yield_context(digested, "a1", signer=absorption, now=utc_now()))
+    return yields
+
+
+async def test_two_border_replicas_admit_the_configured_rate_for_one_actor_not_double(secured) -> None:  # type: ignore[no-untyped-def]
+    server, directory, workers = secured
+    errors: list[str] = []
+    admin = await connect_as(server.url, directory, "admin", errors)
+    await provision(admin)
+    rate = {"ICHOR_BORDER_RATE": "5", "ICHOR_BORDER_RATE_WINDOW_S": "3600"}
+    absorption = await connect_as(server.url, directory, "absorption", errors)
+    sent = signed_yields(directory, 12, actor="alice")
+    # One replica takes the first half, another (started after the first stopped) the second: with
+    # buckets in each replica's memory the second would admit 5 more.
+    for replica, half in enumerate((sent[:6], sent[6:])):
+        border = spawn_worker(
+            "border", server.url, env={**organ_environment(directory, "border"), **rate}, stdout=subprocess.DEVNULL
+        )
+        workers.append(border)
+        for envelope in half:
+            await absorption.js.publish(
+                admin.subjects.border_in, encode(envelope), headers={"Nats-Msg-Id": envelope.id}
+            )
+        handled = 6 * (replica + 1)
+        deadline = asyncio.get_running_loop().time() + 60
+        while asyncio.get_running_loop().time() < deadline:
+            done = await subject_count(admin, admin.subjects.brain_in) + await subject_count(
+                admin, admin.subjects.border_rejected
+            )
+            if done >= handled:
+                break
+            await asyncio.sleep(0.1)
+        border.send_signal(signal.SIGTERM)
+        border.wait(timeout=20)
+    admitted = await subject_count(admin, admin.subjects.brain_in)
+    rejected = await subject_count(admin, admin.subjects.border_rejected)
+    assert (admitted, rejected) == (5, 7)
+    reasons = {
+        reason.code
+        for envelope in await read_envelopes(admin, admin.subjects.border_rejected)
+        for reason in envelope.payload.reasons  # type: ignore[union-attr]
+    }
+    assert reasons == {"rate.limited"}
+    print(f"[security] two border replicas, rate 5 per actor, 12 envelopes: {admitted} admitted, {rejected} rejected")
+    report("N border replicas admit N times the rate", "rejected with reason rate.limited beyond the shared rate")
+    assert not errors, errors
+    for tract in (absorption, admin):
         await tract.nc.close()
