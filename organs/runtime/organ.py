@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from envelopes.ids import utc_now
-from organs.accounting import DEFAULT_ENCODING, encoding_for
+from organs.counting import counter_for, encoding_from_env
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.discovery import register_service
 from organs.runtime.logs import configure_logging, get_logger
@@ -42,8 +42,8 @@ async def serve_organ(
     async def error(exception: Exception) -> None:
         log.warning("bus.error", error=repr(exception))
 
-    # Load the tokenizer now, not on the first envelope.
-    await asyncio.to_thread(encoding_for, DEFAULT_ENCODING)
+    # Choose and check the token counter now (ICHOR_ENCODING), not on the first envelope.
+    counting = (await asyncio.to_thread(counter_for, encoding_from_env())).describe()
     tract = await connect(
         settings,
         name=f"ichor-{organ}-{settings.instance}",
@@ -54,8 +54,10 @@ async def serve_organ(
     if settings.provision:
         await provision(tract)
     workers.extend(Worker(tract, spec) for spec in await build(tract))
-    await register_service(tract.nc, organ, settings.instance, lambda: workers, utc_now(), f"Ichor {organ} organ")
-    log.info("organ.started", instance=settings.instance, subjects=[w.spec.subject for w in workers])
+    await register_service(
+        tract.nc, organ, settings.instance, lambda: workers, utc_now(), f"Ichor {organ} organ", counting
+    )
+    log.info("organ.started", instance=settings.instance, subjects=[w.spec.subject for w in workers], **counting)
     if on_ready is not None:
         on_ready(workers)
     await asyncio.gather(*(worker.run(stop) for worker in workers))

@@ -24,9 +24,10 @@ intent → distill each distinct evidence segment → fit the token budget.
   because nothing of them was read beyond the classifier's sample.
 
 Every distinct segment is counted in full exactly once. For a paste of 64 KiB or
-more that runs on worker threads (tiktoken releases the GIL) from the moment the
-paste is split, while this thread classifies and distills; long segments are cut
-at boundaries where counts provably add up (``organs.accounting.additive_chunks``),
+more that starts on a side thread (``organs.accounting.SharedCount``) from the
+moment the paste is split, while this thread classifies and distills, and this
+thread takes the rest of it once it needs the counts; long segments are cut at
+boundaries where counts provably add up (``organs.accounting.additive_chunks``),
 so both threads stay busy even for a single log. A smaller paste is counted
 inline: handing it to a thread costs more than the overlap gives.
 """
@@ -34,7 +35,6 @@ inline: handing it to a thread costs more than the overlap gives.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -42,6 +42,7 @@ from envelopes.types import DegradationTier, Frame, FrameKind, SegmentKind, Segm
 from organs.accounting import (
     DEFAULT_ENCODING,
     THREADED_COUNT_CHARS,
+    SharedCount,
     count_tokens,
     count_tokens_exact,
     count_tokens_many,
@@ -73,8 +74,6 @@ _LAZY_TARGET_TOKENS = 1024
 _RERENDER_ATTEMPTS = 2
 # The kinds whose rendering follows its target; a table or trace rendered again comes out the same.
 _TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note"})
-# Counts a large paste's full texts while the calling thread renders it; shared by every ingest in the process.
-_full_count_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-full-count")
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,11 +372,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     # long-lived thread from here on, while it is classified and rendered; a small one right away.
     counted_texts = list(dict.fromkeys(text[block.start : block.end] for block in blocks))
     overlapped = sum(len(segment) for segment in counted_texts) >= THREADED_COUNT_CHARS
-    full_counts: Future[list[int]] | None = (
-        _full_count_thread.submit(count_tokens_exact, counted_texts, encoding, config.token_threads)
-        if overlapped
-        else None
-    )
+    full_counts = SharedCount(counted_texts, encoding) if overlapped else None
     # Counted first when small, so the budget is shared out by exact sizes rather than estimates.
     segment_tokens = None if overlapped else _counted(counted_texts, count_tokens_exact(counted_texts, encoding, 1))
     plan = _resolve(text, blocks, intent, config.max_blocks)

