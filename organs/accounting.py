@@ -7,7 +7,8 @@ special token (``<|endoftext|>``) is counted as the text it is, never rejected.
 
 from __future__ import annotations
 
-from collections import deque
+import threading
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -20,6 +21,7 @@ from organs.counting import counter_for, reference_encoding
 __all__ = [
     "DEFAULT_ENCODING",
     "THREADED_COUNT_CHARS",
+    "RememberedCounts",
     "SharedCount",
     "additive_chunks",
     "count_tokens",
@@ -121,6 +123,33 @@ def _balanced_shares(texts: list[str], shares: int) -> list[list[str]]:
         groups[-1].append(text)
         filled += len(text)
     return groups
+
+
+class RememberedCounts:
+    """Exact counts remembered by the digest of the counted text, so a process counts each text once.
+
+    The key is a digest the caller computed itself over ``text`` (never one a
+    sender claims), with the encoding; the least recently used of more than
+    ``capacity`` entries are forgotten. Safe to share between threads.
+    """
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._capacity = capacity
+        self._counts: OrderedDict[tuple[str, str], int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def count(self, text: str, digest: str, encoding: str = DEFAULT_ENCODING) -> int:
+        key = (digest, encoding)
+        with self._lock:
+            if key in self._counts:
+                self._counts.move_to_end(key)
+                return self._counts[key]
+        counted = count_tokens(text, encoding)
+        with self._lock:
+            self._counts[key] = counted
+            if len(self._counts) > self._capacity:
+                self._counts.popitem(last=False)
+        return counted
 
 
 def yield_cost(goal: str, anchors: Sequence[str], frames: Sequence[Frame], encoding: str = DEFAULT_ENCODING) -> int:

@@ -11,7 +11,7 @@ import structlog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from organs.accounting import SharedCount, count_tokens
+from organs.accounting import RememberedCounts, SharedCount, count_tokens, digest_text
 from organs.counting import (
     ENCODINGS,
     PROBES,
@@ -169,3 +169,16 @@ def test_a_shared_count_equals_counting_each_text(encoding: str) -> None:
     texts = [path.read_text(encoding="utf-8", errors="replace") for path in CORPUS_FILES[:6]] + ["", "x\n"]
     # Small pieces: many cuts, so both threads take pieces and every cut must add up.
     assert SharedCount(texts, encoding, piece_chars=4096).result() == [reference_count(t, encoding) for t in texts]
+
+
+def test_remembered_counts_count_a_digest_once_and_forget_the_oldest() -> None:
+    remembered = RememberedCounts(capacity=2)
+    assert remembered.count("alpha beta", digest_text("alpha beta")) == count_tokens("alpha beta")
+    # Keyed by the digest the caller computed: the same key answers from memory, without counting again.
+    assert remembered.count("not counted", digest_text("alpha beta")) == count_tokens("alpha beta")
+    assert remembered.count("alpha beta", digest_text("alpha beta"), "o200k_base") == count_tokens(
+        "alpha beta", "o200k_base"
+    )
+    remembered.count("gamma", digest_text("gamma"))
+    # Capacity 2: the cl100k entry for "alpha beta" was the least recently used, so it is counted anew.
+    assert remembered.count("gamma delta", digest_text("alpha beta")) == count_tokens("gamma delta")
