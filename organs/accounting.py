@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import tiktoken
@@ -74,11 +74,12 @@ class SharedCount:
     """Exact counts of ``texts`` that a thread starts on at once and the caller helps finish in ``result``.
 
     The texts are cut where counts add up (``additive_chunks``, for encodings it
-    covers) into pieces both take from one queue. The side thread counts with
-    ``Counter.count_beside``, a backend that releases the GIL, so it runs while
-    the caller does other Python work; the caller, once it needs the counts,
-    takes what is left with the fastest backend. Whichever is slower at the
-    moment simply takes fewer pieces.
+    covers) into pieces both take from one queue: the side thread while the
+    caller does other Python work, the caller once it needs the counts. Only a
+    backend that releases the GIL gets the side thread: one that holds it (the
+    fast ones) would only take turns with the caller, and on this project's
+    two-vCPU machines tiktoken beside the caller cost more CPU than it saved
+    (``bench/counting_bench.py``), so then the caller counts everything itself.
     """
 
     def __init__(self, texts: list[str], encoding: str = DEFAULT_ENCODING, piece_chars: int = _SHARED_PIECE_CHARS):
@@ -92,20 +93,21 @@ class SharedCount:
         self._owners = len(texts)
         self._counts = [0] * len(self._pieces)
         self._queue = deque(range(len(self._pieces)))
-        self._side = _beside_thread.submit(self._take, self._counter.count_beside)
+        self._side = _beside_thread.submit(self._take) if self._counter.parallel else None
 
-    def _take(self, count: Callable[[str], int]) -> None:
+    def _take(self) -> None:
         while True:
             try:
                 index = self._queue.popleft()  # atomic: each piece is counted by exactly one thread
             except IndexError:
                 return
-            self._counts[index] = count(self._pieces[index][1])
+            self._counts[index] = self._counter.count(self._pieces[index][1])
 
     def result(self) -> list[int]:
         """The count of each text, in order."""
-        self._take(self._counter.count)
-        self._side.result()
+        self._take()
+        if self._side is not None:
+            self._side.result()
         totals = [0] * self._owners
         for (owner, _), count in zip(self._pieces, self._counts, strict=True):
             totals[owner] += count

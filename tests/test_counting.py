@@ -11,10 +11,12 @@ import structlog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from organs import accounting
 from organs.accounting import RememberedCounts, SharedCount, count_tokens, digest_text
 from organs.counting import (
     ENCODINGS,
     PROBES,
+    Counter,
     UnknownEncodingError,
     choose_backend,
     counter_for,
@@ -165,9 +167,13 @@ def test_a_worker_with_an_unknown_encoding_exits_2_with_one_line() -> None:
 
 
 @pytest.mark.parametrize("encoding", list(ENCODINGS))
-def test_a_shared_count_equals_counting_each_text(encoding: str) -> None:
+@pytest.mark.parametrize("serving", ["fastest", "tiktoken"])
+def test_a_shared_count_equals_counting_each_text(encoding: str, serving: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if serving == "tiktoken":  # the fallback releases the GIL, so a side thread takes pieces too
+        reference = reference_backend(encoding)
+        monkeypatch.setattr(accounting, "counter_for", lambda _: Counter(encoding, "tiktoken", True, (), reference))
     texts = [path.read_text(encoding="utf-8", errors="replace") for path in CORPUS_FILES[:6]] + ["", "x\n"]
-    # Small pieces: many cuts, so both threads take pieces and every cut must add up.
+    # Small pieces: many cuts, and every cut must add up.
     assert SharedCount(texts, encoding, piece_chars=4096).result() == [reference_count(t, encoding) for t in texts]
 
 

@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 ENCODING_VARIABLE = "ICHOR_ENCODING"
-_MEASURE_ROUNDS = 3
+_MEASURE_ROUNDS = 5
 
 _log = structlog.get_logger("ichor.counting")
 
@@ -69,9 +69,6 @@ class Counter:
 
     ``parallel``: the serving backend releases the GIL, so spreading its counts over threads pays.
     ``refused``: the candidates that disagreed with the reference or failed to load, and why.
-    ``count_beside`` is for a thread that counts while Python works on another:
-    the serving backend if it releases the GIL, else the reference, which does,
-    so the two threads really run at once (the counts are the same).
     """
 
     encoding: str
@@ -79,13 +76,9 @@ class Counter:
     parallel: bool
     refused: tuple[str, ...]
     _backend: Backend
-    _beside: Backend
 
     def count(self, text: str) -> int:
         return self._backend.count(text) if text else 0
-
-    def count_beside(self, text: str) -> int:
-        return self._beside.count(text) if text else 0
 
     def describe(self) -> dict[str, str]:
         """What the worker's start line and ``$SRV`` info say about counting."""
@@ -108,14 +101,17 @@ def first_disagreement(backend: Backend, reference: Backend, probes: tuple[str, 
     return None
 
 
-def _seconds_for_probes(backend: Backend) -> float:
-    best = float("inf")
+def _fastest(backends: list[Backend]) -> Backend:
+    """The backend that counts the probes in the least CPU time of this thread, the best of interleaved
+    rounds: CPU time and interleaving keep other processes' load on a shared machine out of the comparison."""
+    best = dict.fromkeys(range(len(backends)), float("inf"))
     for _ in range(_MEASURE_ROUNDS):
-        started = time.perf_counter()
-        for probe in PROBES:
-            backend.count(probe)
-        best = min(best, time.perf_counter() - started)
-    return best
+        for index, backend in enumerate(backends):
+            started = time.thread_time()
+            for probe in PROBES:
+                backend.count(probe)
+            best[index] = min(best[index], time.thread_time() - started)
+    return backends[min(best, key=best.__getitem__)]
 
 
 def choose_backend(reference: Backend, candidates: list[Backend]) -> tuple[Backend, tuple[str, ...]]:
@@ -131,8 +127,7 @@ def choose_backend(reference: Backend, candidates: list[Backend]) -> tuple[Backe
         _log.warning(
             "counting.backend_refused", backend=candidate.label, encoding=reference.encoding, reason=disagreement
         )
-    timed = sorted(agreeing, key=_seconds_for_probes)
-    return timed[0], tuple(refused)
+    return _fastest(agreeing), tuple(refused)
 
 
 @lru_cache(maxsize=len(ENCODINGS))
@@ -151,5 +146,4 @@ def counter_for(encoding: str = DEFAULT_ENCODING) -> Counter:
         if loaded is not None:
             candidates.append(loaded)
     chosen, disagreeing = choose_backend(reference, candidates)
-    beside = chosen if chosen.parallel else reference
-    return Counter(encoding, chosen.label, chosen.parallel, (*refused, *disagreeing), chosen, beside)
+    return Counter(encoding, chosen.label, chosen.parallel, (*refused, *disagreeing), chosen)
