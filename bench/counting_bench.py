@@ -9,7 +9,9 @@
   text, and the served text again, as the tract bench counts it; goal <= 0.5, and
   the issue's "a third of the cost" is met when it is <= 0.34);
 * the stomach's full-tier ingest of the Loghub corpus / one tiktoken encode of it
-  (goal <= 0.6), with the serving backend and with tiktoken serving, as before.
+  (goal <= 0.6), with the serving backend and with tiktoken serving, as before: in
+  CPU time of the process (its counting threads included), the cost whatever else
+  runs on the machine, and in wall time, which the load of a shared machine skews.
 
 Run: ``python -m bench.counting_bench`` (part of ``make bench``). Rows go to the table.
 """
@@ -117,19 +119,23 @@ def tiktoken_serving(encoding: str) -> Iterator[None]:
         organs.accounting.counter_for = chosen
 
 
-def ingest_ratio(corpus: str, repeats: int) -> tuple[float, float]:
-    """Best full-tier ingest of ``corpus`` / best single tiktoken encode of it, interleaved."""
+def ingest_ratio(corpus: str, repeats: int) -> tuple[float, float, float]:
+    """Full-tier ingest of ``corpus`` / one tiktoken encode of it, interleaved, best of ``repeats``: in CPU time
+    of the whole process (every counting thread included) and in wall time; and the encode's CPU seconds."""
     config = IngestConfig(shallow_chars=len(corpus) + 1, deferred_chars=len(corpus) + 1)
     tokenizer = reference_encoding(config.encoding)
-    ingest_best = encode_best = float("inf")
+    best = {"ingest cpu": float("inf"), "ingest wall": float("inf"), "encode cpu": float("inf")}
+    best["encode wall"] = float("inf")
     for _ in range(repeats):
-        started = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         ingest_paste(corpus, config)
-        ingest_best = min(ingest_best, time.perf_counter() - started)
-        started = time.perf_counter()
+        best["ingest wall"] = min(best["ingest wall"], time.perf_counter() - wall)
+        best["ingest cpu"] = min(best["ingest cpu"], time.process_time() - cpu)
+        wall, cpu = time.perf_counter(), time.process_time()
         tokenizer.encode_ordinary(corpus)
-        encode_best = min(encode_best, time.perf_counter() - started)
-    return ingest_best / encode_best, encode_best
+        best["encode wall"] = min(best["encode wall"], time.perf_counter() - wall)
+        best["encode cpu"] = min(best["encode cpu"], time.process_time() - cpu)
+    return best["ingest cpu"] / best["encode cpu"], best["ingest wall"] / best["encode wall"], best["encode cpu"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,15 +167,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"a third of the cost (floor ratio <= {THIRD}): {third} ({value:.2f})", flush=True)
 
     corpus = "\n\n".join(text.strip("\n") for text in logs.values())
-    now, encode_s = ingest_ratio(corpus, args.repeats)
+    now, now_wall, encode_s = ingest_ratio(corpus, args.repeats)
     with tiktoken_serving(encoding):
-        before, _ = ingest_ratio(corpus, args.repeats)
-    print(f"stomach ingest of the Loghub corpus / one tiktoken encode: {now:.2f} ({before:.2f} with tiktoken serving)")
+        before, before_wall, _ = ingest_ratio(corpus, args.repeats)
+    print(
+        f"stomach ingest of the Loghub corpus / one tiktoken encode, CPU: {now:.2f} ({before:.2f} with tiktoken "
+        f"serving); wall: {now_wall:.2f} ({before_wall:.2f})",
+        flush=True,
+    )
     rows.append(
         Row(
-            "counting", "stomach ingest of Loghub / one tiktoken encode", now, goal=f"<= {INGEST_GOAL}",
+            "counting", "stomach ingest of Loghub / one tiktoken encode (CPU)", now, goal=f"<= {INGEST_GOAL}",
             met=now <= INGEST_GOAL,
-            note=f"{before:.2f} with tiktoken serving, same run; encode {encoding} best {encode_s:.3f}s",
+            note=f"{before:.2f} with tiktoken serving; wall {now_wall:.2f} vs {before_wall:.2f}; same run; "
+            f"encode {encode_s:.3f}s CPU",
         )
     )  # fmt: skip
     emit_rows(rows)
