@@ -55,9 +55,8 @@ from bench.common import (
     wait_bound,
     wait_stream,
 )
+from organs.anatomy import ORGAN_NAMES, ORGANS
 
-ORGANS = ("stomach", "absorption", "border")
-ORGAN_DURABLES = {"stomach": "stomach", "absorption": "absorption", "border": "border"}
 RELAY_STREAM = "BENCH_RELAY"
 RELAY_SUBJECTS = ("relay.in", "relay.h1", "relay.h2", "relay.out")
 KEY_HEADER = "Bench-Key"
@@ -142,7 +141,7 @@ def relay_key_of(msg: Any) -> tuple[str, str] | None:
 def spawn_tract(
     procs: Processes, url: str, replicas: int, env: dict[str, str], profile: str | None, profile_dir: Path | None
 ) -> None:
-    for organ in ORGANS:
+    for organ in ORGAN_NAMES:
         for replica in range(replicas):
             args = ["-m", "organs.cli", "worker", organ, "--nats", url]
             if profile == organ and replica == 0 and profile_dir is not None:
@@ -215,7 +214,7 @@ async def run_variant(
                 stream, durables = RELAY_STREAM, {f"hop{hop}": replicas for hop in range(3)}
             else:
                 spawn_tract(procs, server.url, replicas, {**TRACT_ENV, **(env or {})}, profile, profile_dir)
-                stream, durables = "ICHOR_TRACT", {d: replicas for d in ORGAN_DURABLES.values()}
+                stream, durables = "ICHOR_TRACT", {organ.consumers[0].durable: replicas for organ in ORGANS}
             try:
                 await wait_stream(js, stream)
                 await wait_bound(js, stream, durables)
@@ -570,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--relay-bursts", type=int, default=3, help="bursts per relay; the median counts")
     parser.add_argument("--variants", default="tract,tract-full,raw,faststream,cores")
     parser.add_argument("--cores-n", type=int, default=100, help="pastes for the in-process pure-core timing")
-    parser.add_argument("--profile", choices=ORGANS, help="run this organ under pyinstrument (tract only)")
+    parser.add_argument("--profile", choices=ORGAN_NAMES, help="run this organ under pyinstrument (tract only)")
     parser.add_argument("--profile-dir", default="/tmp")
     args = parser.parse_args(argv)
     if args.profile:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 __all__ = ["DEFAULT_PREFIX", "Subjects"]
@@ -12,13 +11,9 @@ DEFAULT_PREFIX = "ichor"
 
 @dataclass(frozen=True)
 class Subjects:
-    """Names derived from a prefix (``ICHOR_PREFIX``, default ``ichor``)."""
+    """Names derived from a prefix (the ``ICHOR_PREFIX`` setting, default ``ichor``)."""
 
     prefix: str = DEFAULT_PREFIX
-
-    @classmethod
-    def from_env(cls) -> Subjects:
-        return cls(os.environ.get("ICHOR_PREFIX", DEFAULT_PREFIX))
 
     @property
     def stomach_in(self) -> str:
@@ -49,6 +44,11 @@ class Subjects:
     def frames_get(self) -> str:
         return f"{self.prefix}.frames.get"
 
+    @property
+    def frames_raw(self) -> str:
+        """Where the operator fetches a frame's bytes as received, secrets and all."""
+        return f"{self.prefix}.frames.raw"
+
     def dlq(self, organ: str) -> str:
         return f"{self.prefix}.dlq.{organ}"
 
@@ -78,6 +78,11 @@ class Subjects:
     @property
     def frames_bucket(self) -> str:
         return f"{self.prefix}-frames"
+
+    @property
+    def raw_bucket(self) -> str:
+        """Pastes as received that held secrets: the stomach's alone, read back through ``frames_raw``."""
+        return f"{self.prefix}-raw"
 
     @property
     def frame_index_bucket(self) -> str:

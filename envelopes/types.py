@@ -27,6 +27,7 @@ __all__ = [
     "AnyPayload",
     "AnyProvenance",
     "CacheScope",
+    "ChatMessage",
     "CompiledPrompt",
     "DeferredNotice",
     "DegradationTier",
@@ -48,7 +49,9 @@ __all__ = [
     "Payload",
     "Provenance",
     "ProvenanceChain",
+    "RawReply",
     "Reason",
+    "Redaction",
     "Rejected",
     "Representation",
     "SegmentKind",
@@ -176,6 +179,12 @@ class Frame(msgspec.Struct, frozen=True):
     (absent for ``reference``); ``content_digest`` and ``token_cost`` describe
     exactly that content. ``span`` is ``[start, end)`` in code points of the
     paste text, so ``text[start:end]`` is the full segment.
+
+    ``normal_form`` is true when the served content was rendered from the
+    segment's normal form (escape sequences removed, carriage-return redraws
+    rendered, CRLF as LF) because that differs from the bytes received; a
+    ``full`` frame then serves the normal form whole, so its ``content_digest``
+    is not the ``id``. Fetching the frame in full returns the received bytes.
     """
 
     id: str
@@ -193,6 +202,7 @@ class Frame(msgspec.Struct, frozen=True):
     tier: DegradationTier
     valid_from: str | None = None
     valid_to: str | None = None
+    normal_form: bool = False
 
     def __post_init__(self) -> None:
         _require_digest(self.id, "id")
@@ -208,8 +218,20 @@ class Frame(msgspec.Struct, frozen=True):
             _require(self.content is not None and self.content_digest is not None, "served frames carry content")
 
 
+class Redaction(msgspec.Struct, frozen=True):
+    """How many values of one kind were replaced in a segment: credentials by ``‹secret:KIND#N›``,
+    opted-in personal data (``personal``) by a pseudonym ``‹KIND#N›``. Nothing of the values is kept."""
+
+    kind: str
+    count: int
+    personal: bool = False
+
+
 class SegmentReport(msgspec.Struct, frozen=True):
-    """What one segment of a paste was classified as, why, and what it became."""
+    """What one segment of a paste was classified as, why, and what it became.
+
+    ``redacted`` counts what was replaced in the segment before anything was rendered or counted.
+    """
 
     index: int
     kind: SegmentKind
@@ -219,6 +241,7 @@ class SegmentReport(msgspec.Struct, frozen=True):
     frame_id: str | None = None
     tokens_before: int = 0
     tokens_after: int = 0
+    redacted: tuple[Redaction, ...] = ()
 
 
 class Extraction(msgspec.Struct, frozen=True):
@@ -260,13 +283,32 @@ class InspectionEntry(msgspec.Struct, frozen=True):
     tokens: int
 
 
+class ChatMessage(msgspec.Struct, frozen=True):
+    """One chat message of a compiled prompt; ``cache_breakpoint`` marks the end of the part to cache."""
+
+    role: Literal["system", "user"]
+    content: str
+    cache_breakpoint: bool = False
+
+
 class CompiledPrompt(msgspec.Struct, frozen=True):
+    """The prompt text and how it was made.
+
+    ``messages`` is the same text as chat messages: the stable prefix as the
+    system message (the cache breakpoint), then the rest as the user message,
+    joined by the separator they are ``text``. ``stable_prefix_bytes`` and
+    ``stable_prefix_tokens`` measure that prefix (0 when there is none).
+    """
+
     text: str
     bytes: int
     tokens: int
     encoding: str
     diagnostics: tuple[Diagnostic, ...]
     inspection: tuple[InspectionEntry, ...]
+    messages: tuple[ChatMessage, ...] = ()
+    stable_prefix_bytes: int = 0
+    stable_prefix_tokens: int = 0
 
 
 class Reason(msgspec.Struct, frozen=True):
@@ -414,17 +456,22 @@ class Envelope(msgspec.Struct, frozen=True):
 class FrameRecord(msgspec.Struct, frozen=True):
     """What the frame index stores per frame id: where its full bytes live.
 
-    ``paste_ref`` is the frames-store key of the whole paste and ``span`` the
-    frame's code-point range in it; ``compact`` is the compact-or-verbatim
-    rendering, served even when the budget made the digest reference it.
+    ``paste_ref`` is the frames-store key of the whole paste (with its secrets
+    redacted) and ``span`` the frame's code-point range in it; ``compact`` is the
+    compact-or-verbatim rendering, served even when the budget made the digest
+    reference it. ``raw_ref`` and ``raw_span`` locate the bytes as received when
+    redaction changed them (for ``frames.raw``, the operator's subject only).
     """
 
     paste_ref: str
     span: tuple[int, int]
     compact: Frame
+    raw_ref: str | None = None
+    raw_span: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         _require_digest(self.paste_ref, "paste_ref")
+        _require_digest(self.raw_ref, "raw_ref")
 
 
 class FrameRequest(msgspec.Struct, frozen=True):
@@ -438,4 +485,13 @@ class FrameReply(msgspec.Struct, frozen=True):
     """The answer to a FrameRequest: the frame, or an error for people."""
 
     frame: Frame | None = None
+    error: str | None = None
+
+
+class RawReply(msgspec.Struct, frozen=True):
+    """The answer on ``<prefix>.frames.raw`` (operator only): a frame's bytes as received, secrets and all."""
+
+    text: str | None = None
+    paste_ref: str | None = None
+    span: tuple[int, int] | None = None
     error: str | None = None

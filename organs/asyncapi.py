@@ -13,17 +13,18 @@ import msgspec
 
 from envelopes.subjects import Subjects
 from envelopes.types import SCHEMA_VERSION, Envelope, FrameReply, FrameRequest
+from organs.anatomy import ORGAN_NAMES, ORGANS
 
 __all__ = ["asyncapi_document"]
 
-# (channel id, subject attribute, payload kinds it carries, the organ that receives it, the organ that sends it)
-_TRACT_CHANNELS: tuple[tuple[str, str, tuple[str, ...], str | None, str | None], ...] = (
-    ("stomachIn", "stomach_in", ("paste",), "stomach", None),
-    ("stomachDeferred", "stomach_deferred", ("deferred_notice",), "stomach", "stomach"),
-    ("absorptionIn", "absorption_in", ("digested",), "absorption", "stomach"),
-    ("borderIn", "border_in", ("yield",), "border", "absorption"),
-    ("brainIn", "brain_in", ("admitted",), None, "border"),
-    ("borderRejected", "border_rejected", ("rejected",), None, "border"),
+# (channel id, subject attribute, payload kinds it carries); who sends and receives is the organ table's.
+_TRACT_CHANNELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("stomachIn", "stomach_in", ("paste",)),
+    ("stomachDeferred", "stomach_deferred", ("deferred_notice",)),
+    ("absorptionIn", "absorption_in", ("digested",)),
+    ("borderIn", "border_in", ("yield",)),
+    ("brainIn", "brain_in", ("admitted",)),
+    ("borderRejected", "border_rejected", ("rejected",)),
 )
 
 
@@ -48,7 +49,7 @@ def asyncapi_document(subjects: Subjects | None = None) -> dict[str, Any]:
     }
     channels: dict[str, Any] = {}
     operations: dict[str, Any] = {}
-    for channel_id, attribute, kinds, receiver, sender in _TRACT_CHANNELS:
+    for channel_id, attribute, kinds in _TRACT_CHANNELS:
         channels[channel_id] = {
             "address": getattr(names, attribute),
             "description": f"envelopes of kind {', '.join(kinds)} (msgpack on the wire)",
@@ -61,12 +62,12 @@ def asyncapi_document(subjects: Subjects | None = None) -> dict[str, Any]:
                 }
             },
         }
-        if receiver:
+        for receiver in (organ.name for organ in ORGANS if attribute in (c.subject for c in organ.consumers)):
             operations[f"{receiver}Receives{channel_id[0].upper()}{channel_id[1:]}"] = {
                 "action": "receive",
                 "channel": {"$ref": f"#/channels/{channel_id}"},
             }
-        if sender:
+        for sender in (organ.name for organ in ORGANS if attribute in organ.outputs):
             operations[f"{sender}Sends{channel_id[0].upper()}{channel_id[1:]}"] = {
                 "action": "send",
                 "channel": {"$ref": f"#/channels/{channel_id}"},
@@ -80,9 +81,9 @@ def asyncapi_document(subjects: Subjects | None = None) -> dict[str, Any]:
         },
     }
     channels["deadLetters"] = {
-        "address": f"{names.prefix}.dlq.{{organ}}",
+        "address": names.dlq("{organ}"),
         "description": "the original bytes and headers of an input an organ could not process, plus Ichor-Dlq-Reason",
-        "parameters": {"organ": {"enum": ["stomach", "absorption", "ada_border"]}},
+        "parameters": {"organ": {"enum": list(ORGAN_NAMES)}},
         "messages": {"deadLetter": {"name": "DeadLetter", "contentType": "application/octet-stream"}},
     }
     operations["stomachRepliesFramesGet"] = {

@@ -5,6 +5,7 @@
     ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S]
     ichor digest [FILE|-] [--json] [--budget N]
     ichor frame ID [--full] [--json]
+    ichor mcp [--http PORT] [--host ADDR]
     ichor tail [--json] [--limit N]
     ichor status [--json]
     ichor schema
@@ -36,54 +37,64 @@ import nats.errors
 
 from envelopes.codec import encode_json, envelope_schema
 from envelopes.subjects import Subjects
-from envelopes.types import Rejected, UserInput
-from organs.counting import UnknownEncodingError, encoding_from_env
+from envelopes.types import DEFAULT_ENCODING, Rejected, UserInput
+from organs.anatomy import ABSORPTION, BORDER, ORGAN_NAMES, ORGANS, STOMACH
+from organs.errors import ConfigError, IchorError
 from organs.runtime.bus import BusSettings, Tract, connect, provision
-from organs.runtime.errors import IchorError
 from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
 from organs.runtime.security import generate_security, organ_environment, permissions, user_environment
 from organs.runtime.server import EmbeddedServer
+from organs.settings import Settings
+from organs.signing import load_signer, load_trusted_keys
 
 __all__ = ["main"]
 
-ORGANS = ("stomach", "absorption", "border")
+EXIT_USAGE = 2
 EXIT_TIMEOUT = 3
 EXIT_REJECTED = 4
 
 
 def _read_input(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    return Path(path).read_text(encoding="utf-8")
+    """The paste as bytes decoded UTF-8 with no newline translation, so a file, stdin and the bus agree.
+
+    Text-mode reading would turn ``\\r`` and CRLF into ``\\n`` and shift every span and digest.
+    """
+    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    return data.decode("utf-8")
 
 
-def _organ_builder(organ: str, settings: BusSettings) -> OrganBuilder:
+def _bus(args: argparse.Namespace, url: str | None = None) -> BusSettings:
+    """The bus settings of this command: ``--nats`` (or ``url``) over ``ICHOR_NATS_URL``."""
+    return BusSettings.from_settings(args.settings, url or getattr(args, "nats", None))
+
+
+def _organ_builder(organ: str, bus: BusSettings, settings: Settings) -> OrganBuilder:
     match organ:
-        case "stomach":
-            from organs.stomach.worker import build_stomach
+        case STOMACH.name:
+            from organs.stomach.worker import build_stomach, ingest_config
 
-            return build_stomach(settings)
-        case "absorption":
+            return build_stomach(bus, ingest_config(settings), signer=load_signer(STOMACH.wire_name, settings))
+        case ABSORPTION.name:
             from organs.absorption.worker import build_absorption
 
-            return build_absorption(settings)
-        case "border":
-            from organs.border.worker import build_border
+            return build_absorption(bus, signer=load_signer(ABSORPTION.wire_name, settings))
+        case BORDER.name:
+            from organs.border.worker import border_config, build_border
 
-            return build_border(settings)
-    raise IchorError(f"unknown organ {organ!r}; expected one of {', '.join(ORGANS)}")
+            return build_border(bus, border_config(settings))
+    raise IchorError(f"unknown organ {organ!r}; expected one of {', '.join(ORGAN_NAMES)}")
 
 
 # --- ichor worker ------------------------------------------------------------
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    encoding_from_env()  # a bad ICHOR_ENCODING stops the worker before anything starts
     # Before the organ is built: its loggers bind at build time and must render JSON.
-    configure_logging()
-    settings = BusSettings.from_env(args.nats)
-    run_organ(args.organ, settings, _organ_builder(args.organ, settings))
+    configure_logging(level=args.settings.log_level)
+    bus = _bus(args)
+    encoding = args.settings.encoding or DEFAULT_ENCODING
+    run_organ(args.organ, bus, _organ_builder(args.organ, bus, args.settings), encoding)
     return 0
 
 
@@ -149,8 +160,7 @@ class Supervisor:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    encoding_from_env()  # checked once here: a worker that cannot start would only be restarted
-    configure_logging()
+    configure_logging(level=args.settings.log_level)
     log = get_logger("supervisor")
     stop_requested = False
 
@@ -160,7 +170,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
-    nats_url = args.nats or os.environ.get("ICHOR_NATS_URL")
+    nats_url = args.nats or args.settings.nats_url
     security_dir = args.security or (args.data / "security")
     auth = ""
     if args.secure:
@@ -169,21 +179,21 @@ def cmd_up(args: argparse.Namespace) -> int:
         log.info("security.ready", directory=str(security_dir), users=sorted(permissions(Subjects()).keys()))
     server = None
     if not nats_url:
-        server = EmbeddedServer(args.data, port=args.port, extra_config=auth).start()
+        server = EmbeddedServer(args.data, port=args.port, extra_config=auth, binary=args.settings.nats_server).start()
         nats_url = server.url
         log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid, secure=args.secure)
-    environments = {organ: organ_environment(security_dir, organ) for organ in ORGANS} if args.secure else {}
+    environments = {organ: organ_environment(security_dir, organ) for organ in ORGAN_NAMES} if args.secure else {}
     supervisor = Supervisor(nats_url, log, environments)
     try:
         if args.secure:
-            asyncio.run(_provision_as_admin(nats_url, security_dir))
-        for organ in ORGANS:
+            asyncio.run(_provision_as_admin(_bus(args, nats_url), security_dir))
+        for organ in ORGAN_NAMES:
             supervisor.spawn(organ)
         if args.feed:
-            settings = BusSettings.from_env(nats_url)
+            settings = _bus(args, nats_url)
             if args.secure:
                 settings = _as_user(settings, security_dir, "host")
-            code = asyncio.run(_ingest(settings, _read_input(args.feed), args.actor, None, args.timeout, False))
+            code = asyncio.run(_ingest(settings, _read_input(args.feed), _actor(args), None, args.timeout, False))
             log.info("up.fed", file=args.feed, exit_code=code)
         log.info("up.serving", url=nats_url, hint="Ctrl-C stops everything")
         while not stop_requested:
@@ -203,8 +213,8 @@ def _as_user(settings: BusSettings, security_dir: Path, user: str) -> BusSetting
     return dataclasses.replace(settings, user=user, password=environment["ICHOR_NATS_PASSWORD"], provision=False)
 
 
-async def _provision_as_admin(nats_url: str, security_dir: Path) -> None:
-    tract = await connect(_as_user(BusSettings.from_env(nats_url), security_dir, "admin"), name="ichor-admin")
+async def _provision_as_admin(settings: BusSettings, security_dir: Path) -> None:
+    tract = await connect(_as_user(settings, security_dir, "admin"), name="ichor-admin")
     try:
         await provision(tract)
     finally:
@@ -226,7 +236,7 @@ async def _provision(settings: BusSettings) -> int:
 
 
 def cmd_provision(args: argparse.Namespace) -> int:
-    return asyncio.run(_provision(BusSettings.from_env(args.nats)))
+    return asyncio.run(_provision(_bus(args)))
 
 
 # --- ichor security ------------------------------------------------------------
@@ -244,7 +254,9 @@ def cmd_security(args: argparse.Namespace) -> int:
         if args.user is None:
             raise IchorError("ichor security env needs a user: " + ", ".join(permissions(Subjects())))
         environment = (
-            organ_environment(directory, args.user) if args.user in ORGANS else user_environment(directory, args.user)
+            organ_environment(directory, args.user)
+            if args.user in ORGAN_NAMES
+            else user_environment(directory, args.user)
         )
         for key, value in environment.items():
             print(f"export {key}={shlex.quote(value)}")
@@ -252,7 +264,7 @@ def cmd_security(args: argparse.Namespace) -> int:
     (directory / "server.conf").write_text(
         "jetstream {\n  store_dir: /data\n}\nmax_payload: 8MB\ninclude ./auth.conf\n"
     )
-    for organ in ORGANS:
+    for organ in ORGAN_NAMES:
         environment = organ_environment(directory, organ)
         for key in ("ICHOR_SIGNING_SEED_FILE", "ICHOR_TRUSTED_KEYS_FILE"):
             environment[key] = environment[key].replace(str(directory), "/etc/ichor/security")
@@ -291,18 +303,18 @@ async def _ingest(
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    settings = BusSettings.from_env(args.nats)
-    return asyncio.run(_ingest(settings, _read_input(args.file), args.actor, args.intent, args.timeout, args.json))
+    return asyncio.run(_ingest(_bus(args), _read_input(args.file), _actor(args), args.intent, args.timeout, args.json))
 
 
 # --- ichor digest --------------------------------------------------------------
 
 
 def cmd_digest(args: argparse.Namespace) -> int:
-    from organs.stomach import IngestConfig, ingest_paste
+    from organs.stomach import ingest_paste
+    from organs.stomach.worker import ingest_config
 
     text = _read_input(args.file)
-    config = IngestConfig(encoding=encoding_from_env())
+    config = ingest_config(args.settings)
     if args.budget is not None:
         config = dataclasses.replace(config, budget_tokens=args.budget)
     bundle = ingest_paste(text, config, intent=args.intent)
@@ -353,7 +365,21 @@ async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool
 
 
 def cmd_frame(args: argparse.Namespace) -> int:
-    return asyncio.run(_frame(BusSettings.from_env(args.nats), args.id, args.full, args.json))
+    return asyncio.run(_frame(_bus(args), args.id, args.full, args.json))
+
+
+# --- ichor mcp ----------------------------------------------------------------
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from organs.mcp import serve_http, serve_stdio
+
+    settings = _bus(args)
+    if args.http is None:
+        asyncio.run(serve_stdio(settings))
+    else:
+        asyncio.run(serve_http(settings, args.host, args.http))
+    return 0
 
 
 # --- ichor tail ----------------------------------------------------------------
@@ -375,7 +401,7 @@ async def _tail(settings: BusSettings, as_json: bool, limit: int | None) -> int:
 
 
 def cmd_tail(args: argparse.Namespace) -> int:
-    return asyncio.run(_tail(BusSettings.from_env(args.nats), args.json, args.limit))
+    return asyncio.run(_tail(_bus(args), args.json, args.limit))
 
 
 # --- ichor status --------------------------------------------------------------
@@ -402,7 +428,7 @@ async def _gather_stats(settings: BusSettings, wait: float) -> list[dict[str, An
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    replies = asyncio.run(_gather_stats(BusSettings.from_env(args.nats), args.wait))
+    replies = asyncio.run(_gather_stats(_bus(args), args.wait))
     organs = sorted(
         (reply for reply in replies if reply.get("metadata", {}).get("organ")),
         key=lambda reply: (reply["metadata"]["organ"], reply["id"]),
@@ -423,7 +449,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 f"{processed:>9} {errors:>6} {average:>8.2f}  {last_error[:60]}"
             )
     ready = {reply["metadata"]["organ"] for reply in organs if reply["metadata"].get("ready") == "true"}
-    missing = [organ for organ in ORGANS if organ not in ready]
+    missing = [organ for organ in ORGAN_NAMES if organ not in ready]
     if missing:
         print(f"ichor status: not ready or missing: {', '.join(missing)}", file=sys.stderr)
         return EXIT_NOT_READY
@@ -453,13 +479,12 @@ def _parser() -> argparse.ArgumentParser:
         sub.set_defaults(handler=handler)
         return sub
 
-    default_actor = os.environ.get("ICHOR_ACTOR") or getpass.getuser()
     up = command("up", cmd_up, "start NATS (embedded unless --nats) and the three organs, supervised")
     up.add_argument("--nats", help="an existing NATS URL; without it an embedded nats-server starts")
     up.add_argument("--port", type=int, default=4222, help="embedded server port (0 picks a free one)")
     up.add_argument("--data", type=Path, default=Path(".ichor/data"), help="embedded server data directory")
     up.add_argument("--feed", help="after start, ingest this file once and print the outcome")
-    up.add_argument("--actor", default=default_actor)
+    up.add_argument("--actor", help="the user_input actor of --feed (default $ICHOR_ACTOR or your login)")
     up.add_argument("--timeout", type=float, default=60.0)
     up.add_argument("--secure", action="store_true", help="per-organ users, subject permissions and signed secretions")
     up.add_argument("--security", type=Path, help="where --secure keeps credentials and keys (default DATA/security)")
@@ -473,13 +498,13 @@ def _parser() -> argparse.ArgumentParser:
     security.add_argument("user", nargs="?", help="with env: stomach, absorption, border, host, upstream or admin")
 
     worker = command("worker", cmd_worker, "run one organ's worker against a NATS server")
-    worker.add_argument("organ", choices=ORGANS)
+    worker.add_argument("organ", choices=ORGAN_NAMES)
     worker.add_argument("--nats", help="NATS URL (default $ICHOR_NATS_URL or nats://127.0.0.1:4222)")
 
     ingest = command("ingest", cmd_ingest, "publish a paste as an upstream organ would and print its outcome")
     ingest.add_argument("file", nargs="?", default="-")
     ingest.add_argument("--intent", help="the ask, when the host already knows it")
-    ingest.add_argument("--actor", default=default_actor, help="the user_input actor recorded as the origin")
+    ingest.add_argument("--actor", help="the user_input actor recorded as the origin (default $ICHOR_ACTOR or login)")
     ingest.add_argument("--json", action="store_true", help="print the whole envelope as JSON")
     ingest.add_argument("--timeout", type=float, default=30.0)
     ingest.add_argument("--nats")
@@ -496,6 +521,11 @@ def _parser() -> argparse.ArgumentParser:
     frame.add_argument("--json", action="store_true")
     frame.add_argument("--nats")
 
+    mcp = command("mcp", cmd_mcp, "serve frames to a model as MCP tools and resources (stdio, or --http PORT)")
+    mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on this port instead of stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="with --http: the address to bind (loopback by default)")
+    mcp.add_argument("--nats")
+
     tail = command("tail", cmd_tail, "follow the tract live: one line per envelope per hop")
     tail.add_argument("--nats")
     tail.add_argument("--json", action="store_true", help="JSON lines instead of columns")
@@ -511,13 +541,34 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _settings() -> Settings:
+    """Every ICHOR_* variable, read and checked once: a bad one stops the command before it starts.
+
+    The key and seed files are read too, so that ``ichor up`` refuses one at once rather than
+    leave each worker it supervises in a restart loop.
+    """
+    from organs.stomach.worker import ingest_config
+
+    settings = Settings.from_environ()
+    ingest_config(settings)
+    load_trusted_keys(settings)
+    for organ in ORGANS:
+        load_signer(organ.wire_name, settings)
+    return settings
+
+
+def _actor(args: argparse.Namespace) -> str:
+    return str(args.actor or args.settings.actor or getpass.getuser())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        args.settings = _settings()
         return int(args.handler(args))
-    except UnknownEncodingError as error:
+    except ConfigError as error:
         print(f"ichor {args.command}: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except IchorError as error:
         print(f"ichor {args.command}: {error}", file=sys.stderr)
         return 1

@@ -20,6 +20,7 @@ from envelopes.types import (
     Stage,
     Step,
 )
+from organs.anatomy import STOMACH
 from organs.signing import Signer, sign_last_step
 
 __all__ = ["paste_envelope", "secrete"]
@@ -89,7 +90,7 @@ def paste_envelope(
         id=envelope_id,
         kind="paste",
         source=source,
-        dest="stomach",
+        dest=STOMACH.wire_name,
         provenance=OrganSecretion(organ=source, instance=instance),
         chain=ProvenanceChain(origin=origin, input_digest=input_digest or digest_text(text)),
         tier=None,

@@ -30,6 +30,8 @@ import nacl.signing
 import nkeys
 
 from envelopes.types import Digested, Envelope, ProvenanceChain, Yield
+from organs.errors import ConfigError, SigningError
+from organs.settings import Settings, variable_of
 
 __all__ = [
     "Signer",
@@ -43,10 +45,6 @@ __all__ = [
 ]
 
 _claim_encoder = msgspec.msgpack.Encoder()
-
-
-class SigningError(ValueError):
-    """A seed or public key that cannot be read."""
 
 
 def new_seed() -> str:
@@ -150,25 +148,47 @@ def verify_chain(envelope: Envelope, trusted_keys: Mapping[str, str], required: 
     return problems
 
 
-def load_signer(organ: str, environ: Mapping[str, str] | None = None) -> Signer | None:
-    """This organ's signer from ``ICHOR_SIGNING_SEED_FILE`` or ``ICHOR_SIGNING_SEED``; None when unset."""
-    env = os.environ if environ is None else environ
-    if env.get("ICHOR_SIGNING_SEED_FILE"):
-        return Signer.from_seed(organ, Path(env["ICHOR_SIGNING_SEED_FILE"]).read_text())
-    if env.get("ICHOR_SIGNING_SEED"):
-        return Signer.from_seed(organ, env["ICHOR_SIGNING_SEED"])
+def load_signer(organ: str, settings: Settings) -> Signer | None:
+    """This organ's signer from the ``signing_seed_file`` or ``signing_seed`` setting; None when unset.
+
+    Raises ``ConfigError`` naming the variable when the seed cannot be read or used.
+    """
+    if settings.signing_seed_file:
+        variable, value = variable_of("signing_seed_file"), settings.signing_seed_file
+        try:
+            return Signer.from_seed(organ, Path(settings.signing_seed_file).read_text())
+        except (OSError, UnicodeDecodeError, SigningError) as error:
+            raise ConfigError(f"{variable}={value!r} is not allowed: {_reason(error)}") from None
+    if settings.signing_seed:
+        try:
+            return Signer.from_seed(organ, settings.signing_seed)
+        except SigningError as error:
+            # The seed is a secret: the message never shows it.
+            raise ConfigError(f"{variable_of('signing_seed')} is not allowed: {error}") from None
     return None
 
 
-def load_trusted_keys(environ: Mapping[str, str] | None = None) -> dict[str, str] | None:
-    """Organ → public key from ``ICHOR_TRUSTED_KEYS_FILE`` (JSON); None when unset."""
-    env = os.environ if environ is None else environ
-    path = env.get("ICHOR_TRUSTED_KEYS_FILE")
+def load_trusted_keys(settings: Settings) -> dict[str, str] | None:
+    """Organ → public key from the ``trusted_keys_file`` setting (JSON); None when unset.
+
+    Every key is checked now, at start, not on the first envelope; a file that cannot
+    be used raises ``ConfigError`` naming the variable.
+    """
+    path = settings.trusted_keys_file
     if not path:
         return None
-    keys = json.loads(Path(path).read_text())
-    for organ, public_key in keys.items():
-        _verify_key(public_key)  # fail at start, not on the first envelope
-        if not isinstance(organ, str):
-            raise SigningError("trusted keys map organ names to public keys")
-    return dict(keys)
+    try:
+        keys = json.loads(Path(path).read_text())
+        if not isinstance(keys, dict):
+            raise SigningError("not a JSON object of organ names to public keys")
+        for public_key in keys.values():
+            _verify_key(str(public_key))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise ConfigError(f"{variable_of('trusted_keys_file')}={path!r} is not allowed: {_reason(error)}") from None
+    return {str(organ): str(public_key) for organ, public_key in keys.items()}
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, OSError):
+        return error.strerror or type(error).__name__
+    return str(error).splitlines()[0] if str(error) else type(error).__name__

@@ -7,7 +7,7 @@ import pytest
 from envelopes.types import External, OrganSecretion, SystemInternal, UserInput, Yield
 from organs.absorption import yield_context
 from organs.accounting import yield_cost
-from organs.runtime.errors import PoisonError
+from organs.errors import PoisonError
 from tests.factories import digested_envelope
 
 

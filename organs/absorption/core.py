@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from envelopes.types import Digested, Envelope, Extraction, Frame, Yield, YieldMeta
 from organs.accounting import yield_cost
-from organs.runtime.errors import PoisonError
+from organs.anatomy import ABSORPTION, BORDER
+from organs.errors import PoisonError
 from organs.secretion import secrete
 from organs.signing import Signer
 
@@ -57,9 +58,9 @@ def yield_context(
     )
     return secrete(
         digested,
-        organ="absorption",
+        organ=ABSORPTION.wire_name,
         instance=instance,
-        dest="ada_border",
+        dest=BORDER.wire_name,
         payload=Yield(
             summary=summarize(payload, digested.tier),
             extractions=_extractions(payload),

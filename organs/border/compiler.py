@@ -15,8 +15,21 @@ Modules of segments go in; one ``CompiledPrompt`` comes out. The steps:
 4. Fit the budget. Required segments are reserved first and must all fit; the
    rest are taken in order, each whole, truncated (``truncate``) or omitted.
    Separators (``SEPARATOR``) count against the budget.
-5. Render the kept segments joined by ``SEPARATOR`` and record, for every input
-   segment, what became of it and which UTF-8 bytes of the text it occupies.
+5. Render the kept segments joined by ``SEPARATOR`` in cache order (below) and
+   record, for every input segment, what became of it and which UTF-8 bytes of
+   the text it occupies.
+
+Precedence (step 2) decides what wins and what is kept; the rendered order is
+chosen for providers' prompt caches, which reuse the longest byte prefix shared
+with an earlier prompt. Stable material comes first, by cache scope from the
+longest-lived (``global``, ``profile``, ``session``, then ``run`` and ``none``),
+then by precedence within a scope; ``closing`` segments (the paste's anchors and
+the goal: the question goes after the documents it is about) come last, in
+precedence order. The rendering is deterministic: the same modules give the
+same bytes. The leading segments of scope ``global``, ``profile`` or ``session``
+are the *stable prefix*: its size is reported, and ``messages`` carries the
+prompt as a system message (the stable prefix, marked as the cache breakpoint)
+and a user message (the rest).
 
 Token budgets are exact: the reported ``tokens`` is the count of the whole text in
 the named encoding, and it never exceeds ``max_tokens``. Fitting adds per-segment
@@ -37,7 +50,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from envelopes.types import AnyProvenance, CacheScope, CompiledPrompt, Diagnostic, InspectionEntry, Trust
+from envelopes.types import (
+    AnyProvenance,
+    CacheScope,
+    ChatMessage,
+    CompiledPrompt,
+    Diagnostic,
+    InspectionEntry,
+    Trust,
+)
 from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_joined, count_tokens_many, encoding_for
 from organs.border.errors import (
     ConflictError,
@@ -46,9 +67,11 @@ from organs.border.errors import (
     RequiredOverflowError,
     SegmentIdReuseError,
 )
+from organs.fitting import fit_tokens
 
 __all__ = [
     "AUTHORITY_ORDER",
+    "CACHE_ORDER",
     "MAX_ID_LENGTH",
     "MAX_PRIORITY",
     "MAX_SEGMENTS_PER_MODULE",
@@ -84,6 +107,10 @@ AUTHORITY_ORDER: tuple[Authority, ...] = (
     "user_addition",
 )
 _AUTHORITY_RANK = {authority: rank for rank, authority in enumerate(AUTHORITY_ORDER)}
+# Longest-lived first: the order segments are rendered in, so what changes least leads the prompt.
+CACHE_ORDER: tuple[CacheScope, ...] = ("global", "profile", "session", "run", "none")
+_CACHE_RANK = {scope: rank for rank, scope in enumerate(CACHE_ORDER)}
+_STABLE_SCOPES: frozenset[str] = frozenset({"global", "profile", "session"})
 _TRUSTS: frozenset[str] = frozenset({"trusted", "delegated", "untrusted"})
 _CACHE_SCOPES: frozenset[str] = frozenset({"none", "run", "session", "profile", "global"})
 _BUDGET_BEHAVIORS: frozenset[str] = frozenset({"required", "truncate", "omit"})
@@ -145,6 +172,8 @@ class PromptSegment:
     is compiled in, vouched for by the caller (the border passes counts its guard
     has verified); fitting and the prompt's total use it instead of counting the
     segment again, so it must be right (a wrong one makes the total wrong).
+    A ``closing`` segment is rendered after every other one (the question after
+    the documents); it changes where the segment goes, not its precedence.
     """
 
     id: str
@@ -155,6 +184,7 @@ class PromptSegment:
     conflict: ConflictClaim | None = None
     budget_behavior: BudgetBehavior = "required"
     tokens: int | None = None
+    closing: bool = False
 
     def __post_init__(self) -> None:
         validate_id(self.id, "segment id")
@@ -175,6 +205,8 @@ class PromptSegment:
             isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens < 0
         ):
             raise InvalidPromptInputError(f"segment {self.id!r} tokens must be a non-negative int or None")
+        if not isinstance(self.closing, bool):
+            raise InvalidPromptInputError(f"segment {self.id!r} closing must be a bool")
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +258,12 @@ class _Entry:
     @property
     def order_key(self) -> tuple[int, int, str, int]:
         return (*self.precedence, self.module.id, self.position)
+
+    @property
+    def render_key(self) -> tuple[bool, int, int, int, str, int]:
+        closing = self.segment.closing
+        # Closing segments keep their precedence order among themselves, whatever their scope.
+        return (closing, 0 if closing else _CACHE_RANK[self.segment.cache_scope], *self.order_key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,6 +439,29 @@ def _fit(
     return _Fit(rendered, dispositions, diagnostics)
 
 
+def _render_order(entries: list[_Entry], kept: Iterable[int]) -> list[int]:
+    """The kept entries in the order they are rendered (see the module docstring)."""
+    return sorted(kept, key=lambda index: entries[index].render_key)
+
+
+def _stable_count(entries: list[_Entry], rendered: list[int]) -> int:
+    """How many of the ``rendered`` entries, from the first, form the stable prefix."""
+    count = 0
+    for index in rendered:
+        segment = entries[index].segment
+        if segment.closing or segment.cache_scope not in _STABLE_SCOPES:
+            break
+        count += 1
+    return count
+
+
+def _messages(text: str, stable_text: str) -> tuple[ChatMessage, ...]:
+    """The prompt as a system message (the stable prefix, the cache breakpoint) and a user message."""
+    rest = text[len(stable_text) + len(SEPARATOR) :] if stable_text else text
+    messages = [ChatMessage(role="system", content=stable_text, cache_breakpoint=True)] if stable_text else []
+    return (*messages, ChatMessage(role="user", content=rest)) if rest else tuple(messages)
+
+
 def _joined_parts(rendered: list[_Rendered]) -> list[tuple[str, int | None]]:
     parts: list[tuple[str, int | None]] = []
     for position, segment in enumerate(rendered):
@@ -438,18 +499,22 @@ def compile(
         )
         for index, segment in segments.items()
     }
-    tightening = 0
-    while True:
-        token_limit = None if budget.max_tokens is None else budget.max_tokens - tightening
+
+    def fitted_at(token_limit: int | None) -> tuple[_Fit, list[int], str, int]:
         fit = _fit(entries, candidates, measures, budget.max_bytes, token_limit, encoding)
-        kept = [index for index in candidates if index in fit.rendered]
-        text = SEPARATOR.join(fit.rendered[index].text for index in kept)
+        kept = _render_order(entries, fit.rendered)
         # Exact: only the stretches around each join are tokenized, the segments' own counts give the rest.
         tokens = count_tokens_joined(_joined_parts([fit.rendered[index] for index in kept]), encoding)
-        if budget.max_tokens is None or tokens <= budget.max_tokens:
-            break
-        # Joining tokenized to more than the parts' sum; tighten by the excess and refit.
-        tightening += tokens - budget.max_tokens
+        return fit, kept, SEPARATOR.join(fit.rendered[index].text for index in kept), tokens
+
+    if budget.max_tokens is None:
+        fit, kept, text, tokens = fitted_at(None)
+    else:
+        # Joining can tokenize to more than the parts' sum; then the fit is redone against a tighter limit.
+        fitted = fit_tokens(fitted_at, lambda attempt: attempt[3], budget.max_tokens, rounds=None)
+        if fitted is None:
+            raise RequiredOverflowError(f"no fit of the segments joins within {budget.max_tokens} tokens")
+        fit, kept, text, tokens = fitted.rendering
 
     diagnostics = [*resolution_diagnostics, *fit.diagnostics]
     if not kept:
@@ -474,6 +539,9 @@ def compile(
         )
         for index, entry in enumerate(entries)
     )
+    stable = kept[: _stable_count(entries, kept)]
+    stable_text = SEPARATOR.join(fit.rendered[index].text for index in stable)
+    stable_tokens = count_tokens_joined(_joined_parts([fit.rendered[index] for index in stable]), encoding)
     return CompiledPrompt(
         text=text,
         bytes=len(text.encode("utf-8")),
@@ -481,4 +549,7 @@ def compile(
         encoding=encoding,
         diagnostics=tuple(diagnostics),
         inspection=inspection,
+        messages=_messages(text, stable_text),
+        stable_prefix_bytes=len(stable_text.encode("utf-8")),
+        stable_prefix_tokens=stable_tokens,
     )

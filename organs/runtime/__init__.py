@@ -1,7 +1,7 @@
 """Bus plumbing shared by every organ."""
 
+from organs.errors import ConfigError, EmbeddedServerError, IchorError, PoisonError, TransientError
 from organs.runtime.bus import DEFAULT_NATS_URL, BusSettings, Tract, connect, provision
-from organs.runtime.errors import ConfigError, EmbeddedServerError, IchorError, PoisonError, TransientError
 from organs.runtime.logs import configure_logging, envelope_fields, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ, serve_organ
 from organs.runtime.server import EmbeddedServer, find_nats_server

@@ -21,21 +21,12 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFoundError
 
 from envelopes.subjects import Subjects
-from organs.runtime.errors import BusUnavailableError, ConfigError
+from organs.errors import BusUnavailableError
+from organs.settings import Settings
 
 __all__ = ["DEFAULT_NATS_URL", "BusSettings", "Tract", "connect", "provision"]
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
-
-
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError as error:
-        raise ConfigError(f"{name} must be an integer, got {raw!r}") from error
 
 
 @dataclass(frozen=True)
@@ -48,7 +39,9 @@ class BusSettings:
     without rights to create streams (an administrator provisions instead);
     ``max_age_s`` bounds how long
     envelopes stay in the tract stream; ``ack_wait_s`` is how long an input a
-    worker took but never acked (it crashed) waits before redelivery.
+    worker took but never acked (it crashed) waits before redelivery;
+    ``kill_before_ack`` is the crash tests' fault switch (die after publishing,
+    before acking).
     """
 
     url: str = DEFAULT_NATS_URL
@@ -61,23 +54,23 @@ class BusSettings:
     user: str | None = None
     password: str | None = None
     provision: bool = True
+    kill_before_ack: bool = False
 
     @classmethod
-    def from_env(cls, url: str | None = None) -> BusSettings:
-        duplicate_window_s = float(_env_int("ICHOR_DUPLICATE_WINDOW_S", 120))
-        if duplicate_window_s < 120:
-            raise ConfigError("ICHOR_DUPLICATE_WINDOW_S must be at least 120 seconds")
+    def from_settings(cls, settings: Settings, url: str | None = None) -> BusSettings:
+        """The bus part of the process's settings; ``url`` (a command-line flag) wins over ``ICHOR_NATS_URL``."""
         return cls(
-            url=url or os.environ.get("ICHOR_NATS_URL") or DEFAULT_NATS_URL,
-            subjects=Subjects.from_env(),
-            replicas=_env_int("ICHOR_REPLICAS", 1),
-            duplicate_window_s=duplicate_window_s,
-            max_age_s=float(_env_int("ICHOR_MAX_AGE_S", 7 * 24 * 3600)),
-            ack_wait_s=float(_env_int("ICHOR_ACK_WAIT_S", 60)),
-            instance=os.environ.get("ICHOR_INSTANCE") or f"{socket.gethostname()}-{os.getpid()}",
-            user=os.environ.get("ICHOR_NATS_USER") or None,
-            password=os.environ.get("ICHOR_NATS_PASSWORD") or None,
-            provision=os.environ.get("ICHOR_PROVISION", "1") != "0",
+            url=url or settings.nats_url or DEFAULT_NATS_URL,
+            subjects=Subjects(settings.prefix),
+            replicas=settings.replicas,
+            duplicate_window_s=float(settings.duplicate_window_s),
+            max_age_s=float(settings.max_age_s),
+            ack_wait_s=float(settings.ack_wait_s),
+            instance=settings.instance or f"{socket.gethostname()}-{os.getpid()}",
+            user=settings.nats_user,
+            password=settings.nats_password,
+            provision=settings.provision,
+            kill_before_ack=settings.fault_kill_before_ack,
         )
 
 
@@ -183,6 +176,10 @@ async def _provision_once(tract: Tract) -> None:
         await js.object_store(subjects.frames_bucket)
     except BucketNotFoundError:
         await js.create_object_store(subjects.frames_bucket, storage=api.StorageType.FILE, replicas=settings.replicas)
+    try:
+        await js.object_store(subjects.raw_bucket)
+    except BucketNotFoundError:
+        await js.create_object_store(subjects.raw_bucket, storage=api.StorageType.FILE, replicas=settings.replicas)
     try:
         await js.key_value(subjects.frame_index_bucket)
     except BucketNotFoundError:

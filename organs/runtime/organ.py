@@ -8,7 +8,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from envelopes.ids import utc_now
-from organs.counting import counter_for, encoding_from_env
+from organs.accounting import DEFAULT_ENCODING
+from organs.counting import counter_for
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.discovery import register_service
 from organs.runtime.logs import configure_logging, get_logger
@@ -26,8 +27,13 @@ async def serve_organ(
     build: OrganBuilder,
     stop: asyncio.Event,
     on_ready: Callable[[list[Worker]], Any] | None = None,
+    encoding: str = DEFAULT_ENCODING,
 ) -> list[Worker]:
-    """Serve until ``stop`` is set, then finish in-flight batches and drain the connection."""
+    """Serve until ``stop`` is set, then finish in-flight batches and drain the connection.
+
+    ``encoding`` is the one the organ counts in (``ICHOR_ENCODING``): its counter is chosen and checked
+    before the organ serves, and named in the start line and the ``$SRV`` metadata.
+    """
     log = get_logger(organ)
     workers: list[Worker] = []
 
@@ -42,8 +48,8 @@ async def serve_organ(
     async def error(exception: Exception) -> None:
         log.warning("bus.error", error=repr(exception))
 
-    # Choose and check the token counter now (ICHOR_ENCODING), not on the first envelope.
-    counting = (await asyncio.to_thread(counter_for, encoding_from_env())).describe()
+    # Choose and check the token counter now, not on the first envelope.
+    counting = (await asyncio.to_thread(counter_for, encoding)).describe()
     tract = await connect(
         settings,
         name=f"ichor-{organ}-{settings.instance}",
@@ -67,7 +73,7 @@ async def serve_organ(
     return workers
 
 
-def run_organ(organ: str, settings: BusSettings, build: OrganBuilder) -> None:
+def run_organ(organ: str, settings: BusSettings, build: OrganBuilder, encoding: str = DEFAULT_ENCODING) -> None:
     """The process entry of ``ichor worker``: SIGTERM or SIGINT stops it cleanly."""
     configure_logging()
 
@@ -76,6 +82,6 @@ def run_organ(organ: str, settings: BusSettings, build: OrganBuilder) -> None:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
-        await serve_organ(organ, settings, build, stop)
+        await serve_organ(organ, settings, build, stop, encoding=encoding)
 
     asyncio.run(main())

@@ -4,8 +4,9 @@
 
 * ``auth.conf``         the nats-server ``authorization`` block: one user per organ, a
                         ``host`` user (ichor ingest, tail, status, frame), an
-                        ``upstream`` user that may only hand pastes in, and ``admin``
-                        (provisioning). Included by the embedded server and by compose.
+                        ``upstream`` user that may only hand pastes in, an ``operator``
+                        user, the only one that may read pastes as received
+                        (``frames.raw``), and ``admin`` (provisioning). Included by the embedded server and by compose.
 * ``credentials.json``  user → password (mode 0600).
 * ``seeds/<organ>.seed`` each organ's Ed25519 nkey seed (mode 0600).
 * ``keys.json``         organ → public key, the border's trusted keys.
@@ -24,12 +25,10 @@ import secrets
 from pathlib import Path
 
 from envelopes.subjects import Subjects
+from organs.anatomy import ORGANS
 from organs.signing import new_seed, public_key_of
 
-__all__ = ["ORGAN_USERS", "generate_security", "organ_environment", "permissions", "user_environment"]
-
-ORGAN_USERS = {"stomach": "stomach", "absorption": "absorption", "border": "ada_border"}
-_DURABLES = {"stomach": ("stomach", "stomach-deferred"), "absorption": ("absorption",), "border": ("border",)}
+__all__ = ["generate_security", "organ_environment", "permissions", "user_environment"]
 
 
 def _consumer_api(stream: str, durable: str) -> list[str]:
@@ -40,6 +39,20 @@ def _consumer_api(stream: str, durable: str) -> list[str]:
         f"$JS.API.CONSUMER.DURABLE.CREATE.{stream}.{durable}",
         f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{durable}",
         f"$JS.ACK.{stream}.{durable}.>",
+    ]
+
+
+def _raw_store_api(subjects: Subjects) -> list[str]:
+    """The raw pastes' object store: the stomach's alone (the operator reads through ``frames.raw``)."""
+    objects = f"OBJ_{subjects.raw_bucket}"
+    return [
+        f"$JS.API.STREAM.INFO.{objects}",
+        f"$JS.API.STREAM.MSG.GET.{objects}",
+        f"$JS.API.DIRECT.GET.{objects}.>",
+        f"$JS.API.CONSUMER.CREATE.{objects}",
+        f"$JS.API.CONSUMER.CREATE.{objects}.>",
+        f"$JS.API.CONSUMER.DELETE.{objects}.>",
+        f"$O.{subjects.raw_bucket}.>",
     ]
 
 
@@ -68,21 +81,16 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
     replies = ["_INBOX.>"]
     common_publish = [*replies, "$JS.API.INFO", f"$JS.API.STREAM.INFO.{stream}"]
     common_subscribe = [*replies, "$SRV.>"]
-    outputs = {
-        "stomach": [subjects.absorption_in, subjects.stomach_deferred],
-        "absorption": [subjects.border_in],
-        "border": [subjects.brain_in, subjects.border_rejected],
-    }
     users: dict[str, dict[str, list[str]]] = {}
-    for organ, durables in _DURABLES.items():
-        publish = [*common_publish, *outputs[organ], subjects.dlq(ORGAN_USERS[organ])]
-        for durable in durables:
+    for organ in ORGANS:
+        publish = [*common_publish, *organ.output_subjects(subjects), organ.dead_letter_subject(subjects)]
+        for durable in organ.durables:
             publish += _consumer_api(stream, durable)
         subscribe = list(common_subscribe)
-        if organ == "stomach":
-            publish += _frame_store_api(subjects, write=True)
-            subscribe.append(subjects.frames_get)
-        users[organ] = {"publish": publish, "subscribe": subscribe}
+        if organ.serves_frames:
+            publish += [*_frame_store_api(subjects, write=True), *_raw_store_api(subjects)]
+            subscribe += [subjects.frames_get, subjects.frames_raw]
+        users[organ.nats_user] = {"publish": publish, "subscribe": subscribe}
     users["host"] = {
         "publish": [
             *common_publish,
@@ -94,6 +102,8 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
         "subscribe": [*replies, *subjects.tract_subjects, subjects.dlq_all],
     }
     users["upstream"] = {"publish": [*replies, subjects.stomach_in], "subscribe": replies}
+    # Only the operator reads pastes as received (secrets and all); no organ and not the host may ask.
+    users["operator"] = {"publish": [*replies, subjects.frames_raw], "subscribe": replies}
     users["admin"] = {"publish": [">"], "subscribe": [">"]}
     return users
 
@@ -114,17 +124,19 @@ def generate_security(directory: str | Path, subjects: Subjects | None = None) -
     root = Path(directory)
     names = subjects or Subjects()
     credentials_path = root / "credentials.json"
-    if credentials_path.exists():
-        passwords = json.loads(credentials_path.read_text())
-    else:
-        passwords = {user: secrets.token_urlsafe(24) for user in permissions(names)}
+    passwords = json.loads(credentials_path.read_text()) if credentials_path.exists() else {}
+    missing = [user for user in permissions(names) if user not in passwords]
+    if missing:
+        # A directory written before a user existed gains that user; the others keep their passwords.
+        passwords.update({user: secrets.token_urlsafe(24) for user in missing})
         _write_private(credentials_path, json.dumps(passwords, indent=2))
     public_keys = {}
-    for organ, organ_name in ORGAN_USERS.items():
-        seed_path = root / "seeds" / f"{organ}.seed"
+    for organ in ORGANS:
+        seed_path = root / "seeds" / f"{organ.name}.seed"
         if not seed_path.exists():
             _write_private(seed_path, new_seed())
-        public_keys[organ_name] = public_key_of(seed_path.read_text().strip())
+        # Signatures name the organ as the envelopes do, so the border trusts keys by wire name.
+        public_keys[organ.wire_name] = public_key_of(seed_path.read_text().strip())
     (root / "keys.json").write_text(json.dumps(public_keys, indent=2))
     blocks = []
     for user, rules in permissions(names).items():

@@ -8,7 +8,6 @@ server does not exit in time, so no process is left behind.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import signal
@@ -20,7 +19,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from organs.runtime.errors import EmbeddedServerError
+from organs.errors import EmbeddedServerError
 
 __all__ = ["EmbeddedCluster", "EmbeddedServer", "find_nats_server", "free_port"]
 
@@ -29,9 +28,9 @@ _READY = "Server is ready"
 _FATAL = re.compile(r"\[(FTL|ERR)\]")
 
 
-def find_nats_server() -> str:
-    """The nats-server binary: ``ICHOR_NATS_SERVER``, else beside this Python, else on PATH."""
-    override = os.environ.get("ICHOR_NATS_SERVER")
+def find_nats_server(override: str | None = None) -> str:
+    """The nats-server binary: ``override`` (the ``ICHOR_NATS_SERVER`` setting), else beside this
+    Python, else on PATH."""
     if override:
         return override
     beside_python = Path(sys.executable).parent / "nats-server"
@@ -61,8 +60,10 @@ class EmbeddedServer:
         extra_config: str = "",
         server_name: str | None = None,
         ready_timeout: float = 20.0,
+        binary: str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.binary = binary
         self.host = host
         self.port = port
         self.max_payload = max_payload
@@ -104,7 +105,7 @@ class EmbeddedServer:
             return self
         config_path = self._write_config()
         self._process = subprocess.Popen(
-            [find_nats_server(), "-c", str(config_path)],
+            [find_nats_server(self.binary), "-c", str(config_path)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,

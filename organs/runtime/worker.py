@@ -31,8 +31,8 @@ from nats.js import api
 from envelopes.codec import DecodeError, decode, encode
 from envelopes.ids import utc_now
 from envelopes.types import Envelope
+from organs.errors import PoisonError, TransientError
 from organs.runtime.bus import Tract
-from organs.runtime.errors import PoisonError, TransientError
 from organs.runtime.logs import envelope_fields, get_logger
 from organs.runtime.tracing import hop_span
 
@@ -86,10 +86,6 @@ async def call_core(size: int, core: Callable[_P, _T], *args: _P.args, **kwargs:
 # nak'ed: a stream answers in milliseconds, so a longer wait means the broker is
 # away, and the input is better retried than waited on.
 CONFIRM_TIMEOUT_S = 3.0
-
-# Fault injection for the crash tests: die after the outputs are stored but
-# before the input is acked, the window exactly-once must survive.
-_KILL_BEFORE_ACK = os.environ.get("ICHOR_FAULT_KILL_BEFORE_ACK") == "1"
 
 
 @dataclass(frozen=True)
@@ -286,7 +282,9 @@ class Worker:
     async def _settle(self, msg: Msg, envelope: Envelope, futures: list[asyncio.Future[Any]], started: float) -> None:
         try:
             await asyncio.wait_for(asyncio.gather(*futures), timeout=CONFIRM_TIMEOUT_S)
-            if _KILL_BEFORE_ACK:
+            # Fault injection for the crash tests: die after the outputs are stored but
+            # before the input is acked, the window exactly-once must survive.
+            if self.tract.settings.kill_before_ack:
                 os.kill(os.getpid(), signal.SIGKILL)
             await msg.ack_sync(timeout=CONFIRM_TIMEOUT_S)
         except BUS_OR_API_ERRORS as error:

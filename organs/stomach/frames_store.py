@@ -12,6 +12,10 @@ pipelined batch as its frames' records; the object store's put costs four
 sequential round trips, which was a fifth of the stomach's time per paste. A
 larger paste goes to the ``<prefix>-frames`` object store, where a sender has
 usually put it already (a paste too large for a message travels by reference).
+
+A paste whose evidence held secrets is stored twice: redacted as above (all that
+``frames.get`` serves), and as received in the ``<prefix>-raw`` object store,
+which only the stomach's user may read (the operator asks on ``frames.raw``).
 """
 
 from __future__ import annotations
@@ -28,14 +32,10 @@ from envelopes.codec import decode_frame_record, encode
 from envelopes.ids import digest_bytes
 from envelopes.types import FrameRecord
 from organs.client import INLINE_HEADROOM
+from organs.errors import FrameNotFound, PoisonError
 from organs.runtime.bus import Tract
-from organs.runtime.errors import PoisonError
 
 __all__ = ["FrameNotFound", "FrameStore"]
-
-
-class FrameNotFound(LookupError):
-    pass
 
 
 # Frame keys are bare hex; a paste is prefixed, for a paste of one segment has its frame's hex.
@@ -68,12 +68,25 @@ class FrameStore:
         self._stored: OrderedDict[str, None] = OrderedDict()
         self._stored_size = remembered_refs
         self._store: ObjectStore | None = None
+        self._raw: ObjectStore | None = None
         self._index: KeyValue | None = None
 
     async def _objects(self) -> ObjectStore:
         if self._store is None:
             self._store = await self.tract.js.object_store(self.tract.subjects.frames_bucket)
         return self._store
+
+    async def store_raw(self, text: str, ref: str) -> None:
+        """Keep a paste as received (it held secrets) where only the stomach can read it."""
+        if self._raw is None:
+            self._raw = await self.tract.js.object_store(self.tract.subjects.raw_bucket)
+        if ref not in self._stored:
+            try:
+                await self._raw.get_info(_hex(ref))
+            except ObjectNotFoundError:
+                await self._raw.put(_hex(ref), text.encode("utf-8", "surrogatepass"))
+            _keep_recent(self._stored, ref, None, self._stored_size)
+        _keep_recent(self._cache, ref, text, self._cache_size)
 
     async def store(self, text: str, ref: str, records: list[FrameRecord]) -> None:
         """Store the paste under ``ref`` (unless this stomach already has) and every frame's record;
@@ -126,9 +139,17 @@ class FrameStore:
         store = await self._objects()
         try:
             result = await store.get(_hex(ref))
+        except ObjectNotFoundError:
+            result = await self._raw_object(ref)
+        return bytes(result.data or b"")
+
+    async def _raw_object(self, ref: str) -> ObjectStore.ObjectResult:
+        if self._raw is None:
+            self._raw = await self.tract.js.object_store(self.tract.subjects.raw_bucket)
+        try:
+            return await self._raw.get(_hex(ref))
         except ObjectNotFoundError as error:
             raise FrameNotFound(f"no paste {ref} in the frames store") from error
-        return bytes(result.data or b"")
 
     async def _index_value(self, key: str) -> bytes:
         if self._index is None:

@@ -1,25 +1,32 @@
 """``ingest_paste``: a user's paste, decomposed into the goal, anchors and budgeted evidence frames.
 
-The pipeline is split → classify (``organs.stomach.classify``) → resolve the
-intent → distill each distinct evidence segment → fit the token budget.
+The pipeline is normalize → split → classify (``organs.stomach.classify``) →
+resolve the intent → distill each distinct evidence segment → fit the token budget.
 
+* Normal form. Blocks are cut from the paste's normal form
+  (``organs.stomach.normal``) and placed back in the received text, so every
+  span locates received characters. A segment's full text is the received
+  segment (its digest is the frame id; fetching it in full returns it); what the
+  model is served, whole or compact, and what titles, windows and the goal are
+  read from, is its normal form. ``_segment_texts`` is the one place a segment
+  becomes both.
 * Goal. With ``intent`` given, the goal is exactly ``intent``; a block equal to
   it is the goal segment and every other prose block becomes a note. Without it,
-  the prose that reads as an ask (a question or an imperative) is the goal,
-  several pieces joined verbatim in order with a blank line; when no prose reads
-  as an ask, the last prose block is the goal; with no prose at all the goal is
-  the empty string. The goal is a field of the query, never a frame, so no
-  budget can cut it.
+  the goal is the user's own words (rules: ``organs.stomach.intent``): the prose
+  blocks that ask most strongly, joined in order with a blank line, each as the
+  terminal shows it (its normal form); when none asks, the last prose block in
+  the user's own words; otherwise the empty string. Words glued to the top of
+  a trace or log become a prose segment of their own first. The goal is a field
+  of the query, never a frame, so no budget can cut it.
 * Anchors. Path references, in order, without repeats; they cost no tokens.
 * Frames. One per distinct evidence segment (``id`` = blake3 of its text); a
-  repeat reports ``duplicate`` and points at the first. A compact rendering is
-  served only when it has fewer tokens than the full text.
-* Budget. Served frames together fit ``budget_tokens``. The budget is shared
-  out before rendering (small segments first, each taking at most an equal share
-  of what is left), and if the renderings still overrun, the lowest-value frames
-  become zero-cost references, still fetchable through the provider. Value runs
-  stack traces > logs with warn/error lines > logs > tables and code > notes;
-  among equals the later segment yields first.
+  repeat reports ``duplicate`` and points at the first.
+* Budget. Served frames together fit ``budget_tokens``: shared out before
+  rendering by value, a segment that fits its share served full, an overrun
+  absorbed lowest value first, frames that cannot be served becoming zero-cost
+  references, still fetchable through the provider (``organs.stomach.budget``).
+  Notes and code that do not fit keep their alert lines and the lines holding
+  the ask's terms between their head and tail.
 * Tiers: see ``organs.stomach.tiers``. Deferred frames carry no time window
   because nothing of them was read beyond the classifier's sample.
 
@@ -35,10 +42,10 @@ inline: handing it to a thread costs more than the overlap gives.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from envelopes.types import DegradationTier, Frame, FrameKind, SegmentKind, SegmentOutcome, SegmentReport
+from envelopes.types import DegradationTier, Frame, FrameKind, Redaction, SegmentKind, SegmentOutcome, SegmentReport
 from organs.accounting import (
     DEFAULT_ENCODING,
     THREADED_COUNT_CHARS,
@@ -48,12 +55,25 @@ from organs.accounting import (
     count_tokens_many,
     digest_text,
 )
+from organs.fitting import fit_tokens
+from organs.stomach.asked import AskTerms
+from organs.stomach.budget import (
+    TARGETED_KINDS,
+    allocate,
+    best_representation,
+    fit_budget,
+    salient,
+    shorter_compact,
+    weigh,
+)
 from organs.stomach.classify import Classification, classify
 from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import distill_table
-from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, head_tail, plural, thousands
+from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
 from organs.stomach.distill.trace import distill_trace
-from organs.stomach.intent import reads_as_ask
+from organs.stomach.intent import ask_strength, glued_lines, own_words
+from organs.stomach.normal import normal_form, normalize
+from organs.stomach.redact import PasteRedaction, describe, redact_paste
 from organs.stomach.split import Block, split_blocks
 from organs.stomach.tiers import choose_tier
 from organs.stomach.timestamps import leading_stamp, window_of
@@ -67,13 +87,13 @@ _FRAME_KIND: dict[SegmentKind, FrameKind] = {
     "table": "table",
     "prose": "note",
 }
-_VALUE: dict[FrameKind, int] = {"stack_trace": 5, "log": 3, "table": 2, "code": 2, "note": 1}
-_ALERT_LOG_VALUE = 4
 # What a deferred frame's compact rendering aims at when someone asks for it later.
 _LAZY_TARGET_TOKENS = 1024
 _RERENDER_ATTEMPTS = 2
-# The kinds whose rendering follows its target; a table or trace rendered again comes out the same.
-_TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note"})
+_RERENDER_MARGIN = 0.95
+# Head-and-tail renderings grow with their target; one served under this share of its share is rendered again.
+_GROWING_KINDS: frozenset[FrameKind] = frozenset({"code", "note"})
+_UNDERSHOOT = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +112,8 @@ class IngestConfig:
     # More blank-line blocks than this and the last one holds the rest whole: a paste of
     # countless tiny blocks would otherwise cost a report, a classification and memory each.
     max_blocks: int = 2048
+    # Personal-data categories to pseudonymise (``ICHOR_REDACT``); credentials are always redacted.
+    redact_personal: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,11 +125,15 @@ class ContextQuery:
 
 @dataclass(slots=True)
 class _Evidence:
+    """One distinct evidence segment: ``text`` is what is served whole (the normal form), ``received`` the full text."""
+
     frame_id: str
     kind: FrameKind
     text: str
     span: tuple[int, int]
     index: int
+    received: str = ""
+    received_tokens: int = 0
     value: int = 0
     title: str = ""
     full_tokens: int = 0
@@ -116,6 +142,8 @@ class _Evidence:
     compact: str | None = None
     compact_tokens: int = 0
     target: int = 0
+    share: int = 0
+    claim: int = 0
 
 
 class IngestProvider:
@@ -141,7 +169,7 @@ class IngestProvider:
         return self._frames
 
     def full_text(self, frame_id: str) -> str:
-        return self._evidence[frame_id].text
+        return self._evidence[frame_id].received
 
     def span(self, frame_id: str) -> tuple[int, int]:
         return self._evidence[frame_id].span
@@ -150,10 +178,10 @@ class IngestProvider:
         """The frame in the asked representation; ``compact`` falls back to verbatim when that is smaller."""
         evidence = self._evidence[frame_id]
         if representation == "full":
-            return _build_frame(evidence, "full", self._encoding, self._tier)
+            return _build_frame(evidence, "full", self._encoding, self._tier, retrieved=True)
         if evidence.compact is None:
             self._render_later(evidence)
-        return _build_frame(evidence, _best_representation(evidence), self._encoding, self._tier)
+        return _build_frame(evidence, best_representation(evidence), self._encoding, self._tier)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,18 +193,7 @@ class IngestBundle:
     tier_reason: str
     encoding: str
     source_digest: str
-
-
-def _shorter_compact(evidence: _Evidence) -> bool:
-    """Whether the compact rendering has fewer characters than the full text: only then is it worth counting."""
-    return evidence.compact is not None and len(evidence.compact) < len(evidence.text)
-
-
-def _best_representation(evidence: _Evidence) -> Literal["compact", "full"]:
-    """Compact when it is smaller than the full text in characters and in tokens, else full."""
-    if _shorter_compact(evidence) and evidence.compact_tokens < evidence.full_tokens:
-        return "compact"
-    return "full"
+    redaction: PasteRedaction
 
 
 def _build_frame(
@@ -184,12 +201,17 @@ def _build_frame(
     representation: Literal["compact", "full", "reference"],
     encoding: str,
     tier: DegradationTier,
+    *,
+    retrieved: bool = False,
 ) -> Frame:
+    """The frame as served; ``retrieved`` asks for the received full text itself, which hashes to the id."""
     content: str | None
     if representation == "reference":
         content, cost = None, 0
     elif representation == "compact" and evidence.compact is not None:
         content, cost = evidence.compact, evidence.compact_tokens
+    elif retrieved:
+        content, cost = evidence.received, evidence.received_tokens
     else:
         content, cost = evidence.text, evidence.full_tokens
     return Frame(
@@ -199,28 +221,33 @@ def _build_frame(
         content=content,
         content_digest=None
         if content is None
-        else (evidence.frame_id if content is evidence.text else digest_text(content)),
+        else (evidence.frame_id if content is evidence.received else digest_text(content)),
         token_cost=cost,
-        full_bytes=len(evidence.text.encode("utf-8", "surrogatepass")),
-        full_tokens=evidence.full_tokens,
+        full_bytes=len(evidence.received.encode("utf-8", "surrogatepass")),
+        full_tokens=evidence.received_tokens,
         encoding=encoding,
         span=evidence.span,
-        lines=evidence.text.count("\n") + 1,
+        lines=evidence.received.count("\n") + 1,
         title=evidence.title,
         tier=tier,
         valid_from=evidence.valid_from,
         valid_to=evidence.valid_to,
+        normal_form=content is not None and not retrieved and evidence.text is not evidence.received,
     )
 
 
 @dataclass(slots=True)
 class _Segment:
     block: Block
+    # The full text (the received segment: its digest is the frame id, fetching full returns it) and
+    # what the model is served of it (its normal form); see ``_segment_texts``.
     text: str
+    served: str
     classification: Classification
     outcome: SegmentOutcome = "frame"
     frame_id: str | None = None
     note: str = ""
+    redacted: tuple[Redaction, ...] = ()
 
 
 @dataclass(slots=True)
@@ -230,40 +257,74 @@ class _Plan:
     anchors: list[str] = field(default_factory=list)
 
 
+def _segment_texts(received: str) -> tuple[str, str]:
+    """A segment's full text and the text served from it: the one place a received segment becomes both."""
+    full = received
+    return full, normal_form(full)
+
+
+def _classified(text: str, block: Block) -> list[_Segment]:
+    """The block's segment, or two when the user's words are glued to the first line of the evidence below.
+
+    Evidence is what the ladder found a shape for, or prose whose lines are mostly machine-made.
+    """
+    full, served = _segment_texts(text[block.start : block.end])
+    found = classify(served, fenced=block.fenced, language=block.language)
+    asked_lines = 0 if block.fenced or found.kind == "path_ref" else glued_lines(served)
+    if asked_lines and found.kind == "prose" and own_words(served.split("\n", asked_lines)[-1]):
+        asked_lines = 0
+    if not asked_lines:
+        return [_Segment(block, full, served, found)]
+    # The normal form keeps every line, so the received text splits after the same line.
+    cut = 0
+    for _ in range(asked_lines):
+        cut = full.index("\n", cut) + 1
+    ask = Block(block.start, block.start + len(full[:cut].rstrip()), fenced=False)
+    rest = Block(block.start + cut, block.end, fenced=False, remainder=block.remainder)
+    glued = Classification("prose", f"the user's words on {asked_lines} line(s) glued to the evidence below")
+    ask_full, ask_served = _segment_texts(text[ask.start : ask.end])
+    rest_full, rest_served = _segment_texts(text[rest.start : rest.end])
+    return [
+        _Segment(ask, ask_full, ask_served, glued),
+        _Segment(rest, rest_full, rest_served, classify(rest_served, fenced=False, language="")),
+    ]
+
+
 def _resolve(text: str, blocks: list[Block], intent: str | None, max_blocks: int) -> _Plan:
-    segments = []
-    for block in blocks:
-        segment_text = text[block.start : block.end]
-        segments.append(_Segment(block, segment_text, classify(segment_text, fenced=block.fenced)))
+    """Classify the blocks (spans in ``text``, the received paste) and pick the goal (rules: ``intent``)."""
+    segments = [segment for block in blocks for segment in _classified(text, block)]
     if blocks and blocks[-1].remainder:
         segments[-1].note = f"; the last of max_blocks {max_blocks} blocks: it holds the rest of the paste whole"
     plan = _Plan(segments)
     for segment in segments:
         if segment.classification.kind == "path_ref":
             segment.outcome = "anchor"
-            token = segment.text.strip()
+            token = segment.served.strip()
             if token not in plan.anchors:
                 plan.anchors.append(token)
     prose = [segment for segment in segments if segment.classification.kind == "prose"]
     if intent is not None:
         plan.goal_pieces = [intent]
         stated = next(
-            (segment for segment in segments if segment.text.strip() == intent.strip() and intent.strip()), None
+            (segment for segment in segments if segment.served.strip() == intent.strip() and intent.strip()), None
         )
         if stated is not None:
             stated.outcome = "goal"
             stated.note += "; the stated intent"
         return plan
-    asks = [segment for segment in prose if reads_as_ask(segment.text)]
-    if asks:
+    strengths = [ask_strength(segment.served) for segment in prose]
+    strongest = max(strengths, default=0)
+    asks = [segment for segment, strength in zip(prose, strengths, strict=True) if strength == strongest]
+    if strongest:
         for segment in asks:
-            segment.note += "; reads as the ask"
-    elif prose:
-        asks = [prose[-1]]
-        asks[0].note += "; no prose reads as an ask, so the last prose block is the goal"
+            segment.note += "; ends asking" if strongest == 2 else "; reads as the ask"
+    else:
+        asks = [segment for segment in prose if own_words(segment.served)][-1:]
+        for segment in asks:
+            segment.note += "; no prose reads as an ask, so the last prose block in the user's own words is the goal"
     for segment in asks:
         segment.outcome = "goal"
-        plan.goal_pieces.append(segment.text)
+        plan.goal_pieces.append(segment.served)
     return plan
 
 
@@ -283,26 +344,10 @@ def _counted(texts: list[str], counts: list[int]) -> dict[str, int]:
 def _set_full_tokens(items: list[_Evidence], tokens: dict[str, int]) -> None:
     for item in items:
         item.full_tokens = tokens[item.text]
+        item.received_tokens = tokens[item.received]
 
 
-def _allocate(evidence: list[_Evidence], budget: int, *, exact: bool) -> None:
-    """Share the budget out: smallest segments first, none above an equal share of what is left.
-
-    A segment's size is its exact full count when ``exact``, else an estimate from its characters.
-    """
-
-    def size(item: _Evidence) -> int:
-        return item.full_tokens if exact else int(len(item.text) / CHARS_PER_TOKEN) + 1
-
-    remaining = budget
-    ordered = sorted(evidence, key=lambda item: (size(item), item.index))
-    for position, item in enumerate(ordered):
-        share = remaining // (len(ordered) - position)
-        item.target = max(min(size(item), share), 1)
-        remaining -= item.target
-
-
-def _render(evidence: _Evidence, encoding: str, tier: DegradationTier) -> None:
+def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskTerms) -> None:
     """Set the compact rendering, the title detail and the time window; -1 tokens means not yet measured."""
     detail: str | None = None
     evidence.compact_tokens = -1
@@ -312,21 +357,25 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier) -> None:
         evidence.compact = digest.rendering
         evidence.compact_tokens = -1 if digest.tokens is None else digest.tokens
         evidence.valid_from, evidence.valid_to = digest.valid_from, digest.valid_to
-        if digest.alerts:
-            evidence.value = _ALERT_LOG_VALUE
     elif evidence.kind == "stack_trace":
-        trace = distill_trace(evidence.text)
+        trace = distill_trace(evidence.text, evidence.target)
         evidence.compact, detail = trace.rendering, trace.exception
-        stamps = [line[: stamp.end] for line in evidence.text.split("\n")[:2000] if (stamp := leading_stamp(line))]
+        # Both ends are read, so the stamps bound the whole trace, not its first two thousand lines.
+        lines = evidence.text.split("\n")
+        ends = lines if len(lines) <= 2000 else lines[:1000] + lines[-1000:]
+        stamps = [line[: stamp.end] for line in ends if (stamp := leading_stamp(line))]
         evidence.valid_from, evidence.valid_to = window_of(stamps)
     elif evidence.kind == "table":
-        table = distill_table(evidence.text, infer_types=not cheap)
+        table = distill_table(evidence.text, infer_types=not cheap, ask=ask, target_tokens=evidence.target)
         evidence.compact = table.rendering
         detail = f"{thousands(table.rows)} rows {TIMES} {thousands(table.columns)} columns"
     else:
         # Head and tail only ever cut; a text whose exact count fits its target is kept whole.
         fits = 0 < evidence.full_tokens <= evidence.target
-        evidence.compact = evidence.text if fits else head_tail(evidence.text, evidence.target)
+        why = "with an alert level or the ask's terms"
+        evidence.compact = (
+            evidence.text if fits else kept_and_ends(evidence.text, evidence.target, salient(ask), why=why)
+        )
     evidence.title = _title(evidence, detail)
 
 
@@ -336,22 +385,6 @@ def _measure(items: list[_Evidence], encoding: str, threads: int) -> None:
     counts = count_tokens_many([item.compact or "" for item in unmeasured], encoding, threads) if unmeasured else []
     for item, compact_tokens in zip(unmeasured, counts, strict=True):
         item.compact_tokens = compact_tokens
-
-
-def _fit_budget(evidence: list[_Evidence], budget: int) -> set[str]:
-    """The ids that must fall back to references so the served total fits the budget."""
-    served = {
-        item.frame_id: (item.compact_tokens if _best_representation(item) == "compact" else item.full_tokens)
-        for item in evidence
-    }
-    total = sum(served.values())
-    references: set[str] = set()
-    for item in sorted(evidence, key=lambda item: (item.value, -item.index)):
-        if total <= budget:
-            break
-        references.add(item.frame_id)
-        total -= served[item.frame_id]
-    return references
 
 
 def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str | None = None) -> IngestBundle:
@@ -367,15 +400,29 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         shallow_backlog=config.shallow_backlog,
         deferred_backlog=config.deferred_backlog,
     )
-    blocks = split_blocks(text, config.max_blocks)
-    # Every distinct segment is counted in full (frames, the goal, anchors): a large paste on a
-    # long-lived thread from here on, while it is classified and rendered; a small one right away.
-    counted_texts = list(dict.fromkeys(text[block.start : block.end] for block in blocks))
+    # Blocks are cut from the normal form and placed back in the received text, where every span is.
+    normal = normalize(text)
+    blocks = [
+        replace(block, start=start, end=end)
+        for block in split_blocks(normal.text, config.max_blocks)
+        for start, end in [normal.received_span(block.start, block.end)]
+    ]
+    plan = _resolve(text, blocks, intent, config.max_blocks)
+    # Secrets go before anything is counted or rendered; a goal is never rewritten, so it is counted as received.
+    redaction = redact_paste(text, [segment.block for segment in plan.segments], config.redact_personal)
+    if redaction.changed:
+        _apply_redaction(plan, redaction)
+    # Every distinct segment is counted in full, received and served (frames, the goal, anchors): a large
+    # paste on a long-lived thread from here on, while it is rendered; a small one right away.
+    counted_texts = list(
+        dict.fromkeys(
+            (*(piece for segment in plan.segments for piece in (segment.text, segment.served)), *redaction.received)
+        )
+    )
     overlapped = sum(len(segment) for segment in counted_texts) >= THREADED_COUNT_CHARS
     full_counts = SharedCount(counted_texts, encoding) if overlapped else None
     # Counted first when small, so the budget is shared out by exact sizes rather than estimates.
     segment_tokens = None if overlapped else _counted(counted_texts, count_tokens_exact(counted_texts, encoding, 1))
-    plan = _resolve(text, blocks, intent, config.max_blocks)
     evidence: dict[str, _Evidence] = {}
     for segment in plan.segments:
         if segment.outcome != "frame":
@@ -387,15 +434,22 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
             continue
         kind = _FRAME_KIND[segment.classification.kind]
         evidence[frame_id] = _Evidence(
-            frame_id, kind, segment.text, (segment.block.start, segment.block.end), len(evidence), value=_VALUE[kind]
+            frame_id,
+            kind,
+            segment.served,
+            (segment.block.start, segment.block.end),
+            len(evidence),
+            received=segment.text,
         )
     items = list(evidence.values())
     if segment_tokens is not None:
         _set_full_tokens(items, segment_tokens)
+    ask = AskTerms.of("\n\n".join(plan.goal_pieces))
     if tier != "deferred":
-        _allocate(items, config.budget_tokens, exact=segment_tokens is not None)
+        weigh(items, ask)
+        allocate(items, config.budget_tokens, exact=segment_tokens is not None)
         for item in items:
-            _render(item, encoding, tier)
+            _render(item, encoding, tier, ask)
     else:
         for item in items:
             item.title = _title(item, None)
@@ -403,39 +457,73 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         assert full_counts is not None
         segment_tokens = _counted(counted_texts, full_counts.result())
         _set_full_tokens(items, segment_tokens)
-    rendered = [item for item in items if _shorter_compact(item)]
+    rendered = [item for item in items if shorter_compact(item)]
     _measure(rendered, encoding, config.token_threads)
-    for _ in range(_RERENDER_ATTEMPTS):
-        # Renderings planned by a characters-per-token estimate can overshoot; ask again, scaled down. One whose
-        # full text fits its target needs no shrinking: the smaller of the two is served.
-        overshot = [
-            item
-            for item in rendered
-            if item.compact_tokens > item.target and item.full_tokens > item.target and item.kind in _TARGETED_KINDS
-        ]
-        for item in overshot:
-            item.target = max(int(item.target * item.target / item.compact_tokens * 0.95), 1)
-            _render(item, encoding, tier)
-        _measure(overshot, encoding, config.token_threads)
-    references = set(evidence) if tier == "deferred" else _fit_budget(items, config.budget_tokens)
-    frames = tuple(
-        _build_frame(item, "reference" if item.frame_id in references else _best_representation(item), encoding, tier)
-        for item in items
-    )
+
+    def refit(item: _Evidence, limit: int, start: int | None = None) -> bool:
+        """Render ``item`` again within ``limit`` tokens; False (and the rendering unchanged) when none fits."""
+        before = item.compact, item.compact_tokens, item.target
+
+        def render(target: int) -> int:
+            item.target = target
+            _render(item, encoding, tier, ask)
+            if item.compact_tokens < 0:
+                item.compact_tokens = count_tokens(item.compact or "", encoding)
+            return item.compact_tokens
+
+        # The first rendering within the limit ends the search, so it is the one the item now holds.
+        fitted = fit_tokens(render, lambda tokens: tokens, limit, start=start, rounds=_RERENDER_ATTEMPTS)
+        if fitted is None or not shorter_compact(item):
+            item.compact, item.compact_tokens, item.target = before
+            return False
+        return True
+
+    for item in rendered:
+        if item.kind not in TARGETED_KINDS or item.full_tokens <= item.share:
+            # A full text that fits its share is served whole: its rendering needs no fitting.
+            continue
+        if item.compact_tokens > item.target:
+            # Renderings planned by a characters-per-token estimate can overshoot; ask again, scaled down.
+            refit(item, item.share, max(int(item.target * item.share / item.compact_tokens * _RERENDER_MARGIN), 1))
+        elif item.kind in _GROWING_KINDS and item.compact_tokens < item.share * _UNDERSHOOT:
+            # Or undershoot, leaving a share unused: ask again, scaled up; kept only if it fits and shows more.
+            shown = item.compact, item.compact_tokens, item.target
+            grown = int(item.target * item.share / max(item.compact_tokens, 1) * _RERENDER_MARGIN)
+            if not refit(item, item.share, grown) or item.compact_tokens <= shown[1]:
+                item.compact, item.compact_tokens, item.target = shown
+    if tier == "deferred":
+        chosen: dict[str, Literal["compact", "full", "reference"]] = dict.fromkeys(evidence, "reference")
+    else:
+        chosen = fit_budget(items, config.budget_tokens, refit)
+    frames = tuple(_build_frame(item, chosen[item.frame_id], encoding, tier) for item in items)
     served = {frame.id: frame for frame in frames}
     report = tuple(_report(index, segment, served, segment_tokens) for index, segment in enumerate(plan.segments))
 
     def render_later(item: _Evidence) -> None:
         item.target = max(config.budget_tokens, _LAZY_TARGET_TOKENS)
-        _render(item, encoding, "shallow")
-        if _shorter_compact(item) and item.compact_tokens < 0:
+        _render(item, encoding, "shallow", ask)
+        if shorter_compact(item) and item.compact_tokens < 0:
             item.compact_tokens = count_tokens(item.compact or "", encoding)
 
     provider = IngestProvider(frames, evidence, encoding, tier, render_later)
     query = ContextQuery(
         goal="\n\n".join(plan.goal_pieces), anchors=tuple(plan.anchors), budget_tokens=config.budget_tokens
     )
-    return IngestBundle(query, provider, report, tier, tier_reason, encoding, digest_text(text))
+    return IngestBundle(query, provider, report, tier, tier_reason, encoding, digest_text(text), redaction)
+
+
+def _apply_redaction(plan: _Plan, redaction: PasteRedaction) -> None:
+    """Every segment but the goal takes its redacted text; the report says what was replaced."""
+    renamed = {}
+    for segment, redacted, found in zip(plan.segments, redaction.texts, redaction.found, strict=True):
+        if segment.outcome == "goal" or not found:
+            continue
+        full, served = _segment_texts(redacted)
+        if segment.outcome == "anchor":
+            renamed[segment.served.strip()] = served.strip()
+        segment.text, segment.served, segment.redacted = full, served, found
+        segment.note += describe(found)
+    plan.anchors = [renamed.get(anchor, anchor) for anchor in plan.anchors]
 
 
 def _report(index: int, segment: _Segment, served: dict[str, Frame], tokens: dict[str, int]) -> SegmentReport:
@@ -453,7 +541,7 @@ def _report(index: int, segment: _Segment, served: dict[str, Frame], tokens: dic
             after = frame.token_cost
     else:
         before = tokens.get(segment.text, 0)
-        after = before if segment.outcome == "goal" else 0
+        after = tokens.get(segment.served, before) if segment.outcome == "goal" else 0
     return SegmentReport(
         index=index,
         kind=segment.classification.kind,
@@ -463,4 +551,5 @@ def _report(index: int, segment: _Segment, served: dict[str, Frame], tokens: dic
         frame_id=frame_id,
         tokens_before=before,
         tokens_after=after,
+        redacted=segment.redacted,
     )

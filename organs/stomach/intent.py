@@ -1,10 +1,39 @@
-"""Which prose carries the ask: a question, or an imperative addressed to the reader."""
+"""Which prose carries the ask, and whether a block is the user's own words at all.
+
+The goal is the user's own words, never text inside evidence:
+
+* A line made by a program is not the user speaking: a line that opens with a
+  timestamp, a bracketed prefix (``[ 12.3]``, ``[ERROR]``), a ``file:line:``
+  location, a level word and a colon (``error:``, ``warning[E1]:``), a
+  ``daemon[pid]:`` tag, a stack frame or exception header, a kernel ``? func+0x``
+  frame, or a source-excerpt gutter (``  12 | …``). A block where such lines are
+  the majority is evidence even when the classifier found no shape for it, and
+  nothing in machine lines counts as asking (a compiler's ``did you forget …?``
+  is not a question to the reader).
+* How strongly a block asks, from its own lines: 2 when it ends asking (its last
+  question mark is followed by nothing but courtesy such as "Thanks!"); 1 when it
+  asks somewhere (a question mark after a word, a phrase such as "can you" or
+  "I want", or an imperative opener such as "Fix" or "Explain"); 0 otherwise.
+* When several prose blocks ask, the goal is every block of the strongest kind,
+  joined verbatim in paste order: a block that ends with its question outranks
+  context that merely mentions a wish or asks a question it answers itself ("Could
+  it be the JVM? No, …"), and an imperative line a tool printed ("Identify and
+  stop the process …") yields to the user's question.
+* The user's words glued to the first line of a trace or log (no blank line
+  between) are the leading lines before the first machine line, when they end
+  asking, or end with a colon and read as a sentence ("Fix this:", "only this
+  in the journal:"); ``glued_lines`` says how many. They become a prose segment
+  of their own, so an ask among them can be the goal.
+"""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["reads_as_ask"]
+from organs.stomach.signals import is_trace_frame, trace_header
+from organs.stomach.timestamps import leading_stamp
+
+__all__ = ["ask_strength", "glued_lines", "machine_line", "own_words", "reads_as_ask", "speaks_to_reader"]
 
 _ASK_OPENERS = frozenset(
     [
@@ -79,12 +108,89 @@ _ASK_OPENERS = frozenset(
 _ASK_PHRASES = re.compile(
     r"\b(?:please|can you|could you|would you|help me|i need|i want|we need|tell me|let me know|any idea)\b", re.I
 )
-_QUESTION_END = re.compile(r"\?(?:[\s\"')\]]|$)")
+# A question mark that ends a word or a quote, not one that opens a token ("? func+0x12").
+_QUESTION = re.compile(r"(?<=[\w)\]\"'`\u2019\u201d])\?+(?=[\s\"')\]\u2019\u201d]|$)")
+_COURTESY = re.compile(
+    r"(?:thanks?\b|thank you|thx\b|cheers\b|tia\b|regards\b|any (?:help|ideas?|pointers|hints?)\b"
+    r"|appreciated?\b|much appreciated)[^.?!]{0,80}[.!]*\s*",
+    re.I,
+)
+_MACHINE = re.compile(
+    r"\s*(?:"
+    r"\[[^\]\n]{1,60}\]"
+    r"|[\w./\\~-]+:\d+(?::\d+)?:"
+    r"|(?:error|warning|warn|note|help|info|debug|fatal|panic|err)(?:\[[\w-]{1,20}\])?:(?:\s|$)"
+    r"|(?:ERROR|WARN|WARNING|INFO|DEBUG|FATAL|TRACE)\b"
+    r"|[\w.-]{1,60}\[\d+\]:"
+    r"|\?\s+\S+\+0x"
+    r"|\d*\s*\|"
+    r"|\w+ (?:ERR!|WARN)\s"
+    r")"
+)
+_MACHINE_SHARE = 0.5
+_HEAD_CHARS = 2000
+_GLUED_LINES = 3
+# A line introducing what follows reads as a sentence: it opens with a plain word (not an identifier such
+# as "NoMethodError" or an acronym such as "PHP") and runs to at least three words.
+_SENTENCE = re.compile(r"[A-Za-z][a-z]*,?\s+\S+(?:\s+\S+)+")
+
+
+def machine_line(line: str) -> bool:
+    """Whether a line has the shape of program output rather than of someone writing."""
+    return (
+        _MACHINE.match(line) is not None
+        or leading_stamp(line) is not None
+        or is_trace_frame(line)
+        or trace_header(line) is not None
+    )
+
+
+def _own_lines(text: str) -> tuple[list[str], int]:
+    """The block's non-blank lines that are not machine-made (within its head), and how many lines there were."""
+    lines = [line for line in text[:_HEAD_CHARS].split("\n") if line.strip()]
+    return [line for line in lines if not machine_line(line)], len(lines)
+
+
+def own_words(text: str) -> bool:
+    """Whether the block is someone writing: machine-shaped lines are not its majority."""
+    own, total = _own_lines(text)
+    return total > 0 and len(own) > total * _MACHINE_SHARE
+
+
+def ask_strength(text: str) -> int:
+    """2 when the block ends asking, 1 when it asks somewhere, 0 when it does not ask (see the module doc)."""
+    own, total = _own_lines(text)
+    if total == 0 or len(own) <= total * _MACHINE_SHARE:
+        return 0
+    words = " ".join(line.strip() for line in own)
+    questions = list(_QUESTION.finditer(words))
+    if questions and _COURTESY.fullmatch(words[questions[-1].end() :].strip()) is not None:
+        return 2
+    if questions and not words[questions[-1].end() :].strip():
+        return 2
+    if questions or _ASK_PHRASES.search(words) is not None:
+        return 1
+    first_word = words.split(maxsplit=1)[0].strip(",.:;!").lower() if words else ""
+    return 1 if first_word in _ASK_OPENERS else 0
 
 
 def reads_as_ask(text: str) -> bool:
-    head = text[:2000]
-    if _QUESTION_END.search(head) is not None or _ASK_PHRASES.search(head) is not None:
-        return True
-    first_word = head.lstrip().split(maxsplit=1)[0].strip(",.:;!").lower() if head.strip() else ""
-    return first_word in _ASK_OPENERS
+    return ask_strength(text) > 0
+
+
+def speaks_to_reader(text: str) -> bool:
+    """Whether the block is the user talking: own words that ask, or that introduce what follows (a colon)."""
+    return own_words(text) and (ask_strength(text) > 0 or text.rstrip().endswith(":"))
+
+
+def glued_lines(text: str) -> int:
+    """How many leading lines of an evidence block are the user's words glued to it; 0 when there are none."""
+    lines = text.split("\n", _GLUED_LINES + 1)
+    for count, line in enumerate(lines[: _GLUED_LINES + 1]):
+        if machine_line(line):
+            if count == 0:
+                return 0
+            lead = "\n".join(lines[:count]).strip()
+            introduces = lead.endswith(":") and _SENTENCE.match(lead) is not None
+            return count if ask_strength(lead) == 2 or introduces else 0
+    return 0

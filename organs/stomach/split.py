@@ -1,15 +1,28 @@
 """Cut a paste into blocks: fenced ``` regions whole, everything else at blank lines.
 
 A block's span starts at its first non-blank line (indentation included) and
-ends after the last non-whitespace character, so the only text left outside
-every span is whitespace. Lines end at ``\\n``; a ``\\r`` before it is trailing
-whitespace like any other.
+ends after the last non-whitespace character. A fenced block is the fence's
+content: the fence lines are markup, left outside the span with the whitespace,
+and the opening fence's language tag (```` ```python ````) rides on the block as
+evidence for the classifier. Lines end at ``\\n``.
+
+Blocks are cut from the paste's normal form (``organs.stomach.normal``), where a
+line that only held escape sequences is blank; the caller maps spans back to the
+received text.
+
+A blank line does not always end what it sits in: a stack trace whose causes or
+goroutines are set apart by blank lines, an exception head followed by its frames,
+and a test report whose sections are separated by blank lines are each one block
+(see ``_continues``).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from organs.stomach.intent import speaks_to_reader
+from organs.stomach.signals import is_trace_frame, trace_header
 
 __all__ = ["Block", "split_blocks"]
 
@@ -21,6 +34,8 @@ class Block:
     fenced: bool
     # The block that holds the rest of a paste cut at ``max_blocks``.
     remainder: bool = False
+    # The first word of an opening fence's info string, lower-cased ("python", "log", "console").
+    language: str = ""
 
 
 def _is_fence(text: str, start: int, end: int) -> bool:
@@ -43,8 +58,8 @@ def split_blocks(text: str, max_blocks: int | None = None) -> list[Block]:
     """
     if "```" not in text:
         # No fence can open: the blocks are the runs of non-blank lines, found in one regex pass.
-        return _unfenced_blocks(text, max_blocks)
-    return _blocks_by_line(text, max_blocks)
+        return _merge_continuations(text, _unfenced_blocks(text, max_blocks))
+    return _merge_continuations(text, _blocks_by_line(text, max_blocks))
 
 
 def _unfenced_blocks(text: str, max_blocks: int | None) -> list[Block]:
@@ -62,6 +77,7 @@ def _blocks_by_line(text: str, max_blocks: int | None) -> list[Block]:
     block_start = -1
     last_content_end = -1
     fence_start = -1
+    language = ""
     position = 0
     length = len(text)
     while position < length:
@@ -76,13 +92,14 @@ def _blocks_by_line(text: str, max_blocks: int | None) -> list[Block]:
             return blocks
         if fence_start >= 0:
             if _is_fence(text, position, line_end):
-                blocks.append(Block(fence_start, _rstrip_end(text, fence_start, line_end), fenced=True))
+                blocks.extend(_fenced_content(text, fence_start, position, language))
                 fence_start = -1
         elif _is_fence(text, position, line_end):
             if block_start >= 0:
                 blocks.append(Block(block_start, last_content_end, fenced=False))
                 block_start = -1
-            fence_start = position
+            fence_start = min(next_position, length)
+            language = _language(text[position:line_end])
         elif text[position:line_end].isspace() or position == line_end:
             if block_start >= 0:
                 blocks.append(Block(block_start, last_content_end, fenced=False))
@@ -94,7 +111,7 @@ def _blocks_by_line(text: str, max_blocks: int | None) -> list[Block]:
         position = next_position
     if fence_start >= 0:
         # An unclosed fence runs to the end of the paste: the user opened a box and never shut it.
-        blocks.append(Block(fence_start, _rstrip_end(text, fence_start, length), fenced=True))
+        blocks.extend(_fenced_content(text, fence_start, length, language))
     elif block_start >= 0:
         blocks.append(Block(block_start, last_content_end, fenced=False))
     return blocks
@@ -102,3 +119,112 @@ def _blocks_by_line(text: str, max_blocks: int | None) -> list[Block]:
 
 def _rstrip_end(text: str, start: int, end: int) -> int:
     return start + len(text[start:end].rstrip())
+
+
+_BLANK_LINES = re.compile(r"(?:[^\S\n]*\n)*")
+
+
+def _language(fence_line: str) -> str:
+    info = fence_line.strip().lstrip("`").split(maxsplit=1)
+    return info[0].lower()[:40] if info else ""
+
+
+def _fenced_content(text: str, start: int, stop: int, language: str) -> list[Block]:
+    """The block of a fence's content, from its first non-blank line; none when the fence holds only whitespace."""
+    blanks = _BLANK_LINES.match(text, start, stop)
+    first = blanks.end() if blanks is not None else start
+    end = _rstrip_end(text, first, stop)
+    return [Block(first, end, fenced=True, language=language)] if end > first else []
+
+
+# How many lines at a block's end are read for the shape it ends in.
+_TAIL_LINES = 30
+# A chained trace says so on the line before the next exception.
+_CHAIN_LINE = re.compile(r"\s*(?:During handling of the above exception|The above exception was|nested exception is)")
+# A test report's rule-framed banner ("==== test session starts ====", "---- FAILURES ----").
+_BANNER = re.compile(r"[=_-]{3,} ?\S.{0,120}? ?[=_-]{3,}\s*$")
+# The final tally that closes a report: "=== 3 failed, 1 passed in 0.12s ===", "test result: FAILED. 1 passed".
+_TALLY = re.compile(r"[=\s]*\d+ (?:failed|passed|errors?)\b.{0,200}\bin [\d.]+ ?m?s\b|\s*test result: ")
+
+
+def _last_lines(text: str, block: Block) -> list[str]:
+    start = block.end
+    for _ in range(_TAIL_LINES):
+        start = text.rfind("\n", block.start, start)
+        if start < 0:
+            start = block.start
+            break
+    return text[start : block.end].lstrip("\n").split("\n")
+
+
+def _first_lines(text: str, block: Block) -> list[str]:
+    end = block.start
+    for _ in range(_TAIL_LINES):
+        end = text.find("\n", end + 1, block.end)
+        if end < 0:
+            end = block.end
+            break
+    return text[block.start : end].split("\n")
+
+
+def _first_line(text: str, block: Block) -> str:
+    newline = text.find("\n", block.start, block.end)
+    return text[block.start : block.end if newline < 0 else newline]
+
+
+def _in_trace(lines: list[str]) -> bool:
+    return any(is_trace_frame(line) or trace_header(line) is not None for line in lines)
+
+
+def _continues(text: str, previous: Block, block: Block, report_open: bool) -> bool:
+    """Whether ``block`` goes on with what ``previous`` holds, across the blank lines between them.
+
+    * frames, a ``Caused by:``, a goroutine header or a chaining line after a block with trace lines in
+      its tail, and frames after a line that names an exception or error;
+    * any exception header after a line that chains one exception to the next;
+    * anything but an ask inside a test report that a banner opened and no tally closed yet.
+    """
+    first = _first_line(text, block)
+    tail = _last_lines(text, previous)
+    header = trace_header(first)
+    if is_trace_frame(first) and ("exception" in tail[-1].lower() or "error" in tail[-1].lower()):
+        # An exception head set apart from its frames ("... nested exception is: x.YException: z").
+        return True
+    if is_trace_frame(first) or header in ("cause", "goroutine") or _CHAIN_LINE.match(first) is not None:
+        return _in_trace(tail)
+    if header is not None and _CHAIN_LINE.match(tail[-1]) is not None:
+        return True
+    return report_open and not speaks_to_reader(text[block.start : block.end])
+
+
+def _report_state(text: str, block: Block, still_open: bool) -> bool:
+    """Whether a test report is open after ``block``.
+
+    A banner on the block's first or last line opens one; a final tally closes it, and so does any
+    block that did not join it (the user's words, a fence): a report is one run of blocks.
+    """
+    tail = _last_lines(text, block)
+    if any(_TALLY.match(line) is not None for line in tail):
+        return False
+    return still_open or any(_BANNER.match(line) is not None for line in (_first_line(text, block), tail[-1]))
+
+
+def _merge_continuations(text: str, blocks: list[Block]) -> list[Block]:
+    merged: list[Block] = []
+    report_open = False
+    for block in blocks:
+        previous = merged[-1] if merged else None
+        joined = (
+            previous is not None
+            and not previous.fenced
+            and not block.fenced
+            and not previous.remainder
+            and _continues(text, previous, block, report_open)
+        )
+        if joined:
+            assert previous is not None
+            merged[-1] = Block(previous.start, block.end, fenced=False, remainder=block.remainder)
+        else:
+            merged.append(block)
+        report_open = not block.fenced and _report_state(text, block, report_open and joined)
+    return merged

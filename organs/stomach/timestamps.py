@@ -156,13 +156,19 @@ def _instant_of_text(text: str) -> tuple[int, str] | None:
 def window_of(stamp_texts: list[str]) -> tuple[str | None, str | None]:
     """The earliest and latest instants among leading stamps, as RFC 3339 UTC (min/max, so order does not matter).
 
-    Stamps without a full date, and impossible dates, are skipped. Stamps of an
-    ordered shape are sorted as text and only read from each end until a valid
-    one turns up, which spares reading every line of a long log.
+    A window is reported only where the stamps bound one: when any stamp names no
+    day (a syslog stamp, a bare clock), the dated stamps bound only some of the
+    lines, so there is no window at all rather than a wrong one (a log of syslog
+    lines from April to June with two ISO-stamped lines is not a 0.25 s window).
+    Impossible dates are skipped. Stamps of an ordered shape are sorted as text
+    and only read from each end until a valid one turns up, which spares reading
+    every line of a long log.
     """
     by_shape: dict[str, set[str]] = {}
     for text in stamp_texts:
         by_shape.setdefault(text.translate(_DIGIT_SHAPE), set()).add(text)
+    if any(_undated(next(iter(texts))) for texts in by_shape.values()):
+        return None, None
     instants: list[tuple[int, str]] = []
     for shape, texts in by_shape.items():
         ordered = sorted(texts)
@@ -178,9 +184,6 @@ def window_of(stamp_texts: list[str]) -> tuple[str | None, str | None]:
             stamp = leading_stamp(text)
             if stamp is None:
                 continue
-            if stamp.match.group("undated") is not None or stamp.match.group("clock") is not None:
-                # Which alternative matches depends on the shape alone: no stamp of this shape names a day.
-                break
             instant = stamp.instant()
             if instant is not None:
                 instants.append(instant)
@@ -190,6 +193,12 @@ def window_of(stamp_texts: list[str]) -> tuple[str | None, str | None]:
         return format_instant(min(instants, key=_sort_key)), format_instant(max(instants, key=_sort_key))
     except ValueError:
         return None, None
+
+
+def _undated(text: str) -> bool:
+    """Whether the stamp names no day; which alternative matches depends on the shape alone."""
+    stamp = leading_stamp(text)
+    return stamp is not None and (stamp.match.group("undated") is not None or stamp.match.group("clock") is not None)
 
 
 def format_instant(instant: tuple[int, str]) -> str:

@@ -2,18 +2,20 @@
 
 It decodes a paste, runs ``ingest_paste`` (on a thread for a large paste, see
 ``call_core``), stores the paste and the frame index, then publishes the
-digest. The backlog on its consumer (pending messages, read from each
-delivery) is handed to the core, which steps down to shallow or deferred.
+digest. A paste whose evidence held secrets is stored twice: redacted (all that
+``<prefix>.frames.get`` serves) and as received, in the raw store that only the
+operator's ``<prefix>.frames.raw`` reads back. The backlog on its consumer
+(pending messages, read from each delivery) is handed to the core, which steps
+down to shallow or deferred.
 A deferred paste also queues a notice on ``<prefix>.stomach.deferred``; a
 second, low-priority consumer digests it in full once the main subject is
 idle and publishes a follow-up digest with the same origin. The worker also
-answers ``<prefix>.frames.get``.
+answers ``<prefix>.frames.get`` and ``<prefix>.frames.raw``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -22,8 +24,10 @@ import msgspec
 
 from envelopes.codec import DecodeError, decode_frame_request, encode
 from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, FrameReply, Paste
+from organs.accounting import digest_text
+from organs.anatomy import ABSORPTION, STOMACH
 from organs.client import INLINE_HEADROOM
-from organs.counting import encoding_from_env
+from organs.errors import ConfigError
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -36,31 +40,40 @@ from organs.runtime import (
     get_logger,
 )
 from organs.secretion import secrete
-from organs.signing import Signer, load_signer
+from organs.settings import Settings
+from organs.signing import Signer
 from organs.stomach.frames_store import FrameNotFound, FrameStore
 from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
+from organs.stomach.raw import answer_raw_request
+from organs.stomach.redact import parse_personal
 
-__all__ = ["build_stomach", "digest_paste", "ingest_config_from_env"]
+__all__ = ["build_stomach", "digest_paste", "ingest_config"]
 
 _FRAME_ID = re.compile(r"blake3:[0-9a-f]{64}")
 
 
-def ingest_config_from_env() -> IngestConfig:
-    """The core's knobs from ``ICHOR_BUDGET_TOKENS``, ``ICHOR_SHALLOW_CHARS`` and friends."""
-    defaults = IngestConfig()
-    overrides: dict[str, Any] = {}
-    for field, variable in (
-        ("budget_tokens", "ICHOR_BUDGET_TOKENS"),
-        ("shallow_chars", "ICHOR_SHALLOW_CHARS"),
-        ("deferred_chars", "ICHOR_DEFERRED_CHARS"),
-        ("shallow_backlog", "ICHOR_SHALLOW_BACKLOG"),
-        ("deferred_backlog", "ICHOR_DEFERRED_BACKLOG"),
-        ("max_blocks", "ICHOR_MAX_BLOCKS"),
-    ):
-        if os.environ.get(variable):
-            overrides[field] = int(os.environ[variable])
-    overrides["encoding"] = encoding_from_env()
-    return dataclasses.replace(defaults, **overrides)
+_INGEST_FIELDS = (
+    "budget_tokens",
+    "shallow_chars",
+    "deferred_chars",
+    "shallow_backlog",
+    "deferred_backlog",
+    "max_blocks",
+    "encoding",
+)
+
+
+def ingest_config(settings: Settings) -> IngestConfig:
+    """The core's knobs from the settings (``ICHOR_BUDGET_TOKENS``, ``ICHOR_SHALLOW_CHARS`` and friends);
+    what is not set keeps the core's default. An ``ICHOR_REDACT`` naming no known category is a ``ConfigError``."""
+    overrides: dict[str, Any] = {
+        name: getattr(settings, name) for name in _INGEST_FIELDS if getattr(settings, name) is not None
+    }
+    try:
+        overrides["redact_personal"] = parse_personal(settings.redact)
+    except ValueError as error:
+        raise ConfigError(str(error).replace(":", " is not allowed:", 1)) from None
+    return dataclasses.replace(IngestConfig(), **overrides)
 
 
 def digest_paste(
@@ -75,9 +88,9 @@ def digest_paste(
     """The digested envelope for a paste's bundle: pure, the origin untouched."""
     return secrete(
         parent,
-        organ="stomach",
+        organ=STOMACH.wire_name,
         instance=instance,
-        dest="absorption",
+        dest=ABSORPTION.wire_name,
         payload=Digested(
             goal=bundle.query.goal,
             anchors=bundle.query.anchors,
@@ -96,23 +109,28 @@ def digest_paste(
     )
 
 
-def _frame_records(bundle: IngestBundle) -> list[FrameRecord]:
+def _frame_records(bundle: IngestBundle, served_ref: str) -> list[FrameRecord]:
     # A deferred paste is indexed with its references: rendering them now is the work deferral
     # puts off. The follow-up digest indexes the same frame ids again with their renderings.
+    # With secrets redacted, full text is served from the redacted paste; the raw one is only named.
+    redaction = bundle.redaction
     return [
         FrameRecord(
-            paste_ref=bundle.source_digest,
-            span=bundle.provider.span(frame.id),
+            paste_ref=served_ref,
+            span=redaction.span(bundle.provider.span(frame.id)),
             compact=frame if bundle.tier == "deferred" else bundle.provider.serve(frame.id, "compact"),
+            raw_ref=bundle.source_digest if redaction.changed else None,
+            raw_span=bundle.provider.span(frame.id) if redaction.changed else None,
         )
         for frame in bundle.provider.frames
     ]
 
 
-def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> OrganBuilder:
-    base_config = config or ingest_config_from_env()
-    signer = load_signer("stomach")
-    log = get_logger("stomach")
+def build_stomach(
+    settings: BusSettings, config: IngestConfig | None = None, *, signer: Signer | None = None
+) -> OrganBuilder:
+    base_config = config or IngestConfig()
+    log = get_logger(STOMACH.name)
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         store = FrameStore(tract)
@@ -123,7 +141,13 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
             # The core digests the whole paste anyway; its digest is the check, before anything is stored.
             if bundle.source_digest != expected:
                 raise PoisonError(f"the paste's bytes digest to {bundle.source_digest}, not {expected}")
-            await store.store(text, bundle.source_digest, _frame_records(bundle))
+            redaction = bundle.redaction
+            if redaction.changed:
+                served_ref = digest_text(redaction.text)
+                await store.store_raw(text, bundle.source_digest)
+                await store.store(redaction.text, served_ref, _frame_records(bundle, served_ref))
+            else:
+                await store.store(text, bundle.source_digest, _frame_records(bundle, bundle.source_digest))
             return bundle
 
         async def handle_paste(envelope: Envelope, delivery: Delivery) -> Sequence[Output]:
@@ -158,9 +182,9 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
                         tract.subjects.stomach_deferred,
                         secrete(
                             envelope,
-                            organ="stomach",
+                            organ=STOMACH.wire_name,
                             instance=settings.instance,
-                            dest="stomach",
+                            dest=STOMACH.wire_name,
                             payload=notice,
                             stages=(),
                             tier="deferred",
@@ -168,7 +192,13 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
                         ),
                     )
                 )
-            log.info("stomach.digested", envelope_id=digested.id, tier=bundle.tier, tier_reason=bundle.tier_reason)
+            log.info(
+                "stomach.digested",
+                envelope_id=digested.id,
+                tier=bundle.tier,
+                tier_reason=bundle.tier_reason,
+                redacted=bundle.redaction.totals(),
+            )
             return outputs
 
         async def handle_deferred(envelope: Envelope, _: Delivery) -> Sequence[Output]:
@@ -195,13 +225,22 @@ def build_stomach(settings: BusSettings, config: IngestConfig | None = None) -> 
             limit = tract.nc.max_payload - INLINE_HEADROOM
             await msg.respond(encode(await _answer_frame_request(store, msg.data, limit)))
 
-        await tract.nc.subscribe(tract.subjects.frames_get, queue="stomach", cb=serve_frame)
+        async def serve_raw(msg: Any) -> None:
+            limit = tract.nc.max_payload - INLINE_HEADROOM
+            await msg.respond(encode(await answer_raw_request(store, msg.data, limit)))
+
+        await tract.nc.subscribe(tract.subjects.frames_get, queue=STOMACH.name, cb=serve_frame)
+        # Only the operator user may publish here (see organs.runtime.security); no organ can.
+        await tract.nc.subscribe(tract.subjects.frames_raw, queue=STOMACH.name, cb=serve_raw)
+        main, deferred = STOMACH.consumers
         return [
-            WorkerSpec(organ="stomach", durable="stomach", subject=tract.subjects.stomach_in, handle=handle_paste),
             WorkerSpec(
-                organ="stomach",
-                durable="stomach-deferred",
-                subject=tract.subjects.stomach_deferred,
+                organ=STOMACH.name, durable=main.durable, subject=main.address(tract.subjects), handle=handle_paste
+            ),
+            WorkerSpec(
+                organ=STOMACH.name,
+                durable=deferred.durable,
+                subject=deferred.address(tract.subjects),
                 handle=handle_deferred,
                 batch=1,
                 gate=lambda: main_backlog["pending"] == 0,
@@ -252,5 +291,6 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int) -> F
             content=full_text,
             content_digest=compact.id,
             token_cost=compact.full_tokens,
+            normal_form=False,
         )
     )

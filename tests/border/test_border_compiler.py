@@ -398,3 +398,54 @@ def test_a_large_prompt_counted_in_shares_matches_one_encode(contents: list[str]
         return
     compiled = compile([module("m", "workspace", *segments)], UNLIMITED)
     assert compiled.tokens == count_tokens(compiled.text)
+
+
+def scoped(segment_id: str, content: str, scope: str, *, closing: bool = False) -> PromptSegment:
+    return PromptSegment(segment_id, content, CONFIG, "trusted", scope, None, "required", closing=closing)  # type: ignore[arg-type]
+
+
+def test_rendering_follows_cache_scope_then_precedence_and_closing_segments_come_last() -> None:
+    compiled = compile(
+        [
+            module("ask", "user_addition", scoped("ask/goal", "goal", "run", closing=True)),
+            module(
+                "kernel", "kernel", scoped("k/run", "kernel-run", "run"), scoped("k/global", "kernel-global", "global")
+            ),
+            module("tools", "tool", scoped("t", "tool-session", "session")),
+            module("ws", "workspace", scoped("w", "workspace-profile", "profile"), scoped("w/none", "ws-none", "none")),
+        ],
+        UNLIMITED,
+    )
+    assert compiled.text.split("\n\n") == [
+        "kernel-global",
+        "workspace-profile",
+        "tool-session",
+        "kernel-run",
+        "ws-none",
+        "goal",
+    ]
+    # Inspection stays in precedence order; each byte range points at its own text.
+    assert [entry.segment_id for entry in compiled.inspection] == ["k/run", "k/global", "w", "w/none", "t", "ask/goal"]
+    raw = compiled.text.encode()
+    for entry in compiled.inspection:
+        assert entry.byte_range is not None
+        start, end = entry.byte_range
+        assert raw[start:end].decode() in compiled.text.split("\n\n")
+    stable = "kernel-global\n\nworkspace-profile\n\ntool-session"
+    assert compiled.stable_prefix_bytes == len(stable)
+    assert compiled.stable_prefix_tokens == count_tokens(stable)
+    assert [(message.role, message.content, message.cache_breakpoint) for message in compiled.messages] == [
+        ("system", stable, True),
+        ("user", "kernel-run\n\nws-none\n\ngoal", False),
+    ]
+
+
+def test_without_stable_segments_the_prompt_is_one_user_message() -> None:
+    compiled = compile([module("m", "user_addition", scoped("a", "alpha", "run"))], UNLIMITED)
+    assert compiled.stable_prefix_bytes == compiled.stable_prefix_tokens == 0
+    assert [(message.role, message.content) for message in compiled.messages] == [("user", "alpha")]
+
+
+def test_closing_must_be_a_bool() -> None:
+    with pytest.raises(InvalidPromptInputError, match="closing"):
+        PromptSegment("a", "x", CONFIG, "trusted", closing="yes")  # type: ignore[arg-type]

@@ -12,7 +12,6 @@ from envelopes.types import Admitted, Envelope, OrganSecretion, Rejected, UserIn
 from organs.border import (
     DEFAULT_BUDGET_TOKENS,
     BorderConfig,
-    BorderConfigError,
     BorderPolicy,
     BuiltinPromptConfig,
     GuardState,
@@ -20,7 +19,10 @@ from organs.border import (
     RateLimit,
     border_decide,
 )
-from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, GOAL_SEGMENT_ID
+from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, FRAME_TOOLS, GOAL_SEGMENT_ID, kernel_text
+from organs.border.worker import border_config
+from organs.errors import ConfigError
+from organs.settings import Settings
 
 
 def decide(envelope: Envelope, config: BorderConfig | None = None) -> Envelope:
@@ -45,7 +47,11 @@ def test_an_admitted_yield_reaches_the_brain_as_a_prompt() -> None:
     assert admitted.goal == "Why does boot fail?"
     assert admitted.meta == incoming.payload.meta
     assert admitted.follow_up_of == "b" * 32
-    assert admitted.prompt.text.startswith(DEFAULT_KERNEL_INSTRUCTIONS + "\n\nWhy does boot fail?\n\n")
+    # Stable kernel first, then the evidence, the goal last.
+    kernel = kernel_text(DEFAULT_KERNEL_INSTRUCTIONS, FRAME_TOOLS)
+    assert admitted.prompt.text.startswith(kernel + "\n\n[frame blake3:")
+    assert admitted.prompt.text.endswith("\n\nWhy does boot fail?")
+    assert admitted.prompt.stable_prefix_bytes == len(kernel.encode())
     assert codec.decode(codec.encode(out)) == out
 
 
@@ -118,7 +124,7 @@ def test_the_same_input_gives_the_same_output() -> None:
 
 
 def test_config_from_an_empty_environment_uses_the_defaults() -> None:
-    config = BorderConfig.from_env({})
+    config = border_config(Settings.from_environ({}))
     assert config.policy.allow_external is False
     assert (config.policy.rate.capacity, config.policy.rate.window_s) == (60, 100.0)
     assert config.budget.max_tokens == DEFAULT_BUDGET_TOKENS
@@ -127,15 +133,17 @@ def test_config_from_an_empty_environment_uses_the_defaults() -> None:
 
 
 def test_config_from_the_environment() -> None:
-    config = BorderConfig.from_env(
-        {
-            "ICHOR_BORDER_ALLOW_EXTERNAL": "yes",
-            "ICHOR_BORDER_RATE": "5",
-            "ICHOR_BORDER_RATE_WINDOW_S": "2.5",
-            "ICHOR_BORDER_BUDGET_TOKENS": "1000",
-            "ICHOR_KERNEL_INSTRUCTIONS": "be brief",
-            "ICHOR_WORKSPACE_INSTRUCTIONS": "repo uses uv",
-        }
+    config = border_config(
+        Settings.from_environ(
+            {
+                "ICHOR_BORDER_ALLOW_EXTERNAL": "yes",
+                "ICHOR_BORDER_RATE": "5",
+                "ICHOR_BORDER_RATE_WINDOW_S": "2.5",
+                "ICHOR_BORDER_BUDGET_TOKENS": "1000",
+                "ICHOR_KERNEL_INSTRUCTIONS": "be brief",
+                "ICHOR_WORKSPACE_INSTRUCTIONS": "repo uses uv",
+            }
+        )
     )
     assert config.policy.allow_external is True
     assert (config.policy.rate.capacity, config.policy.rate.window_s) == (5, 2.5)
@@ -155,5 +163,5 @@ def test_config_from_the_environment() -> None:
     ],
 )
 def test_bad_environment_values_are_config_errors(name: str, value: str) -> None:
-    with pytest.raises(BorderConfigError):
-        BorderConfig.from_env({name: value})
+    with pytest.raises(ConfigError, match=f"^{name}="):
+        Settings.from_environ({name: value})

@@ -19,7 +19,15 @@ from organs.border import (
     paste_modules,
     render_frame,
 )
-from organs.border.prompt import ANCHORS_SEGMENT_ID, GOAL_SEGMENT_ID, SESSION_SUMMARY_KEY, paste_segment_texts
+from organs.border.prompt import (
+    ANCHORS_SEGMENT_ID,
+    FRAME_TOOLS,
+    GOAL_SEGMENT_ID,
+    SESSION_SUMMARY_KEY,
+    delivered_reference,
+    kernel_text,
+    paste_segment_texts,
+)
 
 
 def a_yield(**kwargs: object) -> Yield:
@@ -49,9 +57,11 @@ def test_builtin_modules_cover_every_source_in_authority_order() -> None:
         ("session", "session"),
     ]
     text = compile(modules, PromptBudget()).text
-    assert text.startswith("kernel rules\n\nworkspace doc one\n\nworkspace doc two\n\ngrep: search text\n\n")
+    # Rendered by cache scope: global (kernel), profile (workspace, skills), session (tools, summary).
+    kernel = kernel_text("kernel rules", FRAME_TOOLS)
+    assert text.startswith(kernel + "\n\nworkspace doc one\n\nworkspace doc two\n\nSkills")
     assert "`@skill <id>`" in text
-    assert "- triage: sort a crash into a bucket" in text
+    assert "- triage: sort a crash into a bucket\n\ngrep: search text\n\n" in text
     assert text.endswith("we were debugging boot")
 
 
@@ -76,7 +86,7 @@ def test_builtin_ids_are_validated() -> None:
         builtin_modules(BuiltinPromptConfig(tool_hints=(ToolHint("Grep", "x"),)))
 
 
-def test_the_paste_becomes_goal_anchors_and_frames() -> None:
+def test_the_paste_becomes_anchors_goal_and_frames() -> None:
     served, pointer = served_frame("ERROR one\nERROR two"), reference_frame("row\n" * 1999 + "row")
     payload = a_yield(goal="fix boot", anchors=("a.py", "b/"), frames=(served, pointer))
     modules = paste_modules(payload, payload.meta.original_provenance, delegated)
@@ -84,7 +94,8 @@ def test_the_paste_becomes_goal_anchors_and_frames() -> None:
         ("paste", "user_addition"),
         ("paste/frames/000", "user_addition"),
     ]
-    goal, anchors = modules[0].segments
+    anchors, goal = modules[0].segments
+    assert goal.closing and anchors.closing
     assert (goal.id, goal.content, goal.budget_behavior) == (GOAL_SEGMENT_ID, "fix boot", "required")
     assert (anchors.id, anchors.content, anchors.budget_behavior) == (ANCHORS_SEGMENT_ID, "a.py\nb/", "omit")
     served_segment, pointer_segment = modules[1].segments
@@ -153,3 +164,64 @@ def test_screening_reads_the_same_segments_the_prompt_renders() -> None:
     modules = paste_modules(payload, payload.meta.original_provenance, delegated)
     rendered = tuple((segment.id, segment.content) for module in modules for segment in module.segments)
     assert paste_segment_texts(payload) == rendered
+
+
+def test_the_kernel_names_the_frame_tools_the_host_has() -> None:
+    every = kernel_text("rules.", FRAME_TOOLS)
+    assert all(f"{tool}(id" in every for tool in FRAME_TOOLS)
+    assert "ichor frame" not in every, "no shell command a hosted model cannot run"
+    only_grep = kernel_text("rules.", ("grep_frame",))
+    assert "grep_frame(id, pattern)" in only_grep and "get_frame" not in only_grep
+    assert "cannot be fetched" in kernel_text("rules.", ())
+    with pytest.raises(InvalidPromptInputError, match="unknown frame tools"):
+        kernel_text("rules.", ("drop_frame",))
+
+
+def test_the_prompt_renders_stable_material_then_evidence_then_anchors_then_the_goal() -> None:
+    served = served_frame("ERROR one\nERROR two")
+    payload = a_yield(goal="fix boot", anchors=("a.py",), frames=(served,))
+    config = BuiltinPromptConfig(workspace_instructions=("house style",), tool_hints=(ToolHint("grep", "search"),))
+    modules = (*builtin_modules(config), *paste_modules(payload, payload.meta.original_provenance, delegated))
+    prompt = compile(modules, PromptBudget())
+    text = prompt.text
+    positions = [text.index(part) for part in ("You are the model", "house style", "grep: search", "ERROR one", "a.py")]
+    assert positions == sorted(positions)
+    assert text.endswith("\n\nfix boot")
+    # The stable prefix is everything before the first frame, as a system message marked for caching.
+    stable = text[: text.index("[frame ")].removesuffix("\n\n")
+    assert prompt.stable_prefix_bytes == len(stable.encode())
+    assert prompt.stable_prefix_tokens == count_tokens(stable)
+    system, user = prompt.messages
+    assert (system.role, system.content, system.cache_breakpoint) == ("system", stable, True)
+    assert (user.role, user.cache_breakpoint) == ("user", False)
+    assert system.content + "\n\n" + user.content == text
+    assert compile(modules, PromptBudget()) == prompt, "deterministic"
+
+
+def test_two_pastes_share_every_byte_before_the_first_frame() -> None:
+    config = BuiltinPromptConfig(workspace_instructions=("house style",))
+    prompts = []
+    for goal, content in (("why a?", "ERROR a"), ("why b?", "WARN b\nWARN b")):
+        payload = a_yield(goal=goal, frames=(served_frame(content),))
+        modules = (*builtin_modules(config), *paste_modules(payload, payload.meta.original_provenance, delegated))
+        prompts.append(compile(modules, PromptBudget()))
+    first, second = prompts
+    assert first.stable_prefix_bytes == second.stable_prefix_bytes > 0
+    prefix = first.text.encode()[: first.stable_prefix_bytes]
+    assert second.text.encode().startswith(prefix)
+    assert first.messages[0] == second.messages[0]
+
+
+def test_a_delivered_frame_is_one_line_pointing_back_and_the_goal_stays_whole() -> None:
+    served = served_frame("ERROR one\nERROR two\n" * 50)
+    payload = a_yield(goal="ERROR one", frames=(served,))
+    modules = paste_modules(payload, payload.meta.original_provenance, delegated, delivered={served.id: 3})
+    segments = {segment.id: segment for module in modules for segment in module.segments}
+    reference = segments[frame_segment_id(served)]
+    assert reference.content == delivered_reference(served, 3)
+    assert (
+        reference.content
+        == f"[frame {served.id} · already in this conversation, turn 3 · {served.token_cost:,} tokens]"
+    )
+    assert "\n" not in reference.content
+    assert segments[GOAL_SEGMENT_ID].content == "ERROR one"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from pathlib import Path
 
@@ -144,4 +143,3 @@ async def test_sigterm_with_envelopes_in_flight_loses_none(tract: Tract, nats_se
     assert len(outputs) == len(inputs)
     assert not duplicates([out.chain.steps[0].envelope_id for out in outputs])
     assert {out.payload.goal for out in outputs} == {f"ask {n}?" for n in range(400)}  # type: ignore[union-attr]
-    assert os.environ.get("ICHOR_FAULT_KILL_BEFORE_ACK") is None

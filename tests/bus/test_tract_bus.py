@@ -34,7 +34,7 @@ async def test_a_paste_becomes_an_admitted_prompt(tract: Tract, bus_settings: Bu
     async with (
         running_organ("stomach", bus_settings, build_stomach(bus_settings)),
         running_organ("absorption", bus_settings, build_absorption(bus_settings)),
-        running_organ("ada_border", bus_settings, build_border(bus_settings)),
+        running_organ("border", bus_settings, build_border(bus_settings)),
     ):
         paste, outcome = await hand_in_paste(tract, EXAMPLE, origin=origin, timeout=60)
     assert isinstance(outcome.payload, Admitted), outcome.payload
@@ -114,7 +114,7 @@ async def test_a_paste_larger_than_a_message_travels_by_reference(tmp_path: Path
         async with (
             running_organ("stomach", settings, build_stomach(settings)),
             running_organ("absorption", settings, build_absorption(settings)),
-            running_organ("ada_border", settings, build_border(settings)),
+            running_organ("border", settings, build_border(settings)),
         ):
             paste, outcome = await hand_in_paste(tract, text, origin=UserInput(actor="ana"), timeout=60)
             # Content addresses are the same locally: the log frame is larger than one message.
@@ -136,7 +136,7 @@ async def test_a_deferred_paste_is_digested_in_full_later(tract: Tract, bus_sett
     async with (
         running_organ("stomach", bus_settings, build_stomach(bus_settings)),
         running_organ("absorption", bus_settings, build_absorption(bus_settings)),
-        running_organ("ada_border", bus_settings, build_border(bus_settings)),
+        running_organ("border", bus_settings, build_border(bus_settings)),
     ):
         paste, outcome = await hand_in_paste(tract, EXAMPLE, origin=UserInput(actor="ana"), budget_tokens=0, timeout=60)
         assert outcome.tier == "deferred"

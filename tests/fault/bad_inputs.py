@@ -20,6 +20,7 @@ from envelopes.ids import digest_text
 from envelopes.types import DeferredNotice, Envelope, UserInput
 from organs.absorption.core import yield_context
 from organs.secretion import paste_envelope, secrete
+from organs.stomach.normal import normal_form
 from tests.factories import digested_envelope
 
 T = TypeVar("T")
@@ -225,14 +226,19 @@ def repeat_to(line: str, size: int) -> str:
     return "\n".join([line] * max(size // (len(line) + 1), 1))
 
 
+def _holds_content(gap: str) -> bool:
+    """Whether a gap shows more than whitespace and fence lines once escape sequences and redraws are rendered."""
+    return any(line.strip() and not line.lstrip(" ").startswith("```") for line in normal_form(gap).split("\n"))
+
+
 def uncovered(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The stretches of ``text`` outside every span that hold more than whitespace."""
+    """The stretches of ``text`` outside every span that hold more than whitespace, escapes and fence lines."""
     gaps: list[tuple[int, int]] = []
     cursor = 0
     for start, end in sorted(spans):
-        if start > cursor and text[cursor:start].strip():
+        if start > cursor and _holds_content(text[cursor:start]):
             gaps.append((cursor, start))
         cursor = max(cursor, end)
-    if text[cursor:].strip():
+    if _holds_content(text[cursor:]):
         gaps.append((cursor, len(text)))
     return gaps

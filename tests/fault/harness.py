@@ -17,11 +17,11 @@ import nats.js.errors
 
 from envelopes.codec import decode, encode
 from envelopes.types import Envelope, UserInput
+from organs.anatomy import ORGAN_NAMES, ORGANS
 from organs.runtime.bus import Tract
 from organs.secretion import paste_envelope
 from tests.bus.helpers import read_subject, subject_count
 
-ORGANS = ("stomach", "absorption", "border")
 FAULT_ENV = {"ICHOR_ACK_WAIT_S": "3"}
 
 
@@ -44,7 +44,7 @@ class OrganProcesses:
     peak_rss_kib: dict[str, int] = field(default_factory=dict)
 
     def start(self) -> OrganProcesses:
-        for organ in ORGANS:
+        for organ in ORGAN_NAMES:
             for replica in range(self.replicas):
                 self.spawn(organ, replica)
         return self
@@ -153,8 +153,8 @@ async def tally(tract: Tract, pastes: list[Envelope]) -> Tally:
     expected = {msgspec_origin(paste) for paste in pastes}
     letters = sum(
         [
-            await subject_count(tract, tract.subjects.dlq(organ), tract.subjects.dlq_stream)
-            for organ in ("stomach", "absorption", "ada_border")
+            await subject_count(tract, organ.dead_letter_subject(tract.subjects), tract.subjects.dlq_stream)
+            for organ in ORGANS
         ]
     )
     return Tally(

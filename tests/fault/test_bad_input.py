@@ -44,12 +44,13 @@ from envelopes.types import (
 )
 from organs.absorption import build_absorption
 from organs.absorption.core import yield_context
+from organs.anatomy import ORGANS, organ_named
 from organs.border import BorderConfig, CompileError, GuardState, border_decide, compile, screen
 from organs.border.guard import Admission, Rejection
 from organs.border.prompt import builtin_modules, paste_modules
 from organs.border.worker import build_border
+from organs.errors import PoisonError
 from organs.runtime.bus import BusSettings, Tract, connect, provision
-from organs.runtime.errors import PoisonError
 from organs.runtime.server import EmbeddedServer
 from organs.stomach import classify as ladder
 from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
@@ -301,16 +302,7 @@ def test_huge_length_claims_fail_fast(claim: bytes, where: str) -> None:
 
 # --- 2. the cores: stomach classifier ladder ------------------------------------------------
 
-RUNGS: list[tuple[str, Callable[[list[str]], Any]]] = [
-    ("3 trace", ladder._trace_rung),
-    ("4 timestamped log", ladder._timestamped_log_rung),
-    ("4b clock-led records", ladder._delimited_record_log_rung),
-    ("5 delimited table", ladder._delimited_table_rung),
-    ("6 weak log", ladder._weak_log_rung),
-    ("7 aligned table", ladder._aligned_table_rung),
-    ("7b numbered records", ladder._numbered_records_rung),
-    ("8 code", ladder._code_rung),
-]
+RUNGS: list[tuple[str, Callable[[list[str]], Any]]] = [(rung.__name__, rung) for rung in ladder.LADDER]
 
 
 def _rung_params() -> list[Any]:
@@ -616,7 +608,8 @@ def test_the_border_rejects_every_kind_but_a_yield_without_raising(envelope: Env
 
 # --- 3. the workers on a real bus --------------------------------------------------------
 
-ORGAN_DURABLES = {"stomach": "stomach", "absorption": "absorption", "ada_border": "border"}
+# Each organ's main consumer: the one its input subject feeds.
+ORGAN_DURABLES = {organ.name: organ.consumers[0].durable for organ in ORGANS}
 
 
 @dataclasses.dataclass
@@ -685,11 +678,11 @@ def bad_batch() -> list[Bad]:
             msgspec.msgpack.encode(replaced(digested_map, ("tier",), "raw")),
         ),
         # Decodable envelopes are the border's to judge: it answers them with a rejection, not a dead letter.
-        Bad("ada_border: a paste", "ada_border", encode(paste("a paste for the border")), "rejected"),
-        Bad("ada_border: a digest", "ada_border", encode(digested_envelope(goal="Why skip absorption?")), "rejected"),
+        Bad("border: a paste", "border", encode(paste("a paste for the border")), "rejected"),
+        Bad("border: a digest", "border", encode(digested_envelope(goal="Why skip absorption?")), "rejected"),
         Bad(
-            "ada_border: a dishonest yield",
-            "ada_border",
+            "border: a dishonest yield",
+            "border",
             encode(
                 yield_context(digested_with(ASK, (dishonest(note_frame("abc"), token_cost=99),)), "absorption-fault")
             ),
@@ -706,11 +699,7 @@ def good_paste(n: int) -> Envelope:
 
 
 def input_subject(tract: Tract, organ: str) -> str:
-    return {
-        "stomach": tract.subjects.stomach_in,
-        "absorption": tract.subjects.absorption_in,
-        "ada_border": tract.subjects.border_in,
-    }[organ]
+    return organ_named(organ).consumers[0].address(tract.subjects)
 
 
 async def publish_raw(tract: Tract, subject: str, data: bytes, case: str) -> None:
@@ -729,7 +718,7 @@ async def test_bad_envelopes_are_dead_lettered_and_good_pastes_pass(tract: Tract
     async with (
         running_organ("stomach", bus_settings, build_stomach(bus_settings)) as stomach,
         running_organ("absorption", bus_settings, build_absorption(bus_settings)) as absorption,
-        running_organ("ada_border", bus_settings, build_border(bus_settings)) as border,
+        running_organ("border", bus_settings, build_border(bus_settings)) as border,
     ):
         # Interleave: a good paste after every few bad messages, so poison never blocks what follows it.
         for position, bad in enumerate(batch):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from envelopes.types import Frame
 from organs.accounting import count_tokens, digest_text
 from organs.stomach import IngestBundle
+from organs.stomach.normal import normal_form
 
 
 def assert_frame_honest(frame: Frame, full_text: str, encoding: str) -> None:
@@ -18,10 +19,14 @@ def assert_frame_honest(frame: Frame, full_text: str, encoding: str) -> None:
         assert frame.content is not None
         assert frame.content_digest == digest_text(frame.content)
         assert frame.token_cost == count_tokens(frame.content, encoding)
+    # What is served whole is the normal form, and the frame says when that differs from the bytes.
+    served_whole = normal_form(full_text)
+    if frame.representation != "reference":
+        assert frame.normal_form == (served_whole != full_text)
     if frame.representation == "full":
-        assert frame.content == full_text
+        assert frame.content == (served_whole if frame.normal_form else full_text)
     if frame.representation == "compact":
-        assert frame.token_cost < frame.full_tokens
+        assert frame.token_cost < count_tokens(served_whole, encoding)
 
 
 def assert_bundle_honest(text: str, bundle: IngestBundle) -> None:
@@ -34,8 +39,12 @@ def assert_bundle_honest(text: str, bundle: IngestBundle) -> None:
         for position in range(start, end):
             assert not covered[position], "spans overlap"
             covered[position] = True
-    outside = "".join(character for character, inside in zip(text, covered, strict=True) if not inside)
-    assert outside.strip() == "", "only whitespace may lie outside the spans"
+    outside = "".join(character if not inside else "\0" for character, inside in zip(text, covered, strict=True))
+    for run in outside.split("\0"):
+        for line in normal_form(run).split("\n"):
+            assert not line.strip() or line.lstrip(" ").startswith("```"), (
+                "only whitespace, escape sequences and fence lines may lie outside the spans"
+            )
     served_ids = [frame.id for frame in provider.frames]
     assert len(served_ids) == len(set(served_ids))
     for frame in provider.frames:
@@ -46,6 +55,7 @@ def assert_bundle_honest(text: str, bundle: IngestBundle) -> None:
         assert_frame_honest(frame, full_text, bundle.encoding)
         full = provider.serve(frame.id, "full")
         assert full.representation == "full" and full.content == full_text and full.content_digest == frame.id
+        assert not full.normal_form
         assert full.token_cost == frame.full_tokens
         assert_frame_honest(provider.serve(frame.id, "compact"), full_text, bundle.encoding)
     for segment in bundle.report:

@@ -11,8 +11,22 @@ def kind_of(text: str, *, fenced: bool = False) -> str:
     return classify(text, fenced=fenced).kind
 
 
-def test_rung_1_fenced_region_is_code_whatever_it_holds() -> None:
-    found = classify("```\n2024-01-01 10:00:00 ERROR boom\n```", fenced=True)
+def test_rung_1_a_fence_is_a_hint_its_content_walks_the_ladder() -> None:
+    found = classify("2024-01-01 10:00:00 ERROR boom\n2024-01-01 10:00:01 INFO retry", fenced=True, language="log")
+    assert found.kind == "log"
+    assert found.reason.startswith("rung 1: fenced ```log")
+    trace = 'Traceback (most recent call last):\n  File "a.py", line 3, in <module>\n    f()\nKeyError: 1'
+    assert classify(trace, fenced=True, language="python").kind == "stack_trace"
+
+
+def test_rung_1_prose_in_a_box_is_code_unless_the_tag_names_output() -> None:
+    assert classify("make all then run it again", fenced=True).kind == "code"
+    assert classify("make all then run it again", fenced=True, language="python").kind == "code"
+    assert classify("server listening and ready", fenced=True, language="console").kind == "log"
+
+
+def test_rung_1_fenced_code_stays_code() -> None:
+    found = classify("def handler(event):\n    return event['user']", fenced=True, language="python")
     assert found.kind == "code"
     assert found.reason.startswith("rung 1")
 
@@ -166,3 +180,218 @@ def test_rung_4b_clock_led_pipe_records_with_a_message_are_a_log() -> None:
 def test_rung_4b_leaves_clock_led_metrics_csv_a_table() -> None:
     metrics = "\n".join(f"2024-05-01 10:00:0{i},{i * 3},{i * 7}" for i in range(6))
     assert classify(metrics, fenced=False).kind == "table"
+
+
+# --- fences are a hint, not a verdict ---------------------------------------------------------
+
+
+def test_rung_1_a_fenced_trace_is_a_trace_whatever_the_tag() -> None:
+    found = classify(JVM_TRACE, fenced=True, language="java")
+    assert found.kind == "stack_trace"
+    assert found.reason.startswith("rung 1") and "rung 3" in found.reason
+
+
+def test_rung_1_a_fenced_log_is_a_log_and_a_language_tag_keeps_code() -> None:
+    log = "2024-05-01 10:00:00 INFO start\n2024-05-01 10:00:01 ERROR boom\n2024-05-01 10:00:02 INFO retry"
+    assert kind_of(log, fenced=True) == "log"
+    assert classify("server started\nlistening on 8080", fenced=True, language="log").kind == "log"
+    assert classify(log, fenced=True, language="python").kind == "code"
+
+
+# --- traces of every common runtime -------------------------------------------------------------
+
+PYTHON_CHAINED = """Traceback (most recent call last):
+  File "/srv/shop/db.py", line 12, in connect
+    conn = driver.open(
+           ^^^^^^^^^^^^
+ConnectionError: refused
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/srv/shop/cli.py", line 40, in main
+    connect()
+RuntimeError: cannot start"""
+
+PHP_TRACE = """PHP Fatal error:  Uncaught RuntimeException: empty cart in /srv/shop/Cart.php:12
+Stack trace:
+#0 /srv/shop/Checkout.php(30): Shop\\Cart->total()
+#1 [internal function]: Shop\\Checkout->run()
+#2 {main}
+  thrown in /srv/shop/Cart.php on line 12"""
+
+RAILS_TRACE = """NoMethodError (undefined method `total' for nil):
+  app/controllers/carts_controller.rb:12:in `show'
+  actionpack (7.0.1) lib/action_controller/metal/basic_implicit_render.rb:6:in `send_action'"""
+
+DART_TRACE = """Unhandled exception:
+Bad state: cart is empty
+#0      Cart.total (package:shop/cart.dart:42:7)
+#1      main (file:///home/me/shop/bin/main.dart:7:3)"""
+
+GO_DUMP = """panic: assignment to entry in nil map
+
+goroutine 1 [running]:
+main.(*Cart).Add(0xc000010000, {0x1, 0x2})
+\t/home/me/shop/cart.go:12 +0x1d
+main.main()
+\t/home/me/shop/main.go:8 +0x25
+exit status 2"""
+
+DOTNET_INNER = """System.InvalidOperationException: checkout failed ---> System.IO.IOException: disk full
+   at Shop.Disk.Write() in C:\\src\\Disk.cs:line 12
+   --- End of inner exception stack trace ---
+   at Shop.Checkout.Run() in C:\\src\\Checkout.cs:line 40"""
+
+KERNEL_OOPS = """[   12.000001] BUG: unable to handle page fault for address: 0000000000001000
+[   12.000002] CPU: 0 PID: 42 Comm: shopd Not tainted 6.1.0 #1
+[   12.000003] RIP: 0010:cart_alloc+0x1c/0x30
+[   12.000004] Call Trace:
+[   12.000005]  <TASK>
+[   12.000006]  ? __die+0x20/0x70
+[   12.000007]  cart_ioctl+0x5a/0xb0
+[   12.000008]  __x64_sys_ioctl+0x8d/0xd0
+[   12.000009]  </TASK>"""
+
+
+@pytest.mark.parametrize(
+    "trace",
+    [PYTHON_CHAINED, PHP_TRACE, RAILS_TRACE, DART_TRACE, GO_DUMP, DOTNET_INNER, KERNEL_OOPS],
+    ids=["python-chained", "php", "rails", "dart", "go-dump", "dotnet-inner", "kernel"],
+)
+def test_rung_3_traces_of_more_runtimes(trace: str) -> None:
+    found = classify(trace, fenced=False)
+    assert found.kind == "stack_trace", found.reason
+
+
+def test_rung_3_a_runtime_header_opens_a_trace_even_without_frames() -> None:
+    assert kind_of("Unhandled exception:\nBad state: no element") == "stack_trace"
+    assert kind_of("java.lang.RuntimeException: send failed\n  nested exception is:\njava.io.IOException: x") == (
+        "stack_trace"
+    )
+
+
+def test_rung_3_a_log_whose_records_carry_traces_is_a_log() -> None:
+    log = "\n".join(
+        [
+            "[2024-05-01 10:00:00] shop.ERROR: cart failed",
+            "[stacktrace]",
+            "#0 /srv/shop/Cart.php(12): Shop\\Cart->total()",
+            "#1 {main}",
+            "[2024-05-01 10:00:05] shop.INFO: retried",
+        ]
+    )
+    assert kind_of(log) == "log"
+
+
+# --- logs that are not one line per event -------------------------------------------------------
+
+
+def test_rung_3b_a_terminal_session_takes_its_output_kind() -> None:
+    assert kind_of("$ kubectl get pods\nNAME    READY   STATUS\nweb-1   1/1     Running\ndb-0    0/1     Pending") == (
+        "table"
+    )
+    assert kind_of("$ ./deploy.sh\nuploading bundle\nrestarting the shop service") == "log"
+
+
+def test_rung_3b_a_ci_job_or_several_commands_make_a_log() -> None:
+    job = "~~~ Preparing working directory\n$ git clone https://example.com/shop.git\nCloning into 'shop'...\n"
+    assert kind_of(job + "Copying blob 1 of 3\nCopying blob 2 of 3") == "log"
+    session = "$ make\ncc -o shop shop.c\n$ ./shop\nlistening on 8080"
+    assert kind_of(session) == "log"
+
+
+def test_a_diff_is_not_a_ci_job() -> None:
+    diff = "--- a/shop.py\n+++ b/shop.py\n@@ -1,2 +1,2 @@\n-def total(cart):\n+def total(cart, tax):"
+    assert kind_of(diff) != "log"
+
+
+def test_npm_tool_levels_make_a_log() -> None:
+    lines = [f"npm info step {i}" for i in range(4)] + ["npm WARN deprecated left-pad"]
+    assert kind_of("\n".join(lines)) == "log"
+
+
+def test_rung_4f_a_pytest_failure_section_is_a_test_report() -> None:
+    report = "\n".join(
+        [
+            "_____________ test_total _____________",
+            "",
+            "    def test_total():",
+            ">       assert total([1, 2]) == 4",
+            "E       assert 3 == 4",
+            "E        +  where 3 = total([1, 2])",
+            "",
+            "test_cart.py:12: AssertionError",
+        ]
+    )
+    assert kind_of(report) == "log"
+
+
+def test_rung_4c_json_lines_with_log_fields() -> None:
+    lines = [f'{{"level":30,"time":"2024-05-01T10:00:0{i}Z","msg":"cart {i} saved"}}' for i in range(5)]
+    found = classify("\n".join(lines), fenced=False)
+    assert (found.kind, found.reason[:8]) == ("log", "rung 4c:")
+
+
+def test_rung_4d_compose_source_column_is_a_log_not_a_table() -> None:
+    lines = [
+        "web-1    | 2024-05-01T10:00:00Z  * Serving shop app",
+        "redis-1  | 1:M 01 May 2024 10:00:00.000 * Ready to accept connections",
+        "web-1    | 2024-05-01T10:00:01Z  GET /cart returned 200",
+        "web-1    | 2024-05-01T10:00:02Z  WARNING slow request",
+    ]
+    found = classify("\n".join(lines), fenced=False)
+    assert (found.kind, found.reason[:8]) == ("log", "rung 4d:")
+    assert kind_of("name | state\nweb | up\ndb | down") == "table"
+
+
+def test_rung_4e_compiler_diagnostics() -> None:
+    assert kind_of("src/cart.c:12:5: error: unknown type name 'cart_t'") == "log"
+    clang = "src/cart.c:12:5: warning: unused variable 'n'\n    int n;\n        ^\n1 warning generated."
+    assert kind_of(clang) == "log"
+
+
+def test_rung_4f_test_report() -> None:
+    report = "=========== test session starts ===========\nplatform linux\ncollected 12 items"
+    assert kind_of(report) == "log"
+
+
+def test_rung_5b_sql_client_results_are_a_table() -> None:
+    session = "SELECT id, total FROM carts;\n id | total\n----+-------\n  1 |  9.50\n(1 row)"
+    assert kind_of(session) == "table"
+
+
+def test_rung_5c_multi_line_records() -> None:
+    slow_log = "\n".join(
+        [
+            "# Time: 2024-05-01T10:00:00.000000Z",
+            "# Query_time: 2.5  Lock_time: 0.0",
+            "SELECT * FROM carts;",
+            "# Time: 2024-05-01T10:00:03.000000Z",
+            "# Query_time: 3.1  Lock_time: 0.0",
+            "SELECT * FROM orders;",
+        ]
+    )
+    assert kind_of(slow_log) == "log"
+    record = '2024-05-01 10:00:00 ERROR cart failed {"exception":"RuntimeException",\n  "trace": "Cart.php:12"}'
+    assert kind_of(record) == "log"
+
+
+def test_rung_6_dmesg_and_tool_levels() -> None:
+    assert kind_of("[    0.000000] Linux version 6.1\n[    0.000001] Command line: ro quiet") == "log"
+    assert kind_of("npm info using npm@10\nnpm verb cli install\nnpm WARN deprecated left-pad") == "log"
+
+
+def test_rung_7a_key_value_listing() -> None:
+    listing = "Name:         web-1\nNamespace:    shop\nStatus:       Running\nIP:           10.0.0.7\n  Port:       80"
+    assert kind_of(listing) == "table"
+
+
+def test_rung_8_ini_section_is_code() -> None:
+    assert kind_of("[Service]\nExecStart=/usr/bin/shopd\nRestart=always") == "code"
+
+
+def test_wide_csv_with_long_name_cells_is_a_table() -> None:
+    rows = ["airport,city,state,date,species,cost"]
+    rows += [f"PORTLAND INTL JETPORT AIRFIELD,Portland,Maine,2024-05-0{i},gull,{i * 10}" for i in range(1, 6)]
+    assert kind_of("\n".join(rows)) == "table"

@@ -71,3 +71,37 @@ def test_mixed_offsets_convert_before_comparing() -> None:
     log = "2024-01-01T10:00:00+05:00 INFO a\n2024-01-01T06:00:00Z INFO b\n2024-01-01T01:00:00-03:00 INFO c"
     frame = ingest_paste(log).provider.frames[0]
     assert (frame.valid_from, frame.valid_to) == ("2024-01-01T04:00:00Z", "2024-01-01T06:00:00Z")
+
+
+def test_undated_stamps_mean_the_dated_ones_bound_no_window() -> None:
+    # Syslog lines from spring to summer, two of them ISO-stamped a quarter second apart:
+    # the ISO pair does not bound the log, so no window is reported rather than a wrong one.
+    lines = [
+        "Apr 02 09:00:00 web1 sshd[10]: error: auth failed for alice",
+        "2021-05-03T10:00:00.250Z web2 sshd[11]: error: auth failed for bob",
+        "2021-05-03T10:00:00.500Z web2 sshd[11]: error: auth failed for carol",
+        "Jun 28 23:00:00 web3 sshd[12]: error: auth failed for dave",
+    ]
+    assert window_of([line[: stamp.end] for line in lines if (stamp := leading_stamp(line))]) == (None, None)
+    frame = ingest_paste("\n".join(lines)).provider.frames[0]
+    assert frame.kind == "log"
+    assert (frame.valid_from, frame.valid_to) == (None, None)
+
+
+def test_dated_stamps_alone_still_bound_a_window() -> None:
+    assert window_of(["2021-05-03T10:00:00Z", "Sun Dec 04 04:47:44 2005"]) == (
+        "2005-12-04T04:47:44Z",
+        "2021-05-03T10:00:00Z",
+    )
+
+
+def test_a_long_trace_window_is_bounded_by_its_last_stamp_too() -> None:
+    frames = "\n".join(f"\tat org.example.Worker.step{n}(Worker.java:{n})" for n in range(2500))
+    trace = (
+        "2024-01-01 10:00:00 ERROR job failed\njava.lang.IllegalStateException: stuck\n"
+        + frames
+        + "\n2024-01-03 10:00:00 ERROR job abandoned\njava.lang.IllegalStateException: gave up\n"
+        + "\tat org.example.Worker.run(Worker.java:1)"
+    )
+    frame = next(frame for frame in ingest_paste(trace).provider.frames if frame.kind == "stack_trace")
+    assert (frame.valid_from, frame.valid_to) == ("2024-01-01T10:00:00Z", "2024-01-03T10:00:00Z")

@@ -1,10 +1,19 @@
-"""Table distillation: dimensions, column names with inferred types, ranges, head and tail rows.
+"""Table distillation: dimensions, column names with inferred types and ranges, the rows that matter.
 
 Types: ``int``, ``float``, ``percent``, ``currency``, ``bool``, ``timestamp``,
 ``text``, or ``empty`` when a column holds only nulls; a trailing ``?`` marks a
 column with some nulls (empty, ``null``, ``none``, ``n/a``, ``na``, ``nan``,
-``nil``, ``-``). A column whose values disagree is ``text``. Head and tail rows
-are the paste's own lines, so the sample is verbatim.
+``nil``, ``-``). A column whose values disagree is ``text``.
+
+Layouts: pipe-, tab- and comma-delimited and whitespace-aligned, lines ending in
+CRLF or LF. A header of directives (Zeek's ``#fields``/``#types`` lines) names the
+columns; its other ``#`` lines are not rows.
+
+Rows kept, in this order while the target allows: the header, rows holding the
+ask's terms (most terms first), alert rows, the rows at each numeric column's
+minimum and maximum (the values the column profile names), then head and tail
+rows. Kept rows are the paste's own lines, in paste order, each gap counted out;
+a row kept for more than being near an end says why after a ``◂``.
 """
 
 from __future__ import annotations
@@ -13,15 +22,25 @@ import csv
 import re
 from dataclasses import dataclass
 
+from organs.stomach.asked import AskTerms
 from organs.stomach.classify import aligned_columns
-from organs.stomach.distill.text import TIMES, elision, plural
+from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, elision, plural
+from organs.stomach.signals import ALERT_LEVELS, level_of
 from organs.stomach.timestamps import leading_stamp
 
 __all__ = ["TableDigest", "distill_table", "infer_column_type"]
 
 _HEAD_ROWS = 5
 _TAIL_ROWS = 3
+_ASK_ROWS = 12
+_ALERT_ROWS = 8
+# Directive lines (Zeek's ``#fields``) are looked for among the first lines only.
+_DIRECTIVE_LINES = 16
+_KEPT_MARK = "  ◂ "
+_NUMERIC_KINDS = ("int", "float", "percent", "currency")
 _TYPED_ROWS = 20_000
+# Without type inference (the shallow tier), a column whose first rows all read as numbers is numeric.
+_SAMPLED_ROWS = 200
 _NULLS = frozenset({"", "null", "none", "n/a", "na", "nan", "nil", "-", "—", "?"})
 _INT = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+|[-+]?\d+")
 _FLOAT = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\d{1,3}(?:,\d{3})+\.\d+")
@@ -87,7 +106,11 @@ def infer_column_type(values: list[str]) -> str:
 
 
 def _plain(number: float) -> str:
-    return str(int(number)) if number.is_integer() and abs(number) < 1e15 else f"{number:g}"
+    if number.is_integer() and abs(number) < 1e15:
+        return str(int(number))
+    # The shortest spelling that reads back as the number: usually the value as the table wrote it.
+    spelled = repr(number)
+    return spelled if len(spelled) <= 18 else f"{number:g}"
 
 
 def _split_rows(lines: list[str]) -> tuple[list[list[str]], str]:
@@ -105,32 +128,154 @@ def _split_rows(lines: list[str]) -> tuple[list[list[str]], str]:
     return [[line[start:end].strip() for start, end in columns] for line in lines], "whitespace-aligned"
 
 
-def distill_table(text: str, *, infer_types: bool = True) -> TableDigest:
-    lines = text.split("\n")
-    rows, layout = _split_rows(lines)
-    data_lines = [
+@dataclass(slots=True)
+class _Layout:
+    """Where the header and the data rows are among the lines, and the header's cells."""
+
+    header_line: int
+    header: list[str]
+    data: list[int]
+    directives: list[int]
+
+
+def _layout(lines: list[str], rows: list[list[str]]) -> _Layout:
+    fields = next(
+        (index for index, line in enumerate(lines[:_DIRECTIVE_LINES]) if line.startswith(("#fields", "#Fields"))),
+        None,
+    )
+    if fields is not None:
+        # Zeek/W3C style: the directive names the columns after its own name; every "#" line is a directive.
+        named = lines[fields].split("\t") if "\t" in lines[fields] else lines[fields].split()
+        directives = [index for index, line in enumerate(lines) if line.startswith("#")]
+        data = [index for index, line in enumerate(lines) if line and not line.startswith("#")]
+        return _Layout(fields, [cell.strip() for cell in named[1:]], data, directives)
+    data = [
         index
         for index, row in enumerate(rows)
         if index > 0 and not all(_SEPARATOR_CELL.fullmatch(cell) for cell in row if cell)
     ]
-    header = rows[0]
-    width = max((len(row) for row in rows), default=0)
+    return _Layout(0, rows[0] if rows else [], data, [])
+
+
+def _extremes(rows: list[list[str]], data: list[int], column: int) -> tuple[int, int] | None:
+    """The data lines holding the column's minimum and maximum (the first of equals), or None."""
+    low: tuple[float, int] | None = None
+    high: tuple[float, int] | None = None
+    for index in data[:_TYPED_ROWS]:
+        row = rows[index]
+        if column >= len(row) or row[column].strip().lower() in _NULLS:
+            continue
+        try:
+            number = float(row[column])
+        except ValueError:
+            parsed = _number(row[column])
+            if parsed is None:
+                continue
+            number = parsed
+        if low is None or number < low[0]:
+            low = (number, index)
+        if high is None or number > high[0]:
+            high = (number, index)
+    if low is None or high is None or low[0] == high[0]:
+        # A constant column has no row that stands out.
+        return None
+    return low[1], high[1]
+
+
+def _numeric_sample(values: list[str]) -> bool:
+    """Whether the present values of a sample all read as numbers: the cheap test when types are not inferred."""
+    present = [value for value in values if value.strip().lower() not in _NULLS]
+    return bool(present) and all(_number(value) is not None and _FLOAT.fullmatch(value.strip()) for value in present)
+
+
+def _alert_row(line: str) -> bool:
+    level = level_of(line)
+    return level is not None and level in ALERT_LEVELS
+
+
+def distill_table(
+    text: str, *, infer_types: bool = True, ask: AskTerms | None = None, target_tokens: int | None = None
+) -> TableDigest:
+    """The table's profile and the rows that matter, within about ``target_tokens`` when given."""
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    rows, layout = _split_rows(lines)
+    shape = _layout(lines, rows)
+    data_lines = shape.data
+    header = shape.header
+    width = max(len(header), max((len(rows[index]) for index in data_lines), default=0))
     summary = f"[{plural(len(data_lines), 'row')} {TIMES} {plural(width, 'column')} · {layout}]"
+    names = [
+        header[column][:60] if column < len(header) and header[column] else f"#{column + 1}" for column in range(width)
+    ]
     columns: list[str] = []
-    for column in range(width):
-        name = header[column] if column < len(header) and header[column] else f"#{column + 1}"
+    numeric: list[int] = []
+    for column, name in enumerate(names):
         if infer_types:
             values = [rows[index][column] if column < len(rows[index]) else "" for index in data_lines[:_TYPED_ROWS]]
-            columns.append(f"{name[:60]} ({infer_column_type(values)})")
+            kind = infer_column_type(values)
+            columns.append(f"{name} ({kind})")
+            if kind.startswith(_NUMERIC_KINDS):
+                numeric.append(column)
         else:
-            columns.append(name[:60])
-    body = [summary, "columns: " + " · ".join(columns), lines[0]]
-    if len(data_lines) <= _HEAD_ROWS + _TAIL_ROWS + 1:
-        body.extend(lines[1:])
-    else:
-        head_end = data_lines[_HEAD_ROWS - 1] + 1
-        tail_start = data_lines[-_TAIL_ROWS]
-        body.extend(lines[1:head_end])
-        body.append(elision(len(data_lines) - _HEAD_ROWS - _TAIL_ROWS, "row"))
-        body.extend(lines[tail_start:])
+            columns.append(name)
+            sample = [rows[index][column] for index in data_lines[:_SAMPLED_ROWS] if column < len(rows[index])]
+            if _numeric_sample(sample):
+                numeric.append(column)
+    opening = [summary, "columns: " + " · ".join(columns)]
+    # The header line, and for a directive header its column names and types (the other directives are noise).
+    opening.append(lines[shape.header_line])
+    if shape.header_line + 1 in shape.directives:
+        opening.append(lines[shape.header_line + 1])
+    room = None if target_tokens is None else int(target_tokens * CHARS_PER_TOKEN) - sum(map(len, opening))
+    reasons: dict[int, list[str]] = {}
+    kept: list[int] = []
+    for index, why in _candidates(lines, rows, data_lines, names, numeric, ask):
+        if index not in reasons:
+            if room is not None:
+                room -= len(lines[index]) + 2
+                if room < 0 and kept:
+                    break
+            reasons[index] = []
+            kept.append(index)
+        if why:
+            reasons[index].append(why)
+    body = list(opening)
+    position = {index: place for place, index in enumerate(data_lines)}
+    previous = -1
+    for index in sorted(kept):
+        if position[index] > previous + 1:
+            body.append(elision(position[index] - previous - 1, "row"))
+        body.append(lines[index] + (_KEPT_MARK + "; ".join(reasons[index]) if reasons[index] else ""))
+        previous = position[index]
+    if previous < len(data_lines) - 1:
+        body.append(elision(len(data_lines) - 1 - previous, "row"))
     return TableDigest("\n".join(body), len(data_lines), width)
+
+
+def _candidates(
+    lines: list[str],
+    rows: list[list[str]],
+    data: list[int],
+    names: list[str],
+    numeric: list[int],
+    ask: AskTerms | None,
+) -> list[tuple[int, str]]:
+    """Rows worth keeping, most worth first, each with why (empty for a head or tail row)."""
+    candidates: list[tuple[int, str]] = []
+    if ask:
+        scored = [(hits, index) for index in data if (hits := ask.hits(lines[index]))]
+        scored.sort(key=lambda pair: (-pair[0], pair[1]))
+        for _, index in scored[:_ASK_ROWS]:
+            candidates.append((index, "holds " + ", ".join(ask.named(lines[index])[:3])))
+    alerts = [index for index in data if _alert_row(lines[index])]
+    candidates.extend((index, "alert") for index in alerts[:_ALERT_ROWS])
+    for column in numeric:
+        ends = _extremes(rows, data, column)
+        if ends is not None:
+            candidates.append((ends[1], f"max {names[column]}"))
+            candidates.append((ends[0], f"min {names[column]}"))
+    # A table barely longer than its head and tail is shown whole rather than with a one-row gap.
+    head = data if len(data) <= _HEAD_ROWS + _TAIL_ROWS + 1 else data[:_HEAD_ROWS]
+    tail = data[max(len(data) - _TAIL_ROWS, len(head)) :]
+    candidates.extend((index, "") for index in head + tail)
+    return candidates

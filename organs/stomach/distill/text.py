@@ -6,12 +6,19 @@ result exactly and asks again with a smaller target if the estimate was short.
 
 from __future__ import annotations
 
-__all__ = ["CHARS_PER_TOKEN", "TIMES", "elision", "head_tail", "plural", "thousands"]
+from collections.abc import Callable
+
+__all__ = ["CHARS_PER_TOKEN", "TIMES", "elision", "head_tail", "kept_and_ends", "plural", "thousands"]
 
 # A conservative planning figure: English prose runs near 4, logs and code near 2.6.
 CHARS_PER_TOKEN = 2.5
 # The multiplication sign of counts and table dimensions, spelled by code point so no reader mistakes it for x.
 TIMES = "\u00d7"
+# A line kept for what it holds is shown up to this many characters: enough for a long error message.
+_KEPT_LINE_CHARS = 600
+# What a kept line may add besides itself: its newline and, likely, an elision line before it.
+_GAP_CHARS = 30
+_DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
 
 
 def thousands(number: int) -> str:
@@ -66,3 +73,62 @@ def _character_cut(text: str, budget_chars: int) -> str:
     if elided <= 0:
         return text
     return f"{text[:keep]}\n{elision(elided, 'character')}\n{text[-keep:]}"
+
+
+def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], bool], *, why: str) -> str:
+    """Head and tail like ``head_tail``, and before them the middle lines ``keep`` picks, within about the target.
+
+    The picked lines take up to half the room, in paste order, each clipped to ``_KEPT_LINE_CHARS``,
+    one line of each shape (digits aside);
+    the head and tail fill the rest. Every gap says how many lines it elided, and a first line says
+    why the middle lines were kept (``why``).
+    """
+    budget_chars = max(int(target_tokens * CHARS_PER_TOKEN), 16)
+    if len(text) <= budget_chars:
+        return text
+    lines = text.split("\n")
+    picked = [index for index, line in enumerate(lines) if keep(line)]
+    if not picked:
+        return head_tail(text, target_tokens)
+    note = f"[kept: the first and last lines, and lines {why}]"
+    used = len(note) + 1
+    chosen: set[int] = set()
+    shapes: set[str] = set()
+    for index in picked:
+        # A line that repeats another but for its numbers (a stamp, a count) says nothing new.
+        shape = lines[index][:_KEPT_LINE_CHARS].translate(_DIGITS_TO_ZERO)
+        if shape in shapes:
+            continue
+        shapes.add(shape)
+        cost = min(len(lines[index]), _KEPT_LINE_CHARS) + _GAP_CHARS
+        if used + cost > budget_chars // 2:
+            break
+        chosen.add(index)
+        used += cost
+    head, tail = 0, len(lines) - 1
+    turn = 0
+    while head <= tail:
+        index = head if turn % 3 != 2 else tail
+        cost = min(len(lines[index]), _KEPT_LINE_CHARS) + 1
+        if used + cost > budget_chars:
+            break
+        used += cost
+        chosen.add(index)
+        if turn % 3 != 2:
+            head += 1
+        else:
+            tail -= 1
+        turn += 1
+    if len(chosen) == len(lines):
+        return text
+    body = [note]
+    previous = -1
+    for index in sorted(chosen):
+        if index > previous + 1:
+            body.append(elision(index - previous - 1, "line"))
+        line = lines[index]
+        body.append(line if len(line) <= _KEPT_LINE_CHARS else line[:_KEPT_LINE_CHARS] + "…")
+        previous = index
+    if previous < len(lines) - 1:
+        body.append(elision(len(lines) - 1 - previous, "line"))
+    return "\n".join(body)

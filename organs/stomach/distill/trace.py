@@ -1,23 +1,60 @@
 """Stack-trace distillation: exception and message, the cause chain, the frames that matter.
 
-Each section of a trace (the first exception, then every ``Caused by``,
-"During handling…" or further header) keeps its header and message lines, its
-first ``_FRAMES_AT_EACH_END`` frames and its last ones (the top and the
-innermost, whichever end a runtime prints first) and counts the frames between.
-A frame repeated back to back (recursion) is shown once with its count.
+A trace is read into sections: the first exception, then every cause (``Caused
+by:``, ``Suppressed:``, an inner ``--->``, "During handling…", a goroutine, a
+kernel report's "Allocated by task" and "Freed by task"). A section is its
+header lines (type and message) and its frames; a frame is its line plus the
+lines indented under it (a Python frame's source and carets, a Go function's
+``file.go:12`` line, a Rust frame's ``at`` line).
+
+The compact rendering keeps every section's first header line, so the whole
+cause chain survives; of each section's frames it keeps the ends (the innermost
+frame is first in most runtimes and last in Python), counts a frame repeated
+back to back (``… 12 identical frames``), keeps the innermost and outermost
+application frames when they would be elided, and says what it elided. With a
+target it keeps as many frames as fit: first it drops a kernel's ``? func``
+frames (the unwinder's guesses), then frames from the middle of each section.
+dmesg uptime stamps are kept on header lines and dropped from frames.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-from organs.stomach.distill.text import elision, plural
-from organs.stomach.signals import is_trace_frame, trace_header
+from organs.stomach.distill.text import CHARS_PER_TOKEN, elision, plural
+from organs.stomach.signals import is_go_function, is_trace_frame, kernel_prefix_end, trace_header
 
 __all__ = ["TraceDigest", "distill_trace"]
 
-_FRAMES_AT_EACH_END = 3
 _LINE_CHARS = 300
+_HEADER_TAIL = 2
+_ALL = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    keep: int
+    header_lines: int
+    drop_unreliable: bool
+
+
+# Richest first; the first that fits the target is served. Middle frames go before the lines
+# between them (messages, lock chains, "Kernel panic - not syncing"), which say more per token.
+_PLANS = (
+    _Plan(_ALL, _ALL, drop_unreliable=False),
+    _Plan(_ALL, _ALL, drop_unreliable=True),
+    *(_Plan(keep, _ALL, drop_unreliable=True) for keep in (24, 12, 8, 5)),
+    *(_Plan(keep, lines, drop_unreliable=True) for keep, lines in ((5, 24), (3, 24), (3, 12), (2, 8), (1, 6))),
+)
+_DEFAULT_PLAN = _Plan(3, 6, drop_unreliable=True)
+# Paths of runtimes, frameworks and installed packages: a frame elsewhere is the application's.
+_LIBRARY_FRAME = re.compile(
+    r"site-packages|dist-packages|node_modules|/usr/lib|/usr/local/lib|\.cargo/registry|/rustc/|/vendor/|/gems/"
+    r"|<frozen |\(internal/|node:internal|\bat (?:java|javax|jdk|sun|kotlin|scala|org\.springframework|org\.apache)\."
+    r"|\bat (?:System|Microsoft)\.|\bat async (?:System|Microsoft)\.|\b(?:std|core|alloc|tokio)::|runtime/|GOROOT"
+    r"|\(dart:|package:flutter/|\[internal function\]|\{main\}"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,9 +64,39 @@ class TraceDigest:
 
 
 @dataclass(slots=True)
+class _Frame:
+    lines: list[str]
+    indent: int
+
+    @property
+    def key(self) -> str:
+        """The frame as compared for repeats: without dmesg stamps, which differ on every line."""
+        return "\n".join(_unstamped(line).strip() for line in self.lines)
+
+    @property
+    def unreliable(self) -> bool:
+        """A kernel unwinder's guess: ``? func+0x1a/0x30``."""
+        return _unstamped(self.lines[0]).lstrip().startswith("? ")
+
+    @property
+    def application(self) -> bool:
+        return _LIBRARY_FRAME.search(self.lines[0]) is None and not self.unreliable
+
+
+@dataclass(slots=True)
 class _Section:
     header: list[str] = field(default_factory=list)
-    frames: list[list[str]] = field(default_factory=list)
+    frames: list[_Frame] = field(default_factory=list)
+
+
+def _unstamped(line: str) -> str:
+    return line[kernel_prefix_end(line) :]
+
+
+def _indent(line: str) -> int:
+    text = _unstamped(line)
+    stripped = text.lstrip(" \t")
+    return len(text[: len(text) - len(stripped)].expandtabs(8))
 
 
 def _clip(line: str) -> str:
@@ -38,65 +105,117 @@ def _clip(line: str) -> str:
 
 def _sections(lines: list[str]) -> list[_Section]:
     sections = [_Section()]
-    for line in lines:
+    for index, line in enumerate(lines):
         current = sections[-1]
-        if is_trace_frame(line):
-            current.frames.append([line])
-        elif current.frames and (trace_header(line) is not None or line.startswith(("During handling", "The above"))):
-            sections.append(_Section(header=[line]))
-        elif current.frames and line.startswith((" ", "\t")):
-            # Source text under a Python frame, or the file line under a Go function line.
-            current.frames[-1].append(line)
+        last = current.frames[-1] if current.frames else None
+        deeper = last is not None and _unstamped(line).strip() != "" and _indent(line) > last.indent
+        if last is not None and deeper and trace_header(line) is None:
+            # Under a frame: its source and carets, a Go function's file line, a Rust frame's "at" line.
+            last.lines.append(line)
+        elif is_trace_frame(line) or (
+            index + 1 < len(lines) and is_go_function(line) and is_trace_frame(lines[index + 1])
+        ):
+            current.frames.append(_Frame([line], _indent(line)))
         elif current.frames:
             sections.append(_Section(header=[line]))
         else:
             current.header.append(line)
-    return sections
+    return [section for section in sections if section.header or section.frames]
 
 
-def _collapsed(frames: list[list[str]]) -> list[tuple[list[str], int]]:
-    runs: list[tuple[list[str], int]] = []
+def _runs(frames: list[_Frame]) -> list[tuple[_Frame, int]]:
+    runs: list[tuple[_Frame, int]] = []
     for frame in frames:
-        if runs and runs[-1][0] == frame:
-            runs[-1] = (frame, runs[-1][1] + 1)
+        if runs and runs[-1][0].key == frame.key:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
         else:
             runs.append((frame, 1))
     return runs
 
 
-def _render_frames(frames: list[list[str]]) -> list[str]:
-    runs = _collapsed(frames)
-    keep = _FRAMES_AT_EACH_END
-    shown = runs if len(runs) <= 2 * keep + 1 else [*runs[:keep], ([], 0), *runs[-keep:]]
-    elided = sum(count for _, count in runs[keep:-keep]) if len(runs) > 2 * keep + 1 else 0
-    rendered: list[str] = []
-    for frame, count in shown:
-        if not frame:
-            rendered.append("    " + elision(elided, "frame"))
-            continue
-        rendered.extend(_clip(line) for line in frame)
-        if count > 1:
-            rendered.append(f"    [previous frame repeated {count - 1:,} more times]")
+def _render_run(frame: _Frame, count: int) -> list[str]:
+    rendered = [_clip(_unstamped(line)) for line in frame.lines]
+    if count > 1:
+        rendered.append(f"    … {count - 1:,} identical frames")
     return rendered
 
 
-def distill_trace(text: str) -> TraceDigest:
+def _render_frames(frames: list[_Frame], plan: _Plan) -> list[str]:
+    unreliable = sum(1 for frame in frames if frame.unreliable) if plan.drop_unreliable else 0
+    shown_frames = [frame for frame in frames if not (plan.drop_unreliable and frame.unreliable)]
+    runs = _runs(shown_frames)
+    keep = plan.keep
+    rendered: list[str] = []
+    if len(runs) <= 2 * keep + 1:
+        for frame, count in runs:
+            rendered.extend(_render_run(frame, count))
+    else:
+        middle = runs[keep:-keep]
+        # The application's own frames nearest each end, when only the middle holds them.
+        apps = [index for index, (frame, _) in enumerate(middle) if frame.application]
+        ends_have_app = any(frame.application for frame, _ in (*runs[:keep], *runs[-keep:]))
+        kept = set() if ends_have_app or not apps else {apps[0], apps[-1]}
+        for frame, count in runs[:keep]:
+            rendered.extend(_render_run(frame, count))
+        elided = 0
+        for index, (frame, count) in enumerate(middle):
+            if index in kept:
+                if elided:
+                    rendered.append("    " + elision(elided, "frame"))
+                    elided = 0
+                rendered.extend(_render_run(frame, count))
+            else:
+                elided += count
+        if elided:
+            rendered.append("    " + elision(elided, "frame"))
+        for frame, count in runs[-keep:]:
+            rendered.extend(_render_run(frame, count))
+    if unreliable:
+        rendered.append(f"    … [{plural(unreliable, 'unreliable ? frame')} elided] …")
+    return rendered
+
+
+def _exception_line(sections: list[_Section], fallback: str) -> str:
+    for section in sections:
+        for line in section.header:
+            kind = trace_header(line)
+            if kind is not None and kind != "python":
+                return _unstamped(line).strip()
+    return fallback
+
+
+def _render(sections: list[_Section], plan: _Plan, summary: str) -> str:
+    body = [summary]
+    for section in sections:
+        header = section.header
+        if len(header) <= plan.header_lines:
+            body.extend(_clip(line) for line in header)
+        else:
+            # The first lines name the exception; the last ones title the frames below ("Freed by task 7:").
+            body.extend(_clip(line) for line in header[: plan.header_lines - _HEADER_TAIL])
+            body.append(elision(len(header) - plan.header_lines, "line"))
+            body.extend(_clip(line) for line in header[-_HEADER_TAIL:])
+        body.extend(_render_frames(section.frames, plan))
+    return "\n".join(body)
+
+
+def distill_trace(text: str, target_tokens: int | None = None) -> TraceDigest:
+    """The compact rendering of a trace; with ``target_tokens``, as many frames as fit it (estimated)."""
     lines = text.split("\n")
     sections = _sections(lines)
     total_frames = sum(len(section.frames) for section in sections)
-    exception = next(
-        (line.strip() for section in sections for line in section.header if trace_header(line) not in (None, "python")),
-        lines[0].strip(),
-    )
+    exception = _exception_line(sections, lines[0].strip())
     causes = max(len(sections) - 1, 0)
     summary = (
         f"[stack trace · {_clip(exception)[:160]} · {plural(total_frames, 'frame')}"
         f" · {plural(causes, 'chained section')}]"
     )
-    body = [summary]
-    for section in sections:
-        body.extend(_clip(line) for line in section.header[:6])
-        if len(section.header) > 6:
-            body.append(elision(len(section.header) - 6, "line"))
-        body.extend(_render_frames(section.frames))
-    return TraceDigest("\n".join(body), exception)
+    if target_tokens is None:
+        return TraceDigest(_render(sections, _DEFAULT_PLAN, summary), exception)
+    budget_chars = target_tokens * CHARS_PER_TOKEN
+    rendering = ""
+    for plan in _PLANS:
+        rendering = _render(sections, plan, summary)
+        if len(rendering) <= budget_chars:
+            break
+    return TraceDigest(rendering, exception)

@@ -1,0 +1,78 @@
+"""One budget-fitting loop: render at a target, count, rescale the target, render again.
+
+Renderings are planned from estimates (characters per token, per-segment sums), so
+what comes out can land over the limit, or well under it. ``fit_tokens`` renders at
+a target, counts exactly, and while the count is over the limit renders again at a
+target shrunk in proportion (always by at least one token, so it ends); with
+``slack`` given, a rendering more than ``slack`` tokens under the limit is tried
+again at a proportionally larger target, and the largest rendering within the limit
+is kept. Used by the stomach's renderings, the log distiller and the prompt compiler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+__all__ = ["Fitted", "fit_tokens"]
+
+_Rendering = TypeVar("_Rendering")
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted(Generic[_Rendering]):
+    """A rendering within the limit, its exact count, the target it was rendered at and the renders it took."""
+
+    rendering: _Rendering
+    tokens: int
+    target: int
+    rounds: int
+
+
+def _rescaled(target: int, tokens: int, limit: int) -> int:
+    """The target scaled by ``limit / tokens``: counts run roughly proportional to targets."""
+    return target * limit // max(tokens, 1)
+
+
+def fit_tokens(
+    render: Callable[[int], _Rendering],
+    count: Callable[[_Rendering], int],
+    limit: int,
+    *,
+    start: int | None = None,
+    rounds: int | None = 4,
+    slack: int | None = None,
+) -> Fitted[_Rendering] | None:
+    """The rendering within ``limit`` tokens that ``render`` gives, or None when none was found.
+
+    ``start`` is the first target (``limit`` when omitted). ``rounds`` bounds the renders
+    (None: until one fits or the target falls below 1). Without ``slack`` the first
+    rendering within the limit is taken; with it, one more than ``slack`` under the limit
+    is rendered again at a larger target while rounds remain, and the largest within the
+    limit wins (a larger target that overshoots ends the search).
+    """
+    target = limit if start is None else start
+    best: Fitted[_Rendering] | None = None
+    done = 0
+    while target >= 1 and (rounds is None or done < rounds):
+        rendering = render(target)
+        tokens = count(rendering)
+        done += 1
+        if tokens <= limit:
+            if best is None or tokens > best.tokens:
+                best = Fitted(rendering, tokens, target, done)
+            if slack is None or limit - tokens <= slack:
+                break
+            grown = _rescaled(target, tokens, limit)
+            if grown <= target:
+                break
+            target = grown
+        elif best is not None:
+            break
+        else:
+            # Smaller by at least one token, so the loop ends; a target of 1 is always tried before giving up.
+            target = max(min(_rescaled(target, tokens, limit), target - 1), min(target - 1, 1))
+    if best is not None and best.rounds != done:
+        best = Fitted(best.rendering, best.tokens, best.target, done)
+    return best

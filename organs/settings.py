@@ -1,0 +1,171 @@
+"""Every ``ICHOR_*`` environment variable, read once at start into one typed, checked value.
+
+``Settings.from_environ(os.environ)`` is the only place the package reads its
+configuration from the environment; commands and workers take the result and hand
+each part to what needs it. A field ``name`` is the variable ``ICHOR_NAME``; an
+empty variable counts as unset. msgspec converts the strings and checks each
+constraint, and a value that cannot be used raises one ``ConfigError`` whose
+message names the variable, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from organs.counting import EncodingName
+from organs.errors import ConfigError
+
+__all__ = ["ENV_PREFIX", "LogLevel", "Settings", "variable_of"]
+
+ENV_PREFIX = "ICHOR_"
+
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+PositiveSeconds = Annotated[float, msgspec.Meta(gt=0)]
+# One or more comma-separated server URLs, as nats-py takes them.
+NatsUrls = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^((nats|tls|ws|wss)://)?[^\s,/]+(,((nats|tls|ws|wss)://)?[^\s,/]+)*$",
+        description="one or more comma-separated server URLs such as nats://host:4222",
+    ),
+]
+SubjectPrefix = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$",
+        description="dot-separated subject tokens of letters, digits, - and _ (no wildcards)",
+    ),
+]
+Word = Annotated[str, msgspec.Meta(pattern=r"^\S+$", description="text without white space")]
+LogLevel = Literal["debug", "info", "warning", "error", "critical"]
+
+_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+_FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    """The configuration of one process. Defaults are the documented ones; ``None`` means "not set"."""
+
+    # The bus.
+    nats_url: NatsUrls | None = None
+    prefix: SubjectPrefix = "ichor"
+    replicas: Annotated[int, msgspec.Meta(ge=1, le=5)] = 1
+    # JetStream deduplicates redeliveries only within this window; a crash's redelivery comes after ack_wait_s.
+    duplicate_window_s: Annotated[int, msgspec.Meta(ge=120)] = 120
+    max_age_s: Positive = 7 * 24 * 3600
+    ack_wait_s: Positive = 60
+    instance: Word | None = None
+    nats_user: Word | None = None
+    nats_password: str | None = None
+    provision: bool = True
+    nats_server: str | None = None
+    # The stomach's core (unset: the core's own defaults).
+    budget_tokens: Positive | None = None
+    shallow_chars: Positive | None = None
+    deferred_chars: Positive | None = None
+    shallow_backlog: NonNegative | None = None
+    deferred_backlog: NonNegative | None = None
+    max_blocks: Positive | None = None
+    encoding: EncodingName | None = None
+    # Personal-data categories to pseudonymise, comma-separated (the stomach checks the names).
+    redact: str | None = None
+    # The border.
+    border_allow_external: bool = False
+    border_rate: Positive | None = None
+    border_rate_window_s: PositiveSeconds | None = None
+    border_budget_tokens: Positive | None = None
+    kernel_instructions: str | None = None
+    workspace_instructions: str | None = None
+    # Signed secretions.
+    signing_seed_file: str | None = None
+    signing_seed: str | None = None
+    trusted_keys_file: str | None = None
+    # The command line and the process.
+    actor: str | None = None
+    log_level: LogLevel = "info"
+    # Test-only fault injection: a worker dies after publishing its outputs and before acking its input.
+    fault_kill_before_ack: bool = False
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read and check every ``ICHOR_*`` variable of ``environ`` (default: this process's environment)."""
+        env = os.environ if environ is None else environ
+        raw = {name: env[variable_of(name)] for name in cls.__struct_fields__ if env.get(variable_of(name))}
+        for name in _BOOLEAN_FIELDS & raw.keys():
+            raw[name] = _boolean(raw[name])
+        if "log_level" in raw:
+            raw["log_level"] = raw["log_level"].lower()
+        try:
+            settings = msgspec.convert(raw, cls, strict=False)
+        except msgspec.ValidationError as error:
+            name = _field_of(error)
+            raise ConfigError(_refusal(name, raw.get(name, ""))) from None
+        if settings.nats_server is not None and not os.access(settings.nats_server, os.X_OK):
+            raise ConfigError(
+                f"{variable_of('nats_server')}={settings.nats_server!r} is not allowed: the path of an executable"
+            )
+        return settings
+
+
+def variable_of(name: str) -> str:
+    """The environment variable of the field ``name``."""
+    return ENV_PREFIX + name.upper()
+
+
+def _info() -> dict[str, Any]:
+    info = msgspec.inspect.type_info(Settings)
+    assert isinstance(info, msgspec.inspect.StructType)
+    return {field.name: field.type for field in info.fields}
+
+
+_FIELD_TYPES = _info()
+_BOOLEAN_FIELDS = frozenset(name for name, kind in _FIELD_TYPES.items() if isinstance(kind, msgspec.inspect.BoolType))
+
+
+def _boolean(raw: str) -> Any:
+    word = raw.strip().lower()
+    if word in _TRUE_WORDS:
+        return True
+    if word in _FALSE_WORDS:
+        return False
+    return raw  # msgspec refuses it, and the refusal names the variable
+
+
+def _field_of(error: msgspec.ValidationError) -> str:
+    found = re.search(r"at `\$\.(\w+)`", str(error))
+    return found.group(1) if found else ""
+
+
+def _allowed(kind: Any) -> str:
+    """What a field accepts, in words, from its type and constraints."""
+    if isinstance(kind, msgspec.inspect.Metadata):
+        return str((kind.extra_json_schema or {}).get("description") or _allowed(kind.type))
+    if isinstance(kind, msgspec.inspect.UnionType):
+        return " or ".join(
+            _allowed(member) for member in kind.types if not isinstance(member, msgspec.inspect.NoneType)
+        )
+    if isinstance(kind, msgspec.inspect.BoolType):
+        return "a boolean (1/0, true/false, yes/no, on/off)"
+    if isinstance(kind, msgspec.inspect.LiteralType):
+        return "one of " + ", ".join(str(value) for value in kind.values)
+    if isinstance(kind, msgspec.inspect.IntType | msgspec.inspect.FloatType):
+        noun = "an integer" if isinstance(kind, msgspec.inspect.IntType) else "a number"
+        bounds = [
+            f"{symbol} {value}"
+            for symbol, value in ((">=", kind.ge), (">", kind.gt), ("<=", kind.le), ("<", kind.lt))
+            if value is not None
+        ]
+        return " ".join([noun, " and ".join(bounds)]).strip()
+    return "text"
+
+
+def _refusal(name: str, value: str) -> str:
+    if name not in _FIELD_TYPES:
+        return f"the {ENV_PREFIX}* settings cannot be read"
+    return f"{variable_of(name)}={value!r} is not allowed: {_allowed(_FIELD_TYPES[name])}"

@@ -1,0 +1,134 @@
+"""The ask's terms: what of the user's question can be looked for in the evidence.
+
+``AskTerms.of(goal)`` pulls out the ask's numbers (two digits or more, or with a
+decimal point), codes (``E0277``, ``0x1f``, ``ORA-00942``), identifiers (snake_case,
+CamelCase, dotted names, paths, ``name()`` calls), quoted strings and content
+words (three letters or more, not a stop word, not a word every log and every
+question is full of such as ``error`` or ``why``). ``hits(line)`` says how many
+distinct terms occur in a line, case-blind.
+
+It runs over every line of multi-megabyte logs, so a line is lowered once and
+each term is a substring test; a term's boundaries are checked only on a hit. Numbers match only where no digit
+touches them (``404`` is not in ``14045``); words match at a word start, so
+``connect`` finds ``connection`` but ``port`` does not find ``report``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["AskTerms"]
+
+_MIN_WORD_CHARS = 3
+_MAX_TERMS = 48
+# An ask is a few sentences: a goal longer than this is read only this far, and no term is longer than the cap.
+_GOAL_CHARS = 8 * 1024
+_MAX_TERM_CHARS = 120
+_QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|'([^'\n]{2,120})'|`([^`\n]{2,120})`|“([^”\n]{2,120})”")
+# One token of the ask: a run of word characters with the joiners identifiers use inside them.
+_TOKEN = re.compile(r"[\w$#@~-]+(?:[./:\\][\w$#@~-]+)*(?:\(\))?", re.UNICODE)
+_NUMBER = re.compile(r"\d{2,}(?:\.\d+)*|\d+\.\d+(?:\.\d+)*")
+_CODE = re.compile(r"0x[0-9a-fA-F]+|[A-Za-z]{1,8}-?\d{2,}[A-Za-z0-9]*|\d+[A-Za-z]+\d*")
+_CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]{2,}")
+# Words of every question and every log: they would raise nearly any line.
+_STOP_TEXT = """
+    a about above after again against all also am an and any anything are aren as at be because been before
+    being below besides between both but by can cannot could did didn do does doesn doing don down during each
+    either else even ever every few for from further get gets getting got had has hasn have haven having he her
+    here hers him his how however i if in into is isn it its itself just keep keeps know let like may me might
+    more most much must my myself need needs no nor not now of off on once one only or other our ours out over
+    own please same seem seems seeing shall she should so some someone something still such than thank thanks that
+    the their theirs them then there these they this those though through to too try tried trying under until up
+    us very want wants was wasn way we were weren what whatever when where whether which while who whom whose why
+    will with within without won would yet you your yours yourself
+    actually again already always another anyway around certain really sure tell told thing things what's i'm
+    ask asked explain mean means meaning say says said supposed see show shows shown look looks looking
+    happen happens happened happening going went come comes came make makes made work works working worked
+    fix fixed fixing help return returns returned give gives gave
+    problem problems issue issues wrong right first last new old same different other why's where's
+    error errors fail fails failed failing failure failures warning warnings log logs line lines output file
+    files code run runs running ran here's this's it's there's
+"""
+_STOP_WORDS = frozenset(_STOP_TEXT.split())
+
+
+def _kind_of(token: str) -> str | None:
+    """``number``, ``code``, ``identifier`` or ``word`` for one token of the ask; None when it names nothing."""
+    bare = token.removesuffix("()").strip("-.:~")
+    if not any(character.isalnum() for character in bare):
+        return None
+    if _NUMBER.fullmatch(bare):
+        return "number"
+    if _CODE.fullmatch(bare):
+        return "code"
+    if bare != token or any(joiner in bare for joiner in "_./\\:$#@") or _CAMEL.search(bare):
+        return "identifier"
+    if bare.isdigit() or len(bare) < _MIN_WORD_CHARS or bare.lower() in _STOP_WORDS:
+        return None
+    return "word"
+
+
+def _pattern_of(term: str, kind: str) -> str:
+    escaped = re.escape(term)
+    if kind == "number":
+        return rf"(?<![\d.]){escaped}(?!\d)"
+    start = r"(?<!\w)" if term[:1].isalnum() else ""
+    if kind == "word":
+        return start + escaped
+    end = r"(?![a-z0-9])" if term[-1:].isalnum() else ""
+    return start + escaped + end
+
+
+@dataclass(frozen=True, slots=True)
+class AskTerms:
+    """The lowercase terms of an ask, longest first, with their kinds and boundary checks."""
+
+    terms: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    # Per term: None when a plain substring test decides, else the pattern that checks its boundaries.
+    _bounded: tuple[re.Pattern[str] | None, ...] = field(default=(), repr=False, compare=False)
+
+    @classmethod
+    def of(cls, goal: str) -> AskTerms:
+        goal = goal[:_GOAL_CHARS]
+        found: dict[str, str] = {}
+        for match in _QUOTED.finditer(goal):
+            quoted = next(group for group in match.groups() if group is not None).strip().lower()
+            if len(quoted) >= _MIN_WORD_CHARS and quoted not in _STOP_WORDS:
+                found.setdefault(quoted, "quoted")
+        for match in _TOKEN.finditer(goal):
+            token = match.group()
+            kind = _kind_of(token)
+            if kind is None:
+                continue
+            term = token.removesuffix("()") if kind == "identifier" else token.strip("-.:~")
+            term = term.rstrip(".:?!,;").lower()
+            if 2 <= len(term) <= _MAX_TERM_CHARS:
+                found.setdefault(term, kind)
+        ordered = sorted(list(found.items())[:_MAX_TERMS], key=lambda pair: -len(pair[0]))
+        bounded = tuple(
+            None if pattern == re.escape(term) else re.compile(pattern)
+            for term, kind in ordered
+            for pattern in (_pattern_of(term, kind),)
+        )
+        return cls(tuple(term for term, _ in ordered), tuple(kind for _, kind in ordered), bounded)
+
+    def __bool__(self) -> bool:
+        return bool(self.terms)
+
+    def hits(self, line: str) -> int:
+        """How many distinct terms of the ask occur in ``line`` (0 for none)."""
+        return len(self.named(line)) if self.terms else 0
+
+    def named(self, line: str) -> tuple[str, ...]:
+        """The terms of the ask that occur in ``line``, longest first: what a kept line says it was kept for."""
+        if not self.terms:
+            return ()
+        lowered = line.lower()
+        # A substring test first: it rejects nearly every line at C speed; boundaries are checked only on a hit.
+        return tuple(
+            term
+            for term, bounded in zip(self.terms, self._bounded, strict=True)
+            if term in lowered and (bounded is None or bounded.search(lowered) is not None)
+        )

@@ -1,0 +1,226 @@
+"""How the stomach shares a paste's token budget out among its segments, and fits what was rendered into it.
+
+* Value. Stack traces > logs > tables and code > notes, raised for alert lines
+  (an alert level), for lines holding the ask's terms (``organs.stomach.asked``)
+  and for the paste's last evidence segment, where a test run or a build says
+  how it ended. Only a bounded head and tail of a long segment is read for it.
+* Claims. A segment's salient lines (alerts, the ask's terms; a repeated line
+  once) and the last segment's closing lines claim their share first.
+* Shares. Claims, then the rest of each segment's size, are shared by value in
+  a weighted water-fill: a segment that asks less than its part takes only what
+  it asks, and the rest is shared again.
+* Served. A segment whose full text fits its share is served full; a compact
+  rendering is served only when it saves at least ``MEANINGFUL_SAVING`` of the
+  full text's tokens. An overrun gives way in three steps, lowest value first
+  (among equals the later segment): full texts that saved little become their
+  compact renderings, renderings that follow a target are rendered again smaller,
+  then whole frames become references.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal, Protocol, TypeVar
+
+from envelopes.types import FrameKind
+from organs.stomach.asked import AskTerms
+from organs.stomach.distill.text import CHARS_PER_TOKEN
+from organs.stomach.signals import ALERT_LEVELS, level_of
+
+__all__ = [
+    "MEANINGFUL_SAVING",
+    "TARGETED_KINDS",
+    "Budgeted",
+    "allocate",
+    "best_representation",
+    "fit_budget",
+    "salient",
+    "served_tokens",
+    "shorter_compact",
+    "weigh",
+]
+
+# A compact rendering that saves less than this share of the full text's tokens is not worth what it leaves out.
+MEANINGFUL_SAVING = 0.25
+_VALUE: dict[FrameKind, int] = {"stack_trace": 5, "log": 3, "table": 2, "code": 2, "note": 1}
+_ALERT_VALUE = 3
+_ASK_VALUE = 2
+_ASK_TERMS_COUNTED = 3
+_LAST_SEGMENT_VALUE = 2
+# The closing lines of the paste's last evidence segment claim a share before ordinary lines.
+_SUMMARY_LINES = 12
+# What a claimed rendering adds around its lines: a header and elision notes.
+_CLAIM_OVERHEAD = 24
+_DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
+# How much of a long segment's head and tail is read for its value: its value is known before it is rendered.
+_VALUE_HEAD_CHARS = 24 * 1024
+_VALUE_TAIL_CHARS = 8 * 1024
+# A rendering is not shrunk below this many tokens to absorb an overrun: so small, it says next to nothing.
+_SMALLEST_SHRUNK = 48
+# The kinds whose rendering follows its target; a trace rendered again comes out the same.
+TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note", "table", "stack_trace"})
+
+
+class Budgeted(Protocol):
+    """What sharing and fitting read and set on a segment (the stomach's evidence record)."""
+
+    frame_id: str
+    kind: FrameKind
+    text: str
+    index: int
+    value: int
+    claim: int
+    full_tokens: int
+    share: int
+    target: int
+    compact: str | None
+    compact_tokens: int
+
+
+_Item = TypeVar("_Item", bound=Budgeted)
+
+
+def shorter_compact(evidence: Budgeted) -> bool:
+    """Whether the compact rendering has fewer characters than the full text: only then is it worth counting."""
+    return evidence.compact is not None and len(evidence.compact) < len(evidence.text)
+
+
+def best_representation(evidence: Budgeted) -> Literal["compact", "full"]:
+    """Full when it fits the segment's share or the compact rendering saves too little; else compact.
+
+    A compact rendering must be smaller than the full text in characters and in tokens to be served at all.
+    """
+    if not (shorter_compact(evidence) and evidence.compact_tokens < evidence.full_tokens):
+        return "full"
+    if evidence.full_tokens <= evidence.share:
+        return "full"
+    saves = evidence.full_tokens - evidence.compact_tokens >= evidence.full_tokens * MEANINGFUL_SAVING
+    return "compact" if saves else "full"
+
+
+def alerting(line: str) -> bool:
+    level = level_of(line)
+    return level is not None and level in ALERT_LEVELS
+
+
+def salient(ask: AskTerms) -> Callable[[str], bool]:
+    """What makes a line worth keeping before ordinary ones: an alert level, or the ask's terms."""
+    if not ask:
+        return alerting
+    return lambda line: alerting(line) or ask.hits(line) > 0
+
+
+def weigh(items: list[_Item], ask: AskTerms) -> None:
+    """Set each segment's value and claim from a bounded head and tail of its text.
+
+    The value is its kind's, raised for alert lines, for the ask's terms and for being the paste's
+    last evidence segment. The claim is what its salient lines (``salient``) would cost, estimated,
+    and for the last segment its closing lines too: a test run's summary, a build's last words.
+    """
+    for position, item in enumerate(items):
+        text = item.text
+        if len(text) > _VALUE_HEAD_CHARS + _VALUE_TAIL_CHARS:
+            text = text[:_VALUE_HEAD_CHARS] + "\n" + text[-_VALUE_TAIL_CHARS:]
+        lines = text.split("\n")
+        value = _VALUE[item.kind]
+        claimed = 0
+        alerts = False
+        shapes: set[str] = set()
+        for line in lines:
+            alert = alerting(line)
+            if alert or (ask and ask.hits(line)):
+                alerts = alerts or alert
+                # A line that repeats another but for its numbers is shown once (``kept_and_ends``): claimed once.
+                shape = line.translate(_DIGITS_TO_ZERO)
+                if shape not in shapes:
+                    shapes.add(shape)
+                    claimed += len(line)
+        if alerts:
+            value += _ALERT_VALUE
+        if ask:
+            value += _ASK_VALUE * min(ask.hits(text), _ASK_TERMS_COUNTED)
+        if position == len(items) - 1 and len(items) > 1:
+            value += _LAST_SEGMENT_VALUE
+            claimed += sum(len(line) for line in lines[-_SUMMARY_LINES:])
+        item.value = value
+        item.claim = int(claimed / CHARS_PER_TOKEN) + _CLAIM_OVERHEAD if claimed else 0
+
+
+def water_fill(items: list[_Item], demands: dict[str, int], budget: int) -> dict[str, int]:
+    """Grants within ``budget``: each item's part of what is left follows its value, and none exceeds its demand.
+
+    Taken in order of demand per unit of value, so an item that asks less than its part takes only
+    what it asks and leaves the rest to be shared again.
+    """
+    grants: dict[str, int] = {}
+    remaining = budget
+    weight = sum(item.value for item in items)
+    for item in sorted(items, key=lambda item: (demands[item.frame_id] / item.value, item.index)):
+        grants[item.frame_id] = max(min(demands[item.frame_id], remaining * item.value // max(weight, 1)), 0)
+        remaining -= grants[item.frame_id]
+        weight -= item.value
+    return grants
+
+
+def allocate(evidence: list[_Item], budget: int, *, exact: bool) -> None:
+    """Share the budget out by value: claims first, then the rest of each segment's size.
+
+    Both rounds are a weighted water-fill (``water_fill``): first each segment's claim (its
+    salient lines, capped at its size), then what remains of the budget towards its full size.
+    A segment's size is its exact full count when ``exact``, else an estimate from its characters.
+    """
+
+    def size(item: Budgeted) -> int:
+        return item.full_tokens if exact else int(len(item.text) / CHARS_PER_TOKEN) + 1
+
+    claims = water_fill(evidence, {item.frame_id: min(item.claim, size(item)) for item in evidence}, budget)
+    rest = water_fill(
+        evidence,
+        {item.frame_id: size(item) - claims[item.frame_id] for item in evidence},
+        budget - sum(claims.values()),
+    )
+    for item in evidence:
+        item.share = item.target = max(claims[item.frame_id] + rest[item.frame_id], 1)
+
+
+def served_tokens(item: Budgeted, representation: str) -> int:
+    if representation == "reference":
+        return 0
+    return item.compact_tokens if representation == "compact" else item.full_tokens
+
+
+def fit_budget(
+    evidence: list[_Item], budget: int, shrink: Callable[[_Item, int], bool]
+) -> dict[str, Literal["compact", "full", "reference"]]:
+    """How each frame is served so the total fits the budget, lowest value giving way first.
+
+    An overrun is absorbed in three steps, each only while the total is over: a full text
+    served because its compact rendering saved little gives way to that rendering; a
+    rendering that follows a target is rendered again smaller (``shrink`` to a token limit);
+    then whole frames become references.
+    """
+    chosen: dict[str, Literal["compact", "full", "reference"]] = {
+        item.frame_id: best_representation(item) for item in evidence
+    }
+    total = sum(served_tokens(item, chosen[item.frame_id]) for item in evidence)
+    yielding = sorted(evidence, key=lambda item: (item.value, -item.index))
+    for item in yielding:
+        if total <= budget:
+            return chosen
+        if chosen[item.frame_id] == "full" and shorter_compact(item) and item.compact_tokens < item.full_tokens:
+            chosen[item.frame_id] = "compact"
+            total -= item.full_tokens - item.compact_tokens
+    for item in yielding:
+        if total <= budget:
+            return chosen
+        served = served_tokens(item, chosen[item.frame_id])
+        limit = served - (total - budget)
+        if item.kind in TARGETED_KINDS and limit >= _SMALLEST_SHRUNK and shrink(item, limit):
+            chosen[item.frame_id] = "compact"
+            total -= served - item.compact_tokens
+    for item in yielding:
+        if total <= budget:
+            break
+        total -= served_tokens(item, chosen[item.frame_id])
+        chosen[item.frame_id] = "reference"
+    return chosen

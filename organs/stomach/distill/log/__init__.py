@@ -1,0 +1,170 @@
+"""Log distillation: group records into templates, keep the alerts, state the totals.
+
+The distiller is split by role, as a template miner is: ``config`` (every
+tuning number), ``masking`` (variable fields as ``<*>``), ``headers`` (leading
+fields that are header, not event), ``mining`` (records and templates),
+``display`` (template lines, examples, grouping) and ``fitting`` (to a token
+target). This module is the facade.
+
+The rendering lists templates in order of first appearance. Tight budgets drop
+whole templates, longest first (never an alert template or one that makes up a
+twentieth of the log before the others), and the rendering says exactly how many
+templates and lines, and how many alert lines of shown templates, it did not
+show. Nothing here knows a particular log format beyond the generic signals in
+``organs.stomach.signals``.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import Counter
+from dataclasses import dataclass
+
+from organs.accounting import count_tokens
+from organs.stomach.asked import AskTerms
+from organs.stomach.distill.log.alerts import kinds_text
+from organs.stomach.distill.log.config import CONFIG, LogConfig
+from organs.stomach.distill.log.display import SLOT_TEMPLATE, Piece, clip, example, pieces_of, render, template_line
+from organs.stomach.distill.log.excerpt import excerpt
+from organs.stomach.distill.log.fitting import estimate_tokens, fit
+from organs.stomach.distill.log.masking import mask_variables
+from organs.stomach.distill.log.mining import Records, Shape, Template, mine_templates, records_of
+from organs.stomach.distill.log.structured import structured_view
+from organs.stomach.distill.text import head_tail, plural, thousands
+from organs.stomach.signals import is_alert
+from organs.stomach.timestamps import leading_stamp, window_of
+
+__all__ = ["CONFIG", "LogConfig", "LogDigest", "distill_log", "mask_variables"]
+
+
+@dataclass(frozen=True, slots=True)
+class LogDigest:
+    rendering: str
+    templates: int
+    alerts: int
+    valid_from: str | None
+    valid_to: str | None
+    tokens: int | None = None
+
+
+def distill_log(
+    text: str, target_tokens: int, encoding: str, *, mine: bool = True, ask: AskTerms | None = None
+) -> LogDigest:
+    """A rendering of a log within ``target_tokens`` when it can be done (the caller measures it).
+
+    A log whose full text fits the target is served whole; one within ``compact_min_saving`` of it is
+    served as an excerpt of its own lines; any other is templated. ``ask`` raises what holds its terms.
+    """
+    lines = text.split("\n")
+    full_tokens = count_tokens(text, encoding) if len(text) <= target_tokens * CONFIG.whole_text_trial else None
+    if full_tokens is not None and full_tokens <= target_tokens:
+        # Served whole: its alert lines stand for its alert templates (the caller values a log by them).
+        alert_lines = sum(1 for line in lines if is_alert(line))
+        return LogDigest(text, 0, alert_lines, *_window(lines), full_tokens)
+    if not mine:
+        edge = CONFIG.shallow_stamp_lines
+        stamps = [line[: stamp.end] for line in (lines[:edge] + lines[-edge:]) if (stamp := leading_stamp(line))]
+        valid_from, valid_to = window_of(stamps)
+        header = f"[{thousands(len(lines))}-line log · head and tail only (shallow tier)]"
+        return LogDigest(header + "\n" + head_tail(text, max(target_tokens - 20, 1)), 0, 0, valid_from, valid_to)
+    view = structured_view(lines)
+    mined = lines if view is None else view.lines
+    records, heads, fields = records_of(mined, text if view is None else "\n".join(mined))
+    templates = mine_templates(mined, records, heads, _asked(mined, records, ask))
+    valid_from, valid_to = window_of(
+        [mined[start][:end] for start, end in zip(records.start, records.stamp_end, strict=True) if end]
+    )
+    alerts = _alerts_text(templates)
+    header = _header(len(lines), len(records.start), len(templates), alerts, valid_from, valid_to)
+    if view is not None:
+        header += "\n" + view.note
+    if fields.columns:
+        after = " after the clock" if any(records.stamp_end) else ""
+        header += (
+            f"\ntemplate and ! lines leave out the first {plural(fields.columns, 'space-separated field')}{after} "
+            f"where a message follows them (they hold: {clip(fields.summary, CONFIG.template_chars)})"
+        )
+    pieces = pieces_of(mined, records, templates, _tail(lines, records, heads))
+
+    def spell(piece: Piece) -> str:
+        if piece.text is None:
+            template = templates[piece.template]
+            if piece.slot == SLOT_TEMPLATE:
+                piece.text = template_line(mined, records, template)
+            else:
+                piece.text = example(mined, records, template, lines)
+            piece.size = len(piece.text)
+        return piece.text
+
+    alert_templates = sum(1 for template in templates if template.alert)
+    if full_tokens is not None and target_tokens >= full_tokens * (1 - CONFIG.compact_min_saving):
+        excerpted = excerpt(lines, mined, records, heads, alerts, target_tokens, encoding, full_tokens, ask)
+        if excerpted is not None:
+            return LogDigest(excerpted[0], len(templates), alert_templates, valid_from, valid_to, excerpted[1])
+    if len(text) <= target_tokens * CONFIG.whole_rendering_trial:
+        everything = sorted(pieces, key=lambda piece: piece.priority)
+        for piece in everything:
+            spell(piece)
+        whole = render(header, everything, templates)
+        # A rendering no longer than the log it renders often fits a small log's target: one exact count
+        # tells, and spares the estimates and the fitting rounds.
+        tokens = count_tokens(whole, encoding) if len(whole) <= len(text) else target_tokens + 1
+        if tokens <= target_tokens:
+            return LogDigest(whole, len(templates), alert_templates, valid_from, valid_to, tokens)
+    rates = estimate_tokens(pieces, encoding, spell, min(CONFIG.estimate_sample_chars, max(target_tokens, 64) * 4))
+    rendering, tokens = fit(header, pieces, templates, target_tokens, encoding, spell, rates)
+    return LogDigest(rendering, len(templates), alert_templates, valid_from, valid_to, tokens)
+
+
+def _window(lines: list[str]) -> tuple[str | None, str | None]:
+    return window_of([line[: stamp.end] for line in lines if (stamp := leading_stamp(line))])
+
+
+def _alerts_text(templates: list[Template]) -> str:
+    """``"12 alerts (9 HTTP 404, 3 error)"``."""
+    kinds: dict[str, int] = {}
+    for template in templates:
+        for kind, count in template.kinds.items():
+            kinds[kind] = kinds.get(kind, 0) + count
+    return plural(sum(kinds.values()), "alert") + (f" ({kinds_text(kinds)})" if kinds else "")
+
+
+def _header(lines: int, records: int, templates: int, alerts: str, valid_from: str | None, valid_to: str | None) -> str:
+    window = f" · {valid_from} → {valid_to}" if valid_from else ""
+    # A record is a head line and its continuation lines: their count is news only when they are not the lines.
+    record_count = f"{plural(records, 'record')} · " if records != lines else ""
+    return f"[{thousands(lines)}-line log · {record_count}{plural(templates, 'template')} · {alerts}{window}]"
+
+
+def _asked(lines: list[str], records: Records, ask: AskTerms | None) -> dict[int, int]:
+    """The records holding the ask's terms (in any of their lines) and their weight: each term counts once, a
+    specific one (a number, a code, an identifier, a quoted string) twice, as it names one thing."""
+    if not ask:
+        return {}
+    kind_of = dict(zip(ask.terms, ask.kinds, strict=True))
+    asked: dict[int, int] = {}
+    for number, (start, end) in enumerate(zip(records.start, records.end, strict=True)):
+        weight = max(
+            sum(1 if kind_of.get(term) == "word" else 2 for term in ask.named(line)) for line in lines[start:end]
+        )
+        if weight:
+            asked[number] = weight
+    return asked
+
+
+def _tail(lines: list[str], records: Records, heads: list[Shape]) -> list[str]:
+    """Among the log's last non-blank lines (a build's outcome, a test run's summary), each clipped, those of rare
+    records: a repeat of a common template says nothing its template line does not."""
+    frequency = Counter(f"{shape.masked}\x00{shape.split}" for shape in heads)
+    tail: list[str] = []
+    seen = 0
+    for index in range(len(lines) - 1, -1, -1):
+        if seen == CONFIG.tail_lines:
+            break
+        if not lines[index].strip():
+            continue
+        seen += 1
+        head = heads[bisect_right(records.start, index) - 1]
+        if frequency[f"{head.masked}\x00{head.split}"] <= CONFIG.excerpt_rare_records:
+            tail.append(clip(lines[index]))
+    return tail[::-1]

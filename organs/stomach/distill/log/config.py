@@ -1,0 +1,97 @@
+"""Every tuning number of the log distiller, in one frozen object.
+
+The numbers are general (they say how logs in general behave), never fitted to
+one file; each field says what it bounds and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CONFIG", "LogConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class LogConfig:
+    # Masking: only this many characters of a line are masked (the rest is counted as ``<…>``).
+    mask_prefix: int = 1000
+
+    # Merging templates that differ in one word: the word must take at least this many values (an open set
+    # such as user names; two or three plain values are usually different events) ...
+    merge_min_variants: int = 4
+    # ... and the line must keep about this many other constant words to name one event.
+    merge_context_words: int = 4
+    # Templates longer than this many words are never merged (the pairing is linear but not free).
+    merge_max_tokens: int = 64
+
+    # Header columns (leading fields that every template line leaves out).
+    header_max_columns: int = 8
+    header_min_records: int = 20
+    # A leading field is header only if a message follows it in this share of records ...
+    header_coverage: float = 0.9
+    # ... and it holds one value in this share of them, or its values are interchangeable:
+    header_constant_share: float = 0.9
+    # at least this many recurring rests of line, and this share of them recurring with several values.
+    header_min_recurring: int = 5
+    header_shared_share: float = 0.3
+    # How many of a header field's values the legend names.
+    header_values_shown: int = 3
+
+    # Display.
+    example_chars: int = 400
+    template_chars: int = 240
+    # A constant field with a digit longer than this is an id: it stays masked in template lines.
+    constant_chars: int = 12
+    # A masked value of at most this many word pieces keeps its punctuation (``<*>.<*>``, ``<*>:<*>``).
+    shape_max_pieces: int = 3
+    # Distinct alert lines quoted per template.
+    alert_lines_per_template: int = 8
+    # Continuation lines shown under an example record.
+    continuation_lines_shown: int = 3
+    # A template that makes up at least one in this many records is what the log mostly says.
+    leading_one_in: int = 20
+    # Grouping under a shared leading tag: a tag is at most this many words, a group at least this many templates.
+    group_prefix_words: int = 6
+    group_min_templates: int = 2
+
+    # Fitting to a target.
+    # A log of at most this many characters per target token may render whole within the target: try that first.
+    whole_rendering_trial: int = 4
+    # Characters sampled per kind of piece for the token estimate.
+    estimate_sample_chars: int = 4_096
+    # Measure-and-rescale rounds of the fit, and how close to the target (a fortieth plus a few tokens) is close
+    # enough to stop.
+    fit_rounds: int = 5
+    fit_close_share: int = 40
+    fit_close_tokens: int = 8
+    # Tokens the frame around the pieces (header, legend, omission notes) may add beyond its measured bare cost.
+    fit_frame_slack: int = 16
+
+    # Fits means full: a log of at most this many characters per target token is counted, and served whole
+    # when its count fits the target.
+    whole_text_trial: int = 8
+    # A compact rendering is worth its loss only when it saves at least this share of the log's tokens: a log
+    # whose target is within this share of its full count is served as an excerpt of its own lines instead.
+    compact_min_saving: float = 0.25
+    # An excerpt keeps the log's first lines and its last ones (a build's outcome, a test run's summary) before
+    # ordinary lines; a record whose template occurs at most this often is rare, kept before the common ones.
+    excerpt_head_lines: int = 3
+    tail_lines: int = 5
+    excerpt_rare_records: int = 2
+    # At most this many templates holding the ask's terms are raised right after the alert templates.
+    ask_templates: int = 6
+
+    # Structured lines (see ``structured``): a source prefix, JSON or logfmt is read when at least this share of
+    # the lines (of the first ``structured_sample`` for JSON and logfmt) has it; a mined line shows at most
+    # ``structured_fields`` other fields, each value cut to ``structured_value_chars``; logfmt needs this many pairs.
+    structured_share: float = 0.6
+    structured_sample: int = 200
+    structured_fields: int = 8
+    structured_value_chars: int = 60
+    logfmt_min_pairs: int = 3
+
+    # The shallow tier: stamps are read from this many lines at each end for the window.
+    shallow_stamp_lines: int = 1000
+
+
+CONFIG = LogConfig()

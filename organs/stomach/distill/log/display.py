@@ -1,0 +1,362 @@
+"""Display: template lines, real example records, distinct alert lines, and grouping under a shared tag.
+
+Each shown template gets one line, ``×count`` and the template with ``<*>``
+where a field varies among its first, second and last lines or is a long
+constant with a digit (an id), before any template gets extras (but a template
+that makes up a twentieth of the log, whose real line follows its own): then
+real example lines (alert templates first), then distinct warn/error lines with
+their repeat counts. A masked field keeps its shape when its samples share it:
+a ``host:port`` reads ``<*>:<*>``, a decimal ``<*>.<*>``, a method of a numbered
+class ``<*>::name``, an absolute path ``/<*>``, a quoted value ``'<*>'``. When
+not every template line fits, templates that begin with the same tag (the
+leading words up to one ending in ``:``, such as a process ``kernel[0]:``) are
+listed together under a ``§ tag`` heading, each indented and without the tag,
+as the legend then says. Very long lines keep their head and tail around a
+counted ``…`` marker. Template lines are spelled out only when the fit reaches them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from organs.stomach.distill.log.config import CONFIG
+from organs.stomach.distill.log.masking import WILDCARD, collapse_runs, split_variables
+from organs.stomach.distill.log.mining import Records, Template
+from organs.stomach.distill.text import TIMES, elision, plural, thousands
+
+__all__ = [
+    "ALERT_MARK",
+    "ASK_MARK",
+    "SLOT_ALERTS",
+    "SLOT_EXAMPLE",
+    "SLOT_TAIL",
+    "SLOT_TEMPLATE",
+    "TAIL_HEADING",
+    "Piece",
+    "clip",
+    "example",
+    "pieces_of",
+    "render",
+    "stamp_text",
+    "template_line",
+]
+
+_PUNCTUATION_RUN = re.compile(r"([^A-Za-z0-9]+)")
+
+
+def clip(line: str, limit: int = CONFIG.example_chars) -> str:
+    """``line`` cut to about ``limit`` characters: its head and tail kept, the middle counted out."""
+    if len(line) <= limit:
+        return line
+    tail = limit // 4
+    head = limit - tail
+    return f"{line[:head]} …[{plural(len(line) - head - tail, 'character')} elided]… {line[-tail:]}"
+
+
+def stamp_text(line: str, stamp_end: int) -> str:
+    return line[:stamp_end].strip(" []()")
+
+
+@dataclass(slots=True)
+class Piece:
+    template: int
+    slot: int
+    priority: int
+    # ``None`` until the piece is first needed: a template line that no budget reaches is never spelled out.
+    text: str | None
+    # Characters of ``text``, or an estimate of them while it is not spelled out yet.
+    size: int
+    tokens: int = 0
+    # Alert-level lines this piece quotes (a repeat of a quoted line counts as quoted).
+    quotes: int = 0
+
+
+SLOT_TEMPLATE = 0
+SLOT_EXAMPLE = 1
+SLOT_ALERTS = 2
+# One of the log's last lines: listed after the templates under ``TAIL_HEADING``.
+SLOT_TAIL = 3
+TAIL_HEADING = "last lines:"
+ALERT_MARK = " (alert)"
+ASK_MARK = " (matches ask)"
+
+
+def _display(lines: list[str], records: Records, template: Template) -> str:
+    """The template with only the fields that vary as ``<*>``, judged on its first, second and last lines.
+
+    A short field with one value in every sampled line (a constant ``uid=0``, a
+    fixed port) is shown as it is; a long one stays ``<*>``. When the samples do not share one shape (merged
+    templates), the masked key is the display.
+    """
+    numbers = {template.first_record, template.last_record}
+    if template.second_record >= 0:
+        numbers.add(template.second_record)
+    samples = []
+    for number in sorted(numbers):
+        body = lines[records.start[number]][records.body_start[number] :]
+        if len(body) > CONFIG.mask_prefix:
+            return template.masked
+        samples.append(split_variables(body))
+    constants, values = samples[0]
+    if any(other_constants != constants for other_constants, _ in samples[1:]):
+        return template.masked
+    pieces = [constants[0]]
+    for index, value in enumerate(values):
+        same = all(other_values[index] == value for _, other_values in samples[1:])
+        # A long constant with a digit (a session id, a hash) costs many tokens and says little: it stays
+        # masked, but for its named pieces (see ``_value_shape``). One without a digit is a name or a phrase.
+        if same and _named(value):
+            pieces.append(value)
+        else:
+            pieces.append(_value_shape([other_values[index] for _, other_values in samples]))
+        pieces.append(constants[index + 1])
+    shown = "".join(pieces)
+    return collapse_runs(shown)
+
+
+def _value_shape(values: list[str]) -> str:
+    """``<*>`` for a field that varies or is a long constant, keeping its shape when every sample shares it.
+
+    An address with its port (``10.0.0.1:50010``) or a ``host:port`` reads as ``<*>:<*>``; a value of at most
+    three word pieces with the same punctuation between them reads as that punctuation around ``<*>``
+    (``<*>.<*>`` a decimal, ``<*>::powerChange`` a method of a numbered class): the separators tell what kind of
+    value it is for a token or two. A piece with one value in every sample stays when it is short or holds no
+    digit (a name, not an id).
+    """
+    for split in (_colon_pieces, _word_pieces):
+        shaped = _shape_by(values, split)
+        if shaped is not None:
+            return shaped
+    return _opening(values) + WILDCARD + _opening([value[::-1] for value in values])[::-1]
+
+
+def _opening(values: list[str]) -> str:
+    """The punctuation every value opens with (the ``/`` of an absolute path, a quote), or ``""``."""
+    openings = set()
+    for value in values:
+        match = _PUNCTUATION_RUN.match(value)
+        openings.add("" if match is None or match.end() == len(value) else match.group())
+    return openings.pop() if len(openings) == 1 else ""
+
+
+def _named(value: str) -> bool:
+    """Whether a value that is the same in every sample is worth its tokens: short, or holding no digit."""
+    return len(value) <= CONFIG.constant_chars or not any(character.isdigit() for character in value)
+
+
+def _colon_pieces(value: str) -> tuple[list[str], list[str]] | None:
+    pieces = value.split(":")
+    return (pieces, [":"] * (len(pieces) - 1)) if all(pieces) else None
+
+
+def _word_pieces(value: str) -> tuple[list[str], list[str]]:
+    split = _PUNCTUATION_RUN.split(value)
+    return split[::2], split[1::2]
+
+
+def _shape_by(values: list[str], split: Callable[[str], tuple[list[str], list[str]] | None]) -> str | None:
+    """The values as their shared pieces and separators (see ``_value_shape``), or ``None`` when they differ."""
+    shapes = [split(value) for value in values]
+    first = shapes[0]
+    if first is None or not 2 <= len(first[0]) <= CONFIG.shape_max_pieces:
+        return None
+    pieces, separators = first
+    if any(shape is None or shape[1] != separators for shape in shapes[1:]):
+        return None
+    shown = []
+    for position, piece in enumerate(pieces):
+        same = all(shape is not None and shape[0][position] == piece for shape in shapes)
+        shown.append(piece if same and _named(piece) else WILDCARD)
+    return "".join(piece + separator for piece, separator in zip(shown, [*separators, ""], strict=True))
+
+
+def template_line(lines: list[str], records: Records, template: Template) -> str:
+    shown = _display(lines, records, template).strip()
+    return f"{TIMES}{thousands(template.count)} {clip(shown, CONFIG.template_chars)}"
+
+
+def example(lines: list[str], records: Records, template: Template, real: list[str]) -> str:
+    """The template's first real line (with its continuation lines) and, if it recurs, when it last did; or the
+    line that holds most of the ask's terms, saying so.
+
+    ``lines`` are the lines mined (their clocks are where the records say), ``real`` the lines received.
+    """
+    asked = template.asked_record >= 0
+    record = template.asked_record if asked else template.first_record
+    first_start = records.start[record]
+    first_end = records.end[record]
+    last_stamp = records.stamp_end[template.last_record]
+    entry = "    e.g. " + clip(real[first_start])
+    if asked:
+        entry += ASK_MARK
+    elif template.count > 1 and last_stamp:
+        entry += f" (last {stamp_text(lines[records.start[template.last_record]], last_stamp)})"
+    continuation = first_end - first_start - 1
+    if continuation:
+        shown = real[first_start + 1 : first_start + 1 + CONFIG.continuation_lines_shown]
+        entry += "\n" + "\n".join("      " + clip(line) for line in shown)
+        if continuation > len(shown):
+            entry += f"\n      {elision(continuation - len(shown), 'continuation line')}"
+    return entry
+
+
+def pieces_of(lines: list[str], records: Records, templates: list[Template], tail: list[str]) -> list[Piece]:
+    """Every template's line first (a leading template's real line right after its own), then examples, then
+    extra alert lines; the log's ``tail`` lines before the ordinary templates.
+
+    Within a tier alert templates go first, then the templates holding the ask's
+    terms (with the line that holds them), then the last lines of the log, then
+    the templates that make up a twentieth of the log (what it mostly says), then
+    the shortest templates, so a tight budget shows as many distinct events as it
+    can before any of them gets extras. Template lines are ranked by their masked
+    key's length and spelled out only when the fit reaches them; examples need
+    their template's line, so they are spelled out only for templates that could
+    be shown.
+    """
+    records_total = sum(template.count for template in templates)
+    # A template that makes up a good share of the log is what the log mostly says, whatever its length: its
+    # line and a real one come before the rarer templates.
+    leading = [template.count * CONFIG.leading_one_in >= records_total for template in templates]
+    # The templates holding the most of the ask are raised; a weak match (one common word) gets no early example.
+    by_weight = sorted(
+        (index for index, template in enumerate(templates) if template.asked_hits),
+        key=lambda i: -templates[i].asked_hits,
+    )
+    asked = [False] * len(templates)
+    for index in by_weight[: CONFIG.ask_templates]:
+        asked[index] = True
+    ranked = sorted(
+        range(len(templates)),
+        key=lambda i: (
+            not templates[i].alert,
+            not asked[i],
+            -templates[i].asked_hits,
+            not leading[i],
+            len(templates[i].masked),
+            i,
+        ),
+    )
+    rank_of = {index: rank for rank, index in enumerate(ranked)}
+    # The last lines come right after the alert and ask templates: ordinary templates' priorities make room.
+    raised = sum(1 for index in ranked if templates[index].alert or asked[index])
+    total = 2 * (len(templates) + len(tail))
+    pieces: list[Piece] = []
+    for position, line in enumerate(tail):
+        # The very last line (the outcome) first.
+        priority = 2 * raised + 2 * (len(tail) - 1 - position)
+        pieces.append(Piece(len(templates) + position, SLOT_TAIL, priority, line, len(line)))
+    for index, template in enumerate(templates):
+        rank = rank_of[index]
+        place = 2 * rank if rank < raised else 2 * rank + 2 * len(tail)
+        pieces.append(Piece(index, SLOT_TEMPLATE, place, None, min(len(template.masked), CONFIG.template_chars) + 8))
+        record = template.asked_record if template.asked_hits else template.first_record
+        first_start = records.start[record]
+        # A leading or asked template shows a real line right after its own; alert templates once every
+        # template line is in; other examples come after every alert line.
+        late_tier = total if template.alert else 3 * total
+        early = leading[index] or (asked[index] and template.asked_hits > 1)
+        example_priority = place + 1 if early else late_tier + rank
+        first_line = lines[first_start]
+        example_size = min(len(first_line), CONFIG.example_chars) + 10
+        pieces.append(Piece(index, SLOT_EXAMPLE, example_priority, None, example_size))
+        if template.alert_lines:
+            example_body = first_line[records.body_start[record] :].strip()
+            pieces[-1].quotes = template.alert_lines.get(example_body, 0)
+            extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
+            if extra:
+                text = "\n".join(f"    ! {TIMES}{thousands(count)} {clip(body)}" for body, count in extra)
+                pieces.append(
+                    Piece(
+                        index, SLOT_ALERTS, 2 * total + rank, text, len(text), quotes=sum(count for _, count in extra)
+                    )
+                )
+    return pieces
+
+
+def _tag_prefix(text: str) -> str:
+    """The leading tag of a template line's text (after its count), or ``""``.
+
+    A tag is the run of at most ``CONFIG.group_prefix_words`` leading words that ends at the first word ending in
+    ``:`` and holding a letter (``kernel[0]:``, ``D PowerManagerService:``): the process or component that
+    logged the event. Something must follow it.
+    """
+    rest = text.split(" ", 1)[1] if " " in text else ""
+    words = rest.split(" ", CONFIG.group_prefix_words)
+    for index, word in enumerate(words[: CONFIG.group_prefix_words]):
+        if index + 1 < len(words) and len(word) > 1 and word.endswith(":") and any(c.isalpha() for c in word):
+            return " ".join(words[: index + 1])
+    return ""
+
+
+def _grouped_body(ordered: list[Piece]) -> tuple[list[str], bool]:
+    """The pieces' lines with templates that share a leading tag listed under one ``§ tag`` heading.
+
+    Each template line under a heading is indented by one space and leaves out the tag; a group is
+    listed where its first template appears, its members in order of first appearance.
+    """
+    tags: dict[int, str] = {}
+    members: dict[str, list[int]] = {}
+    for piece in ordered:
+        if piece.slot == SLOT_TEMPLATE:
+            tag = _tag_prefix(piece.text or "")
+            if tag:
+                tags[piece.template] = tag
+                members.setdefault(tag, []).append(piece.template)
+    grouped = {tag for tag, indices in members.items() if len(indices) >= CONFIG.group_min_templates}
+    if not grouped:
+        return [piece.text or "" for piece in ordered], False
+    blocks: dict[int, list[str]] = {}
+    for piece in ordered:
+        text = piece.text or ""
+        tag = tags.get(piece.template, "")
+        if piece.slot == SLOT_TEMPLATE and tag in grouped:
+            count, rest = text.split(" ", 1)
+            text = f" {count} {rest[len(tag) + 1 :]}"
+        blocks.setdefault(piece.template, []).append(text)
+    body: list[str] = []
+    done: set[int] = set()
+    for index, block in blocks.items():
+        if index in done:
+            continue
+        tag = tags.get(index, "")
+        if tag not in grouped:
+            body.extend(block)
+            continue
+        body.append(f"§ {tag}")
+        for member in members[tag]:
+            body.extend(blocks[member])
+            done.add(member)
+    return body, True
+
+
+def render(header: str, chosen: list[Piece], templates: list[Template], group: bool = False) -> str:
+    shown = {piece.template for piece in chosen if piece.slot == SLOT_TEMPLATE}
+    ordered = sorted(chosen, key=lambda piece: (piece.template, piece.slot))
+    if group:
+        body, grouped = _grouped_body(ordered)
+    else:
+        body, grouped = [piece.text or "" for piece in ordered], False
+    legend = (
+        f"templates by first appearance: {TIMES}count, the line with {WILDCARD} for a varying field or a long id; "
+        "e.g. a real line; ! a distinct alert line"
+    )
+    if grouped:
+        legend += (
+            f"; § T heads the templates that begin with the tag T: each is listed under it, indented, "
+            f"as {TIMES}count and the rest of its line"
+        )
+    tail_at = next((position for position, piece in enumerate(ordered) if piece.slot == SLOT_TAIL), -1)
+    if tail_at >= 0:
+        body.insert(len(body) - (len(ordered) - tail_at), TAIL_HEADING)
+    lines = [header, legend, *body]
+    omitted = [template for index, template in enumerate(templates) if index not in shown]
+    if omitted:
+        omitted_lines = sum(template.line_count for template in omitted)
+        lines.append(f"… [{plural(len(omitted), 'template')} ({plural(omitted_lines, 'line')}) not shown] …")
+    quoted = sum(piece.quotes for piece in chosen)
+    unquoted = sum(templates[index].alert_records for index in shown) - quoted
+    if unquoted:
+        lines.append(f"… [{plural(unquoted, 'alert line')} of shown templates not quoted] …")
+    return "\n".join(lines)

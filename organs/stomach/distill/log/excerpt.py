@@ -1,0 +1,123 @@
+"""An excerpt: the log's own lines in order, the least telling ones elided, for a log just over its target.
+
+When the target is within a quarter of the log's full size, templates would cost
+a reader more than they save: the log is served as its lines, with the fewest
+ordinary lines elided (each gap counted). Lines are kept in this order: the head
+lines of alert records, other alert lines and the first continuation lines of
+alert records, lines that hold the ask's terms, the log's last lines (a build's
+outcome, a test run's summary), its first lines, then lines of rare templates,
+then the rest. Kept alert and ask lines say why they were kept.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from organs.accounting import count_tokens
+from organs.fitting import fit_tokens
+from organs.stomach.asked import AskTerms
+from organs.stomach.distill.log.config import CONFIG
+from organs.stomach.distill.log.display import ALERT_MARK, ASK_MARK
+from organs.stomach.distill.log.mining import Records, Shape
+from organs.stomach.distill.text import elision, thousands
+from organs.stomach.signals import is_alert
+
+__all__ = ["excerpt"]
+
+_ALERT_HEAD = 0
+_ALERT_LINE = 1
+_ASK = 2
+_TAIL = 3
+_HEAD = 4
+_RARE = 5
+_REST = 6
+
+
+def _ranks(lines: list[str], records: Records, heads: list[Shape], ask: AskTerms | None) -> list[tuple[int, int, int]]:
+    """Each line's (reason, tie-break, index): lower reasons are kept first."""
+    count = len(lines)
+    reasons = [_REST] * count
+    ties = [0] * count
+    frequency = Counter(f"{shape.masked}\x00{shape.split}" for shape in heads)
+    for start, end, shape in zip(records.start, records.end, heads, strict=True):
+        key = f"{shape.masked}\x00{shape.split}"
+        ties[start] = frequency[key]
+        if shape.alert:
+            reasons[start] = _ALERT_HEAD
+            for index in range(start + 1, min(end, start + 1 + CONFIG.continuation_lines_shown)):
+                reasons[index] = _ALERT_LINE
+        elif frequency[key] <= CONFIG.excerpt_rare_records:
+            reasons[start] = _RARE
+    for index, line in enumerate(lines):
+        if reasons[index] > _ALERT_LINE and is_alert(line):
+            reasons[index] = _ALERT_LINE
+        if reasons[index] > _ASK and ask and (hits := ask.hits(line)):
+            reasons[index], ties[index] = _ASK, -hits
+    for index in range(max(count - CONFIG.tail_lines, 0), count):
+        reasons[index] = min(reasons[index], _TAIL)
+    for index in range(min(CONFIG.excerpt_head_lines, count)):
+        reasons[index] = min(reasons[index], _HEAD)
+    return [(reasons[index], ties[index], index) for index in range(count)]
+
+
+def _rendered(header: str, lines: list[str], kept: set[int], marks: dict[int, str]) -> str:
+    out = [header]
+    gap = 0
+    for index, line in enumerate(lines):
+        if index not in kept:
+            gap += 1
+            continue
+        if gap:
+            out.append(elision(gap, "line"))
+            gap = 0
+        out.append(line + marks.get(index, ""))
+    if gap:
+        out.append(elision(gap, "line"))
+    return "\n".join(out)
+
+
+def excerpt(
+    lines: list[str],
+    mined: list[str],
+    records: Records,
+    heads: list[Shape],
+    alerts: str,
+    target: int,
+    encoding: str,
+    full_tokens: int,
+    ask: AskTerms | None,
+) -> tuple[str, int] | None:
+    """The richest excerpt of ``lines`` that measures within ``target``, or ``None`` when none does.
+
+    ``mined`` are the lines as mined (a JSON line as its fields), judged for alerts and the ask.
+    """
+    ranked = sorted(_ranks(mined, records, heads, ask))
+    reason_of = {index: reason for reason, _, index in ranked}
+    rate = full_tokens / max(sum(len(line) + 1 for line in lines), 1)
+    header = f"[{thousands(len(lines))}-line log · {alerts} · excerpt: the lines in order, some elided]"
+
+    def render(allowance: int) -> str:
+        kept: set[int] = set()
+        spent = 0.0
+        for _, _, index in ranked:
+            cost = (len(lines[index]) + 1) * rate + 1
+            if spent + cost <= allowance:
+                kept.add(index)
+                spent += cost
+        # A kept line says why: an alert record's head or a line holding the ask's terms.
+        marks = {
+            index: ALERT_MARK if reason_of[index] == _ALERT_HEAD else ASK_MARK
+            for index in kept
+            if reason_of[index] in (_ALERT_HEAD, _ASK)
+        }
+        return _rendered(header, lines, kept, marks)
+
+    fitted = fit_tokens(
+        render,
+        lambda rendering: count_tokens(rendering, encoding),
+        target,
+        start=target - count_tokens(header, encoding) - CONFIG.fit_frame_slack,
+        rounds=CONFIG.fit_rounds,
+        slack=target // CONFIG.fit_close_share + CONFIG.fit_close_tokens,
+    )
+    return None if fitted is None else (fitted.rendering, fitted.tokens)

@@ -1,0 +1,106 @@
+"""Fitting a log's rendering to a token target: estimate each piece, choose by priority, measure, rescale.
+
+Counting each piece alone would cost a tokenizer call per template; instead one
+exact count per kind of piece gives a rate, the choice is measured exactly, and
+the allowance is rescaled by what was measured, a few rounds over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from organs.accounting import count_tokens
+from organs.stomach.distill.log.config import CONFIG
+from organs.stomach.distill.log.display import SLOT_ALERTS, SLOT_EXAMPLE, SLOT_TAIL, SLOT_TEMPLATE, Piece, render
+from organs.stomach.distill.log.mining import Template
+
+__all__ = ["estimate_tokens", "fit"]
+
+
+def estimate_tokens(
+    pieces: list[Piece], encoding: str, spell: Callable[[Piece], str], sample_chars: int
+) -> dict[int, float]:
+    """Per-piece token estimates from one exact count per kind of piece, spread by length; the rates per slot.
+
+    Counting each piece alone would cost a tokenizer call per template; the fit
+    below measures its result exactly and corrects, so an estimate is enough here.
+    Masked lines and real lines tokenize differently, so each slot gets its own rate,
+    sampled from its highest-priority pieces (the ones most likely to be shown), about as many
+    characters as the target could show.
+    """
+    rates: dict[int, float] = {}
+    for slot in (SLOT_TEMPLATE, SLOT_EXAMPLE, SLOT_ALERTS, SLOT_TAIL):
+        members = sorted((piece for piece in pieces if piece.slot == slot), key=lambda piece: piece.priority)
+        if not members:
+            continue
+        sample: list[str] = []
+        size = 0
+        for piece in members:
+            if size >= sample_chars:
+                break
+            sample.append(spell(piece))
+            size += len(sample[-1]) + 1
+        joined = "\n".join(sample)
+        tokens_per_char = count_tokens(joined, encoding) / max(len(joined), 1)
+        rates[slot] = tokens_per_char
+        for piece in members:
+            piece.tokens = int((piece.size + 1) * tokens_per_char) + 1
+    return rates
+
+
+def fit(
+    header: str,
+    pieces: list[Piece],
+    templates: list[Template],
+    target: int,
+    encoding: str,
+    spell: Callable[[Piece], str],
+    rates: dict[int, float],
+) -> tuple[str, int]:
+    """The richest rendering that measures within ``target``: estimate, measure, rescale, a few times over."""
+    by_priority = sorted(pieces, key=lambda piece: piece.priority)
+    # The frame around the pieces (header, legend, omission notes) costs about this much whatever is chosen.
+    frame = count_tokens(render(header, [], templates), encoding) + CONFIG.fit_frame_slack
+    allowance = target - frame
+    smallest = min((piece.tokens for piece in pieces), default=0)
+    # When not every template line fits, templates sharing a leading tag are grouped under it (see
+    # ``_grouped_body``), so each line spends its tokens on what tells it apart.
+    group = sum(piece.tokens for piece in pieces if piece.slot == SLOT_TEMPLATE) > allowance
+    best: tuple[str, int] | None = None
+    for _ in range(CONFIG.fit_rounds):
+        chosen: list[Piece] = []
+        spent = 0
+        shown: set[int] = set()
+        for piece in by_priority:
+            if allowance - spent < smallest:
+                break
+            # An example or alert lines are only worth their tokens next to their template's line.
+            needs_template = piece.slot in (SLOT_EXAMPLE, SLOT_ALERTS)
+            if spent + piece.tokens > allowance or (needs_template and piece.template not in shown):
+                continue
+            if piece.text is None:
+                spell(piece)
+                piece.tokens = int((piece.size + 1) * rates.get(piece.slot, 0.5)) + 1
+                if spent + piece.tokens > allowance:
+                    continue
+            chosen.append(piece)
+            spent += piece.tokens
+            if piece.slot == SLOT_TEMPLATE:
+                shown.add(piece.template)
+        rendering = render(header, chosen, templates, group)
+        measured = count_tokens(rendering, encoding)
+        if measured <= target and (best is None or measured > best[1]):
+            best = rendering, measured
+        everything = len(chosen) == len(pieces)
+        if (everything and measured <= target) or not chosen:
+            break
+        if measured <= target and target - measured <= target // CONFIG.fit_close_share + CONFIG.fit_close_tokens:
+            break
+        # Estimates are off by a roughly constant factor: rescale the allowance by what was measured.
+        factor = max(spent, 1) / max(measured - frame, 1)
+        allowance = int((target - frame) * factor * 0.99) - 4
+    if best is None:
+        # Nothing measured within the target: the header and the omission note alone.
+        rendering = render(header, [], templates)
+        best = rendering, count_tokens(rendering, encoding)
+    return best

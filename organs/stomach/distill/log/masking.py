@@ -1,0 +1,108 @@
+"""Masking a log line's variable fields as ``<*>``.
+
+A variable field is any token carrying a digit (numbers, ids, hex, IPs, UUIDs,
+versions, paths with digits; a digit-free lead such as ``attempt_`` or ``node-``
+stays, and so do a lone leading ``/`` and a trailing ``.``, ``:`` or ``-``),
+a quoted value, a ``key=value`` value or a digit-free absolute path;
+side-by-side wildcards collapse into one.
+
+Masking is the hot path of the distiller: it runs once per distinct
+digit-flattened line shape and, through a cache, once per distinct word.
+"""
+
+from __future__ import annotations
+
+import re
+
+from organs.stomach.distill.log.config import CONFIG
+
+__all__ = [
+    "DIGITS_TO_ZERO",
+    "VARIABLE",
+    "WILDCARD",
+    "collapse_runs",
+    "joined",
+    "mask_by_words",
+    "mask_variables",
+    "split_variables",
+    "word_masks",
+]
+
+WILDCARD = "<*>"
+DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
+_MASK_MARK = re.compile(r"[0-9=/]")
+
+VARIABLE = re.compile(
+    r"(?<![\w])\"[^\"\n]{0,200}\""
+    r"|(?<![\w])'[^'\n]{0,200}'(?!\w)"
+    r"|(?<==)[^\s,;&)\]}>\"']{1,200}"
+    # A token carrying a digit. A digit-free lead of letters ending in a separator (``attempt_``,
+    # ``node-``, ``Thread.java:``) is a name, not a value, so it stays: a match starts at a token start
+    # that opens no such lead, or right after a letter and a separator. Each look-around is bounded or
+    # scans one letter run once, so masking stays linear in the line.
+    # A lone leading slash (``/10.0.0.1:50010``) is punctuation the template keeps.
+    r"|(?:(?<![\w.:/@+\-#])(?!/)|(?<=[A-Za-z][_\-:./#@])|(?<=(?<![\w.:/@+\-#])/))(?![A-Za-z]+[_\-:./#@])"
+    # A trailing ``.``, ``:`` or ``-`` is the sentence's punctuation, not the value's (``from 10.0.0.1: 11:``).
+    r"(?=[\w.:/@+\-#]{0,300}?\d)[\w.:/@+\-#]*[\w/@+#]"
+    r"|(?<![\w.])(?:/[\w.\-@+~]{1,200}){2,}"
+)
+# Variables standing side by side are one variable: "<*> <*> <*>" says no more than "<*>".
+_WILDCARD_RUN = re.compile(r"<\*>(?: +<\*>)+")
+
+
+def mask_variables(body: str) -> str:
+    prefix = CONFIG.mask_prefix
+    masked = VARIABLE.sub(WILDCARD, body[:prefix])
+    if "> <*>" in masked:
+        masked = _WILDCARD_RUN.sub(WILDCARD, masked)
+    return masked if len(body) <= prefix else masked + "<…>"
+
+
+def collapse_runs(text: str) -> str:
+    return _WILDCARD_RUN.sub(WILDCARD, text) if "> <*>" in text else text
+
+
+def mask_by_words(body: str, words: dict[str, str]) -> str:
+    """``mask_variables(body)``, computed one space-separated word at a time through a cache.
+
+    Every alternative of ``VARIABLE`` except the quoted ones matches inside one
+    word and looks at most at a space beyond it, which it treats like the string
+    edge, so masking each word alone is the same as masking the line; lines with
+    a quote character, or longer than the masked prefix, take the line-wide path.
+    Words repeat across lines far more than lines do, so most words cost a lookup.
+    """
+    masked_words = word_masks(body, words)
+    return mask_variables(body) if masked_words is None else joined(masked_words)
+
+
+def word_masks(body: str, words: dict[str, str]) -> tuple[str, ...] | None:
+    """Each word of ``body`` masked on its own, or ``None`` when the body needs the line-wide path."""
+    if len(body) > CONFIG.mask_prefix or '"' in body or "'" in body:
+        return None
+    pieces = []
+    for word in body.split(" "):
+        masked_word = words.get(word)
+        if masked_word is None:
+            # Without a digit, ``=`` or ``/`` no alternative can match (quotes were ruled out above).
+            plain = word.isascii() and _MASK_MARK.search(word) is None
+            masked_word = word if plain else VARIABLE.sub(WILDCARD, word)
+            words[word] = masked_word
+        pieces.append(masked_word)
+    return tuple(pieces)
+
+
+def joined(masked_words: tuple[str, ...]) -> str:
+    return collapse_runs(" ".join(masked_words))
+
+
+def split_variables(body: str) -> tuple[list[str], list[str]]:
+    """The constant pieces of ``body`` and the variable values between them (as ``mask_variables`` sees them)."""
+    constants: list[str] = []
+    values: list[str] = []
+    position = 0
+    for match in VARIABLE.finditer(body, 0, CONFIG.mask_prefix):
+        constants.append(body[position : match.start()])
+        values.append(match.group())
+        position = match.end()
+    constants.append(body[position:])
+    return constants, values

@@ -1,0 +1,315 @@
+"""Mining templates: records keyed by their masked body, then templates that differ in one word merged.
+
+Lines are keyed with their digits flattened to ``0`` (a C-speed translate), so
+masking and level detection run once per distinct shape, not once per line, and
+masking runs once per distinct word. The leading timestamp is set aside first,
+so it never splits a template; then header fields (see ``headers``).
+
+When most lines open with a clock, a line without one continues the record
+above it, so a stack trace inside a log stays with the line that announced it;
+when only some do (records carrying long traces), an unclocked line continues the
+record when it reads as a continuation (indented, a frame, a cause, wrapped JSON).
+
+Templates that differ in one word are merged with ``<*>`` there when that word
+takes at least ``merge_min_variants`` values (user names, host names), or two
+values when one of them is already partly variable and the line has enough other
+words to be the same event; two or three plain values (``opened``/``closed``)
+are kept apart, because they are usually different events. A merge also needs at
+least three other constant words (and, with fewer than four, twice
+``merge_min_variants`` values): a word that is, beside a tag or a level, the
+whole message is the event itself (``closeQs``, ``instantCollapse``), not a field.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from organs.stomach.distill.log.alerts import alert_kind, might_separate, separating_values
+from organs.stomach.distill.log.config import CONFIG
+from organs.stomach.distill.log.headers import Header, cut_fields, header_columns
+from organs.stomach.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_variables, word_masks
+from organs.stomach.signals import is_trace_frame
+from organs.stomach.timestamps import leading_stamp
+
+__all__ = ["Records", "Shape", "Template", "mine_templates", "records_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What every line with the same digit-flattened spelling shares."""
+
+    stamp_end: int
+    masked: str
+    # The alert's kind (see ``alerts.alert_kind``), ``""`` for an ordinary line.
+    kind: str
+    # The body's space-separated words, each masked on its own (one per word of the body, leading
+    # blanks included); empty when the body takes the line-wide masking path.
+    words: tuple[str, ...] = ()
+    # Whether the real lines hold a number that may tell alerts apart (judged line by line), and the
+    # numbers a real line held: they split its template.
+    separable: bool = False
+    split: str = ""
+
+    @property
+    def alert(self) -> bool:
+        return bool(self.kind)
+
+
+@dataclass(slots=True)
+class Template:
+    masked: str
+    first_record: int
+    last_record: int
+    second_record: int = -1
+    count: int = 0
+    line_count: int = 0
+    alert: bool = False
+    alert_records: int = 0
+    alert_lines: dict[str, int] = field(default_factory=dict)
+    # Alert records by kind, and the separating numbers every record of the template holds.
+    kinds: dict[str, int] = field(default_factory=dict)
+    split: str = ""
+    # The record holding most of the ask's terms (-1 for none), and how many it holds: shown as the example.
+    asked_record: int = -1
+    asked_hits: int = 0
+
+
+@dataclass(slots=True)
+class Records:
+    """Records (a head line plus its continuation lines) as parallel columns.
+
+    ``stamp_end`` is where the head line's clock ends; ``body_start`` is where its
+    template body starts (after the clock and any header fields left out).
+    """
+
+    start: list[int]
+    end: list[int]
+    stamp_end: list[int]
+    body_start: list[int]
+
+
+def _shape_of(key: str, words: dict[str, str]) -> Shape:
+    stamp = leading_stamp(key)
+    stamp_end = -1 if stamp is None else stamp.end
+    body = key[max(stamp_end, 0) :]
+    masked_words = word_masks(body, words)
+    masked = mask_variables(body) if masked_words is None else joined(masked_words)
+    return Shape(stamp_end, masked, alert_kind(key), masked_words or (), might_separate(key))
+
+
+def _refined(shape: Shape, line: str, cache: dict[tuple[int, str], Shape]) -> Shape:
+    """The shape of a real line whose numbers may tell an alert apart: its own kind and split."""
+    values = separating_values(line)
+    if not values:
+        return shape
+    refined = cache.get((id(shape), values))
+    if refined is None:
+        kind = shape.kind or alert_kind(line)
+        refined = replace(shape, kind=kind, separable=False, split=values)
+        cache[id(shape), values] = refined
+    return refined
+
+
+_CONTINUATION_OPENINGS = (" ", "\t", "}", "]", ")", '"', "#", "Caused by", "Stack trace", "[stacktrace]", "Traceback")
+
+
+def _continues(line: str) -> bool:
+    """Whether an unclocked line reads as part of the record above: indented, a trace frame, a cause, a closing
+    bracket of wrapped JSON, or blank."""
+    return not line or line.startswith(_CONTINUATION_OPENINGS) or is_trace_frame(line)
+
+
+def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Header]:
+    """Records (a head line plus its continuation lines), the shape of each record's head, and the header."""
+    words: dict[str, str] = {}
+    keys = text.translate(DIGITS_TO_ZERO).split("\n")
+    shapes_by_key = {key: _shape_of(key, words) for key in dict.fromkeys(keys)}
+    line_shapes = [shapes_by_key[key] for key in keys]
+    distinct = {id(shape): (key, shape) for key, shape in shapes_by_key.items()}
+    refinements: dict[tuple[int, str], Shape] = {}
+    for index, shape in enumerate(line_shapes):
+        if shape.separable:
+            refined = _refined(shape, lines[index], refinements)
+            line_shapes[index] = refined
+            distinct[id(refined)] = keys[index], refined
+    stamp_ends = [shape.stamp_end for shape in line_shapes]
+    count = len(stamp_ends)
+    clocked = count - stamp_ends.count(-1)
+    if clocked in (0, count):
+        # No continuation lines: every line is a record of its own.
+        starts = list(range(count))
+        ends = list(range(1, count + 1))
+        stamps = [max(end, 0) for end in stamp_ends]
+        heads = line_shapes
+    else:
+        # When most lines open with a clock, any line without one continues the record above it; when few do
+        # (records that carry long traces), only a line that reads as a continuation does.
+        mostly = clocked * 2 >= count
+        starts, ends, stamps, heads = [], [], [], []
+        for index, shape in enumerate(line_shapes):
+            if shape.stamp_end < 0 and starts and (mostly or _continues(lines[index])):
+                ends[-1] = index + 1
+            else:
+                starts.append(index)
+                ends.append(index + 1)
+                stamps.append(max(shape.stamp_end, 0))
+                heads.append(shape)
+    weights = Counter(map(id, heads))
+    # Fields are the non-empty words: columns padded with several spaces stay aligned.
+    split = [
+        (tuple(word for word in shape.words if word), weights[id(shape)])
+        for _, shape in distinct.values()
+        if shape.words and id(shape) in weights
+    ]
+    header = header_columns(split)
+    if not header.columns:
+        return Records(starts, ends, stamps, stamps), heads, header
+    cut_shapes: dict[int, tuple[Shape, int]] = {}
+    for key, shape in distinct.values():
+        if id(shape) not in weights:
+            continue
+        body = key[max(shape.stamp_end, 0) :]
+        raw_words = body.split(" ")
+        cut = cut_fields(raw_words, header.columns)
+        if not cut:
+            cut_shapes[id(shape)] = shape, 0
+            continue
+        offset = sum(len(word) for word in raw_words[:cut]) + cut
+        masked = joined(shape.words[cut:]) if shape.words else mask_variables(body[offset:])
+        cut_shapes[id(shape)] = Shape(shape.stamp_end, masked, shape.kind, split=shape.split), offset
+    cuts = [cut_shapes[id(shape)] for shape in heads]
+    body_starts = [stamp + cut[1] for stamp, cut in zip(stamps, cuts, strict=True)]
+    return Records(starts, ends, stamps, body_starts), [cut[0] for cut in cuts], header
+
+
+def mine_templates(
+    lines: list[str], records: Records, heads: list[Shape], asked: dict[int, int] | None = None
+) -> list[Template]:
+    """One template per masked head body, in order of first appearance, variants merged.
+
+    ``asked`` maps records holding the ask's terms to how many they hold.
+    """
+    templates: dict[str, Template] = {}
+    starts, ends, body_starts = records.start, records.end, records.body_start
+    for number, shape in enumerate(heads):
+        key = f"{shape.masked}\x00{shape.split}" if shape.split else shape.masked
+        template = templates.get(key)
+        if template is None:
+            template = Template(shape.masked, number, number, split=shape.split)
+            templates[key] = template
+        template.count += 1
+        if template.count == 2:
+            template.second_record = number
+        template.line_count += ends[number] - starts[number]
+        template.last_record = number
+        if asked and asked.get(number, 0) > template.asked_hits:
+            template.asked_record, template.asked_hits = number, asked[number]
+        if shape.kind:
+            template.alert = True
+            template.alert_records += 1
+            template.kinds[shape.kind] = template.kinds.get(shape.kind, 0) + 1
+            body = lines[starts[number]][body_starts[number] :].strip()
+            if body in template.alert_lines or len(template.alert_lines) < CONFIG.alert_lines_per_template:
+                template.alert_lines[body] = template.alert_lines.get(body, 0) + 1
+    return _merge_variants(list(templates.values()))
+
+
+def _merge_variants(templates: list[Template]) -> list[Template]:
+    """Merge templates that differ in one word taking many values (see the module docstring)."""
+    tokens = [template.masked.split(" ") for template in templates]
+    # Templates split by a separating number (an HTTP status) never merge across it.
+    seeds = [hash(template.split) for template in templates]
+    groups: dict[tuple[int, int, int, int], list[int]] = {}
+    # Two templates that differ in one word of their first half share their whole second half, and the
+    # other way round, so only templates sharing a half with another one can have a partner there.
+    halves: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    shared: dict[tuple[bool, tuple[str, ...]], int] = {}
+    for words in tokens:
+        middle = len(words) // 2
+        low, high = tuple(words[:middle]), tuple(words[middle:])
+        halves.append((low, high))
+        shared[False, high] = shared.get((False, high), 0) + 1
+        shared[True, low] = shared.get((True, low), 0) + 1
+    for index, words in enumerate(tokens):
+        if len(words) > CONFIG.merge_max_tokens:
+            continue
+        low, high = halves[index]
+        first = 0 if shared[False, high] > 1 else len(low)
+        last = len(words) if shared[True, low] > 1 else len(low)
+        if first >= last:
+            continue
+        # Chained prefix and suffix hashes key "every word but one" in linear time; members are
+        # compared word by word before merging, so a hash collision can never merge unlike lines.
+        prefixes = [seeds[index]]
+        for word in words:
+            prefixes.append(hash((prefixes[-1], word)))
+        suffixes = [0]
+        for word in reversed(words):
+            suffixes.append(hash((suffixes[-1], word)))
+        suffixes.reverse()
+        for position in range(first, last):
+            if words[position]:
+                key = (len(words), position, prefixes[position], suffixes[position + 1])
+                groups.setdefault(key, []).append(index)
+    merged_into: set[int] = set()
+    results: list[Template] = []
+    for (_, position, _, _), members in sorted(groups.items(), key=lambda item: (-len(item[1]), item[1][0])):
+        if len(members) < 2:
+            continue
+        free = [index for index in members if index not in merged_into]
+        if free:
+            reference, split = tokens[free[0]], templates[free[0]].split
+            free = [
+                index
+                for index in free
+                if templates[index].split == split and _equal_but(tokens[index], reference, position)
+            ]
+        # A word already partly variable in one member is a variable field, so two spellings suffice,
+        # provided enough other words agree that the lines are the same event.
+        partly_variable = len(tokens[free[0]]) >= CONFIG.merge_context_words if free else False
+        partly_variable = partly_variable and any(WILDCARD in tokens[index][position] for index in free)
+        if len(free) < (2 if partly_variable else CONFIG.merge_min_variants):
+            continue
+        # Whatever the spellings, the merged line must keep enough constant words to name one event: a
+        # word that is, beside a tag or a level, the whole message (``closeQs``) is the event, not a field.
+        # With little context, only a word taking many values (an open set: user names) is a field.
+        context = _constant_words(tokens[free[0]], position)
+        if context < CONFIG.merge_context_words - 1 or (
+            context < CONFIG.merge_context_words and not partly_variable and len(free) < 2 * CONFIG.merge_min_variants
+        ):
+            continue
+        words = list(tokens[free[0]])
+        words[position] = WILDCARD
+        results.append(_combine(" ".join(words), [templates[index] for index in free]))
+        merged_into.update(free)
+    results.extend(template for index, template in enumerate(templates) if index not in merged_into)
+    return sorted(results, key=lambda template: template.first_record)
+
+
+def _constant_words(words: list[str], position: int) -> int:
+    """How many words other than the one at ``position`` hold no variable."""
+    return sum(1 for index, word in enumerate(words) if index != position and word and WILDCARD not in word)
+
+
+def _equal_but(words: list[str], reference: list[str], position: int) -> bool:
+    return words[:position] == reference[:position] and words[position + 1 :] == reference[position + 1 :]
+
+
+def _combine(masked: str, parts: list[Template]) -> Template:
+    combined = Template(
+        masked, min(part.first_record for part in parts), max(part.last_record for part in parts), split=parts[0].split
+    )
+    for part in sorted(parts, key=lambda part: part.first_record):
+        combined.count += part.count
+        combined.line_count += part.line_count
+        combined.alert = combined.alert or part.alert
+        combined.alert_records += part.alert_records
+        for kind, count in part.kinds.items():
+            combined.kinds[kind] = combined.kinds.get(kind, 0) + count
+        if part.asked_hits > combined.asked_hits:
+            combined.asked_record, combined.asked_hits = part.asked_record, part.asked_hits
+        for body, count in part.alert_lines.items():
+            if body in combined.alert_lines or len(combined.alert_lines) < CONFIG.alert_lines_per_template:
+                combined.alert_lines[body] = combined.alert_lines.get(body, 0) + count
+    return combined

@@ -1,0 +1,143 @@
+"""Line shapes of machine output that is not a classic one-line-per-event log.
+
+Each test looks at one line (already cut to a bounded prefix by the caller) and
+is anchored, so a miss costs time linear in that prefix. The classifier counts
+them over a block's sample; none decides a kind alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "is_ci_marker",
+    "is_compiler_diagnostic",
+    "is_json_record",
+    "is_prompt",
+    "is_psql_rule",
+    "is_test_report",
+    "is_tool_level",
+    "labelled_stamp_end",
+    "listing_key",
+    "source_column_end",
+]
+
+# A JSON object per line that carries a log's fields: a level, a message or a time.
+_JSON_LOG_KEY = re.compile(
+    r"\"(?:level|lvl|severity|levelname|log\.level|msg|message|log|time|ts|timestamp|@timestamp|date)\"\s?:"
+)
+
+
+def is_json_record(line: str) -> bool:
+    stripped = line.lstrip()
+    return stripped.startswith('{"') and _JSON_LOG_KEY.search(stripped, 0, 400) is not None
+
+
+# docker compose's "web-1  | line" and "web_1 | line", kubectl's "[pod/web-7d/app] line".
+_SOURCE_COLUMN = re.compile(r"(?P<name>[A-Za-z0-9][\w.-]{0,62}) {0,40}\| |\[pod/[\w.-]{1,120}/[\w.-]{1,120}\] ")
+
+
+def source_column_end(line: str) -> tuple[str, int] | None:
+    """The source named at a line's start and where the line's own text begins, if it has one."""
+    match = _SOURCE_COLUMN.match(line)
+    if match is None:
+        return None
+    return match.group(0).split("|")[0].strip(), match.end()
+
+
+# "# Time: 2021-01-26T23:45:57Z", "Date: ...": a short label, then the record's stamp.
+_LABEL = re.compile(r"#? ?[A-Za-z][\w@ -]{0,15}: ")
+
+
+def labelled_stamp_end(line: str) -> int:
+    """Where a stamp starts after a short label opening the line (0 when there is no label)."""
+    match = _LABEL.match(line)
+    return match.end() if match is not None else 0
+
+
+# gcc/clang/javac/tsc "file:12:3: error: …", rustc/cargo "error[E0599]: …" and "  --> src/a.rs:4:5",
+# make's "make: *** [x.o] Error 1" and "make[1]: Entering directory", MSBuild "file(12,3): error CS…".
+_DIAGNOSTIC = re.compile(
+    r"[^\s:]{1,300}:\d+(?::\d+)?: (?:fatal error|error|warning|note|remark|info)\b"
+    r"|[^\s(]{1,300}\(\d+(?:,\d+)?\): (?:error|warning) [A-Z]{1,4}\d{1,6}:"
+    r"|(?:error|warning)(?:\[[A-Z]{0,3}\d{1,6}\])?: "
+    r"|\s{0,8}--> [^\s:]{1,300}:\d+:\d+"
+    r"|g?make(?:\[\d{1,3}\])?: (?:\*\*\*|Entering directory|Leaving directory|Nothing to be done)"
+    r"|In file included from |[^\s:]{1,300}: In function "
+    r"|\d{1,6} (?:errors?|warnings?) generated\."
+)
+
+
+def is_compiler_diagnostic(line: str) -> bool:
+    return _DIAGNOSTIC.match(line) is not None
+
+
+# Test runners: pytest banners and results, unittest, go test, cargo test, jest/vitest/mocha/playwright.
+_TEST_REPORT = re.compile(
+    r"={3,} .{0,120}(?:test session starts|FAILURES|ERRORS|short test summary|warnings summary|passed|failed"
+    r"|error|skipped|no tests ran).{0,120} ={3,}\s*$"
+    r"|_{3,} .{1,200} _{3,}\s*$"
+    r"|collected \d+ items?|(?:FAILED|PASSED|ERROR|SKIPPED|XFAIL|XPASS) [\w/.-]{1,200}(?:::|\.py)"
+    r"|[\w/.-]{1,200}\.py::\S{1,200} (?:PASSED|FAILED|ERROR|SKIPPED)"
+    r"|(?:=== RUN|--- (?:FAIL|PASS|SKIP):|ok  \t|FAIL\t|PASS$|FAIL$)"
+    r"|running \d+ tests?$|test [\w:]{1,200} \.\.\. (?:ok|FAILED|ignored)|test result: "
+    r"|\s{0,8}(?:Tests?|Test Suites|Suites):\s{1,4}\d"
+    r"|\s{0,8}(?:[✓✔✗✘✕×]|ok \d|not ok \d)\s{1,4}"
+    r"|\s{0,8}\d{1,6} (?:passed|failed|skipped|flaky|pending|passing|failing)\b"
+    r"|Ran \d+ tests? in |(?:OK|FAILED) \((?:failures|errors|skipped)="
+    # pytest's failure sections: the progress line, the failing source line, the explanation, the location
+    r"|[\w/.-]{1,200}\.py [.FEsxX]{1,400}\s{0,80}\[\s{0,2}\d{1,3}%\]|>\s{3,}\S|E(?: {1,12}\S|\s*$)"
+    r"|[\w/.-]{1,200}\.py:\d+: \w{1,100}(?:Error|Exception|Failed|Warning)\b"
+)
+
+
+def is_test_report(line: str) -> bool:
+    return _TEST_REPORT.match(line) is not None
+
+
+# "npm info it worked", "npm ERR! code E404", "yarn warn …", "pnpm WARN …": a tool, then its level.
+_TOOL_LEVEL = re.compile(
+    r"[a-z][\w@./-]{0,30} (?:info|verb|verbose|http|sill|silly|timing|notice|warn|WARN|ERR!|error|debug)(?= |$)"
+)
+
+
+def is_tool_level(line: str) -> bool:
+    return _TOOL_LEVEL.match(line) is not None
+
+
+# "$ npm test", "PS C:\src> dotnet build", "C:\src>npm i", "user@host:~/src$ make"
+_PROMPT = re.compile(
+    r"(?:\$|❯|➜|PS [A-Za-z]:\\[^>\n]{0,200}>|[A-Za-z]:\\[^>\n]{0,200}>|[\w.-]{1,64}@[\w.-]{1,64}:[^$#\n]{0,200}[$#])"
+    r" ?\S"
+)
+
+
+def is_prompt(line: str) -> bool:
+    return _PROMPT.match(line) is not None
+
+
+# Section markers of CI runners: Buildkite's "~~~ " and "+++ " groups (its "--- " would be a diff's first
+# line too), GitHub Actions' "##[group]" and "::group::", GitLab's "section_start:", a Docker build's "Step 2/7 :".
+_CI_MARKER = re.compile(
+    r"(?:~~~|\+\+\+) \S|##\[\w{1,20}\]|::\w{1,20}(?: [^:\n]{0,200})?::|section_start:\d|Step \d+/\d+ : "
+)
+
+
+def is_ci_marker(line: str) -> bool:
+    return _CI_MARKER.match(line) is not None
+
+
+# psql's "----+-----" and MySQL's "+----+-----+" under a header row.
+_PSQL_RULE = re.compile(r"\+?-{3,}(?:\+-{3,}){0,100}\+?\s*$")
+
+
+def is_psql_rule(line: str) -> bool:
+    return _PSQL_RULE.match(line) is not None
+
+
+# kubectl describe, systemctl status, docker info: "Key:        value" with the values aligned.
+_LISTING_KEY = re.compile(r"\s{0,12}[A-Za-z][\w .()/-]{0,40}:(?: {2,}\S|\s*$)")
+
+
+def listing_key(line: str) -> bool:
+    return _LISTING_KEY.match(line) is not None

@@ -1,0 +1,188 @@
+"""The normal form of a paste: the text a terminal would show for the bytes received.
+
+Pastes copied from terminals and CI pages carry what the terminal consumed:
+ANSI/VT escape sequences (colours, cursor and title commands, CI timing marks),
+carriage returns that redraw a progress line in place, backspaces, and CRLF line
+ends. The model is served the normal form, never those controls; the frame's id
+and retrievable full text stay those of the bytes received (Law 4).
+
+* Escape sequences are removed: CSI (``ESC [`` … final byte, and the 8-bit
+  ``U+009B`` introducer), the string sequences OSC, DCS, APC, PM and SOS (to BEL,
+  ``ESC \\`` or the line end) and the two-byte ``ESC x`` commands.
+* Each line is rendered as a terminal leaves it. Text is written at the cursor,
+  overwriting what is there; ``\\r`` moves the cursor to column 0, so a shorter
+  redraw leaves the longer tail of the earlier state visible, exactly as on a
+  screen; a backspace moves the cursor one column left; erase-in-line
+  (``ESC [ K``, ``ESC [ 1 K``, ``ESC [ 2 K``) clears to the end, from the start,
+  or the whole line. A ``\\r`` with nothing after it changes nothing, so CRLF
+  becomes LF.
+
+The form is line-local: a line's normal form depends on that line alone, so it
+never adds or removes a ``\\n`` and the normal form of a run of whole lines is the
+same run of the whole text's normal form. A text with no ESC, CSI, ``\\r`` or
+backspace is its own normal form and is returned as the same object. Every step
+is one regex pass or one pass over a line's pieces: linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["NormalText", "normal_form", "normalize"]
+
+# The characters whose presence means the normal form may differ from the text.
+_CONTROLS = re.compile(r"[\x1b\x9b\r\x08]")
+# Escape sequences, each alternative over disjoint character ranges so a match costs linear time.
+# Erase-in-line is captured (group 1 holds its mode digit, possibly empty) because it changes the line.
+_ESCAPE = re.compile(
+    r"(?:\x1b\[|\x9b)(?:([0-2]?)K|[0-?]*[ -/]*[@-~]?)"
+    r"|\x1b[\]P_^X][^\x07\x1b\n]*(?:\x07|\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]?"
+)
+# The pieces of a line that move the cursor or erase: everything else is text written at the cursor.
+_LINE_CONTROL = re.compile(r"\r|\x08|(?:\x1b\[|\x9b)([0-2]?)K")
+
+
+def normal_form(text: str) -> str:
+    """``text`` as a terminal shows it: no escape sequences, each line in its last drawn state, LF line ends."""
+    if _CONTROLS.search(text) is None:
+        return text
+    return "\n".join(_render_line(line) for line in text.split("\n"))
+
+
+def _render_line(line: str) -> str:
+    # A carriage return with nothing after it redraws nothing: CRLF is LF.
+    line = line.rstrip("\r")
+    if "\r" not in line and "\x08" not in line and "K" not in line:
+        return _strip_escapes(line)
+    # Erase-in-line must survive the stripping, so other escapes go first and the erases are kept.
+    kept = _ESCAPE.sub(_keep_erase, line)
+    if "\r" not in kept and "\x08" not in kept and "\x1b" not in kept and "\x9b" not in kept:
+        return kept
+    screen = _Screen()
+    position = 0
+    for control in _LINE_CONTROL.finditer(kept):
+        screen.write(kept[position : control.start()])
+        position = control.end()
+        piece = control.group()
+        if piece == "\r":
+            screen.cursor = 0
+        elif piece == "\x08":
+            screen.cursor = max(screen.cursor - 1, 0)
+        else:
+            screen.erase(control.group(1))
+    screen.write(kept[position:])
+    # Erased cells show as blanks; a terminal shows no difference between trailing blanks and nothing.
+    return "".join(screen.cells).rstrip(" ")
+
+
+def _strip_escapes(line: str) -> str:
+    return _ESCAPE.sub("", line) if "\x1b" in line or "\x9b" in line else line
+
+
+def _keep_erase(match: re.Match[str]) -> str:
+    return match.group() if match.group(1) is not None else ""
+
+
+class _Screen:
+    """One terminal line: its cells and cursor. The cursor never passes the end of the cells.
+
+    Every operation costs what it changes: a write its text, an erase only the cells not already blank
+    (``blank`` counts the leading cells known to be blank), so a line of any controls renders in linear time.
+    """
+
+    __slots__ = ("blank", "cells", "cursor")
+
+    def __init__(self) -> None:
+        self.cells: list[str] = []
+        self.cursor = 0
+        self.blank = 0
+
+    def write(self, text: str) -> None:
+        if not text:
+            return
+        cells, cursor = self.cells, self.cursor
+        overlap = min(len(text), len(cells) - cursor)
+        cells[cursor : cursor + overlap] = text[:overlap]
+        cells.extend(text[overlap:])
+        self.blank = min(self.blank, cursor)
+        self.cursor = cursor + len(text)
+
+    def erase(self, mode: str) -> None:
+        cells = self.cells
+        if mode in ("", "0"):
+            del cells[self.cursor :]
+            self.blank = min(self.blank, self.cursor)
+            return
+        # Erasing from the line start (1) or the whole line (2) blanks cells; the cursor stays where it is.
+        upto = min(self.cursor + 1, len(cells)) if mode == "1" else len(cells)
+        if upto > self.blank:
+            cells[self.blank : upto] = " " * (upto - self.blank)
+            self.blank = upto
+
+
+@dataclass(frozen=True, slots=True)
+class NormalText:
+    """A paste's normal form and the map from its lines back to the received text's lines.
+
+    ``starts`` and ``received_starts`` hold each line's offset in the normal and the
+    received text; both are empty when the two texts are the same.
+    """
+
+    text: str
+    received: str
+    starts: tuple[int, ...] = ()
+    received_starts: tuple[int, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return self.text is not self.received
+
+    def received_span(self, start: int, end: int) -> tuple[int, int]:
+        """The received span of the whole lines that the normal span ``[start, end)`` covers.
+
+        ``start`` must be a line start; the end maps to the end of the received
+        line holding ``end - 1``, trailing whitespace left out.
+        """
+        if not self.changed:
+            return start, end
+        first = _line_of(self.starts, start)
+        received_start = self.received_starts[first]
+        if end <= start:
+            return received_start, received_start
+        last = _line_of(self.starts, end - 1)
+        line_start = self.received_starts[last]
+        line_end = self.received.find("\n", line_start)
+        line = self.received[line_start : len(self.received) if line_end < 0 else line_end]
+        return received_start, line_start + len(line.rstrip())
+
+
+def _line_of(starts: tuple[int, ...], position: int) -> int:
+    low, high = 0, len(starts) - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if starts[middle] <= position:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def normalize(text: str) -> NormalText:
+    """The normal form of ``text`` with the line map that places its spans in ``text``."""
+    if _CONTROLS.search(text) is None:
+        return NormalText(text, text)
+    starts: list[int] = []
+    received_starts: list[int] = []
+    lines: list[str] = []
+    normal_position = 0
+    received_position = 0
+    for line in text.split("\n"):
+        rendered = _render_line(line)
+        starts.append(normal_position)
+        received_starts.append(received_position)
+        lines.append(rendered)
+        normal_position += len(rendered) + 1
+        received_position += len(line) + 1
+    return NormalText("\n".join(lines), text, tuple(starts), tuple(received_starts))

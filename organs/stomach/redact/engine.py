@@ -1,0 +1,124 @@
+"""Finding what the rules match in a text, and choosing which matches to replace.
+
+The pre-filter lower-cases the text once and looks for each rule's keywords with
+``str.find``; a rule's pattern then runs only over the lines that hold one of its
+keywords, each line once. A PEM private key spans lines, so its header is found
+like any match and the engine extends it over the key's body to its footer.
+Overlapping matches are resolved by position: credentials first (the earliest,
+then the longest, then the rule listed first), then personal data where no
+credential stands.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from organs.stomach.redact.rules import PRIVATE_KEY_KIND, Rule
+
+__all__ = ["Hit", "find_hits"]
+
+# A key's body: base64, whitespace, JSON's escaped line breaks and the header lines of an encrypted key,
+# up to (not into) the next run of five dashes.
+_PEM_BODY = re.compile(r"(?:\\n|[\w\s+/=:,.]|-(?!----))*")
+_PEM_FOOTER = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    start: int
+    end: int
+    kind: str
+    personal: bool
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
+class _Lines:
+    """The lines of one text that hold each keyword, each keyword looked for once however many rules name it."""
+
+    def __init__(self, text: str) -> None:
+        lowered = text.lower()
+        # Lower-casing can change the length (U+0130 becomes two characters); positions would then not line up.
+        self._lowered = lowered if len(lowered) == len(text) else None
+        self._whole = [(0, len(text))]
+        self._text_lowered = lowered
+        self._found: dict[str, dict[int, int]] = {}
+
+    def _of(self, keyword: str) -> dict[int, int]:
+        found = self._found.get(keyword)
+        if found is None:
+            found = self._found[keyword] = {}
+            lowered = self._lowered
+            if lowered is None:
+                if keyword in self._text_lowered:
+                    found.update(self._whole)
+                return found
+            position = lowered.find(keyword)
+            while position != -1:
+                start = lowered.rfind("\n", 0, position) + 1
+                end = lowered.find("\n", position)
+                end = len(lowered) if end == -1 else end
+                found[start] = end
+                position = lowered.find(keyword, end)
+        return found
+
+    def holding(self, keywords: tuple[str, ...]) -> list[tuple[int, int]]:
+        """The ``[start, end)`` of every line that holds one of ``keywords``, each line once, in order."""
+        if len(keywords) == 1:
+            return list(self._of(keywords[0]).items())
+        merged: dict[int, int] = {}
+        for keyword in keywords:
+            merged.update(self._of(keyword))
+        return sorted(merged.items())
+
+
+def _private_keys(text: str, lines: list[tuple[int, int]], rule: Rule) -> Iterable[Hit]:
+    """Each PEM private key from its header through its footer, or through its body when the paste cut it short."""
+    covered = 0
+    for start, end in lines:
+        for header in rule.pattern.finditer(text, start, end):
+            if header.start() < covered:
+                continue
+            body = _PEM_BODY.match(text, header.end())
+            assert body is not None  # the body pattern matches the empty string
+            footer = _PEM_FOOTER.match(text, body.end())
+            covered = footer.end() if footer else body.end()
+            yield Hit(header.start(), covered, rule.id, False)
+
+
+def _candidates(text: str, rules: Iterable[Rule]) -> Iterable[tuple[int, Hit]]:
+    found = _Lines(text)
+    for order, rule in enumerate(rules):
+        lines = found.holding(rule.keywords)
+        if not lines:
+            continue
+        if rule.id == PRIVATE_KEY_KIND:
+            yield from ((order, hit) for hit in _private_keys(text, lines, rule))
+            continue
+        for start, end in lines:
+            for match in rule.pattern.finditer(text, start, end):
+                value = match.group("secret")
+                if value and rule.accepts(value):
+                    yield order, Hit(match.start("secret"), match.end("secret"), rule.id, rule.category is not None)
+
+
+def find_hits(text: str, rules: tuple[Rule, ...]) -> list[Hit]:
+    """What to replace in ``text``: non-overlapping hits in order of position."""
+    ranked = sorted(
+        _candidates(text, rules), key=lambda pair: (pair[1].personal, pair[1].start, -len(pair[1]), pair[0])
+    )
+    starts: list[int] = []
+    kept: list[Hit] = []
+    for _, hit in ranked:
+        place = bisect.bisect_right(starts, hit.start)
+        if place and kept[place - 1].end > hit.start:
+            continue
+        if place < len(kept) and kept[place].start < hit.end:
+            continue
+        starts.insert(place, hit.start)
+        kept.insert(place, hit)
+    return kept

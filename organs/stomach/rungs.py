@@ -1,0 +1,396 @@
+"""The rungs of the classification ladder, each a test of one shape over a block's sample.
+
+Each rung takes the sampled lines (escapes removed, each cut to ``LINE_PREFIX``)
+and names a kind with its reason, or passes. The order they are tried in, and
+why it is load-bearing, is ``organs.stomach.classify``'s to say.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+
+from envelopes.types import SegmentKind
+from organs.stomach.line_shapes import (
+    is_compiler_diagnostic,
+    is_json_record,
+    is_psql_rule,
+    is_test_report,
+    is_tool_level,
+    labelled_stamp_end,
+    listing_key,
+    source_column_end,
+)
+from organs.stomach.signals import (
+    STRONG_HEADERS,
+    is_go_function,
+    is_trace_context,
+    is_trace_frame,
+    kernel_prefix_end,
+    level_of,
+    trace_header,
+)
+from organs.stomach.timestamps import leading_stamp
+
+__all__ = [
+    "MAX_CELL_WORDS",
+    "Classification",
+    "aligned_columns",
+    "aligned_table_rung",
+    "code_rung",
+    "delimited_record_log_rung",
+    "delimited_table_rung",
+    "diagnostics_rung",
+    "json_lines_rung",
+    "listing_rung",
+    "numbered_records_rung",
+    "record_log_rung",
+    "result_table_rung",
+    "source_column_rung",
+    "test_report_rung",
+    "timestamped_log_rung",
+    "trace_rung",
+    "weak_log_rung",
+]
+
+MAX_CELL_WORDS = 4
+_MANY_COLUMNS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    kind: SegmentKind
+    reason: str
+
+
+def _opens_log_records(lines: list[str]) -> bool:
+    """Whether the block opens with a clocked record and holds another: a log whose records carry traces."""
+    if not lines or leading_stamp(lines[0]) is None:
+        return False
+    return any(leading_stamp(line) is not None for line in lines[1:])
+
+
+def trace_rung(lines: list[str]) -> Classification | None:
+    if _opens_log_records(lines):
+        return None
+    headers: list[tuple[int, str]] = []
+    frames = 0
+    trace_lines = 0
+    inside = False
+    strong_opening = False
+    for index, line in enumerate(lines):
+        if (index - trace_lines) * 2 > len(lines) and not strong_opening:
+            # More than half the lines are not trace lines: no trace, whatever the rest holds.
+            return None
+        following_is_frame = index + 1 < len(lines) and is_trace_frame(lines[index + 1])
+        if is_trace_frame(line) or (following_is_frame and is_go_function(line)):
+            frames += 1
+            trace_lines += 1
+            inside = True
+            continue
+        header = trace_header(line)
+        if header is None and following_is_frame:
+            # A logged line that announces the frames below it ("... ERROR x: java.io.IOException: y").
+            header = "announced" if ("Exception" in line or "Error" in line or "panic" in line) else None
+        if header is not None:
+            headers.append((index, header))
+            strong_opening = strong_opening or (index == 0 and header in STRONG_HEADERS)
+            trace_lines += 1
+            inside = True
+        elif is_trace_context(line) or (inside and line.startswith((" ", "\t"))):
+            # Markers, carets and registers; and under a frame, its source line or message continuation.
+            trace_lines += 1
+        else:
+            inside = False
+    if not headers:
+        return None
+    first_kind = headers[0][1]
+    # A chain of exceptions printed without frames ("X: a / nested exception is: / Y: b") is still a trace.
+    header_chain = headers[0][0] == 0 and len(headers) >= 2
+    if frames == 0 and not (strong_opening or header_chain):
+        return None
+    if not strong_opening and trace_lines * 2 < len(lines):
+        return None
+    return Classification(
+        "stack_trace",
+        f"rung 3: stack trace ({first_kind} header, {frames} frames, {trace_lines}/{len(lines)} trace lines)",
+    )
+
+
+def timestamped_log_rung(lines: list[str]) -> Classification | None:
+    clocked = sum(1 for line in lines if leading_stamp(line) is not None)
+    if clocked * 2 < len(lines):
+        return None
+    if not any(level_of(line) is not None for line in lines):
+        return None
+    return Classification(
+        "log", f"rung 4: timestamped log ({clocked}/{len(lines)} lines start with a clock; level token present)"
+    )
+
+
+_DELIMITER_AFTER_STAMP = frozenset("|\t,;")
+_TWO_LETTERS = re.compile(r"[A-Za-z]{2}")
+
+
+def _reads_as_free_text(field: str) -> bool:
+    """A word with two letters in a row followed by another word: prose, not a value.
+
+    Checked word by word, so the cost stays linear in the field however it is spelled.
+    """
+    words = [word for word in field.split(" ") if word]
+    return any(_TWO_LETTERS.search(word) for word in words[:-1])
+
+
+def delimited_record_log_rung(lines: list[str]) -> Classification | None:
+    if len(lines) < 2:
+        return None
+    records = 0
+    for line in lines:
+        stamp = leading_stamp(line)
+        if stamp is None or stamp.end >= len(line) or line[stamp.end] not in _DELIMITER_AFTER_STAMP:
+            continue
+        last_field = line[line.rfind(line[stamp.end]) + 1 :]
+        if _reads_as_free_text(last_field):
+            records += 1
+    if records * 2 < len(lines):
+        return None
+    return Classification(
+        "log", f"rung 4b: clock-led delimited records with a free-text last field ({records}/{len(lines)} lines)"
+    )
+
+
+def json_lines_rung(lines: list[str]) -> Classification | None:
+    records = sum(1 for line in lines if is_json_record(line))
+    if records * 2 < len(lines) or records == 0:
+        return None
+    return Classification("log", f"rung 4c: JSON lines with log fields ({records}/{len(lines)} lines)")
+
+
+def source_column_rung(lines: list[str]) -> Classification | None:
+    # docker compose and kubectl prefix each line with the service or pod that wrote it: a source
+    # column, which a two-column pipe table imitates. The sources repeat and what follows them reads
+    # as messages; a table's first column names each row once and its cells are values.
+    if len(lines) < 2:
+        return None
+    sources: set[str] = set()
+    messages = 0
+    prefixed = 0
+    for line in lines:
+        found = source_column_end(line)
+        if found is None:
+            continue
+        prefixed += 1
+        sources.add(found[0])
+        rest = line[found[1] :]
+        messages += is_json_record(rest) or _reads_as_free_text(rest) or leading_stamp(rest) is not None
+    if prefixed * 10 < len(lines) * 8 or len(sources) > max(2, prefixed // 3) or messages * 2 < prefixed:
+        return None
+    return Classification(
+        "log", f"rung 4d: lines prefixed by a source column ({len(sources)} sources, {prefixed}/{len(lines)} lines)"
+    )
+
+
+def diagnostics_rung(lines: list[str]) -> Classification | None:
+    diagnostics = sum(1 for line in lines if is_compiler_diagnostic(line))
+    if diagnostics == 0 or not (is_compiler_diagnostic(lines[0]) or diagnostics * 4 >= len(lines)):
+        return None
+    return Classification("log", f"rung 4e: compiler or build diagnostics ({diagnostics}/{len(lines)} lines)")
+
+
+def test_report_rung(lines: list[str]) -> Classification | None:
+    reported = sum(1 for line in lines if is_test_report(line))
+    if reported < min(2, len(lines)) or reported * 4 < len(lines):
+        return None
+    return Classification("log", f"rung 4f: a test run's report ({reported}/{len(lines)} runner lines)")
+
+
+def _same_count_share(counts: list[int]) -> tuple[int, float]:
+    """The most common count and the share of rows that have it (ties go to the larger count)."""
+    tally: dict[int, int] = {}
+    for count in counts:
+        tally[count] = tally.get(count, 0) + 1
+    best = max(tally, key=lambda count: (tally[count], count))
+    return best, tally[best] / len(counts)
+
+
+def _pipe_cells(line: str) -> int:
+    inner = line.strip()
+    inner = inner.removeprefix("|").removesuffix("|")
+    return inner.count("|") + 1 if "|" in inner else 1
+
+
+def _comma_cells_read_like_values(lines: list[str], columns: int) -> bool:
+    rows = [row for row in csv.reader(lines) if len(row) == columns]
+    words = [len(cell.split()) for row in rows for cell in row]
+    # With many columns kept line after line, a long cell is a name or a description column, not
+    # the sign of comma-spliced prose: only the mean must stay value-like.
+    if not words or (columns < _MANY_COLUMNS and max(words) > MAX_CELL_WORDS):
+        return False
+    return sum(words) / len(words) <= 2.0
+
+
+def delimited_table_rung(lines: list[str]) -> Classification | None:
+    if len(lines) < 2:
+        return None
+    pipe_columns, pipe_share = _same_count_share([_pipe_cells(line) for line in lines])
+    if pipe_columns >= 2 and pipe_share >= 0.9:
+        return Classification("table", f"rung 5: pipe-delimited table ({pipe_columns} columns)")
+    tab_columns, tab_share = _same_count_share([line.count("\t") + 1 for line in lines])
+    if tab_columns >= 2 and tab_share >= 0.9:
+        return Classification("table", f"rung 5: tab-delimited table ({tab_columns} columns)")
+    try:
+        comma_counts = [len(row) for row in csv.reader(lines)]
+    except csv.Error:
+        return None
+    if len(comma_counts) != len(lines):
+        return None
+    comma_columns, comma_share = _same_count_share(comma_counts)
+    if comma_columns >= 2 and comma_share >= 0.9 and _comma_cells_read_like_values(lines, comma_columns):
+        return Classification("table", f"rung 5: comma-delimited table ({comma_columns} columns, value-like cells)")
+    return None
+
+
+_ROW_COUNT = re.compile(r"\(\d{1,12} rows?\)\s*$")
+
+
+def result_table_rung(lines: list[str]) -> Classification | None:
+    # A SQL client's results: a header over a dashed rule, rows, "(N rows)"; the statements that
+    # produced them may stand above, as they do in a pasted session.
+    ruled = sum(
+        1
+        for index, line in enumerate(lines[1:], start=1)
+        if is_psql_rule(line) and lines[index - 1].strip() and not is_psql_rule(lines[index - 1])
+    )
+    counted = sum(1 for line in lines if _ROW_COUNT.match(line.strip()) is not None)
+    boxed = sum(1 for line in lines if line.startswith("+-") and is_psql_rule(line))
+    if not ((ruled and counted) or boxed >= 2):
+        return None
+    return Classification("table", f"rung 5b: SQL client result table ({max(ruled, boxed // 2)} result sets)")
+
+
+def _record_start(line: str) -> bool:
+    """Whether a line opens a log record: a clock at its start, or after a short label (``# Time:``)."""
+    if leading_stamp(line) is not None:
+        return True
+    label_end = labelled_stamp_end(line)
+    return label_end > 0 and leading_stamp(line[label_end:]) is not None
+
+
+def record_log_rung(lines: list[str]) -> Classification | None:
+    # Multi-line records: a clocked header line, then continuation lines (a trace inside the record,
+    # wrapped JSON, the query of a slow-query log). A clocked first line with a level is one record;
+    # otherwise the block must open with a record and hold another.
+    if not lines or not _record_start(lines[0]):
+        return None
+    starts = sum(1 for line in lines if _record_start(line))
+    leveled = level_of(lines[0]) is not None and leading_stamp(lines[0]) is not None
+    if starts < 2 and not leveled:
+        return None
+    return Classification("log", f"rung 5c: multi-line log records ({starts} record headers over {len(lines)} lines)")
+
+
+_BRACKETED_PREFIX = re.compile(r"\s*\[[^\]\n]{1,80}\] ")
+_DAEMON_TAG = re.compile(r"[^\s\[]{1,80}\[\d{1,10}\]: ")
+_EMBEDDED_CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}")
+
+
+def _weak_log_signal(line: str, single: bool) -> bool:
+    level_window = 40 if single else 120
+    level_match = level_of(line[:level_window])
+    if (level_match is not None or is_tool_level(line)) and not line.endswith("?"):
+        return True
+    if single:
+        return False
+    return (
+        _BRACKETED_PREFIX.match(line) is not None
+        or kernel_prefix_end(line) > 0
+        or is_tool_level(line)
+        or _DAEMON_TAG.search(line, 0, 120) is not None
+        or _EMBEDDED_CLOCK.search(line, 0, 80) is not None
+    )
+
+
+def weak_log_rung(lines: list[str]) -> Classification | None:
+    single = len(lines) == 1
+    signalled = sum(1 for line in lines if _weak_log_signal(line, single))
+    if signalled * 2 < len(lines) or signalled == 0:
+        return None
+    return Classification(
+        "log", f"rung 6: log without leading timestamps ({signalled}/{len(lines)} lines carry a level, tag or clock)"
+    )
+
+
+_NOT_SPACE = re.compile(r"[^ ]")
+# Occupied positions with gaps of at most one space: a gutter is two or more.
+_COLUMN_RUN = re.compile(r"1(?:0?1)*")
+
+
+def aligned_columns(lines: list[str]) -> list[tuple[int, int]]:
+    """Column ranges separated by gutters (two or more spaces wide in every line)."""
+    occupied = 0
+    width = 0
+    for line in lines:
+        occupied |= int(_NOT_SPACE.sub("1", line).replace(" ", "0")[::-1] or "0", 2)
+        width = max(width, len(line))
+    # One pass over the occupancy bits, position 0 first: shifting the big int per
+    # position would cost the width squared on one very long line.
+    bits = format(occupied, "b")[::-1] if occupied else ""
+    columns = [(run.start(), run.end()) for run in _COLUMN_RUN.finditer(bits)]
+    if columns:
+        columns[-1] = (columns[-1][0], width)
+    return columns
+
+
+def aligned_table_rung(lines: list[str]) -> Classification | None:
+    if len(lines) < 2 or any("\t" in line for line in lines):
+        return None
+    columns = aligned_columns(lines)
+    if len(columns) < 2:
+        return None
+    filled = [sum(1 for start, end in columns if line[start:end].strip()) for line in lines]
+    full_rows = sum(1 for count in filled if count >= len(columns) - 1)
+    if full_rows * 10 < len(lines) * 8:
+        return None
+    return Classification("table", f"rung 7: whitespace-aligned table ({len(columns)} columns)")
+
+
+def listing_rung(lines: list[str]) -> Classification | None:
+    # kubectl describe and its kin: "Key:    value" with the values aligned, nested keys indented.
+    keyed = sum(1 for line in lines if listing_key(line))
+    aligned = sum(1 for line in lines if listing_key(line) and ":  " in line)
+    covered = sum(1 for line in lines if listing_key(line) or line.startswith((" ", "\t")))
+    if aligned < 3 or keyed * 2 < len(lines) or covered * 10 < len(lines) * 9:
+        return None
+    return Classification("table", f"rung 7a: aligned key/value listing ({keyed}/{len(lines)} keyed lines)")
+
+
+_NUMBERED_RECORD = re.compile(r"(?:- )?\d{5,20} \S")
+
+
+def numbered_records_rung(lines: list[str]) -> Classification | None:
+    # Machine records that open with a sequence number or epoch and carry no level or clock
+    # up front. Tried after the aligned-table rung, because `ps` rows open with a PID too.
+    numbered = sum(1 for line in lines if _NUMBERED_RECORD.match(line) is not None)
+    if len(lines) < 3 or numbered * 10 < len(lines) * 8:
+        return None
+    return Classification("log", f"rung 7b: numbered machine records ({numbered}/{len(lines)} lines open with an id)")
+
+
+_CODE_LINE = re.compile(
+    r"\s*(?:(?:def|class|import|from|fn|pub|let|const|var|func|function|return|package|use|impl|struct|enum|"
+    r"interface|type|async|await|#include|#define|#import|public|private|protected|static|try|catch|except|finally|"
+    r"elif|else|switch|case)\b"
+    r"|(?:if|for|while)\s*\(|[}\])];?\s*$|@\w|//|/\*|\*/|#!)"
+    r"|.*(?:[;{]\s*$|\)\s*\{|=>|->|:=|==|!=|&&|\|\|)"
+    r"|\s*[A-Za-z_][\w.]*(?:\[[^\]\n]{0,80}\])? ?[-+*/|&]?= \S"
+    # INI, systemd units, .env: "[Unit]", "Description=containerd", "FOO=bar"
+    r"|\[[\w .:\"/-]{1,80}\]\s*$|[A-Za-z_][\w.-]{0,60}=\S"
+)
+
+
+def code_rung(lines: list[str]) -> Classification | None:
+    shaped = sum(1 for line in lines if _CODE_LINE.match(line) is not None)
+    if shaped * 2 < len(lines) or shaped == 0:
+        return None
+    return Classification("code", f"rung 8: unfenced code ({shaped}/{len(lines)} code-shaped lines)")

@@ -1,0 +1,153 @@
+"""The shapes of stack traces, runtime by runtime: headers, frames and the lines between.
+
+A trace is read line by line: a *header* opens a section (an exception and its
+message, a panic, a cause), *frames* name the code that was running, and
+*context* lines belong to the trace without being either (a Python frame's
+source and carets, ``Stack trace:``, a kernel register dump, an inner
+exception's end marker). Kernel reports arrive inside a dmesg or console log,
+so every test first skips a ``[ 12.345678]`` uptime stamp and its ``[ T42]``
+tag. Every pattern is anchored and bounded, so a failed match costs time linear
+in the line's examined prefix.
+
+Runtimes covered: Python (chained causes, 3.11 carets, exception groups), JVM
+(``Caused by:``, ``Suppressed:``, ``... N more``), .NET (``--->`` inner
+exceptions and their end markers), Node, Go (panics, ``fatal error:``,
+goroutine dumps with ``created by`` and ``fp=/sp=/pc=``), Rust (panics and
+backtraces), Ruby and Rails, PHP, Dart and Flutter, C/C++ debuggers and
+sanitizers (``#0 0x… in``), and the Linux kernel (oops, BUG, WARNING, KASAN,
+lockdep, hung tasks: ``Call Trace:``, ``? func+0x…/0x…``, ``RIP:``).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "STRONG_HEADERS",
+    "is_go_function",
+    "is_trace_context",
+    "is_trace_frame",
+    "kernel_prefix_end",
+    "trace_header",
+]
+
+_EXAMINED = 400
+
+# "[ 1191.669874] " and "[ 1191.669874][ T1043] " (the printk caller tag, thread or CPU).
+_KERNEL_PREFIX = re.compile(r"\[\s{0,12}\d{1,10}\.\d{3,9}\](?:\[\s{0,6}[TC]\d{1,10}\])? ?")
+
+
+def kernel_prefix_end(line: str) -> int:
+    """Where a line's text starts after a dmesg uptime stamp (0 when it has none)."""
+    if not line.startswith("["):
+        return 0
+    match = _KERNEL_PREFIX.match(line, 0, 64)
+    return match.end() if match is not None else 0
+
+
+_FRAME = re.compile(
+    # JVM, .NET, JavaScript and Rust "at" frames: at a.b.C.m(File.java:12), at f (x.js:1:2), at /x.rs:3:5
+    r"\s*at (?:async )?[^\s(]{1,300}(?:\(| \(|:\d)"
+    # Python
+    r"|\s*File \"[^\"]{1,400}\", line \d"
+    # elided JVM frames
+    r"|\s*\.\.\. \d+ (?:more|common frames omitted)"
+    # Go: \t/path/file.go:12 +0x1d, with fp= sp= pc= in runtime dumps
+    r"|\s+\S{1,300}\.go:\d+(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?\s*$"
+    r"|created by \S"
+    # Rust backtrace: "  12: std::rt::lang_start"
+    r"|\s*\d{1,4}: (?:[\w<>$]+::|0x[0-9a-f]+ - )"
+    # Ruby and Rails: "app/x.rb:12:in `m'", "from app/x.rb:12:in 'm'", "actionpack (5.1) lib/x.rb:63:in `call'"
+    r"|\s*(?:from )?(?:[\w.-]{1,100} \([\w.]{1,40}\) )?[^\s:]{1,300}:\d+:in [`'‘]"
+    # numbered frames: gdb and sanitizers (#0 0x4b2b3c in f), PHP (#0 /x.php(20): f(), #1 [internal
+    # function]: g, #2 {main}) and Dart (#0      f (package:a/b.dart:7:24))
+    r"|\s*#\d{1,4}\s+(?:0x[0-9a-f]{1,16} in \S|\[internal function\]|\{main\}|[^\s(]{1,300}\(\d+\): "
+    r"|[^(\n]{1,300}\((?:package|dart|file|org-dartlang-sdk|https?):[^)\n]{0,300}\))"
+    # kernel: " ? func+0x1a/0x30 [mod]", "[<ffffffff81>] func+0x1a/0x30", "RIP: 0010:func+0x1c/0x30"
+    r"|\s*(?:\[<[0-9a-f]{8,16}>\] )?(?:\? )?[\w.$]{1,200}\+0x[0-9a-f]{1,16}/0x[0-9a-f]{1,16}\b"
+    r"|\s*RIP: [0-9a-f]{4}:"
+)
+
+
+def is_trace_frame(line: str) -> bool:
+    """Whether a line names code that was running (a frame), in any covered runtime."""
+    return _FRAME.match(line, kernel_prefix_end(line), _EXAMINED) is not None
+
+
+_GO_HEAD = re.compile(r"[\w./*()\[\]{},-]{1,300}")
+_GO_ARGUMENTS = re.compile(r"(?:\.\.\.|[0-9a-fx, {}?.]{0,300})\)")
+
+
+def is_go_function(line: str) -> bool:
+    """Whether a line is a Go trace's function line: ``main.(*T).run(0xc000010000, {0x1, 0x2})``.
+
+    Only a frame when a ``\\tfile.go:12 +0x1d`` line follows it, which the caller checks: a
+    call such as ``console.log()`` has the same shape.
+    """
+    if not line.endswith(")") or line.startswith((" ", "\t")) or len(line) > _EXAMINED:
+        return False
+    head, _, arguments = line.rpartition("(")
+    return "." in head and _GO_HEAD.fullmatch(head) is not None and _GO_ARGUMENTS.fullmatch(arguments) is not None
+
+
+_HEADER = re.compile(
+    r"\s*(?:"
+    r"(?P<python>(?:\+ )?(?:Exception Group )?Traceback \(most recent call last\):)"
+    r"|(?P<jvm_thread>Exception in thread \"[^\"]{0,200}\" )"
+    r"|(?P<cause>Caused by: )"
+    r"|(?P<suppressed>Suppressed: )"
+    r"|(?P<inner>-{1,3}> )"
+    r"|(?P<go_panic>panic: |fatal error: )"
+    r"|(?P<goroutine>goroutine \d+ \[)"
+    r"|(?P<rust>thread '[^']{0,200}' panicked at )"
+    r"|(?P<dotnet>Unhandled [Ee]xception[.:] )"
+    r"|(?P<dart>Unhandled exception:\s*$|═+╡ EXCEPTION CAUGHT BY )"
+    r"|(?P<php>PHP (?:Fatal error|Parse error|Warning|Notice|Deprecated): |(?:PHP )?Fatal error: Uncaught "
+    r"|(?:Uncaught )?exception '[\w\\]{1,200}' with message )"
+    r"|(?P<kernel>(?:BUG|Oops): |kernel BUG at |WARNING: (?:CPU: \d|possible |suspicious )|INFO: task "
+    r"|general protection fault|Kernel panic - not syncing|Unable to handle kernel |-{6,}\[ cut here \]-{6,})"
+    # Rails: " ActionController::RoutingError (No route matches [GET] "/x"):"
+    r"|(?P<rails>(?:[A-Z]\w{0,100}::){1,10}[A-Z]\w{0,100} \([^\n]{0,300}\):\s*$"
+    r"|[A-Z]\w{0,100}(?:Error|Exception) \([^\n]{0,300}\):\s*$)"
+    # An exception type opening the line and followed by a colon or the line end:
+    # "java.lang.IllegalStateException: boom", "TypeError: x is undefined", "ValueError".
+    # A sentence that mentions an error never opens with the bare type name and a colon.
+    r"|(?P<typed>(?:Uncaught )?(?:[A-Za-z_$][\w$]*(?:\.|::))*[\w$]*(?:Error|Exception|Panic|Fault|Throwable)"
+    r"(?::|\s*$))"
+    r")"
+)
+
+# Headers only a runtime prints: a block that opens with one is a trace even with no frame below it.
+STRONG_HEADERS = frozenset(["python", "jvm_thread", "go_panic", "goroutine", "rust", "dotnet", "dart", "php", "rails"])
+
+
+def trace_header(line: str) -> str | None:
+    """The kind of exception header the line is, or ``None``."""
+    match = _HEADER.match(line, kernel_prefix_end(line), _EXAMINED)
+    if match is None:
+        return None
+    return match.lastgroup
+
+
+_CONTEXT = re.compile(
+    r"\s*(?:"
+    # markers between sections and around frames
+    r"Stack trace:|stack backtrace:|Call Trace:|Backtrace:|</?(?:IRQ|TASK|NMI|EOI|SOFTIRQ)>"
+    r"|--- End of (?:inner exception )?stack trace|-{3} End of stack trace from previous location"
+    r"|During handling of the above exception|The above exception was the direct cause"
+    r"|nested exception is:?|thrown in \S|note: run with `RUST_BACKTRACE"
+    r"|\[signal SIG|exit status \d|goroutine \d+ gp=|Receiver: |Tried calling: "
+    # Python's source under a frame: carets and squiggles (3.11+)
+    r"|[~^]{1,300}\s*$"
+    # kernel report context: who, where, registers, the code bytes, allocation sections
+    r"|CPU: \d{1,5} (?:PID|UID): |Hardware name: |Modules linked in:|Code: |Workqueue: |Comm: "
+    r"|R[A-Z0-9]{1,3}: [0-9a-f]{4}|[A-Z0-9]{2,3}: [0-9a-f]{8,16}|CR2: |EFLAGS: |FS: |CS: |DR[0-9]: "
+    r"|-{2,3}\[ end (?:trace|Kernel panic)|={20,}\s*$|(?:Allocated|Freed) by task \d|The buggy address "
+    r"|Memory state around|lock\(|\*\*\* DEADLOCK|other info that might help|stack dependency|-> #\d|#\d: \("
+    r")"
+)
+
+
+def is_trace_context(line: str) -> bool:
+    """Whether a line belongs to a trace between its headers and frames (markers, carets, registers)."""
+    return _CONTEXT.match(line, kernel_prefix_end(line), _EXAMINED) is not None

@@ -1,0 +1,190 @@
+"""``ichor mcp`` as a real subprocess, driven by the ``mcp`` package's own client, against a real tract."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp_types import ResourceLink, TextContent
+
+from envelopes.codec import encode
+from envelopes.ids import digest_text
+from envelopes.types import Digested, Frame, UserInput
+from organs.mcp.schemas import FrameLinesArgs, GetFrameArgs, GrepFrameArgs, input_schema
+from organs.runtime.bus import BusSettings, Tract
+from organs.runtime.server import free_port
+from organs.secretion import paste_envelope
+from organs.stomach.worker import build_stomach
+from tests.bus.helpers import read_envelopes, wait_for_count
+from tests.conftest import running_organ
+
+pytestmark = pytest.mark.bus
+
+ROOT = Path(__file__).resolve().parents[2]
+LOG_LINES = 2000
+
+
+def _log_line(number: int) -> str:
+    # Every 97th line fails, so the count of failures is known exactly.
+    if number % 97 == 0:
+        return f"2026-03-01T10:{number // 60 % 60:02d}:{number % 60:02d}Z ERROR upload {number} failed: disk quota"
+    return f"2026-03-01T10:{number // 60 % 60:02d}:{number % 60:02d}Z INFO upload {number} stored in {number % 13} ms"
+
+
+LOG = "\n".join(_log_line(number) for number in range(1, LOG_LINES + 1))
+PASTE = LOG + "\n\nWhy do some uploads fail?"
+FAILED_LINES = [number for number in range(1, LOG_LINES + 1) if number % 97 == 0]
+
+
+def _server(url: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "organs.cli", "mcp", "--nats", url], cwd=str(ROOT), env=dict(os.environ)
+    )
+
+
+async def _digest(tract: Tract, bus_settings: BusSettings) -> Frame:
+    """Hand the paste to a real stomach; the log frame it made."""
+    paste = paste_envelope(PASTE, origin=UserInput(actor="ana"), source="test-host", instance="t")
+    await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
+    assert await wait_for_count(tract, tract.subjects.absorption_in, 1) == 1
+    [digested] = await read_envelopes(tract, tract.subjects.absorption_in)
+    assert isinstance(digested.payload, Digested)
+    [log_frame] = [frame for frame in digested.payload.frames if frame.kind == "log"]
+    return log_frame
+
+
+def _text(result: object) -> str:
+    content = result.content  # type: ignore[attr-defined]
+    return "\n".join(block.text for block in content if isinstance(block, TextContent))
+
+
+async def test_the_tools_serve_a_frame_whole_grepped_and_by_lines(tract: Tract, bus_settings: BusSettings) -> None:
+    async with running_organ("stomach", bus_settings, build_stomach(bus_settings)):
+        log_frame = await _digest(tract, bus_settings)
+        async with Client(_server(bus_settings.url), read_timeout_seconds=60) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            assert set(tools) == {"get_frame", "grep_frame", "frame_lines"}
+            for name, args in (
+                ("get_frame", GetFrameArgs),
+                ("grep_frame", GrepFrameArgs),
+                ("frame_lines", FrameLinesArgs),
+            ):
+                assert tools[name].input_schema == input_schema(args), "the schema is the msgspec type's"
+            [template] = (await client.list_resource_templates()).resource_templates
+            assert template.uri_template == "ichor://frame/{hex}"
+            assert "get_frame" in (client.instructions or "")
+
+            whole = await client.call_tool("get_frame", {"id": log_frame.id, "full": True})
+            assert not whole.is_error
+            header, _, body = _text(whole).partition("\n")
+            assert header.startswith(f"[frame {log_frame.id} · log · full")
+            assert body == LOG and digest_text(body) == log_frame.id
+            [link] = [block for block in whole.content if isinstance(block, ResourceLink)]
+            assert link.uri == "ichor://frame/" + log_frame.id.removeprefix("blake3:")
+            resource = await client.read_resource(link.uri)
+            assert digest_text(resource.contents[0].text) == log_frame.id  # type: ignore[union-attr]
+
+            compact = await client.call_tool("get_frame", {"id": log_frame.id})
+            assert not compact.is_error and len(_text(compact)) < len(LOG)
+
+            grep = await client.call_tool(
+                "grep_frame", {"id": log_frame.id, "pattern": r"ERROR upload \d+", "context": 0}
+            )
+            assert not grep.is_error
+            lines = _text(grep).splitlines()
+            assert f"{len(FAILED_LINES)} matching lines in {LOG_LINES:,} of {LOG_LINES:,}" in lines[0]
+            assert [line for line in lines[1:] if line != "--"] == [f"{n}:{_log_line(n)}" for n in FAILED_LINES]
+
+            bounded = await client.call_tool("grep_frame", {"id": log_frame.id, "pattern": "INFO", "max_lines": 5})
+            bounded_lines = _text(bounded).splitlines()
+            assert "stopped: reached max_lines=5" in bounded_lines[1]
+            assert [
+                line.split(":", 1)[0] for line in bounded_lines[2:] if line[: line.index("2026")].endswith(":")
+            ] == ["1", "2", "3", "4", "5"]
+
+            window = await client.call_tool("frame_lines", {"id": log_frame.id, "start": 96, "end": 98})
+            assert _text(window).splitlines()[1:] == [f"{n}:{_log_line(n)}" for n in (96, 97, 98)]
+
+
+async def test_every_error_is_a_tool_error_with_a_message(tract: Tract, bus_settings: BusSettings) -> None:
+    unknown = "blake3:" + "0" * 64
+    async with Client(_server(bus_settings.url), read_timeout_seconds=60) as client:
+        # The bus is up but no stomach serves frames yet.
+        absent = await client.call_tool("get_frame", {"id": unknown})
+        assert absent.is_error and "no stomach answers" in _text(absent)
+        async with running_organ("stomach", bus_settings, build_stomach(bus_settings)):
+            log_frame = await _digest(tract, bus_settings)
+            cases = {
+                "no frame": ("get_frame", {"id": unknown, "full": True}),
+                "pattern refused": ("grep_frame", {"id": log_frame.id, "pattern": "(a+)+$"}),
+                "backreferences": ("grep_frame", {"id": log_frame.id, "pattern": r"(\w)\1"}),
+                "not a valid regular expression": ("grep_frame", {"id": log_frame.id, "pattern": "[z-a]"}),
+                "bad arguments for get_frame": ("get_frame", {"id": "frame-1"}),
+                "bad arguments for grep_frame": ("grep_frame", {"id": log_frame.id}),
+                "past the last": ("frame_lines", {"id": log_frame.id, "start": 5000, "end": 5001}),
+                "1 <= start <= end": ("frame_lines", {"id": log_frame.id, "start": 9, "end": 3}),
+                "unknown tool": ("drop_frame", {"id": log_frame.id}),
+            }
+            for expected, (name, arguments) in cases.items():
+                result = await client.call_tool(name, arguments)
+                assert result.is_error, (name, arguments)
+                assert expected in _text(result), (expected, _text(result))
+            with pytest.raises(MCPError, match="no frame"):
+                await client.read_resource("ichor://frame/" + "0" * 64)
+            with pytest.raises(MCPError, match="not a frame URI"):
+                await client.read_resource("ichor://frame/xyz")
+            # Still serving after every error.
+            assert not (await client.call_tool("frame_lines", {"id": log_frame.id, "start": 1, "end": 1})).is_error
+
+
+async def test_with_the_bus_down_a_call_says_so(tmp_path: Path) -> None:
+    dead = f"nats://127.0.0.1:{free_port()}"
+    async with Client(_server(dead), read_timeout_seconds=60) as client:
+        result = await client.call_tool("get_frame", {"id": "blake3:" + "1" * 64})
+        assert result.is_error and "the bus is down" in _text(result)
+        assert {tool.name for tool in (await client.list_tools()).tools} == {"get_frame", "grep_frame", "frame_lines"}
+
+
+@contextlib.asynccontextmanager
+async def _http_server(url: str) -> AsyncIterator[str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "organs.cli", "mcp", "--http", str(port), "--nats", url],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    endpoint = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None, process.stderr.read().decode()  # type: ignore[union-attr]
+                assert time.monotonic() < deadline, "ichor mcp --http did not start listening"
+                await asyncio.sleep(0.2)
+        yield endpoint
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+async def test_streamable_http_serves_the_same_tools(tract: Tract, bus_settings: BusSettings) -> None:
+    async with running_organ("stomach", bus_settings, build_stomach(bus_settings)):
+        log_frame = await _digest(tract, bus_settings)
+        async with _http_server(bus_settings.url) as endpoint, Client(endpoint, read_timeout_seconds=60) as client:
+            lines = await client.call_tool("frame_lines", {"id": log_frame.id, "start": 1, "end": 2})
+            assert _text(lines).splitlines()[1:] == [f"1:{_log_line(1)}", f"2:{_log_line(2)}"]

@@ -1,0 +1,76 @@
+"""The ask's terms: which of its numbers, codes, identifiers, quoted strings and words a line holds."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from organs.stomach.asked import AskTerms
+
+
+def _kinds(goal: str) -> dict[str, str]:
+    terms = AskTerms.of(goal)
+    return dict(zip(terms.terms, terms.kinds, strict=True))
+
+
+def test_an_ask_yields_numbers_codes_identifiers_quotes_and_words() -> None:
+    kinds = _kinds(
+        "rustc reports E0277 and 0x1f at src/lib.rs in parse_header and Frame.decode, "
+        'then "broken pipe" on port 8443 from HttpClient; why?'
+    )
+    assert kinds["e0277"] == "code"
+    assert kinds["0x1f"] == "code"
+    assert kinds["src/lib.rs"] == "identifier"
+    assert kinds["parse_header"] == "identifier"
+    assert kinds["frame.decode"] == "identifier"
+    assert kinds["httpclient"] == "identifier"
+    assert kinds["broken pipe"] == "quoted"
+    assert kinds["8443"] == "number"
+    assert kinds["rustc"] == "word"
+    assert "why" not in kinds and "and" not in kinds and "on" not in kinds
+
+
+def test_generic_and_short_words_are_not_terms() -> None:
+    assert not AskTerms.of("Why is it failing? Please help, what is wrong with this error log?")
+    assert not AskTerms.of("")
+    assert AskTerms.of("").hits("anything at all") == 0
+
+
+def test_hits_counts_distinct_terms_case_blind() -> None:
+    terms = AskTerms.of("Why does the gateway return 502 for /api/orders?")
+    assert terms.hits("10.0.0.7 - - GET /api/orders HTTP/1.1 502 0") == 2
+    assert terms.hits("Gateway timeout on upstream") == 1
+    assert terms.hits("GET /health 200") == 0
+
+
+def test_numbers_and_codes_respect_their_boundaries() -> None:
+    terms = AskTerms.of("what does E0308 mean and why 404?")
+    assert terms.hits("error[E0308]: mismatched types") == 1
+    assert terms.hits("error[E03081]: something else") == 0
+    assert terms.hits("GET /x 404 12") == 1
+    assert terms.hits("request id 140451 took 1.404s") == 0
+
+
+def test_words_match_at_a_word_start_only() -> None:
+    terms = AskTerms.of("Can the worker connect to the broker?")
+    assert terms.named("connection refused by broker") == ("connect", "broker")
+    assert terms.hits("disconnected") == 0
+
+
+def test_an_identifier_does_not_match_a_longer_identifier() -> None:
+    terms = AskTerms.of("What is err() supposed to be here?")
+    assert terms.hits("    let x = err();") == 1
+    assert terms.hits("an error happened") == 0
+
+
+@given(st.text(max_size=200), st.text(max_size=200))
+def test_hits_never_fails_and_is_bounded_by_the_terms(goal: str, line: str) -> None:
+    terms = AskTerms.of(goal)
+    assert 0 <= terms.hits(line) <= len(terms.terms)
+    assert bool(terms) == bool(terms.terms)
+
+
+def test_a_huge_goal_is_read_only_so_far_and_yields_no_huge_term() -> None:
+    terms = AskTerms.of("a" * 2_000_000 + " parse_header")
+    assert all(len(term) <= 120 for term in terms.terms)
+    assert AskTerms.of("look at parse_header " + "b" * 50_000).hits("in parse_header()") == 1

@@ -1,0 +1,136 @@
+"""The goal is the user's own words: never evidence, and the strongest asking blocks when several ask."""
+
+from __future__ import annotations
+
+from stomach_checks import assert_bundle_honest
+
+from organs.stomach import ingest_paste
+from organs.stomach.intent import ask_strength, glued_lines, machine_line, own_words
+
+_OOPS = "\n".join(
+    [
+        "[  812.100231] BUG: unable to handle page fault for address: ffffffffc0a1b000",
+        "[  812.100240] Oops: 0000 [#1] SMP NOPTI",
+        "[  812.100290] Call Trace:",
+        "[  812.100301]  ? show_regs+0x6d/0x80",
+        "[  812.100309]  ? __die+0x24/0x80",
+        "[  812.100317]  ? page_fault_oops+0x99/0x1b0",
+        "[  812.100330]  ? exc_page_fault+0x77/0x170",
+    ]
+)
+
+_COMPILER = "\n".join(
+    [
+        "widget.c:14:5: error: implicit declaration of function 'printf'",
+        '   14 |     printf("%d\\n", n);',
+        "      |     ^~~~~~",
+        "widget.c:14:5: note: did you forget to '#include <stdio.h>'?",
+    ]
+)
+
+
+def test_machine_lines_are_recognised() -> None:
+    for line in [
+        "[  812.100301]  ? show_regs+0x6d/0x80",
+        "widget.c:14:5: note: did you forget to '#include <stdio.h>'?",
+        "      |     ^~~~~~",
+        "error[E0277]: the trait bound is not satisfied",
+        "cron[311]: (root) CMD (run-parts /etc/cron.hourly)",
+        "2024-01-01 10:00:00 WARN retrying, should we stop?",
+        "  ? exc_page_fault+0x77/0x170",
+    ]:
+        assert machine_line(line), line
+    assert not machine_line("Why does the build fail on widget.c?")
+
+
+def test_a_kernel_oops_never_becomes_the_goal() -> None:
+    assert ask_strength(_OOPS) == 0 and not own_words(_OOPS)
+    paste = "Console output before the box froze.\n\n" + _OOPS + "\n\nWhat is the first thing that went wrong?"
+    bundle = ingest_paste(paste)
+    assert bundle.query.goal == "What is the first thing that went wrong?"
+
+
+def test_a_compiler_hint_question_does_not_join_the_goal() -> None:
+    paste = "The build broke after the upgrade. What changed?\n\n" + _COMPILER
+    bundle = ingest_paste(paste)
+    assert bundle.query.goal == "The build broke after the upgrade. What changed?"
+
+
+def test_an_instruction_inside_a_log_line_does_not_join_the_goal() -> None:
+    log = "\n".join(
+        [
+            "2024-03-01 12:00:00 INFO deploy started",
+            "2024-03-01 12:00:05 WARN please restart the worker manually",
+            "2024-03-01 12:00:09 ERROR health check failed",
+        ]
+    )
+    bundle = ingest_paste(log + "\n\nIs the health check failure caused by the deploy?")
+    assert bundle.query.goal == "Is the health check failure caused by the deploy?"
+
+
+def test_an_ask_glued_to_a_trace_is_split_into_its_own_segment() -> None:
+    trace = (
+        "System.InvalidOperationException: Sequence contains no elements\n"
+        "   at System.Linq.Enumerable.First[TSource](IEnumerable`1 source)\n"
+        "   at Shop.Cart.Total() in /src/Cart.cs:line 31"
+    )
+    paste = "why does Total() throw here?\n" + trace
+    assert glued_lines(paste) == 1
+    bundle = ingest_paste(paste)
+    assert bundle.query.goal == "why does Total() throw here?"
+    assert [entry.kind for entry in bundle.report] == ["prose", "stack_trace"]
+    assert [entry.outcome for entry in bundle.report] == ["goal", "frame"]
+    start, end = bundle.report[1].span
+    assert paste[start:end] == trace
+    assert_bundle_honest(paste, bundle)
+
+
+def test_an_imperative_with_a_colon_glued_to_a_log_is_split_but_a_plain_first_line_is_not() -> None:
+    log = "2024-03-01 12:00:00 INFO a\n2024-03-01 12:00:09 ERROR b"
+    assert glued_lines("Explain this failure:\n" + log) == 1
+    assert glued_lines("Starting the nightly job\n" + log) == 0
+    assert glued_lines("Stack trace:\n" + log) == 0
+    assert glued_lines("NoMethodError (undefined method `total' for nil):\n  app/models/cart.rb:9:in `sum'") == 0
+    assert ingest_paste("Explain this failure:\n" + log).query.goal == "Explain this failure:"
+
+
+def test_the_block_that_ends_asking_outranks_context_that_wishes_or_answers_itself() -> None:
+    paste = (
+        "I want to know where this came from. Could it be the config? No, it is the same everywhere.\n\n"
+        "2024-03-01 12:00:09 ERROR handler crashed\n2024-03-01 12:00:10 INFO restarted\n\n"
+        "Which handler crashed?\n\n"
+        "Thanks in advance."
+    )
+    assert ingest_paste(paste).query.goal == "Which handler crashed?"
+
+
+def test_several_blocks_that_end_asking_are_joined_verbatim_in_order() -> None:
+    log = "2024-03-01 12:00:09 ERROR stop\n2024-03-01 12:00:10 INFO x"
+    paste = f"Why does the job stop?\n\n{log}\n\nAnd why only at night?"
+    assert ingest_paste(paste).query.goal == "Why does the job stop?\n\nAnd why only at night?"
+
+
+def test_courtesy_after_the_question_still_ends_asking() -> None:
+    assert ask_strength("Why is the cache cold after a deploy? Thanks!") == 2
+    assert ask_strength("Please look at the log below.") == 1
+    assert ask_strength("The deploy went out at noon.") == 0
+
+
+def test_weak_asks_are_joined_when_nothing_ends_asking() -> None:
+    paste = "Please check the log.\n\n2024-03-01 12:00:09 ERROR x\n2024-03-01 12:00:10 INFO y\n\nExplain the error."
+    assert ingest_paste(paste).query.goal == "Please check the log.\n\nExplain the error."
+
+
+def test_without_an_ask_the_goal_is_the_last_block_in_the_users_words_never_evidence_read_as_prose() -> None:
+    paste = "The nightly job stopped.\n\n" + _OOPS
+    assert ingest_paste(paste).query.goal == "The nightly job stopped."
+    assert ingest_paste(_OOPS).query.goal == ""
+
+
+def test_an_introduction_glued_to_a_trace_is_a_note_of_its_own() -> None:
+    trace = "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\nmain.main()"
+    paste = "the service died at 3am, the journal only has this:\n" + trace + "\n\nWhere is the bad index?"
+    bundle = ingest_paste(paste)
+    assert [entry.kind for entry in bundle.report][:2] == ["prose", "stack_trace"]
+    assert bundle.report[0].outcome == "frame"
+    assert bundle.query.goal == "Where is the bad index?"

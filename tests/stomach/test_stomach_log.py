@@ -1,0 +1,181 @@
+"""The log distiller: alerts, records, fields, fitting and the ask (small logs written for the tests)."""
+
+from __future__ import annotations
+
+import pytest
+
+from organs.accounting import DEFAULT_ENCODING, count_tokens
+from organs.stomach.asked import AskTerms
+from organs.stomach.distill.log import distill_log
+from organs.stomach.distill.text import TIMES
+from organs.stomach.signals import is_alert
+
+
+@pytest.mark.parametrize(
+    ("line", "alert"),
+    [
+        ("[ERROR] Failed to execute goal on project shop", True),
+        ("[INFO] shop ........................ FAILURE [ 3.2 s]", True),
+        ("BUG: unable to handle page fault for address", True),
+        ("panic: assignment to entry in nil map", True),
+        ('10.1.2.3 - - [01/Feb/2024:10:00:00 +0000] "GET /a HTTP/1.1" 404 12', True),
+        ('10.1.2.3 - - [01/Feb/2024:10:00:00 +0000] "GET /a HTTP/1.1" 200 12', False),
+        ("make: *** [all] exit status 2", True),
+        ("process finished with exit status 0", False),
+        ("=== 3 failed, 12 passed in 0.40s ===", True),
+        ("=== 0 failed, 12 passed in 0.40s ===", False),
+        ("XFAIL tests/test_a.py::test_known", False),
+        ("java.lang.IllegalStateException: closed", True),
+        ("the error budget is fine", False),
+    ],
+)
+def test_what_a_reader_looks_for_is_an_alert(line: str, alert: bool) -> None:
+    assert is_alert(line) is alert
+
+
+def _access_log(ok: int, missing: list[int]) -> str:
+    rows = []
+    for index in range(ok):
+        rows.append(
+            f"10.0.{index % 7}.{index % 250} - - [03/Mar/2024:10:{index % 60:02d}:00 +0000] "
+            f'"GET /shop/item/{1000 + index} HTTP/1.1" 200 {5000 + index * 3} "-" "curl/8.{index % 5}"'
+        )
+    for position, item in enumerate(missing):
+        rows.insert(
+            40 * (position + 1),
+            f"10.9.9.{position} - - [03/Mar/2024:11:00:0{position % 10} +0000] "
+            f'"GET /shop/item/{item} HTTP/1.1" 404 153 "-" "curl/8.1"',
+        )
+    return "\n".join(rows)
+
+
+def test_a_status_code_splits_the_template_and_the_alerts_are_counted_by_kind() -> None:
+    digest = distill_log(_access_log(400, [7, 8, 9]), 600, DEFAULT_ENCODING)
+    head = digest.rendering.split("\n", 1)[0]
+    assert "3 alerts (3 HTTP 404)" in head
+    template_lines = [line for line in digest.rendering.split("\n") if line.startswith("\u00d7")]
+    assert any('" 404 153' in line and line.startswith("\u00d73 ") for line in template_lines)
+    assert any('" 200 ' in line for line in template_lines)
+    assert digest.alerts >= 1
+
+
+def test_bracketed_levels_and_failure_words_are_counted() -> None:
+    log = "\n".join(
+        [
+            "[INFO] Scanning for projects...",
+            "[INFO] Building shop 1.0",
+            *[f"[INFO] Compiling module {index}" for index in range(30)],
+            "[INFO] shop ........................ FAILURE [ 3.2 s]",
+            "[ERROR] Failed to execute goal org.example:plugin:1.2:run on project shop",
+        ]
+    )
+    digest = distill_log(log, 200, DEFAULT_ENCODING)
+    assert "2 alerts (1 error, 1 failure)" in digest.rendering.split("\n", 1)[0]
+    assert "[ERROR] Failed to execute goal" in digest.rendering
+    assert count_tokens(digest.rendering, DEFAULT_ENCODING) <= 200
+
+
+def _service_log() -> str:
+    rows = [f"2024-02-01 09:00:{k:02d} INFO worker {k % 4} processed batch {1000 + k} in {k * 3} ms" for k in range(40)]
+    rows[12] = "2024-02-01 09:00:12 ERROR worker 0 lost connection to db-primary:5432 (Connection refused)"
+    rows[20] = "2024-02-01 09:00:20 INFO cache warmed for tenant acme-eu in 120 ms"
+    rows.append("2024-02-01 09:00:41 INFO shutdown complete: 41 batches done")
+    return "\n".join(rows)
+
+
+def test_a_log_that_fits_its_target_is_served_whole() -> None:
+    log = _service_log()
+    full = count_tokens(log, DEFAULT_ENCODING)
+    digest = distill_log(log, full, DEFAULT_ENCODING)
+    assert digest.rendering == log and digest.tokens == full
+    assert digest.alerts >= 1
+
+
+def test_a_log_just_over_its_target_is_an_excerpt_that_keeps_alerts_the_ask_and_the_last_lines() -> None:
+    log = _service_log()
+    full = count_tokens(log, DEFAULT_ENCODING)
+    target = int(full * 0.8)
+    digest = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of("why is tenant acme-eu slow?"))
+    rendering = digest.rendering
+    assert digest.tokens is not None and digest.tokens <= target
+    assert count_tokens(rendering, DEFAULT_ENCODING) == digest.tokens
+    assert "lost connection to db-primary:5432 (Connection refused) (alert)" in rendering
+    assert "cache warmed for tenant acme-eu in 120 ms (matches ask)" in rendering
+    assert rendering.endswith("INFO shutdown complete: 41 batches done")
+    # What was left out is counted where it was left out.
+    elided = sum(int(line.split()[1].strip("[")) for line in rendering.split("\n") if line.startswith("… ["))
+    kept = len(rendering.split("\n")) - 1 - sum(1 for line in rendering.split("\n") if line.startswith("… ["))
+    assert elided > 0 and elided + kept == len(log.split("\n"))
+
+
+def test_a_record_keeps_its_trace_when_few_lines_carry_a_clock() -> None:
+    records = []
+    for index in range(6):
+        records.append(f"[2024-03-0{index + 1} 10:00:00] app.ERROR: Undefined index: user_{index}")
+        records.append("Stack trace:")
+        records.extend(f"#{frame} /srv/app/src/Handler{frame}.php({10 + frame}): run()" for frame in range(8))
+    digest = distill_log("\n".join(records), 400, DEFAULT_ENCODING)
+    head = digest.rendering.split("\n", 1)[0]
+    assert "6 records" in head and "1 template" in head and "6 alerts (6 error)" in head
+    assert "      Stack trace:" in digest.rendering
+
+
+def test_a_compose_source_prefix_is_set_aside_and_counted() -> None:
+    rows = []
+    for index in range(30):
+        rows.append(f"api-1     | 2024-06-01T10:00:{index:02d}Z handled GET /orders/{index} in {index + 3} ms")
+        rows.append(f"worker-1  | 2024-06-01T10:00:{index:02d}Z picked job {900 + index} from queue default")
+    rows.append("worker-1  | 2024-06-01T10:00:59Z WARNING: queue default is backing up (42 waiting)")
+    digest = distill_log("\n".join(rows), 300, DEFAULT_ENCODING)
+    rendering = digest.rendering
+    assert "lines open with their source (worker-1 31, api-1 30)" in rendering
+    assert f"{TIMES}30 handled GET /orders/<*> in <*> ms" in rendering
+    assert f"{TIMES}30 picked job <*> from queue default" in rendering
+    assert "1 alert (1 warn)" in rendering.split("\n", 1)[0]
+
+
+def test_json_lines_are_mined_on_level_and_message() -> None:
+    rows = [
+        f'{{"level":30,"time":"2024-06-01T10:00:{k:02d}Z","pid":7,"hostname":"box","msg":"synced repo r{k}","v":0}}'
+        for k in range(40)
+    ]
+    rows[25] = '{"level":50,"time":"2024-06-01T10:00:25Z","pid":7,"hostname":"box","msg":"token expired","v":0}'
+    digest = distill_log("\n".join(rows), 250, DEFAULT_ENCODING)
+    rendering = digest.rendering
+    assert "JSON lines mined as time LEVEL message" in rendering
+    assert "nearly every line holds pid=7 hostname=box v=0" in rendering
+    assert f"{TIMES}39 INFO synced repo <*>" in rendering
+    assert f"{TIMES}1 ERROR token expired" in rendering
+    assert "1 alert (1 error)" in rendering.split("\n", 1)[0]
+
+
+def test_logfmt_lines_are_mined_on_their_message_not_a_masked_quote() -> None:
+    rows = [
+        f'time="2024-06-01T10:00:{k:02d}Z" level=info msg="pod synced" pod=web-{k} namespace=shop' for k in range(30)
+    ]
+    rows[9] = 'time="2024-06-01T10:00:09Z" level=warning msg="failed to pull image" pod=web-9 namespace=shop'
+    rendering = distill_log("\n".join(rows), 250, DEFAULT_ENCODING).rendering
+    assert "logfmt lines mined" in rendering
+    assert "WARNING failed to pull image pod=web-9" in rendering
+    assert f"{TIMES}29 INFO pod synced pod=web-<*>" in rendering
+
+
+def test_the_ask_raises_its_template_and_shows_the_line_that_holds_it() -> None:
+    rows = [f"2024-06-01 10:{k // 60:02d}:{k % 60:02d} INFO served /items/{k} to client c{k % 9}" for k in range(200)]
+    rows += [f"2024-06-01 10:05:{k:02d} INFO cache {name} rebuilt" for k, name in enumerate("abcdefghijklmnop")]
+    rows.insert(120, "2024-06-01 10:02:00 INFO slow request /items/4711 took 9800 ms")
+    rows.insert(121, "2024-06-01 10:02:01 INFO slow request /items/12 took 1200 ms")
+    log = "\n".join(rows)
+    ask = AskTerms.of("Why did /items/4711 take so long?")
+    rendering = distill_log(log, 160, DEFAULT_ENCODING, ask=ask).rendering
+    assert "slow request /items/4711 took 9800 ms (matches ask)" in rendering
+    assert "slow request /items/4711" not in distill_log(log, 160, DEFAULT_ENCODING).rendering
+
+
+def test_the_last_lines_of_a_build_are_kept_before_ordinary_templates() -> None:
+    rows = [f"[{k:04d}] compiling src/module_{k}.c" for k in range(300)]
+    rows += [f"[{300 + k:04d}] linking part {chr(97 + k)} of {name}" for k, name in enumerate(["lib", "app", "cli"])]
+    rows += ["Build finished: 300 objects, 0 warnings", "artifacts uploaded to store (12.4 MB)"]
+    rendering = distill_log("\n".join(rows), 200, DEFAULT_ENCODING).rendering
+    tail = rendering.split("last lines:\n", 1)[1]
+    assert "Build finished: 300 objects, 0 warnings\nartifacts uploaded to store (12.4 MB)" in tail

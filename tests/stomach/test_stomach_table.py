@@ -1,0 +1,71 @@
+"""Tables keep their header, the rows at each numeric column's extremes, alert rows and the ask's rows."""
+
+from __future__ import annotations
+
+from organs.stomach.asked import AskTerms
+from organs.stomach.distill.table import distill_table
+
+
+def _csv(rows: int, newline: str = "\n") -> str:
+    lines = ["day,rain_mm,wind,sky"]
+    for n in range(rows):
+        rain = 80.5 if n == 137 else (n * 7) % 30 / 2
+        wind = 0.1 if n == 411 else 1 + (n * 13) % 50 / 10
+        lines.append(f"d{n:04d},{rain},{wind},{'sun' if n % 3 else 'rain'}")
+    return newline.join(lines)
+
+
+def test_the_extreme_rows_the_profile_names_are_kept_and_say_why() -> None:
+    digest = distill_table(_csv(600))
+    assert "rain_mm (float 0…80.5)" in digest.rendering
+    assert "d0137,80.5," in digest.rendering
+    assert any(line.startswith("d0411,") and line.endswith("◂ min wind") for line in digest.rendering.split("\n"))
+    line = next(line for line in digest.rendering.split("\n") if line.startswith("d0137,"))
+    assert line.endswith("◂ max rain_mm")
+    assert digest.rows == 600 and digest.columns == 4
+
+
+def test_crlf_tables_parse_like_lf_tables() -> None:
+    assert distill_table(_csv(200, "\r\n")).rendering.replace("\r", "") == distill_table(_csv(200)).rendering
+
+
+def test_rows_holding_the_ask_are_kept_first() -> None:
+    digest = distill_table(_csv(600), ask=AskTerms.of("What happened on d0321?"), target_tokens=150)
+    assert "d0321," in digest.rendering
+    assert "holds d0321" in digest.rendering
+
+
+def test_a_directive_header_names_the_columns_and_is_not_a_row() -> None:
+    rows = [
+        "#separator \\x09",
+        "#path\tconn",
+        "#fields\tts\tuid\tresp_h\tresp_bytes",
+        "#types\ttime\tstring\taddr\tcount",
+    ]
+    rows += [f"17000000{n:02d}.5\tC{n:03d}x\t10.0.0.{n}\t{9_999_999 if n == 42 else n * 10}" for n in range(90)]
+    rows.append("#close\t2024-01-01-00-00-00")
+    digest = distill_table("\n".join(rows))
+    assert "resp_bytes (int 0…9999999)" in digest.rendering
+    assert "#2" not in digest.rendering.split("\n")[1]
+    assert "C042x\t10.0.0.42\t9999999  ◂ max resp_bytes" in digest.rendering
+    assert digest.rows == 90 and digest.columns == 4
+
+
+def test_alert_rows_are_kept() -> None:
+    lines = ["time  level  message"] + [f"10:{n:02d}  INFO   all good {n}" for n in range(60)]
+    lines[33] = "10:32  ERROR  disk full on /var"
+    digest = distill_table("\n".join(lines))
+    assert "10:32  ERROR  disk full on /var  ◂ alert" in digest.rendering
+
+
+def test_a_target_bounds_the_rows_kept() -> None:
+    small = distill_table(_csv(600), target_tokens=120).rendering
+    large = distill_table(_csv(600), target_tokens=2000).rendering
+    assert len(small) < len(large)
+    assert "d0137,80.5," in small
+
+
+def test_without_type_inference_the_extremes_are_still_kept() -> None:
+    digest = distill_table(_csv(600), infer_types=False)
+    assert "d0137,80.5," in digest.rendering
+    assert "(float" not in digest.rendering

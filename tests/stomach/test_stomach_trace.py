@@ -1,0 +1,112 @@
+"""The compact rendering of stack traces: exception, cause chain, innermost frames, repeats, elisions."""
+
+from __future__ import annotations
+
+from organs.stomach.distill.trace import distill_trace
+
+JVM_CHAIN = "\n".join(
+    [
+        "java.lang.IllegalStateException: checkout failed",
+        *[f"\tat com.shop.Layer{i}.call(Layer{i}.java:{i + 10})" for i in range(20)],
+        "Caused by: java.io.IOException: disk full",
+        "\tat com.shop.Disk.write(Disk.java:12)",
+        *[f"\tat org.springframework.Proxy{i}.invoke(Proxy{i}.java:{i})" for i in range(15)],
+        "\t... 20 more",
+        "\tSuppressed: java.io.IOException: close failed",
+        "\t\tat com.shop.Disk.close(Disk.java:30)",
+    ]
+)
+
+
+def test_every_cause_keeps_its_type_and_message() -> None:
+    rendering = distill_trace(JVM_CHAIN).rendering
+    for header in ("IllegalStateException: checkout failed", "Caused by: java.io.IOException: disk full"):
+        assert header in rendering
+    assert "Suppressed: java.io.IOException: close failed" in rendering
+    assert distill_trace(JVM_CHAIN).exception == "java.lang.IllegalStateException: checkout failed"
+
+
+def test_the_innermost_frames_are_kept_and_the_elision_is_counted() -> None:
+    rendering = distill_trace(JVM_CHAIN).rendering
+    assert "Layer0.call(Layer0.java:10)" in rendering
+    assert "Disk.write(Disk.java:12)" in rendering
+    assert "frames elided" in rendering
+    assert "Layer10.call" not in rendering
+
+
+def test_an_application_frame_hidden_among_library_frames_is_kept() -> None:
+    trace = "\n".join(
+        [
+            "java.lang.IllegalStateException: boom",
+            *[f"\tat org.springframework.Lib{i}.run(Lib{i}.java:1)" for i in range(6)],
+            "\tat com.shop.Checkout.pay(Checkout.java:77)",
+            *[f"\tat org.springframework.Outer{i}.run(Outer{i}.java:1)" for i in range(6)],
+        ]
+    )
+    assert "com.shop.Checkout.pay(Checkout.java:77)" in distill_trace(trace).rendering
+
+
+def test_repeated_frames_are_counted() -> None:
+    trace = "\n".join(
+        [
+            "RangeError: Maximum call stack size exceeded",
+            *["    at walk (/srv/shop/tree.js:4:10)"] * 40,
+            "    at main (/srv/shop/index.js:1:1)",
+        ]
+    )
+    rendering = distill_trace(trace).rendering
+    assert "… 39 identical frames" in rendering
+    assert rendering.count("at walk") == 1
+
+
+def test_python_frames_keep_their_source_and_the_chain_survives() -> None:
+    trace = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/srv/shop/db.py", line 12, in connect',
+            "    conn = driver.open(",
+            "           ^^^^^^^^^^^^",
+            "ConnectionError: refused",
+            "",
+            "The above exception was the direct cause of the following exception:",
+            "",
+            "Traceback (most recent call last):",
+            '  File "/srv/shop/cli.py", line 40, in main',
+            "    connect()",
+            "RuntimeError: cannot start",
+        ]
+    )
+    rendering = distill_trace(trace).rendering
+    assert "ConnectionError: refused" in rendering and "RuntimeError: cannot start" in rendering
+    assert "conn = driver.open(" in rendering
+
+
+def test_go_function_and_file_lines_stay_one_frame() -> None:
+    frames = [f"main.step{i}(...)\n\t/home/me/shop/main.go:{i + 1} +0x1d" for i in range(12)]
+    trace = "panic: boom\n\ngoroutine 1 [running]:\n" + "\n".join(frames)
+    rendering = distill_trace(trace).rendering
+    assert "main.step0(...)\n\t/home/me/shop/main.go:1 +0x1d" in rendering
+    assert "main.step11(...)\n\t/home/me/shop/main.go:12 +0x1d" in rendering
+    assert "6 frames elided" in rendering
+
+
+def test_kernel_guesses_go_first_and_stamps_leave_frames() -> None:
+    lines = ["[   12.000001] BUG: KASAN: use-after-free in cart_free+0x1a/0x30", "[   12.000002] Call Trace:"]
+    for i in range(30):
+        lines.append(f"[   12.{i + 10:06d}]  ? noise{i}+0x1/0x10")
+        lines.append(f"[   12.{i + 50:06d}]  real{i}+0x2/0x20")
+    trace = "\n".join(lines)
+    rendering = distill_trace(trace).rendering
+    assert "BUG: KASAN: use-after-free in cart_free+0x1a/0x30" in rendering
+    assert "30 unreliable ? frames elided" in rendering
+    assert " real0+0x2/0x20" in rendering and "[   12.000050]" not in rendering
+    roomy = distill_trace(trace, target_tokens=2_000).rendering
+    assert all(f"real{i}+0x2/0x20" in roomy for i in range(30))
+
+
+def test_a_target_keeps_more_frames_when_it_allows() -> None:
+    small = distill_trace(JVM_CHAIN, target_tokens=120).rendering
+    large = distill_trace(JVM_CHAIN, target_tokens=5_000).rendering
+    assert len(small) < len(large)
+    assert "Layer10.call" in large
+    assert "Caused by: java.io.IOException: disk full" in small
