@@ -74,6 +74,21 @@ def test_the_third_implementation_agrees_in_o200k(text: str) -> None:
     assert third.count(text) == reference_count(text, "o200k_base") == count_tokens(text, "o200k_base")
 
 
+# Around a long run of spaces: any character but white space (an escape, a letter, an emoji…).
+_solid = st.one_of(st.characters(min_codepoint=0x21, max_codepoint=0x7E), _characters).filter(lambda c: not c.isspace())
+_padded_lines = st.lists(
+    st.tuples(unicode_texts, _solid, st.integers(min_value=60, max_value=420), _solid, unicode_texts), max_size=4
+).map(lambda lines: "\n".join(f"{left}{a}{' ' * spaces}{b}{right}" for left, a, spaces, b, right in lines))
+
+
+@pytest.mark.parametrize("encoding", list(ENCODINGS))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_padded_lines)
+def test_counts_around_long_space_runs_equal_tiktoken(encoding: str, text: str) -> None:
+    # Text padded to a width: long runs of spaces are counted apart, cut where counts add up.
+    assert count_tokens(text, encoding) == reference_count(text, encoding)
+
+
 def test_lone_surrogates_are_counted_as_tiktoken_counts_them() -> None:
     text = "before \ud800 after \udfff"
     for encoding in ENCODINGS:

