@@ -468,7 +468,9 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
             item.target = target
             _render(item, encoding, tier, ask)
             if item.compact_tokens < 0:
-                item.compact_tokens = count_tokens(item.compact or "", encoding)
+                # A rendering grown back into the whole text is not counted again: each text once.
+                same = item.compact == item.text and item.full_tokens > 0
+                item.compact_tokens = item.full_tokens if same else count_tokens(item.compact or "", encoding)
             return item.compact_tokens
 
         # The first rendering within the limit ends the search, so it is the one the item now holds.
