@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.common import PYTHON, ROOT, Row, log, machine, parse_rows, render_table
 
-BENCHES = ("tract", "stomach", "compile", "scaling", "realpaste", "counting")
+BENCHES = ("tract", "stomach", "compile", "scaling", "realpaste", "redact", "counting")
 QUICK_ARGS = {
     "tract": ["--n", "200", "--paced", "50"],
     "scaling": ["--n", "150", "--rss-pastes", "1000"],

@@ -13,6 +13,9 @@ of the pair ratios (robust to a shared machine's load swings).
 * **fits**: a budget the whole prompt fits in (the common case);
 * **tight**: a token budget of half the prompt, so optional segments are
   truncated or omitted (context only).
+
+Then what the compiled prompt gives providers' prompt caches (``bench.prompt_cache``):
+the stable prefix two pastes share, and the second turn of a paste in one session.
 """
 
 from __future__ import annotations
@@ -186,7 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="border compile versus one tokenizer pass")
     parser.add_argument("--repeats", type=int, default=21, help="compile+encode pairs per case")
     args = parser.parse_args(argv)
-    emit_rows(measure(args.repeats))
+    from bench import prompt_cache
+
+    emit_rows([*measure(args.repeats), *prompt_cache.measure()])
     return 0
 
 

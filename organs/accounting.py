@@ -11,6 +11,7 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 
 import tiktoken
 
@@ -47,7 +48,12 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
 # Below this many characters in all, starting threads costs more than it saves.
 THREADED_COUNT_CHARS = 64 * 1024
 _POOL_THREADS = 2
-_counting_pool = ThreadPoolExecutor(max_workers=_POOL_THREADS, thread_name_prefix="ichor-tokens")
+
+
+@lru_cache(maxsize=1)
+def _counting_pool() -> ThreadPoolExecutor:
+    # Made on first use, not at import: importing the module starts no thread.
+    return ThreadPoolExecutor(max_workers=_POOL_THREADS, thread_name_prefix="ichor-tokens")
 
 
 def count_tokens_many(texts: list[str], encoding: str = DEFAULT_ENCODING, num_threads: int = 2) -> list[int]:
@@ -62,12 +68,17 @@ def count_tokens_many(texts: list[str], encoding: str = DEFAULT_ENCODING, num_th
     # One task per worker, each counting a contiguous share of about equal characters: per-text
     # futures cost more than they save, and shares of equal text counts can leave one worker idle.
     groups = _balanced_shares(texts, _POOL_THREADS)
-    counted = _counting_pool.map(lambda group: [counter.count(text) for text in group], groups)
+    counted = _counting_pool().map(lambda group: [counter.count(text) for text in group], groups)
     return [count for group_counts in counted for count in group_counts]
 
 
 _SHARED_PIECE_CHARS = 64 * 1024
-_beside_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-count-beside")
+
+
+@lru_cache(maxsize=1)
+def _beside_thread() -> ThreadPoolExecutor:
+    """The one thread that starts on a large paste's shared count, made on first use."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-count-beside")
 
 
 class SharedCount:
@@ -93,7 +104,7 @@ class SharedCount:
         self._owners = len(texts)
         self._counts = [0] * len(self._pieces)
         self._queue = deque(range(len(self._pieces)))
-        self._side = _beside_thread.submit(self._take) if self._counter.parallel else None
+        self._side = _beside_thread().submit(self._take) if self._counter.parallel else None
 
     def _take(self) -> None:
         while True:

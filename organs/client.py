@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import asyncio
 
+import msgspec
+
 from envelopes.codec import decode, decode_frame_reply, encode
-from envelopes.ids import digest_bytes, digest_text
-from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, Rejected
-from organs.runtime.bus import Tract
+from envelopes.ids import digest_bytes, digest_text, utc_now
+from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, RawReply, Rejected, Session
+from organs.runtime.bus import INLINE_HEADROOM, Tract
 from organs.secretion import paste_envelope
 
-__all__ = ["INLINE_HEADROOM", "fetch_frame", "hand_in_paste", "store_blob"]
-
-# Room left in a message for the envelope around the paste text and its headers.
-INLINE_HEADROOM = 64 * 1024
+__all__ = ["chat_messages", "fetch_frame", "fetch_raw", "hand_in_paste", "store_blob"]
 
 
 async def store_blob(tract: Tract, data: bytes) -> str:
@@ -36,12 +35,18 @@ async def hand_in_paste(
     intent: str | None = None,
     budget_tokens: int | None = None,
     timeout: float = 30.0,
+    session: str | None = None,
+    resend: bool = False,
 ) -> tuple[Envelope, Envelope]:
     """Publish a paste and wait for the envelope that ends its trip.
 
     Returns ``(paste, outcome)`` where the outcome is the admitted or rejected
     envelope with the paste's trace id. A paste too large for one message
     travels by reference through the frames object store.
+
+    ``session`` names the host's conversation (opt in: only for a host that
+    keeps the conversation): a frame an earlier turn of it carried comes back
+    as a one-line reference instead of its content, unless ``resend``.
     """
     text_ref = None
     inline_text = text
@@ -58,6 +63,8 @@ async def hand_in_paste(
         budget_tokens=budget_tokens,
         text_ref=text_ref,
         input_digest=digest_text(text),
+        now=utc_now(),
+        session=None if session is None else Session(id=session, resend=resend),
     )
     outcome: asyncio.Future[Envelope] = asyncio.get_running_loop().create_future()
 
@@ -85,6 +92,26 @@ async def hand_in_paste(
     finally:
         for subscription in subscriptions:
             await subscription.unsubscribe()
+
+
+def chat_messages(outcome: Envelope) -> list[dict[str, str]]:
+    """An admitted outcome's prompt as chat messages (``role``, ``content``), system first.
+
+    The system message is the stable prefix; a host that marks cache
+    breakpoints puts one after it (``CompiledPrompt.messages`` says where).
+    """
+    if not isinstance(outcome.payload, Admitted):
+        raise ValueError(f"only an admitted outcome has a prompt; this one is {outcome.kind!r}")
+    return [{"role": message.role, "content": message.content} for message in outcome.payload.prompt.messages]
+
+
+async def fetch_raw(tract: Tract, frame_id: str, timeout: float = 10.0) -> RawReply:
+    """Ask the stomach for a frame's bytes as received, secrets and all, over ``<prefix>.frames.raw``.
+
+    Only the ``operator`` user may publish there; anyone else's request is refused by the server.
+    """
+    reply = await tract.nc.request(tract.subjects.frames_raw, encode(FrameRequest(id=frame_id)), timeout=timeout)
+    return msgspec.msgpack.decode(reply.data, type=RawReply)
 
 
 async def fetch_frame(

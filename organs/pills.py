@@ -74,10 +74,13 @@ def _report_table(report: Sequence[SegmentReport]) -> Table:
 
 
 def _prompt_table(prompt: CompiledPrompt) -> Table:
-    table = Table(title=f"prompt · {prompt.bytes:,} bytes · {prompt.tokens:,} tokens ({prompt.encoding})")
+    stable = f" · stable prefix {prompt.stable_prefix_bytes:,} bytes, {prompt.stable_prefix_tokens:,} tokens"
+    table = Table(title=f"prompt · {prompt.bytes:,} bytes · {prompt.tokens:,} tokens ({prompt.encoding}){stable}")
     for column in ("bytes", "segment", "disposition", "trust", "tokens"):
         table.add_column(column)
-    for entry in prompt.inspection:
+    # In the order the text reads (inspection keeps precedence order); what was not rendered last.
+    unrendered = len(prompt.text.encode("utf-8"))
+    for entry in sorted(prompt.inspection, key=lambda entry: entry.byte_range[0] if entry.byte_range else unrendered):
         span = f"{entry.byte_range[0]}..{entry.byte_range[1]}" if entry.byte_range else "-"
         table.add_row(span, entry.segment_id, entry.disposition, entry.trust, str(entry.tokens))
     return table

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from organs.counting import EncodingName
+from envelopes.types import EncodingName
 from organs.errors import ConfigError
 
 __all__ = ["ENV_PREFIX", "LogLevel", "Settings", "variable_of"]
@@ -80,7 +80,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     border_rate: Positive | None = None
     border_rate_window_s: PositiveSeconds | None = None
     border_budget_tokens: Positive | None = None
+    # A credential in the goal (never rewritten): reject the yield, or admit it with a finding.
+    border_secret_in_goal: Literal["reject", "admit"] = "reject"
     kernel_instructions: str | None = None
+    # The frame tools the host lets the model call, comma-separated, or "none".
+    frame_tools: str | None = None
+    session_ttl_s: PositiveSeconds | None = None
     workspace_instructions: str | None = None
     # Signed secretions.
     signing_seed_file: str | None = None
@@ -111,6 +116,14 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 f"{variable_of('nats_server')}={settings.nats_server!r} is not allowed: the path of an executable"
             )
         return settings
+
+    def frame_tool_names(self) -> tuple[str, ...] | None:
+        """The frame tools named by ``ICHOR_FRAME_TOOLS`` (``none``: no tool), or ``None`` when it is unset."""
+        if self.frame_tools is None:
+            return None
+        if self.frame_tools.strip().lower() == "none":
+            return ()
+        return tuple(tool.strip() for tool in self.frame_tools.split(",") if tool.strip())
 
 
 def variable_of(name: str) -> str:

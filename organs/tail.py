@@ -11,6 +11,7 @@ import msgspec
 from envelopes.codec import DecodeError, decode
 from envelopes.types import Admitted, Digested, Envelope, Paste, Rejected, Yield
 from organs.runtime.bus import Tract
+from organs.stomach.redact import scrub_secrets
 
 __all__ = ["TailLine", "describe", "follow"]
 
@@ -68,7 +69,7 @@ def describe(subject: str, data: bytes, headers: dict[str, str] | None, prefix: 
             outcome="dead_letter",
             envelope_id=None,
             trace_id=None,
-            reason=reason,
+            reason=scrub_secrets(reason),
         )
     try:
         envelope = decode(data)
@@ -84,7 +85,7 @@ def describe(subject: str, data: bytes, headers: dict[str, str] | None, prefix: 
             outcome="undecodable",
             envelope_id=None,
             trace_id=None,
-            reason=str(error),
+            reason=scrub_secrets(str(error)),
         )
     tokens_in, tokens_out, outcome = _tokens(envelope)
     return TailLine(

@@ -21,11 +21,26 @@ def _frame_line(frame: Frame) -> str:
     return f"{frame.title} ({frame.full_tokens:,} tokens, {served})"
 
 
+def _redacted(digested: Digested) -> dict[str, int]:
+    """Kind → how many values of it the stomach replaced in the whole paste."""
+    totals: dict[str, int] = {}
+    for segment in digested.report:
+        for redaction in segment.redacted:
+            totals[redaction.kind] = totals.get(redaction.kind, 0) + redaction.count
+    return totals
+
+
 def summarize(digested: Digested, tier: str) -> str:
     """One paragraph for people: what the paste became and what it costs."""
     frames = "; ".join(_frame_line(frame) for frame in digested.frames) or "no evidence"
     anchors = f"{len(digested.anchors)} anchor(s)" if digested.anchors else "no anchors"
-    return f"Digested paste at tier {tier} ({digested.tier_reason}): {anchors}; evidence: {frames}."
+    redacted = _redacted(digested)
+    replaced = (
+        f" Replaced before serving: {', '.join(f'{kind} ×{count}' for kind, count in redacted.items())}."
+        if redacted
+        else ""
+    )
+    return f"Digested paste at tier {tier} ({digested.tier_reason}): {anchors}; evidence: {frames}.{replaced}"
 
 
 def _extractions(digested: Digested) -> tuple[Extraction, ...]:
@@ -33,12 +48,11 @@ def _extractions(digested: Digested) -> tuple[Extraction, ...]:
         *(Extraction(key="anchor", value=anchor) for anchor in digested.anchors),
         *(Extraction(key=f"frame.{frame.kind}", value=frame.id) for frame in digested.frames),
         Extraction(key="tier_reason", value=digested.tier_reason),
+        *(Extraction(key=f"redacted.{kind}", value=str(count)) for kind, count in _redacted(digested).items()),
     )
 
 
-def yield_context(
-    digested: Envelope, instance: str, *, now: str | None = None, signer: Signer | None = None
-) -> Envelope:
+def yield_context(digested: Envelope, instance: str, *, now: str, signer: Signer | None = None) -> Envelope:
     """Package a ``digested`` envelope into the yield the border expects.
 
     ``meta.original_provenance`` is ``chain.origin`` itself; the tier is the

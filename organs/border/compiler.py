@@ -45,22 +45,39 @@ label says where text came from, not that it is harmless.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
 from envelopes.types import (
-    AnyProvenance,
-    CacheScope,
     ChatMessage,
     CompiledPrompt,
     Diagnostic,
     InspectionEntry,
-    Trust,
 )
 from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_joined, count_tokens_many, encoding_for
-from organs.border.errors import (
+from organs.border.segments import (
+    AUTHORITY_ORDER,
+    AUTHORITY_RANK,
+    CACHE_ORDER,
+    MAX_ID_LENGTH,
+    MAX_PRIORITY,
+    MAX_SEGMENT_BYTES,
+    MAX_SEGMENTS_PER_MODULE,
+    MIN_PRIORITY,
+    SEPARATOR,
+    STABLE_SCOPES,
+    TRUNCATION_MARKER,
+    Authority,
+    BudgetBehavior,
+    ConflictClaim,
+    ConflictMode,
+    Disposition,
+    PromptBudget,
+    PromptModule,
+    PromptSegment,
+    validate_id,
+)
+from organs.errors import (
     ConflictError,
     InvalidPromptInputError,
     ModuleIdReuseError,
@@ -91,158 +108,7 @@ __all__ = [
     "validate_id",
 ]
 
-Authority = Literal["kernel", "organization", "product", "workspace", "tool", "skill", "session", "user_addition"]
-BudgetBehavior = Literal["required", "truncate", "omit"]
-ConflictMode = Literal["protected", "replaceable"]
-Disposition = Literal["included", "truncated", "duplicate", "shadowed", "omitted"]
-
-AUTHORITY_ORDER: tuple[Authority, ...] = (
-    "kernel",
-    "organization",
-    "product",
-    "workspace",
-    "tool",
-    "skill",
-    "session",
-    "user_addition",
-)
-_AUTHORITY_RANK = {authority: rank for rank, authority in enumerate(AUTHORITY_ORDER)}
-# Longest-lived first: the order segments are rendered in, so what changes least leads the prompt.
-CACHE_ORDER: tuple[CacheScope, ...] = ("global", "profile", "session", "run", "none")
 _CACHE_RANK = {scope: rank for rank, scope in enumerate(CACHE_ORDER)}
-_STABLE_SCOPES: frozenset[str] = frozenset({"global", "profile", "session"})
-_TRUSTS: frozenset[str] = frozenset({"trusted", "delegated", "untrusted"})
-_CACHE_SCOPES: frozenset[str] = frozenset({"none", "run", "session", "profile", "global"})
-_BUDGET_BEHAVIORS: frozenset[str] = frozenset({"required", "truncate", "omit"})
-_CONFLICT_MODES: frozenset[str] = frozenset({"protected", "replaceable"})
-
-SEPARATOR = "\n\n"
-TRUNCATION_MARKER = "[truncated]"
-MAX_SEGMENT_BYTES = 1 << 20
-MAX_SEGMENTS_PER_MODULE = 256
-MAX_ID_LENGTH = 128
-MIN_PRIORITY = -1000
-MAX_PRIORITY = 1000
-
-_ID_PATTERN = re.compile(r"[a-z0-9_./-]+")
-
-
-def validate_id(value: str, what: str) -> None:
-    """Raise ``InvalidPromptInputError`` unless ``value`` is a canonical id.
-
-    Canonical: 1 to ``MAX_ID_LENGTH`` characters of ``[a-z0-9_./-]``, never ``..``.
-    """
-    if not isinstance(value, str) or _ID_PATTERN.fullmatch(value) is None:
-        raise InvalidPromptInputError(f"{what} {value!r} must be lowercase [a-z0-9_./-]+")
-    if len(value) > MAX_ID_LENGTH:
-        raise InvalidPromptInputError(f"{what} {value[:40]!r}... is longer than {MAX_ID_LENGTH} characters")
-    if ".." in value:
-        raise InvalidPromptInputError(f"{what} {value!r} must not contain '..'")
-
-
-def _require_member(value: str, allowed: frozenset[str], what: str) -> None:
-    if value not in allowed:
-        raise InvalidPromptInputError(f"{what} {value!r} is not one of {sorted(allowed)}")
-
-
-@dataclass(frozen=True, slots=True)
-class ConflictClaim:
-    """A claim on a conflict ``key``: at most one claimant of a key is rendered.
-
-    ``protected``: no lower-precedence claimant may override the winner.
-    ``replaceable``: the winner stands in for the key and shadows lower claimants.
-    """
-
-    key: str
-    mode: ConflictMode = "protected"
-
-    def __post_init__(self) -> None:
-        validate_id(self.key, "conflict key")
-        _require_member(self.mode, _CONFLICT_MODES, "conflict mode")
-
-
-@dataclass(frozen=True, slots=True)
-class PromptSegment:
-    """One piece of prompt text with its labels.
-
-    ``content`` is non-empty, at most ``MAX_SEGMENT_BYTES`` UTF-8 bytes, with no
-    NUL and no lone surrogate. ``trust`` describes where the text came from; it is
-    a label for downstream policy, not a claim that the text was sanitized.
-    ``tokens``, when given, is the exact count of ``content`` in the encoding it
-    is compiled in, vouched for by the caller (the border passes counts its guard
-    has verified); fitting and the prompt's total use it instead of counting the
-    segment again, so it must be right (a wrong one makes the total wrong).
-    A ``closing`` segment is rendered after every other one (the question after
-    the documents); it changes where the segment goes, not its precedence.
-    """
-
-    id: str
-    content: str
-    provenance: AnyProvenance
-    trust: Trust
-    cache_scope: CacheScope = "none"
-    conflict: ConflictClaim | None = None
-    budget_behavior: BudgetBehavior = "required"
-    tokens: int | None = None
-    closing: bool = False
-
-    def __post_init__(self) -> None:
-        validate_id(self.id, "segment id")
-        if not isinstance(self.content, str) or not self.content:
-            raise InvalidPromptInputError(f"segment {self.id!r} has empty content")
-        if "\x00" in self.content:
-            raise InvalidPromptInputError(f"segment {self.id!r} contains a NUL character")
-        try:
-            size = len(self.content.encode("utf-8"))
-        except UnicodeEncodeError as error:
-            raise InvalidPromptInputError(f"segment {self.id!r} is not valid UTF-8 text: {error.reason}") from None
-        if size > MAX_SEGMENT_BYTES:
-            raise InvalidPromptInputError(f"segment {self.id!r} has {size} bytes; at most {MAX_SEGMENT_BYTES}")
-        _require_member(self.trust, _TRUSTS, f"segment {self.id!r} trust")
-        _require_member(self.cache_scope, _CACHE_SCOPES, f"segment {self.id!r} cache scope")
-        _require_member(self.budget_behavior, _BUDGET_BEHAVIORS, f"segment {self.id!r} budget behavior")
-        if self.tokens is not None and (
-            isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens < 0
-        ):
-            raise InvalidPromptInputError(f"segment {self.id!r} tokens must be a non-negative int or None")
-        if not isinstance(self.closing, bool):
-            raise InvalidPromptInputError(f"segment {self.id!r} closing must be a bool")
-
-
-@dataclass(frozen=True, slots=True)
-class PromptModule:
-    """A group of 1 to ``MAX_SEGMENTS_PER_MODULE`` segments under one authority."""
-
-    id: str
-    authority: Authority
-    priority: int
-    segments: tuple[PromptSegment, ...]
-
-    def __post_init__(self) -> None:
-        validate_id(self.id, "module id")
-        if self.authority not in _AUTHORITY_RANK:
-            raise InvalidPromptInputError(f"module {self.id!r} authority {self.authority!r} is unknown")
-        if isinstance(self.priority, bool) or not isinstance(self.priority, int):
-            raise InvalidPromptInputError(f"module {self.id!r} priority must be an int")
-        if not MIN_PRIORITY <= self.priority <= MAX_PRIORITY:
-            raise InvalidPromptInputError(f"module {self.id!r} priority must be in [{MIN_PRIORITY}, {MAX_PRIORITY}]")
-        if not 1 <= len(self.segments) <= MAX_SEGMENTS_PER_MODULE:
-            raise InvalidPromptInputError(f"module {self.id!r} needs 1 to {MAX_SEGMENTS_PER_MODULE} segments")
-        if not all(isinstance(segment, PromptSegment) for segment in self.segments):
-            raise InvalidPromptInputError(f"module {self.id!r} segments must be PromptSegment values")
-
-
-@dataclass(frozen=True, slots=True)
-class PromptBudget:
-    """Limits on the whole rendered text, separators included; ``None`` is unlimited."""
-
-    max_bytes: int | None = None
-    max_tokens: int | None = None
-
-    def __post_init__(self) -> None:
-        for name, limit in (("max_bytes", self.max_bytes), ("max_tokens", self.max_tokens)):
-            if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-                raise InvalidPromptInputError(f"budget {name} must be a non-negative int or None")
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,7 +119,7 @@ class _Entry:
 
     @property
     def precedence(self) -> tuple[int, int]:
-        return _AUTHORITY_RANK[self.module.authority], -self.module.priority
+        return AUTHORITY_RANK[self.module.authority], -self.module.priority
 
     @property
     def order_key(self) -> tuple[int, int, str, int]:
@@ -444,15 +310,37 @@ def _render_order(entries: list[_Entry], kept: Iterable[int]) -> list[int]:
     return sorted(kept, key=lambda index: entries[index].render_key)
 
 
-def _stable_count(entries: list[_Entry], rendered: list[int]) -> int:
-    """How many of the ``rendered`` entries, from the first, form the stable prefix."""
+@dataclass(frozen=True, slots=True)
+class _StablePrefix:
+    segments: int  # how many rendered segments, from the first, it holds
+    rendered: _Rendered
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """One fit rendered in cache order and counted exactly."""
+
+    fit: _Fit
+    kept: list[int]
+    text: str
+    tokens: int
+    stable: _StablePrefix
+
+
+def _stable_prefix(
+    entries: list[_Entry], kept: list[int], rendered: dict[int, _Rendered], encoding: str
+) -> _StablePrefix:
+    """The leading rendered segments whose cache scope outlives a run, joined and counted exactly."""
     count = 0
-    for index in rendered:
+    for index in kept:
         segment = entries[index].segment
-        if segment.closing or segment.cache_scope not in _STABLE_SCOPES:
+        if segment.closing or segment.cache_scope not in STABLE_SCOPES:
             break
         count += 1
-    return count
+    parts = [rendered[index] for index in kept[:count]]
+    text = SEPARATOR.join(part.text for part in parts)
+    tokens = count_tokens_joined(_joined_parts(parts), encoding) if parts else 0
+    return _StablePrefix(count, _Rendered(text, len(text.encode("utf-8")), tokens))
 
 
 def _messages(text: str, stable_text: str) -> tuple[ChatMessage, ...]:
@@ -500,21 +388,25 @@ def compile(
         for index, segment in segments.items()
     }
 
-    def fitted_at(token_limit: int | None) -> tuple[_Fit, list[int], str, int]:
+    def fitted_at(token_limit: int | None) -> _Attempt:
         fit = _fit(entries, candidates, measures, budget.max_bytes, token_limit, encoding)
         kept = _render_order(entries, fit.rendered)
-        # Exact: only the stretches around each join are tokenized, the segments' own counts give the rest.
-        tokens = count_tokens_joined(_joined_parts([fit.rendered[index] for index in kept]), encoding)
-        return fit, kept, SEPARATOR.join(fit.rendered[index].text for index in kept), tokens
+        stable = _stable_prefix(entries, kept, fit.rendered, encoding)
+        # Exact: only the stretches around each join are tokenized, the segments' own counts give the rest
+        # (the stable prefix counts as one part, counted once).
+        rest = [fit.rendered[index] for index in kept[stable.segments :]]
+        tokens = count_tokens_joined(_joined_parts([stable.rendered, *rest] if stable.segments else rest), encoding)
+        return _Attempt(fit, kept, SEPARATOR.join(fit.rendered[index].text for index in kept), tokens, stable)
 
     if budget.max_tokens is None:
-        fit, kept, text, tokens = fitted_at(None)
+        attempt = fitted_at(None)
     else:
         # Joining can tokenize to more than the parts' sum; then the fit is redone against a tighter limit.
-        fitted = fit_tokens(fitted_at, lambda attempt: attempt[3], budget.max_tokens, rounds=None)
+        fitted = fit_tokens(fitted_at, lambda attempt: attempt.tokens, budget.max_tokens, rounds=None)
         if fitted is None:
             raise RequiredOverflowError(f"no fit of the segments joins within {budget.max_tokens} tokens")
-        fit, kept, text, tokens = fitted.rendering
+        attempt = fitted.rendering
+    fit, kept, text, tokens, stable = attempt.fit, attempt.kept, attempt.text, attempt.tokens, attempt.stable
 
     diagnostics = [*resolution_diagnostics, *fit.diagnostics]
     if not kept:
@@ -539,9 +431,6 @@ def compile(
         )
         for index, entry in enumerate(entries)
     )
-    stable = kept[: _stable_count(entries, kept)]
-    stable_text = SEPARATOR.join(fit.rendered[index].text for index in stable)
-    stable_tokens = count_tokens_joined(_joined_parts([fit.rendered[index] for index in stable]), encoding)
     return CompiledPrompt(
         text=text,
         bytes=len(text.encode("utf-8")),
@@ -549,7 +438,7 @@ def compile(
         encoding=encoding,
         diagnostics=tuple(diagnostics),
         inspection=inspection,
-        messages=_messages(text, stable_text),
-        stable_prefix_bytes=len(stable_text.encode("utf-8")),
-        stable_prefix_tokens=stable_tokens,
+        messages=_messages(text, stable.rendered.text),
+        stable_prefix_bytes=stable.rendered.bytes,
+        stable_prefix_tokens=stable.rendered.tokens,
     )

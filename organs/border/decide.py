@@ -7,6 +7,7 @@ The only state it touches is the guard's rate-limit buckets (``GuardState``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from envelopes.types import Admitted, Envelope, Reason, Rejected
@@ -23,6 +24,7 @@ __all__ = ["DEFAULT_BUDGET_BYTES", "DEFAULT_BUDGET_TOKENS", "BorderConfig", "bor
 
 DEFAULT_BUDGET_TOKENS = 32_768
 DEFAULT_BUDGET_BYTES = 1 << 20
+DEFAULT_SESSION_TTL_S = 24 * 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,11 +42,10 @@ class BorderConfig:
     builtins: BuiltinPromptConfig = field(default_factory=BuiltinPromptConfig)
     encoding: str = DEFAULT_ENCODING
     signer: Signer | None = None
+    session_ttl_s: float = DEFAULT_SESSION_TTL_S
 
 
-def _rejected(
-    envelope: Envelope, rejection: Rejection, config: BorderConfig, *, instance: str, at: str | None
-) -> Envelope:
+def _rejected(envelope: Envelope, rejection: Rejection, config: BorderConfig, *, instance: str, at: str) -> Envelope:
     return secrete(
         envelope,
         organ=BORDER.wire_name,
@@ -59,14 +60,24 @@ def _rejected(
 
 
 def _admit(
-    envelope: Envelope, admission: Admission, config: BorderConfig, *, instance: str, at: str | None
+    envelope: Envelope,
+    admission: Admission,
+    config: BorderConfig,
+    *,
+    instance: str,
+    at: str,
+    delivered: Mapping[str, int] | None,
 ) -> Envelope:
     payload = admission.payload
     try:
         modules = (
             *builtin_modules(config.builtins),
             *paste_modules(
-                payload, payload.meta.original_provenance, admission.trust_of, verified_encoding=config.encoding
+                payload,
+                payload.meta.original_provenance,
+                admission.trust_of,
+                verified_encoding=config.encoding,
+                delivered=delivered,
             ),
         )
         prompt = compile(modules, config.budget, config.encoding)
@@ -102,16 +113,19 @@ def border_decide(
     *,
     instance: str,
     now: float,
-    at: str | None = None,
+    at: str,
+    delivered: Mapping[str, int] | None = None,
 ) -> Envelope:
     """Screen ``envelope`` and return the ``admitted`` or ``rejected`` envelope for the brain.
 
     ``now`` (seconds) drives the rate limit; ``at`` (RFC 3339 UTC) stamps the new
-    steps, defaulting to the current time. Given the same envelope, config, state
-    and ``at``, the output is the same.
+    steps; the worker reads the clock for both. ``delivered`` maps the frames the
+    envelope's session already carries to the turn that carried them; each is
+    compiled as a one-line reference. Given the same envelope, config, state,
+    ``now``, ``at`` and ``delivered``, the output is the same.
     """
     match screen(envelope, config.policy, state, now=now):
         case Admission() as admission:
-            return _admit(envelope, admission, config, instance=instance, at=at)
+            return _admit(envelope, admission, config, instance=instance, at=at, delivered=delivered)
         case Rejection() as rejection:
             return _rejected(envelope, rejection, config, instance=instance, at=at)

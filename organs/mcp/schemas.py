@@ -18,7 +18,6 @@ __all__ = [
     "FrameLinesArgs",
     "GetFrameArgs",
     "GrepFrameArgs",
-    "ToolArgs",
     "frame_hex",
     "input_schema",
     "parse_args",
@@ -73,7 +72,6 @@ class FrameLinesArgs(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ]
 
 
-ToolArgs = GetFrameArgs | GrepFrameArgs | FrameLinesArgs
 _S = TypeVar("_S", bound=msgspec.Struct)
 
 

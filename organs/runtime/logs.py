@@ -1,7 +1,8 @@
 """structlog, configured once per process.
 
 JSON lines on stdout when stdout is not a terminal, the console renderer on a
-terminal. Every envelope-handling event carries organ, envelope_id, trace_id,
+terminal. No string in a line holds a credential: each is scrubbed with the
+stomach's redaction rules. Every envelope-handling event carries organ, envelope_id, trace_id,
 kind, tier, outcome and duration_ms (see ``envelope_fields``).
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 import structlog
 
 from envelopes.types import Envelope
+from organs.stomach.redact import scrub_secrets
 
 __all__ = ["configure_logging", "envelope_fields", "get_logger"]
 
@@ -23,6 +25,16 @@ _configured = False
 
 def _drop_color_message(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     event_dict.pop("color_message", None)
+    return event_dict
+
+
+def _scrub_secrets(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    # Defence in depth: an exception text or a reason may quote a paste; no log line holds a credential.
+    for key, value in event_dict.items():
+        if isinstance(value, str):
+            event_dict[key] = scrub_secrets(value)
+        elif isinstance(value, list | tuple):
+            event_dict[key] = [scrub_secrets(item) if isinstance(item, str) else item for item in value]
     return event_dict
 
 
@@ -41,6 +53,7 @@ def configure_logging(*, json: bool | None = None, level: str = "INFO") -> None:
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
             _drop_color_message,
+            _scrub_secrets,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),

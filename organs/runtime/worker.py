@@ -35,6 +35,7 @@ from organs.errors import PoisonError, TransientError
 from organs.runtime.bus import Tract
 from organs.runtime.logs import envelope_fields, get_logger
 from organs.runtime.tracing import hop_span
+from organs.stomach.redact import scrub_secrets
 
 __all__ = [
     "INLINE_CORE_CHARS",
@@ -147,7 +148,7 @@ async def dead_letter(tract: Tract, organ: str, msg: Msg, reason: str) -> None:
     headers.pop("Nats-Msg-Id", None)
     headers.update(
         {
-            "Ichor-Dlq-Reason": _header_safe(reason),
+            "Ichor-Dlq-Reason": _header_safe(scrub_secrets(reason)),
             "Ichor-Dlq-Organ": organ,
             "Ichor-Dlq-Subject": msg.subject,
             "Ichor-Dlq-At": utc_now(),
@@ -233,7 +234,7 @@ class Worker:
             # Whatever slipped past the handling above, the worker lives on and the
             # input comes back after its ack wait; it is never acked, so never lost.
             self.stats.errors += 1
-            self.stats.last_error = f"unexpected {type(error).__name__}: {error}"
+            self.stats.last_error = scrub_secrets(f"unexpected {type(error).__name__}: {error}")
             self.log.exception("envelope.unexpected_error", outcome="unacked", error=repr(error))
 
     async def _handle(self, msg: Msg, started: float) -> tuple[Envelope, list[asyncio.Future[Any]]] | None:
@@ -298,6 +299,7 @@ class Worker:
         )
 
     async def _retry(self, msg: Msg, envelope: Envelope | None, reason: str, started: float) -> None:
+        reason = scrub_secrets(reason)
         self.stats.errors += 1
         self.stats.last_error = reason
         # If the nak is lost too, the ack wait expires and the server redelivers anyway.
@@ -312,6 +314,8 @@ class Worker:
         )
 
     async def _poison(self, msg: Msg, envelope: Envelope | None, reason: str, started: float) -> None:
+        # A reason may quote what failed to parse; it reaches headers, status replies and logs, never a secret.
+        reason = scrub_secrets(reason)
         self.stats.errors += 1
         self.stats.last_error = reason
         try:

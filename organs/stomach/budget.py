@@ -1,7 +1,7 @@
 """How the stomach shares a paste's token budget out among its segments, and fits what was rendered into it.
 
 * Value. Stack traces > logs > tables and code > notes, raised for alert lines
-  (an alert level), for lines holding the ask's terms (``organs.stomach.asked``)
+  (``organs.stomach.signals.is_alert``), for lines holding the ask's terms (``organs.stomach.asked``)
   and for the paste's last evidence segment, where a test run or a build says
   how it ended. Only a bounded head and tail of a long segment is read for it.
 * Claims. A segment's salient lines (alerts, the ask's terms; a repeated line
@@ -25,7 +25,7 @@ from typing import Literal, Protocol, TypeVar
 from envelopes.types import FrameKind
 from organs.stomach.asked import AskTerms
 from organs.stomach.distill.text import CHARS_PER_TOKEN
-from organs.stomach.signals import ALERT_LEVELS, level_of
+from organs.stomach.signals import is_alert
 
 __all__ = [
     "MEANINGFUL_SAVING",
@@ -57,7 +57,7 @@ _VALUE_HEAD_CHARS = 24 * 1024
 _VALUE_TAIL_CHARS = 8 * 1024
 # A rendering is not shrunk below this many tokens to absorb an overrun: so small, it says next to nothing.
 _SMALLEST_SHRUNK = 48
-# The kinds whose rendering follows its target; a trace rendered again comes out the same.
+# The kinds whose rendering follows its target, so it can be rendered again smaller.
 TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note", "table", "stack_trace"})
 
 
@@ -98,16 +98,11 @@ def best_representation(evidence: Budgeted) -> Literal["compact", "full"]:
     return "compact" if saves else "full"
 
 
-def alerting(line: str) -> bool:
-    level = level_of(line)
-    return level is not None and level in ALERT_LEVELS
-
-
 def salient(ask: AskTerms) -> Callable[[str], bool]:
     """What makes a line worth keeping before ordinary ones: an alert level, or the ask's terms."""
     if not ask:
-        return alerting
-    return lambda line: alerting(line) or ask.hits(line) > 0
+        return is_alert
+    return lambda line: is_alert(line) or ask.hits(line) > 0
 
 
 def weigh(items: list[_Item], ask: AskTerms) -> None:
@@ -116,7 +111,11 @@ def weigh(items: list[_Item], ask: AskTerms) -> None:
     The value is its kind's, raised for alert lines, for the ask's terms and for being the paste's
     last evidence segment. The claim is what its salient lines (``salient``) would cost, estimated,
     and for the last segment its closing lines too: a test run's summary, a build's last words.
+    A lone segment shares with nothing, so it is not read for either.
     """
+    if len(items) == 1:
+        items[0].value, items[0].claim = _VALUE[items[0].kind], 0
+        return
     for position, item in enumerate(items):
         text = item.text
         if len(text) > _VALUE_HEAD_CHARS + _VALUE_TAIL_CHARS:
@@ -127,7 +126,7 @@ def weigh(items: list[_Item], ask: AskTerms) -> None:
         alerts = False
         shapes: set[str] = set()
         for line in lines:
-            alert = alerting(line)
+            alert = is_alert(line)
             if alert or (ask and ask.hits(line)):
                 alerts = alerts or alert
                 # A line that repeats another but for its numbers is shown once (``kept_and_ends``): claimed once.
@@ -146,7 +145,7 @@ def weigh(items: list[_Item], ask: AskTerms) -> None:
         item.claim = int(claimed / CHARS_PER_TOKEN) + _CLAIM_OVERHEAD if claimed else 0
 
 
-def water_fill(items: list[_Item], demands: dict[str, int], budget: int) -> dict[str, int]:
+def _water_fill(items: list[_Item], demands: dict[str, int], budget: int) -> dict[str, int]:
     """Grants within ``budget``: each item's part of what is left follows its value, and none exceeds its demand.
 
     Taken in order of demand per unit of value, so an item that asks less than its part takes only
@@ -165,7 +164,7 @@ def water_fill(items: list[_Item], demands: dict[str, int], budget: int) -> dict
 def allocate(evidence: list[_Item], budget: int, *, exact: bool) -> None:
     """Share the budget out by value: claims first, then the rest of each segment's size.
 
-    Both rounds are a weighted water-fill (``water_fill``): first each segment's claim (its
+    Both rounds are a weighted water-fill (``_water_fill``): first each segment's claim (its
     salient lines, capped at its size), then what remains of the budget towards its full size.
     A segment's size is its exact full count when ``exact``, else an estimate from its characters.
     """
@@ -173,8 +172,8 @@ def allocate(evidence: list[_Item], budget: int, *, exact: bool) -> None:
     def size(item: Budgeted) -> int:
         return item.full_tokens if exact else int(len(item.text) / CHARS_PER_TOKEN) + 1
 
-    claims = water_fill(evidence, {item.frame_id: min(item.claim, size(item)) for item in evidence}, budget)
-    rest = water_fill(
+    claims = _water_fill(evidence, {item.frame_id: min(item.claim, size(item)) for item in evidence}, budget)
+    rest = _water_fill(
         evidence,
         {item.frame_id: size(item) - claims[item.frame_id] for item in evidence},
         budget - sum(claims.values()),

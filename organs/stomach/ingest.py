@@ -71,7 +71,7 @@ from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import distill_table
 from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
 from organs.stomach.distill.trace import distill_trace
-from organs.stomach.intent import ask_strength, glued_lines, own_words
+from organs.stomach.intent import ask_strength, glued_lines, glued_tail_lines, own_words
 from organs.stomach.normal import normal_form, normalize
 from organs.stomach.redact import PasteRedaction, describe, redact_paste
 from organs.stomach.split import Block, split_blocks
@@ -263,31 +263,49 @@ def _segment_texts(received: str) -> tuple[str, str]:
     return full, normal_form(full)
 
 
-def _classified(text: str, block: Block) -> list[_Segment]:
-    """The block's segment, or two when the user's words are glued to the first line of the evidence below.
+def _line_cuts(text: str, lead: int, tail: int) -> tuple[int, int]:
+    """Where the first ``lead`` lines end and the last ``tail`` lines start."""
+    after_lead = 0
+    for _ in range(lead):
+        after_lead = text.index("\n", after_lead) + 1
+    newline = len(text)
+    for _ in range(tail):
+        newline = text.rindex("\n", 0, newline)
+    return after_lead, newline + 1 if tail else len(text)
 
-    Evidence is what the ladder found a shape for, or prose whose lines are mostly machine-made.
+
+def _classified(text: str, block: Block) -> list[_Segment]:
+    """The block's segment, or more when the user's words are glued above or below the evidence.
+
+    Evidence is what the ladder found a shape for (with or without the glued lines), or prose whose lines
+    are mostly machine-made.
     """
     full, served = _segment_texts(text[block.start : block.end])
     found = classify(served, fenced=block.fenced, language=block.language)
-    asked_lines = 0 if block.fenced or found.kind == "path_ref" else glued_lines(served)
-    if asked_lines and found.kind == "prose" and own_words(served.split("\n", asked_lines)[-1]):
-        asked_lines = 0
-    if not asked_lines:
+    if block.fenced or found.kind == "path_ref":
         return [_Segment(block, full, served, found)]
-    # The normal form keeps every line, so the received text splits after the same line.
-    cut = 0
-    for _ in range(asked_lines):
-        cut = full.index("\n", cut) + 1
-    ask = Block(block.start, block.start + len(full[:cut].rstrip()), fenced=False)
-    rest = Block(block.start + cut, block.end, fenced=False, remainder=block.remainder)
-    glued = Classification("prose", f"the user's words on {asked_lines} line(s) glued to the evidence below")
-    ask_full, ask_served = _segment_texts(text[ask.start : ask.end])
-    rest_full, rest_served = _segment_texts(text[rest.start : rest.end])
-    return [
-        _Segment(ask, ask_full, ask_served, glued),
-        _Segment(rest, rest_full, rest_served, classify(rest_served, fenced=False, language="")),
-    ]
+    lead, tail = glued_lines(served), glued_tail_lines(served)
+    if found.kind == "prose" and (lead or tail):
+        rest = served[slice(*_line_cuts(served, lead, tail))]
+        if own_words(rest) and classify(rest, fenced=False).kind == "prose":
+            lead = tail = 0
+    if not lead and not tail:
+        return [_Segment(block, full, served, found)]
+    # The normal form keeps every line, so the received text splits at the same lines.
+    after_lead, tail_start = _line_cuts(full, lead, tail)
+    glued = Classification("prose", "the user's words glued to the evidence")
+    body = Block(block.start + after_lead, block.start + len(full[:tail_start].rstrip()), fenced=False)
+    pieces: list[tuple[Block, Classification | None]] = [(body, None)]
+    if lead:
+        pieces.insert(0, (Block(block.start, block.start + len(full[:after_lead].rstrip()), fenced=False), glued))
+    if tail:
+        pieces.append((Block(block.start + tail_start, block.end, fenced=False), glued))
+    segments = []
+    for piece, kind in pieces:
+        piece_full, piece_served = _segment_texts(text[piece.start : piece.end])
+        segments.append(_Segment(piece, piece_full, piece_served, kind or classify(piece_served, fenced=False)))
+    segments[-1].block = replace(segments[-1].block, remainder=block.remainder)
+    return segments
 
 
 def _resolve(text: str, blocks: list[Block], intent: str | None, max_blocks: int) -> _Plan:
@@ -317,7 +335,7 @@ def _resolve(text: str, blocks: list[Block], intent: str | None, max_blocks: int
     asks = [segment for segment, strength in zip(prose, strengths, strict=True) if strength == strongest]
     if strongest:
         for segment in asks:
-            segment.note += "; ends asking" if strongest == 2 else "; reads as the ask"
+            segment.note += "; puts a question to the reader" if strongest == 2 else "; reads as the ask"
     else:
         asks = [segment for segment in prose if own_words(segment.served)][-1:]
         for segment in asks:
@@ -353,7 +371,7 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskT
     evidence.compact_tokens = -1
     cheap = tier != "full"
     if evidence.kind == "log":
-        digest = distill_log(evidence.text, evidence.target, encoding, mine=not cheap)
+        digest = distill_log(evidence.text, evidence.target, encoding, mine=not cheap, ask=ask)
         evidence.compact = digest.rendering
         evidence.compact_tokens = -1 if digest.tokens is None else digest.tokens
         evidence.valid_from, evidence.valid_to = digest.valid_from, digest.valid_to

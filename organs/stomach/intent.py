@@ -6,24 +6,31 @@ The goal is the user's own words, never text inside evidence:
   timestamp, a bracketed prefix (``[ 12.3]``, ``[ERROR]``), a ``file:line:``
   location, a level word and a colon (``error:``, ``warning[E1]:``), a
   ``daemon[pid]:`` tag, a stack frame or exception header, a kernel ``? func+0x``
-  frame, or a source-excerpt gutter (``  12 | …``). A block where such lines are
+  frame, a source-excerpt gutter (``  12 | …``), a shell prompt and command
+  (``$ make``), a build step (``#5 …``), ``tool: ***`` or a test runner's
+  ``E   …`` excerpt. A block where such lines are
   the majority is evidence even when the classifier found no shape for it, and
   nothing in machine lines counts as asking (a compiler's ``did you forget …?``
   is not a question to the reader).
-* How strongly a block asks, from its own lines: 2 when it ends asking (its last
-  question mark is followed by nothing but courtesy such as "Thanks!"); 1 when it
-  asks somewhere (a question mark after a word, a phrase such as "can you" or
-  "I want", or an imperative opener such as "Fix" or "Explain"); 0 otherwise.
+* How strongly a block asks, from its own lines: 2 when it puts a question to the
+  reader (a question mark after a word, not followed by the writer's own answer
+  such as "No, …" or "Because …"); 1 when it asks otherwise (a question it
+  answers itself, a phrase such as "can you" or "I want", or an imperative opener
+  such as "Fix" or "Explain"); 0 otherwise.
 * When several prose blocks ask, the goal is every block of the strongest kind,
-  joined verbatim in paste order: a block that ends with its question outranks
-  context that merely mentions a wish or asks a question it answers itself ("Could
-  it be the JVM? No, …"), and an imperative line a tool printed ("Identify and
-  stop the process …") yields to the user's question.
-* The user's words glued to the first line of a trace or log (no blank line
-  between) are the leading lines before the first machine line, when they end
-  asking, or end with a colon and read as a sentence ("Fix this:", "only this
-  in the journal:"); ``glued_lines`` says how many. They become a prose segment
-  of their own, so an ask among them can be the goal.
+  joined verbatim in paste order: a question outranks context that merely
+  mentions a wish or asks a question it answers itself ("Could it be the JVM? No,
+  …"), and an imperative line a tool printed ("Identify and stop the process …")
+  yields to the user's question.
+* The user's words glued to the first line of a trace, log or table (no blank
+  line between) are the leading lines before the first line that is machine-made
+  or does not read as a sentence (a table header), when they put
+  a question to the reader, or end with a colon and read as a sentence ("Fix
+  this:", "only this in the journal:"); ``glued_lines`` says how many. A question
+  glued under the last line of the evidence is the trailing lines after the last
+  machine line, when each reads as a sentence and the last ends with a question
+  mark (``glued_tail_lines``). Either becomes a prose segment of its own, so an
+  ask among them can be the goal.
 """
 
 from __future__ import annotations
@@ -33,7 +40,15 @@ import re
 from organs.stomach.signals import is_trace_frame, trace_header
 from organs.stomach.timestamps import leading_stamp
 
-__all__ = ["ask_strength", "glued_lines", "machine_line", "own_words", "reads_as_ask", "speaks_to_reader"]
+__all__ = [
+    "ask_strength",
+    "glued_lines",
+    "glued_tail_lines",
+    "machine_line",
+    "own_words",
+    "reads_as_ask",
+    "speaks_to_reader",
+]
 
 _ASK_OPENERS = frozenset(
     [
@@ -110,11 +125,8 @@ _ASK_PHRASES = re.compile(
 )
 # A question mark that ends a word or a quote, not one that opens a token ("? func+0x12").
 _QUESTION = re.compile(r"(?<=[\w)\]\"'`\u2019\u201d])\?+(?=[\s\"')\]\u2019\u201d]|$)")
-_COURTESY = re.compile(
-    r"(?:thanks?\b|thank you|thx\b|cheers\b|tia\b|regards\b|any (?:help|ideas?|pointers|hints?)\b"
-    r"|appreciated?\b|much appreciated)[^.?!]{0,80}[.!]*\s*",
-    re.I,
-)
+# The words that open an answer: a question followed by one is asked and answered by the writer.
+_ANSWER = re.compile(r"(?:yes|no|nope|nah|because|not)\b", re.I)
 _MACHINE = re.compile(
     r"\s*(?:"
     r"\[[^\]\n]{1,60}\]"
@@ -125,6 +137,10 @@ _MACHINE = re.compile(
     r"|\?\s+\S+\+0x"
     r"|\d*\s*\|"
     r"|\w+ (?:ERR!|WARN)\s"
+    # a tool's failure line ("make: *** [all] Error 2"), a shell or PowerShell prompt, a build step ("#5 [2/4]")
+    r"|\S+: \*\*\*|\$ \S|PS [A-Z]:\\|#\d+ "
+    # a test runner's failure excerpt: "E       assert 1 == 2", ">       assert f()"
+    r"|[E>] {3,}\S"
     r")"
 )
 _MACHINE_SHARE = 0.5
@@ -158,15 +174,13 @@ def own_words(text: str) -> bool:
 
 
 def ask_strength(text: str) -> int:
-    """2 when the block ends asking, 1 when it asks somewhere, 0 when it does not ask (see the module doc)."""
+    """2 when the block puts a question to the reader, 1 when it asks otherwise, 0 when it does not (module doc)."""
     own, total = _own_lines(text)
     if total == 0 or len(own) <= total * _MACHINE_SHARE:
         return 0
     words = " ".join(line.strip() for line in own)
     questions = list(_QUESTION.finditer(words))
-    if questions and _COURTESY.fullmatch(words[questions[-1].end() :].strip()) is not None:
-        return 2
-    if questions and not words[questions[-1].end() :].strip():
+    if any(_ANSWER.match(words[question.end() :].lstrip(" \"')]\u2019\u201d")) is None for question in questions):
         return 2
     if questions or _ASK_PHRASES.search(words) is not None:
         return 1
@@ -187,10 +201,24 @@ def glued_lines(text: str) -> int:
     """How many leading lines of an evidence block are the user's words glued to it; 0 when there are none."""
     lines = text.split("\n", _GLUED_LINES + 1)
     for count, line in enumerate(lines[: _GLUED_LINES + 1]):
-        if machine_line(line):
-            if count == 0:
+        if machine_line(line) or _SENTENCE.match(line.strip()) is None:
+            if count == 0 or not line.strip():
                 return 0
             lead = "\n".join(lines[:count]).strip()
             introduces = lead.endswith(":") and _SENTENCE.match(lead) is not None
             return count if ask_strength(lead) == 2 or introduces else 0
+    return 0
+
+
+def glued_tail_lines(text: str) -> int:
+    """How many trailing lines of an evidence block are a question glued under it; 0 when there is none."""
+    lines = text.rsplit("\n", _GLUED_LINES + 1)[-(_GLUED_LINES + 1) :]
+    for count, line in enumerate(reversed(lines)):
+        if machine_line(line):
+            if count == 0:
+                return 0
+            tail = lines[len(lines) - count :]
+            sentences = all(_SENTENCE.match(line.strip()) is not None for line in tail)
+            question = "\n".join(tail).rstrip()
+            return count if sentences and question.endswith("?") and ask_strength(question) == 2 else 0
     return 0

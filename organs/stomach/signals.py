@@ -108,43 +108,54 @@ _REQUEST_FAILURE = re.compile(
 # A status column ("| 404 |") or the value of a status key (JSON, logfmt).
 _STATUS_FAILURE = re.compile(r"\| {0,3}[45]\d\d {0,3}\||(?i:status(?:_?code)?)[\"']?\s{0,2}[:=]\s{0,2}[\"']?[45]\d\d\b")
 
-# Each pattern runs only on a line whose lowered window holds one of its stems, so an ordinary
-# line costs a few substring searches and no regex at all.
-_WORD_ALERTS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
-    (
-        ("fail",),
-        re.compile(
-            r"\b(?:FAILURE|FAILED|FAIL)\b"
-            # failure words, unless a zero count stands right before or after them ("0 failed", "failed: 0")
-            r"|(?<!\b0 )(?<![Nn]o )\b[Ff]ail(?:ed|ure)\b(?![:=] ?0\b)"
-            # test failure summaries: "3 failed", "failures=1", "Failures: 4"
-            r"|(?i:\b[1-9]\d{0,6} (?:failed|failures?|failing)\b|\b(?:failures?|failed|failing)[=:] ?[1-9])"
-        ),
+# Each pattern runs only on a line whose lowered window holds its stem. One pass over the lowered
+# window finds the stems present; an ordinary line costs that pass and no regex. Every pattern opens
+# with a literal (boundaries are checked by look-behinds after it), so a search skips to candidates.
+_WORD_ALERTS: dict[str, re.Pattern[str]] = {
+    "fail": re.compile(
+        r"FAILURE\b(?<=\bFAILURE)|FAILED\b(?<=\bFAILED)|FAIL\b(?<=\bFAIL)"
+        # failure words, unless a zero count stands right before or after them ("0 failed", "failed: 0")
+        r"|ailed\b(?<=\b[Ff]ailed)(?<!\b0 [Ff]ailed)(?<![Nn]o [Ff]ailed)(?![:=] ?0\b)"
+        r"|ailure\b(?<=\b[Ff]ailure)(?<!\b0 [Ff]ailure)(?<![Nn]o [Ff]ailure)(?![:=] ?0\b)"
     ),
-    (
-        ("err",),
-        re.compile(
-            r"(?<![\w-])\w{0,100}Error:|(?<![\w-])error(?:\[\w{1,20}\])?:(?! ?0\b)|\bError [1-9]\d{0,3}\b"
-            r"|(?i:\b[1-9]\d{0,6} errors?\b|\berrors?[=:] ?[1-9])"
-        ),
-    ),
-    (("exception",), re.compile(r"\w{0,100}Exception(?=[:\s]|$)")),
-    (("fatal",), re.compile(r"(?<![\w-])fatal:|(?i:\bfatal error\b)")),
-    (("panic",), re.compile(r"\bpanic:|\bpanicked at\b|\bKernel panic\b")),
-    (("bug:",), re.compile(r"\bBUG:")),
-    (("traceback",), re.compile(r"\bTraceback \(most recent call last\)")),
-    (("oops",), re.compile(r"\bOops\b")),
-    (("segfault", "segmentation fault", "core dumped"), re.compile(r"(?i:segfault|segmentation fault|core dumped)")),
-    (("killed",), re.compile(r"\bOOMKilled\b|\bKilled process\b")),
-    (
-        ("exit", "non-zero", "status="),
-        re.compile(
-            r"(?i:\bexit(?:ed)?(?: with)?[ _](?:status|code)[:= ]{1,3}[\"']?-?(?:[1-9]\d{0,4}|0\d))"
-            r"|(?i:\breturned non-zero\b|\bnon-zero exit\b)|\bstatus=[1-9]\d{0,3}/"
-        ),
-    ),
+    "err": re.compile(r"Error:|error(?<=\berror)(?:\[\w{1,20}\])?:(?! ?0\b)|Error [1-9]\d{0,3}\b"),
+    "exception": re.compile(r"Exception(?=[:\s]|$)"),
+    "fatal": re.compile(r"fatal:(?<![\w-]fatal:)|[Ff]atal [Ee]rror\b"),
+    "panic": re.compile(r"panic:|panicked at\b|Kernel panic\b"),
+    "bug:": re.compile(r"BUG:"),
+    "traceback": re.compile(r"Traceback \(most recent call last\)"),
+    "oops": re.compile(r"Oops\b"),
+    "killed": re.compile(r"OOMKilled\b|Killed process\b"),
+}
+# Read on the lowered window: crash words, non-zero exit statuses and test failure counts.
+_LOWERED_ALERTS: dict[str, re.Pattern[str]] = {
+    "segfault": re.compile("segfault"),
+    "segmentation fault": re.compile("segmentation fault"),
+    "core dumped": re.compile("core dumped"),
+    "exit": re.compile(r"exit(?:ed)?(?: with)?[ _](?:status|code)[:= ]{1,3}[\"']?-?(?:[1-9]\d{0,4}|0\d)"),
+    "non-zero": re.compile(r"returned non-zero\b|non-zero exit\b"),
+    # "failures=1", "Failures: 4", "errors=2", an error code ("error 22", "Error 1" from make)
+    "fail": re.compile(r"(?:failures?|failed|failing)[=:] ?[1-9]"),
+    "err": re.compile(r"error(?<![a-z]error)(?:s?[=:] ?| -?)[1-9]"),
+}
+# "3 failed", "2 errors", "1 failing": a count word after a number, which must not be zero.
+_COUNTED = re.compile(r" (?:failed|failures?|failing|errors?)\b")
+_TRAILING_NUMBER = re.compile(r"(?<![\w.])\d{1,7}$")
+
+
+def _counts_a_failure(lowered: str) -> bool:
+    for match in _COUNTED.finditer(lowered):
+        number = _TRAILING_NUMBER.search(lowered, max(match.start() - 8, 0), match.start())
+        if number is not None and int(number.group()) > 0:
+            return True
+    return False
+
+
+# Stems whose presence makes a level token worth reading (alert levels only) and the logcat letters.
+_LEVEL_STEMS_OF_ALERTS = frozenset(
+    ["warn", "err", "crit", "fatal", "severe", "alert", "emerg", "panic", " w ", " e ", " f "]
 )
-_LEVEL_HINTS = ("warn", "err", "crit", "fatal", "severe", "alert", "emerg", "panic")
+_STEMS = tuple(sorted({*_WORD_ALERTS, *_LOWERED_ALERTS, *_LEVEL_STEMS_OF_ALERTS, "status", "|"}))
 
 
 def is_alert(line: str) -> bool:
@@ -157,16 +168,30 @@ def is_alert(line: str) -> bool:
     """
     window = line[:LINE_PREFIX]
     lowered = window.lower()
-    if any(hint in lowered for hint in _LEVEL_HINTS) or _LOGCAT_LETTER.search(window) is not None:
+    stems = {stem for stem in _STEMS if stem in lowered}
+    if " /" in window:
+        # A request line ("GET /cart HTTP/1.1"): its method is a stem too.
+        stems.update(method for method in _METHODS if method + " " in window)
+    if not stems:
+        return window[1:2] == "/" and _LOGCAT_BRIEF.match(window) is not None
+    if not stems.isdisjoint(_LEVEL_STEMS_OF_ALERTS):
         level = level_of(window)
         if level is not None and level in ALERT_LEVELS:
             return True
-    for stems, pattern in _WORD_ALERTS:
-        if any(stem in lowered for stem in stems) and pattern.search(window) is not None:
+    for stem in stems:
+        pattern = _WORD_ALERTS.get(stem)
+        if pattern is not None and pattern.search(window) is not None:
             return True
+        pattern = _LOWERED_ALERTS.get(stem)
+        if pattern is not None and pattern.search(lowered) is not None:
+            return True
+    if ("fail" in stems or "err" in stems) and _counts_a_failure(lowered):
+        return True
     if window[1:2] == "/" and _LOGCAT_BRIEF.match(window) is not None:
         return True
-    method_at = min((found for found in (window.find(method + " ") for method in _METHODS) if found >= 0), default=-1)
-    if method_at >= 0 and _REQUEST_FAILURE.match(window, method_at) is not None:
+    if ("status" in stems or "|" in stems) and _STATUS_FAILURE.search(window) is not None:
         return True
-    return ("|" in window or "status" in lowered) and _STATUS_FAILURE.search(window) is not None
+    if stems.isdisjoint(_METHODS):
+        return False
+    method_at = min(window.find(method + " ") for method in stems.intersection(_METHODS))
+    return _REQUEST_FAILURE.match(window, method_at) is not None

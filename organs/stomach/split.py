@@ -157,16 +157,6 @@ def _last_lines(text: str, block: Block) -> list[str]:
     return text[start : block.end].lstrip("\n").split("\n")
 
 
-def _first_lines(text: str, block: Block) -> list[str]:
-    end = block.start
-    for _ in range(_TAIL_LINES):
-        end = text.find("\n", end + 1, block.end)
-        if end < 0:
-            end = block.end
-            break
-    return text[block.start : end].split("\n")
-
-
 def _first_line(text: str, block: Block) -> str:
     newline = text.find("\n", block.start, block.end)
     return text[block.start : block.end if newline < 0 else newline]
@@ -182,7 +172,8 @@ def _continues(text: str, previous: Block, block: Block, report_open: bool) -> b
     * frames, a ``Caused by:``, a goroutine header or a chaining line after a block with trace lines in
       its tail, and frames after a line that names an exception or error;
     * any exception header after a line that chains one exception to the next;
-    * anything but an ask inside a test report that a banner opened and no tally closed yet.
+    * anything but the user's words (an ask, or a line introducing what follows) inside a test report
+      that a banner opened and that no tally or other block closed yet (``_report_state``).
     """
     first = _first_line(text, block)
     tail = _last_lines(text, previous)

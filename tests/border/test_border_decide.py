@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from factories_border import AT, served_frame, yield_envelope
 
 from envelopes import codec
 from envelopes.ids import derive_id
@@ -23,6 +22,7 @@ from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, FRAME_TOOLS, GOAL_
 from organs.border.worker import border_config
 from organs.errors import ConfigError
 from organs.settings import Settings
+from tests.support.envelopes import AT, served_frame, yield_envelope
 
 
 def decide(envelope: Envelope, config: BorderConfig | None = None) -> Envelope:
@@ -165,3 +165,21 @@ def test_config_from_the_environment() -> None:
 def test_bad_environment_values_are_config_errors(name: str, value: str) -> None:
     with pytest.raises(ConfigError, match=f"^{name}="):
         Settings.from_environ({name: value})
+
+
+def test_the_host_says_which_frame_tools_the_model_can_call() -> None:
+    def tools(value: str | None) -> tuple[str, ...]:
+        environ = {} if value is None else {"ICHOR_FRAME_TOOLS": value}
+        return border_config(Settings.from_environ(environ)).builtins.frame_tools
+
+    assert tools(None) == ("get_frame", "grep_frame", "frame_lines")
+    assert tools(" grep_frame ") == ("grep_frame",)
+    assert tools("none") == ()
+    none = border_config(Settings.from_environ({"ICHOR_FRAME_TOOLS": "none"}))
+    admitted = decide(yield_envelope(), none).payload
+    assert isinstance(admitted, Admitted) and "cannot be fetched" in admitted.prompt.text
+
+
+def test_an_unknown_frame_tool_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"^ICHOR_FRAME_TOOLS="):
+        border_config(Settings.from_environ({"ICHOR_FRAME_TOOLS": "get_frame,rm_rf"}))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from factories_border import reference_frame, served_frame, yield_envelope
 
 from envelopes.types import External, Trust, Yield
 from organs.accounting import count_tokens
@@ -28,6 +27,7 @@ from organs.border.prompt import (
     kernel_text,
     paste_segment_texts,
 )
+from tests.support.envelopes import reference_frame, served_frame, yield_envelope
 
 
 def a_yield(**kwargs: object) -> Yield:
@@ -212,16 +212,23 @@ def test_two_pastes_share_every_byte_before_the_first_frame() -> None:
     assert first.messages[0] == second.messages[0]
 
 
-def test_a_delivered_frame_is_one_line_pointing_back_and_the_goal_stays_whole() -> None:
-    served = served_frame("ERROR one\nERROR two\n" * 50)
-    payload = a_yield(goal="ERROR one", frames=(served,))
-    modules = paste_modules(payload, payload.meta.original_provenance, delegated, delivered={served.id: 3})
-    segments = {segment.id: segment for module in modules for segment in module.segments}
-    reference = segments[frame_segment_id(served)]
-    assert reference.content == delivered_reference(served, 3)
-    assert (
-        reference.content
-        == f"[frame {served.id} · already in this conversation, turn 3 · {served.token_cost:,} tokens]"
+def test_delivered_frames_are_one_line_per_turn_pointing_back_and_the_goal_stays_whole() -> None:
+    first, second, fresh = (served_frame(f"ERROR {name}\n" * 50) for name in ("one", "two", "three"))
+    payload = a_yield(goal="ERROR one", frames=(first, second, fresh))
+    marked = {frame_segment_id(second)}
+    modules = paste_modules(
+        payload,
+        payload.meta.original_provenance,
+        lambda segment_id: "untrusted" if segment_id in marked else "delegated",
+        delivered={first.id: 3, second.id: 3},
     )
-    assert "\n" not in reference.content
+    segments = {segment.id: segment for module in modules for segment in module.segments}
+    line = segments["paste/delivered/3"]
+    assert line.content == delivered_reference((first, second), 3)
+    total = first.token_cost + second.token_cost
+    assert line.content == (
+        f"[frames {first.id[:15]}…, {second.id[7:15]}… · already in this conversation, turn 3 · {total:,} tokens]"
+    )
+    assert line.trust == "untrusted", "as little trusted as the least of the frames it stands for"
+    assert frame_segment_id(first) not in segments and frame_segment_id(fresh) in segments
     assert segments[GOAL_SEGMENT_ID].content == "ERROR one"

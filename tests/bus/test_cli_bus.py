@@ -128,7 +128,8 @@ def test_up_then_ingest_prints_an_admitted_prompt(ichor_up) -> None:  # type: ig
         ("brain.in", "admitted"),
     ]
     assert {hop["origin"] for hop in hops} == {"user_input:ana"}
-    assert hops[1]["tokens_in"] > hops[1]["tokens_out"] > 0
+    # The example fits the default budget, so it is served whole: nothing is cut that need not be.
+    assert hops[1]["tokens_in"] >= hops[1]["tokens_out"] > 0
     assert result.returncode == 0, result.stderr
     envelope = json.loads(result.stdout)
     assert envelope["kind"] == "admitted"

@@ -43,7 +43,12 @@ async def test_the_start_line_and_srv_info_name_the_backend(tract: Tract, bus_se
     stop = asyncio.Event()
     ready: asyncio.Future[list[Worker]] = asyncio.get_running_loop().create_future()
     organ = serve_organ(
-        "absorption", bus_settings, build_absorption(bus_settings), stop, ready.set_result, encoding="o200k_base"
+        "absorption",
+        bus_settings,
+        build_absorption(bus_settings),
+        stop,
+        ready.set_result,
+        warm_up=lambda: counter_for("o200k_base").describe(),
     )
     with structlog.testing.capture_logs() as logs:
         task = asyncio.create_task(organ)

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import msgspec
@@ -15,9 +13,11 @@ import pytest
 
 from envelopes.codec import decode, encode
 from envelopes.types import Admitted, Rejected, UserInput
+from organs.anatomy import ORGAN_NAMES
 from organs.client import hand_in_paste
+from organs.operations.security import generate_security, organ_environment, user_environment
+from organs.operations.supervisor import spawn_worker
 from organs.runtime.bus import BusSettings, Tract, connect, provision
-from organs.runtime.security import generate_security, organ_environment, user_environment
 from organs.runtime.server import EmbeddedServer
 from tests.bus.helpers import subject_count, wait_for_count
 
@@ -42,13 +42,10 @@ async def provisioned_with_organs(
     """Provision as admin, then start each organ as its own least-privileged user; returns the admin."""
     admin = await connect_as(url, directory, "admin", errors)
     await provision(admin)
-    for organ in ("stomach", "absorption", "border"):
+    for organ in ORGAN_NAMES:
         workers.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "organs.cli", "worker", organ, "--nats", url],
-                env={**os.environ, **organ_environment(directory, organ)},
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
+            spawn_worker(
+                organ, url, env=organ_environment(directory, organ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
             )
         )
     return admin
@@ -74,9 +71,12 @@ async def test_organs_with_least_privilege_deliver_a_signed_prompt(secured) -> N
     errors: list[str] = []
     admin = await provisioned_with_organs(server.url, directory, workers, errors)
     host = await connect_as(server.url, directory, "host", errors)
-    _, outcome = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="ana"), timeout=60)
+    # With a session: the border keeps what the conversation carries in its own bucket, with its own rights.
+    _, outcome = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="ana"), timeout=60, session="chat-1")
     assert isinstance(outcome.payload, Admitted), outcome.payload
     assert [step.stage for step in outcome.chain.steps if step.signature] == ["digested", "yielded", "admitted"]
+    _, again = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="ana"), timeout=60, session="chat-1")
+    assert isinstance(again.payload, Admitted) and "already in this conversation" in again.payload.prompt.text
     assert not errors, errors
 
     # Nothing secret leaks into logs: stop the organs and read what they printed.

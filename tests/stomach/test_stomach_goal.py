@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from stomach_checks import assert_bundle_honest
-
 from organs.stomach import ingest_paste
-from organs.stomach.intent import ask_strength, glued_lines, machine_line, own_words
+from organs.stomach.intent import ask_strength, glued_lines, glued_tail_lines, machine_line, own_words
+from tests.support.honesty import assert_bundle_honest
 
 _OOPS = "\n".join(
     [
@@ -38,6 +37,11 @@ def test_machine_lines_are_recognised() -> None:
         "cron[311]: (root) CMD (run-parts /etc/cron.hourly)",
         "2024-01-01 10:00:00 WARN retrying, should we stop?",
         "  ? exc_page_fault+0x77/0x170",
+        "$ make install",
+        "make: *** [all] Error 2",
+        "#7 [3/5] RUN npm ci",
+        "E       assert 'is it?' == 'no'",
+        "PS C:\\Users\\dev> .\\build.ps1",
     ]:
         assert machine_line(line), line
     assert not machine_line("Why does the build fail on widget.c?")
@@ -94,7 +98,7 @@ def test_an_imperative_with_a_colon_glued_to_a_log_is_split_but_a_plain_first_li
     assert ingest_paste("Explain this failure:\n" + log).query.goal == "Explain this failure:"
 
 
-def test_the_block_that_ends_asking_outranks_context_that_wishes_or_answers_itself() -> None:
+def test_a_question_outranks_context_that_wishes_or_answers_itself() -> None:
     paste = (
         "I want to know where this came from. Could it be the config? No, it is the same everywhere.\n\n"
         "2024-03-01 12:00:09 ERROR handler crashed\n2024-03-01 12:00:10 INFO restarted\n\n"
@@ -104,19 +108,22 @@ def test_the_block_that_ends_asking_outranks_context_that_wishes_or_answers_itse
     assert ingest_paste(paste).query.goal == "Which handler crashed?"
 
 
-def test_several_blocks_that_end_asking_are_joined_verbatim_in_order() -> None:
+def test_several_questions_to_the_reader_are_joined_verbatim_in_order() -> None:
     log = "2024-03-01 12:00:09 ERROR stop\n2024-03-01 12:00:10 INFO x"
     paste = f"Why does the job stop?\n\n{log}\n\nAnd why only at night?"
     assert ingest_paste(paste).query.goal == "Why does the job stop?\n\nAnd why only at night?"
 
 
-def test_courtesy_after_the_question_still_ends_asking() -> None:
+def test_a_question_to_the_reader_asks_most_a_question_answered_by_the_writer_less() -> None:
     assert ask_strength("Why is the cache cold after a deploy? Thanks!") == 2
+    assert ask_strength("How do I fix it? I tried a restart and a rebuild.") == 2
+    assert ask_strength("Is it the network? No, ping works fine.") == 1
+    assert ask_strength("Why restart? Because the lock is held.") == 1
     assert ask_strength("Please look at the log below.") == 1
     assert ask_strength("The deploy went out at noon.") == 0
 
 
-def test_weak_asks_are_joined_when_nothing_ends_asking() -> None:
+def test_weak_asks_are_joined_when_no_block_puts_a_question() -> None:
     paste = "Please check the log.\n\n2024-03-01 12:00:09 ERROR x\n2024-03-01 12:00:10 INFO y\n\nExplain the error."
     assert ingest_paste(paste).query.goal == "Please check the log.\n\nExplain the error."
 
@@ -134,3 +141,34 @@ def test_an_introduction_glued_to_a_trace_is_a_note_of_its_own() -> None:
     assert [entry.kind for entry in bundle.report][:2] == ["prose", "stack_trace"]
     assert bundle.report[0].outcome == "frame"
     assert bundle.query.goal == "Where is the bad index?"
+
+
+def test_a_question_glued_under_a_log_is_split_into_its_own_segment() -> None:
+    log = "2024-03-01 12:00:00 INFO listening\n2024-03-01 12:00:01 ERROR bind: address already in use"
+    paste = log + "\nwhy is the port taken if nothing else runs?"
+    assert glued_tail_lines(paste) == 1
+    bundle = ingest_paste(paste)
+    assert bundle.query.goal == "why is the port taken if nothing else runs?"
+    assert [(entry.kind, entry.outcome) for entry in bundle.report] == [("log", "frame"), ("prose", "goal")]
+    assert paste[slice(*bundle.report[0].span)] == log
+    assert_bundle_honest(paste, bundle)
+
+
+def test_the_last_lines_of_evidence_are_not_a_glued_question() -> None:
+    trace = 'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\nValueError: why?'
+    assert glued_tail_lines(trace) == 0
+    report = "FAILED test_a.py::test_q - assert 'why?' == 'how?'\n==== 1 failed in 0.01s ===="
+    assert glued_tail_lines("collected 1 item\ntest_a.py F\n" + report) == 0
+    log = "2024-03-01 12:00:00 INFO a\n2024-03-01 12:00:01 WARN is the cache warm?"
+    assert glued_tail_lines(log) == 0
+    assert glued_tail_lines(log + "\nThe cache is cold after deploys.") == 0
+
+
+def test_a_question_glued_above_a_table_is_split_from_it() -> None:
+    table = "NAME      READY   STATUS    RESTARTS\nweb-1     0/1     Pending   0\nweb-2     1/1     Running   0"
+    paste = "why is web-1 stuck in Pending?\n" + table
+    assert glued_lines(paste) == 1
+    bundle = ingest_paste(paste)
+    assert bundle.query.goal == "why is web-1 stuck in Pending?"
+    assert [entry.kind for entry in bundle.report] == ["prose", "table"]
+    assert paste[slice(*bundle.report[1].span)] == table

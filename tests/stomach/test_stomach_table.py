@@ -69,3 +69,16 @@ def test_without_type_inference_the_extremes_are_still_kept() -> None:
     digest = distill_table(_csv(600), infer_types=False)
     assert "d0137,80.5," in digest.rendering
     assert "(float" not in digest.rendering
+
+
+def test_a_markdown_table_keeps_its_header_and_extremes_and_counts_few_reasons() -> None:
+    lines = ["| host | cpu | mem | disk |", "|------|----:|----:|-----:|"]
+    lines += [f"| node{n:02d} | {n % 7 + 10} | {n % 5 + 20} | {n % 3 + 30} |" for n in range(40)]
+    lines.append("| hot01 | 99 | 99 | 99 |")
+    lines += [f"| tail{n} | 12 | 22 | 31 |" for n in range(5)]
+    digest = distill_table("\n".join(lines))
+    assert digest.rendering.split("\n")[2] == "| host | cpu | mem | disk |"
+    assert "| hot01 | 99 | 99 | 99 |  ◂ max cpu; max mem; max disk" in digest.rendering
+    assert digest.rows == 46
+    kept = [line for line in digest.rendering.split("\n") if "◂" in line]
+    assert all(line.count(";") <= 3 for line in kept)

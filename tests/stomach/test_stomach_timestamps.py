@@ -98,10 +98,11 @@ def test_dated_stamps_alone_still_bound_a_window() -> None:
 def test_a_long_trace_window_is_bounded_by_its_last_stamp_too() -> None:
     frames = "\n".join(f"\tat org.example.Worker.step{n}(Worker.java:{n})" for n in range(2500))
     trace = (
-        "2024-01-01 10:00:00 ERROR job failed\njava.lang.IllegalStateException: stuck\n"
+        'Exception in thread "main" java.lang.IllegalStateException: stuck\n'
+        "2024-01-01 10:00:00 retry 1 of 2 failed\n"
         + frames
-        + "\n2024-01-03 10:00:00 ERROR job abandoned\njava.lang.IllegalStateException: gave up\n"
-        + "\tat org.example.Worker.run(Worker.java:1)"
+        + "\n2024-01-03 10:00:00 retry 2 of 2 failed\n\tat org.example.Worker.run(Worker.java:1)"
     )
-    frame = next(frame for frame in ingest_paste(trace).provider.frames if frame.kind == "stack_trace")
+    frame = ingest_paste(trace).provider.frames[0]
+    assert frame.kind == "stack_trace"
     assert (frame.valid_from, frame.valid_to) == ("2024-01-01T10:00:00Z", "2024-01-03T10:00:00Z")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from organs.stomach.asked import AskTerms
 from organs.stomach.classify import aligned_columns
 from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, elision, plural
-from organs.stomach.signals import ALERT_LEVELS, level_of
+from organs.stomach.signals import is_alert
 from organs.stomach.timestamps import leading_stamp
 
 __all__ = ["TableDigest", "distill_table", "infer_column_type"]
@@ -37,6 +37,7 @@ _ALERT_ROWS = 8
 # Directive lines (Zeek's ``#fields``) are looked for among the first lines only.
 _DIRECTIVE_LINES = 16
 _KEPT_MARK = "  ◂ "
+_REASONS_SHOWN = 3
 _NUMERIC_KINDS = ("int", "float", "percent", "currency")
 _TYPED_ROWS = 20_000
 # Without type inference (the shallow tier), a column whose first rows all read as numbers is numeric.
@@ -188,9 +189,13 @@ def _numeric_sample(values: list[str]) -> bool:
     return bool(present) and all(_number(value) is not None and _FLOAT.fullmatch(value.strip()) for value in present)
 
 
-def _alert_row(line: str) -> bool:
-    level = level_of(line)
-    return level is not None and level in ALERT_LEVELS
+def _why(reasons: list[str]) -> str:
+    """What a kept row says after it: its first reasons, and how many more."""
+    if not reasons:
+        return ""
+    shown = "; ".join(reasons[:_REASONS_SHOWN])
+    more = len(reasons) - _REASONS_SHOWN
+    return _KEPT_MARK + shown + (f"; +{more} more" if more > 0 else "")
 
 
 def distill_table(
@@ -245,7 +250,7 @@ def distill_table(
     for index in sorted(kept):
         if position[index] > previous + 1:
             body.append(elision(position[index] - previous - 1, "row"))
-        body.append(lines[index] + (_KEPT_MARK + "; ".join(reasons[index]) if reasons[index] else ""))
+        body.append(lines[index] + _why(reasons[index]))
         previous = position[index]
     if previous < len(data_lines) - 1:
         body.append(elision(len(data_lines) - 1 - previous, "row"))
@@ -267,7 +272,7 @@ def _candidates(
         scored.sort(key=lambda pair: (-pair[0], pair[1]))
         for _, index in scored[:_ASK_ROWS]:
             candidates.append((index, "holds " + ", ".join(ask.named(lines[index])[:3])))
-    alerts = [index for index in data if _alert_row(lines[index])]
+    alerts = [index for index in data if is_alert(lines[index])]
     candidates.extend((index, "alert") for index in alerts[:_ALERT_ROWS])
     for column in numeric:
         ends = _extremes(rows, data, column)

@@ -102,7 +102,8 @@ def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], bool], *,
         shapes.add(shape)
         cost = min(len(lines[index]), _KEPT_LINE_CHARS) + _GAP_CHARS
         if used + cost > budget_chars // 2:
-            break
+            # Too long for what is left of the half; a shorter line further on may still fit.
+            continue
         chosen.add(index)
         used += cost
     head, tail = 0, len(lines) - 1

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from organs.stomach.distill.text import CHARS_PER_TOKEN, elision, plural
+from organs.stomach.distill.text import CHARS_PER_TOKEN, elision, head_tail, plural
 from organs.stomach.signals import is_go_function, is_trace_frame, kernel_prefix_end, trace_header
 
 __all__ = ["TraceDigest", "distill_trace"]
@@ -45,7 +45,11 @@ _PLANS = (
     _Plan(_ALL, _ALL, drop_unreliable=False),
     _Plan(_ALL, _ALL, drop_unreliable=True),
     *(_Plan(keep, _ALL, drop_unreliable=True) for keep in (24, 12, 8, 5)),
-    *(_Plan(keep, lines, drop_unreliable=True) for keep, lines in ((5, 24), (3, 24), (3, 12), (2, 8), (1, 6))),
+    *(
+        _Plan(keep, lines, drop_unreliable=True)
+        # keep 0: each section's innermost frame only; keep -1: no frame, the cause chain alone
+        for keep, lines in ((5, 24), (3, 24), (3, 12), (2, 8), (1, 6), (1, 4), (1, 3), (0, 3), (0, 2), (0, 1), (-1, 1))
+    ),
 )
 _DEFAULT_PLAN = _Plan(3, 6, drop_unreliable=True)
 # Paths of runtimes, frameworks and installed packages: a frame elsewhere is the application's.
@@ -106,9 +110,12 @@ def _clip(line: str) -> str:
 def _sections(lines: list[str]) -> list[_Section]:
     sections = [_Section()]
     for index, line in enumerate(lines):
+        if not _unstamped(line).strip():
+            # A blank line separates causes or goroutines; the next header opens the section.
+            continue
         current = sections[-1]
         last = current.frames[-1] if current.frames else None
-        deeper = last is not None and _unstamped(line).strip() != "" and _indent(line) > last.indent
+        deeper = last is not None and _indent(line) > last.indent
         if last is not None and deeper and trace_header(line) is None:
             # Under a frame: its source and carets, a Go function's file line, a Rust frame's "at" line.
             last.lines.append(line)
@@ -140,13 +147,25 @@ def _render_run(frame: _Frame, count: int) -> list[str]:
     return rendered
 
 
-def _render_frames(frames: list[_Frame], plan: _Plan) -> list[str]:
+def _render_frames(frames: list[_Frame], plan: _Plan, *, innermost_last: bool) -> list[str]:
     unreliable = sum(1 for frame in frames if frame.unreliable) if plan.drop_unreliable else 0
     shown_frames = [frame for frame in frames if not (plan.drop_unreliable and frame.unreliable)]
     runs = _runs(shown_frames)
     keep = plan.keep
     rendered: list[str] = []
-    if len(runs) <= 2 * keep + 1:
+    if keep < 0 and runs:
+        # Only the chain of headers is left: every frame is counted out.
+        rendered.append("    " + elision(len(shown_frames), "frame"))
+    elif keep == 0 and runs:
+        # Only the chain of headers and each section's innermost frame are left.
+        innermost, count = runs[-1] if innermost_last else runs[0]
+        others = len(shown_frames) - count
+        if innermost_last and others:
+            rendered.append("    " + elision(others, "frame"))
+        rendered.extend(_render_run(innermost, count))
+        if not innermost_last and others:
+            rendered.append("    " + elision(others, "frame"))
+    elif len(runs) <= 2 * keep + 1:
         for frame, count in runs:
             rendered.extend(_render_run(frame, count))
     else:
@@ -192,10 +211,14 @@ def _render(sections: list[_Section], plan: _Plan, summary: str) -> str:
             body.extend(_clip(line) for line in header)
         else:
             # The first lines name the exception; the last ones title the frames below ("Freed by task 7:").
-            body.extend(_clip(line) for line in header[: plan.header_lines - _HEADER_TAIL])
+            head = max(plan.header_lines - _HEADER_TAIL, 1)
+            tail = plan.header_lines - head
+            body.extend(_clip(line) for line in header[:head])
             body.append(elision(len(header) - plan.header_lines, "line"))
-            body.extend(_clip(line) for line in header[-_HEADER_TAIL:])
-        body.extend(_render_frames(section.frames, plan))
+            body.extend(_clip(line) for line in header[len(header) - tail :])
+        # Python prints the innermost frame last ("most recent call last"); the other runtimes first.
+        innermost_last = any("most recent call last" in line for line in header)
+        body.extend(_render_frames(section.frames, plan, innermost_last=innermost_last))
     return "\n".join(body)
 
 
@@ -217,5 +240,6 @@ def distill_trace(text: str, target_tokens: int | None = None) -> TraceDigest:
     for plan in _PLANS:
         rendering = _render(sections, plan, summary)
         if len(rendering) <= budget_chars:
-            break
-    return TraceDigest(rendering, exception)
+            return TraceDigest(rendering, exception)
+    # Too many sections for even their first lines: the ends of the chain, the middle counted.
+    return TraceDigest(head_tail(rendering, target_tokens), exception)

@@ -114,7 +114,7 @@ _NOT_VALUES = frozenset(
     ]
 )
 # Code that computes a value rather than holding one: a call, an index, a template, a variable.
-_REFERENCE = re.compile(r"[(\[{<$%@`]|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
+_REFERENCE = re.compile(r"[\[{(<`]|^[$%@]|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
 _CREDENTIAL_WORDS = ("pass", "pwd", "secret", "token", "key")
@@ -139,7 +139,8 @@ def _literal_password(value: str) -> bool:
 
 def _literal_token(value: str) -> bool:
     """A token-like value: long enough and holding a digit, as generated tokens do (words alone are prose)."""
-    return len(value) >= 8 and any(character.isdigit() for character in value) and _literal(value)
+    # ``Class@1a2b3c`` is an object's printed identity, not a credential.
+    return len(value) >= 8 and "@" not in value and any(character.isdigit() for character in value) and _literal(value)
 
 
 def _has_digit(value: str) -> bool:
@@ -176,7 +177,7 @@ def _phone_digits(value: str) -> bool:
 # after a space, a quote or a bracket: ``stream/token: NAME`` in a log names a path, not a credential.
 _ASSIGNED = (
     r"(?<![^\s\"'{{(\[,;&?|])[A-Za-z0-9_.-]{{0,40}}?(?:{ending})[\"']?[ \t]{{0,8}}(?::=|=>|=|:)[ \t]{{0,8}}"
-    r"(?P<open>[\"']?)(?P<secret>(?<=[\"'])[^\"'\n]{{1,256}}(?=[\"'])|(?<![\"'])[^\s\"'`,;&]{{1,256}})"
+    r"(?P<open>[\"']?)(?P<secret>(?<=[\"'])[^\"'\n]{{1,256}}(?=[\"'])|(?<![\"'])[^\s\"'`,;&)\]}}>]{{1,256}})"
 )
 
 

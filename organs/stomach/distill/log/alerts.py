@@ -14,17 +14,27 @@ import re
 
 from organs.stomach.signals import ALERT_LEVELS, LINE_PREFIX, is_alert, level_of
 
-__all__ = ["alert_kind", "kinds_text", "might_separate", "separating_values"]
+__all__ = ["alert_kind", "kinds_text", "separating_spans"]
 
-# The numbers that tell an alert line from an ordinary one of the same shape.
-_SEPARATING = re.compile(
-    r"(?:\" |HTTP/\d(?:\.\d)?\"? |\bstatus(?:_code)?\"?[=:] ?\"?)(\d{3})\b"
-    r"|\bexit(?:ed)?(?: with)? (?:status|code)[ :=]*(-?\d+)"
-    r"|(\d+) (?:failed|failures?|errors?)\b"
-    r"|(?:Failures|Errors): (\d+)"
+# The numbers that tell an alert line from an ordinary one of the same shape, each pattern searched only when
+# the lower-cased window holds one of its stems: an HTTP status, an exit status, a count of failures. Each opens
+# on a literal, so the regex engine skips ahead; a count's digits are read back from the word it counts.
+_SEPARATING = (
+    (
+        "status",
+        ('" ', "http/", "status"),
+        re.compile(r"(?:\" |HTTP/\d(?:\.\d)?\"? |status(?:_code)?\"?[=:] ?\"?)(\d{3})\b"),
+    ),
+    # A W3C (IIS) line: the status, sub-status and win32 status after the request's method and path.
+    (
+        "status",
+        ("get ", "post ", "put ", "delete ", "head "),
+        re.compile(r"(?:GET|POST|PUT|DELETE|HEAD|PATCH|OPTIONS) [^\"\n]{0,600}? (\d{3}) \d{1,5} \d{1,10}\b"),
+    ),
+    ("exit", ("exit",), re.compile(r"exit(?:ed)?(?: with)? (?:status|code)[ :=]*(-?\d+)")),
+    # A count of failures ("3 failed, 12 passed"): at most four digits, and not "<id> failed: <reason>".
+    ("count", ("fail", "error"), re.compile(r"(?:Failures|Errors): (\d+)| (?:failed|failures?|errors?)\b(?!:)()")),
 )
-# Every alternative of ``_SEPARATING`` spells one of these, in some case (see ``signals._ALERT_STEMS``).
-_SEPARATING_STEMS = ('" 0', "http/", "status", "exit", "fail", "error")
 _LEVEL_KINDS = {
     "warning": "warn",
     "w": "warn",
@@ -37,21 +47,35 @@ _LEVEL_KINDS = {
 }
 _WORD_KINDS = re.compile(r"\b(?:(panic)|(BUG)|(\w*(?:Exception|Error)\b|Traceback)|(FAIL\w*|[Ff]ail\w*))")
 _KINDS_SHOWN = 4
+_COUNT_DIGITS = 4
 
 
-def might_separate(key: str) -> bool:
-    """Whether a digit-flattened line holds a number that may tell an alert apart (judge its real lines)."""
+def separating_spans(key: str) -> tuple[tuple[int, int, str], ...]:
+    """Where a digit-flattened line holds numbers that may tell an alert apart, and what each is (``status``,
+    ``exit``, ``count``): the same places in each of its real lines hold their values (flattening keeps every
+    position)."""
     window = key[:LINE_PREFIX]
     lowered = window.lower()
-    return any(stem in lowered for stem in _SEPARATING_STEMS) and _SEPARATING.search(window) is not None
+    spans: set[tuple[int, int, str]] = set()
+    for what, stems, pattern in _SEPARATING:
+        if not any(stem in lowered for stem in stems):
+            continue
+        for match in pattern.finditer(window):
+            start, end = match.span(1) if match.group(1) is not None else _count_before(window, match.start())
+            if start < end:
+                spans.add((start, end, what))
+    return tuple(sorted(spans))
 
 
-def separating_values(line: str) -> str:
-    """The separating numbers of a real line, joined (``""`` for none)."""
-    return "|".join(
-        next(group for group in match.groups() if group is not None)
-        for match in _SEPARATING.finditer(line, 0, LINE_PREFIX)
-    )
+def _count_before(window: str, position: int) -> tuple[int, int]:
+    """The run of digits that ends at ``position`` (empty when none)."""
+    start = position
+    while start > 0 and window[start - 1].isdigit():
+        start -= 1
+    if position - start > _COUNT_DIGITS or (start > 0 and (window[start - 1].isalnum() or window[start - 1] == ".")):
+        # Part of a version or a name (``v1.44 failed``), not a count.
+        return position, position
+    return start, position
 
 
 def alert_kind(line: str) -> str:
@@ -61,14 +85,12 @@ def alert_kind(line: str) -> str:
     level = level_of(line)
     if level is not None and level in ALERT_LEVELS:
         return _LEVEL_KINDS.get(level, level)
-    for match in _SEPARATING.finditer(line, 0, LINE_PREFIX):
-        status, exit_status, failed, summary = match.groups()
-        if status is not None and status[0] in "45":
-            return f"HTTP {status}"
-        if exit_status is not None and exit_status.lstrip("-") != "0":
-            return "exit status"
-        if (failed or summary or "0") != "0":
-            return "failures"
+    for start, end, what in separating_spans(line):
+        value = line[start:end]
+        if what == "status" and value[:1] in "45":
+            return f"HTTP {value}"
+        if what != "status" and value.strip("-0"):
+            return "exit status" if what == "exit" else "failures"
     word = _WORD_KINDS.search(line, 0, LINE_PREFIX)
     if word is None:
         return "alert"

@@ -22,17 +22,18 @@ whole message is the event itself (``closeQs``, ``instantCollapse``), not a fiel
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from organs.stomach.distill.log.alerts import alert_kind, might_separate, separating_values
+from organs.stomach.distill.log.alerts import alert_kind, separating_spans
 from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.headers import Header, cut_fields, header_columns
 from organs.stomach.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_variables, word_masks
 from organs.stomach.signals import is_trace_frame
 from organs.stomach.timestamps import leading_stamp
 
-__all__ = ["Records", "Shape", "Template", "mine_templates", "records_of"]
+__all__ = ["Records", "Shape", "Template", "alert_key", "mine_templates", "records_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +47,9 @@ class Shape:
     # The body's space-separated words, each masked on its own (one per word of the body, leading
     # blanks included); empty when the body takes the line-wide masking path.
     words: tuple[str, ...] = ()
-    # Whether the real lines hold a number that may tell alerts apart (judged line by line), and the
-    # numbers a real line held: they split its template.
-    separable: bool = False
+    # Where the real lines hold numbers that may tell alerts apart (judged line by line), and the numbers a
+    # real line held there: they split its template.
+    spans: tuple[tuple[int, int, str], ...] = ()
     split: str = ""
 
     @property
@@ -66,7 +67,10 @@ class Template:
     line_count: int = 0
     alert: bool = False
     alert_records: int = 0
+    # Distinct alert lines (after the clock) and how often each recurs; lines that differ only in their digits
+    # are one alert line, spelled as it first appeared (``alert_keys`` maps the digit-flattened spelling to it).
     alert_lines: dict[str, int] = field(default_factory=dict)
+    alert_keys: dict[str, str] = field(default_factory=dict)
     # Alert records by kind, and the separating numbers every record of the template holds.
     kinds: dict[str, int] = field(default_factory=dict)
     split: str = ""
@@ -95,29 +99,30 @@ def _shape_of(key: str, words: dict[str, str]) -> Shape:
     body = key[max(stamp_end, 0) :]
     masked_words = word_masks(body, words)
     masked = mask_variables(body) if masked_words is None else joined(masked_words)
-    return Shape(stamp_end, masked, alert_kind(key), masked_words or (), might_separate(key))
+    return Shape(stamp_end, masked, alert_kind(key), masked_words or (), separating_spans(key))
 
 
 def _refined(shape: Shape, line: str, cache: dict[tuple[int, str], Shape]) -> Shape:
     """The shape of a real line whose numbers may tell an alert apart: its own kind and split."""
-    values = separating_values(line)
-    if not values:
-        return shape
+    values = "|".join(line[start:end] for start, end, _ in shape.spans)
     refined = cache.get((id(shape), values))
     if refined is None:
         kind = shape.kind or alert_kind(line)
-        refined = replace(shape, kind=kind, separable=False, split=values)
+        refined = replace(shape, kind=kind, split=values)
         cache[id(shape), values] = refined
     return refined
 
 
-_CONTINUATION_OPENINGS = (" ", "\t", "}", "]", ")", '"', "#", "Caused by", "Stack trace", "[stacktrace]", "Traceback")
+_DIGIT_RUN = re.compile(r"\d+")
+_CONTINUATION_OPENINGS = (" ", "\t", "}", "]", ")", '"', "Caused by", "Stack trace", "[stacktrace]", "Traceback")
 
 
 def _continues(line: str) -> bool:
-    """Whether an unclocked line reads as part of the record above: indented, a trace frame, a cause, a closing
-    bracket of wrapped JSON, or blank."""
-    return not line or line.startswith(_CONTINUATION_OPENINGS) or is_trace_frame(line)
+    """Whether an unclocked line reads as part of the record above: indented, a trace frame (``#3 …`` too), a
+    cause, a closing bracket of wrapped JSON, or blank."""
+    if not line or line.startswith(_CONTINUATION_OPENINGS) or is_trace_frame(line):
+        return True
+    return line[0] == "#" and line[1:2].isdigit()
 
 
 def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Header]:
@@ -129,13 +134,21 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
     distinct = {id(shape): (key, shape) for key, shape in shapes_by_key.items()}
     refinements: dict[tuple[int, str], Shape] = {}
     for index, shape in enumerate(line_shapes):
-        if shape.separable:
+        if shape.spans:
             refined = _refined(shape, lines[index], refinements)
             line_shapes[index] = refined
             distinct[id(refined)] = keys[index], refined
     stamp_ends = [shape.stamp_end for shape in line_shapes]
     count = len(stamp_ends)
     clocked = count - stamp_ends.count(-1)
+    mostly = clocked * 2 >= count
+    continues: list[bool] = []
+    if not mostly and clocked:
+        continues = [end < 0 and _continues(line) for line, end in zip(lines, stamp_ends, strict=True)]
+        # Records with a clock must be what the log is made of: when more lines neither carry a clock nor read as
+        # a continuation, the clocked lines are incidental (a build step that prints a date).
+        if count - clocked - sum(continues) > clocked:
+            clocked = 0
     if clocked in (0, count):
         # No continuation lines: every line is a record of its own.
         starts = list(range(count))
@@ -145,10 +158,9 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
     else:
         # When most lines open with a clock, any line without one continues the record above it; when few do
         # (records that carry long traces), only a line that reads as a continuation does.
-        mostly = clocked * 2 >= count
         starts, ends, stamps, heads = [], [], [], []
         for index, shape in enumerate(line_shapes):
-            if shape.stamp_end < 0 and starts and (mostly or _continues(lines[index])):
+            if shape.stamp_end < 0 and starts and (mostly or continues[index]):
                 ends[-1] = index + 1
             else:
                 starts.append(index)
@@ -176,6 +188,10 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
             cut_shapes[id(shape)] = shape, 0
             continue
         offset = sum(len(word) for word in raw_words[:cut]) + cut
+        if shape.spans and shape.spans[0][0] < max(shape.stamp_end, 0) + offset:
+            # A number that tells alerts apart is never left out with the header fields.
+            cut_shapes[id(shape)] = shape, 0
+            continue
         masked = joined(shape.words[cut:]) if shape.words else mask_variables(body[offset:])
         cut_shapes[id(shape)] = Shape(shape.stamp_end, masked, shape.kind, split=shape.split), offset
     cuts = [cut_shapes[id(shape)] for shape in heads]
@@ -191,7 +207,7 @@ def mine_templates(
     ``asked`` maps records holding the ask's terms to how many they hold.
     """
     templates: dict[str, Template] = {}
-    starts, ends, body_starts = records.start, records.end, records.body_start
+    starts, ends = records.start, records.end
     for number, shape in enumerate(heads):
         key = f"{shape.masked}\x00{shape.split}" if shape.split else shape.masked
         template = templates.get(key)
@@ -209,9 +225,7 @@ def mine_templates(
             template.alert = True
             template.alert_records += 1
             template.kinds[shape.kind] = template.kinds.get(shape.kind, 0) + 1
-            body = lines[starts[number]][body_starts[number] :].strip()
-            if body in template.alert_lines or len(template.alert_lines) < CONFIG.alert_lines_per_template:
-                template.alert_lines[body] = template.alert_lines.get(body, 0) + 1
+            _count_alert_line(template, lines[starts[number]][records.stamp_end[number] :].strip(), 1)
     return _merge_variants(list(templates.values()))
 
 
@@ -287,6 +301,22 @@ def _merge_variants(templates: list[Template]) -> list[Template]:
     return sorted(results, key=lambda template: template.first_record)
 
 
+def alert_key(body: str) -> str:
+    """An alert line's spelling with each run of digits read as one ``0``: lines that differ only in their numbers
+    are one alert line."""
+    return _DIGIT_RUN.sub("0", body)
+
+
+def _count_alert_line(template: Template, body: str, count: int) -> None:
+    key = alert_key(body)
+    first = template.alert_keys.get(key)
+    if first is not None:
+        template.alert_lines[first] += count
+    elif len(template.alert_lines) < CONFIG.alert_lines_per_template:
+        template.alert_keys[key] = body
+        template.alert_lines[body] = count
+
+
 def _constant_words(words: list[str], position: int) -> int:
     """How many words other than the one at ``position`` hold no variable."""
     return sum(1 for index, word in enumerate(words) if index != position and word and WILDCARD not in word)
@@ -310,6 +340,5 @@ def _combine(masked: str, parts: list[Template]) -> Template:
         if part.asked_hits > combined.asked_hits:
             combined.asked_record, combined.asked_hits = part.asked_record, part.asked_hits
         for body, count in part.alert_lines.items():
-            if body in combined.alert_lines or len(combined.alert_lines) < CONFIG.alert_lines_per_template:
-                combined.alert_lines[body] = combined.alert_lines.get(body, 0) + count
+            _count_alert_line(combined, body, count)
     return combined

@@ -42,6 +42,9 @@ class View:
 
 def _source_split(lines: list[str]) -> tuple[list[str], Counter[str]] | None:
     """Each line without its source prefix, and the sources, when nearly every line has one."""
+    sample = [line for line in lines[: CONFIG.structured_sample] if line.strip()]
+    if sum(1 for line in sample if _SOURCE.match(line)) < len(sample) * CONFIG.structured_share or not sample:
+        return None
     stripped: list[str] = []
     sources: Counter[str] = Counter()
     for line in lines:
@@ -112,6 +115,8 @@ def _json_fields(line: str) -> dict[str, object] | None:
 
 
 def _logfmt_fields(line: str) -> dict[str, object] | None:
+    if line.count("=") < CONFIG.logfmt_min_pairs:
+        return None
     pairs = _LOGFMT_PAIR.findall(line)
     if len(pairs) < CONFIG.logfmt_min_pairs:
         return None

@@ -25,7 +25,7 @@ import secrets
 from pathlib import Path
 
 from envelopes.subjects import Subjects
-from organs.anatomy import ORGANS
+from organs.anatomy import BORDER, ORGANS
 from organs.signing import new_seed, public_key_of
 
 __all__ = ["generate_security", "organ_environment", "permissions", "user_environment"]
@@ -75,6 +75,18 @@ def _frame_store_api(subjects: Subjects, *, write: bool) -> list[str]:
     return rules
 
 
+def _sessions_api(subjects: Subjects) -> list[str]:
+    """The border's own bucket of what each conversation already carries (created on first use)."""
+    stream = f"KV_{subjects.sessions_bucket}"
+    return [
+        f"$JS.API.STREAM.INFO.{stream}",
+        f"$JS.API.STREAM.CREATE.{stream}",
+        f"$JS.API.STREAM.MSG.GET.{stream}",
+        f"$JS.API.DIRECT.GET.{stream}.>",
+        f"$KV.{subjects.sessions_bucket}.>",
+    ]
+
+
 def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
     """User → {"publish": [...], "subscribe": [...]} allow lists."""
     stream = subjects.tract_stream
@@ -90,6 +102,8 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
         if organ.serves_frames:
             publish += [*_frame_store_api(subjects, write=True), *_raw_store_api(subjects)]
             subscribe += [subjects.frames_get, subjects.frames_raw]
+        if organ is BORDER:
+            publish += _sessions_api(subjects)
         users[organ.nats_user] = {"publish": publish, "subscribe": subscribe}
     users["host"] = {
         "publish": [

@@ -1,4 +1,4 @@
-"""Invariant checks shared by the stomach tests: honest frames, lossless spans."""
+"""The one honesty check of a digest, shared by the stomach and fault suites: honest frames, lossless spans."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from envelopes.types import Frame
 from organs.accounting import count_tokens, digest_text
 from organs.stomach import IngestBundle
 from organs.stomach.normal import normal_form
+
+__all__ = ["assert_bundle_honest", "assert_frame_honest"]
 
 
 def assert_frame_honest(frame: Frame, full_text: str, encoding: str) -> None:
@@ -39,8 +41,13 @@ def assert_bundle_honest(text: str, bundle: IngestBundle) -> None:
         for position in range(start, end):
             assert not covered[position], "spans overlap"
             covered[position] = True
-    outside = "".join(character if not inside else "\0" for character, inside in zip(text, covered, strict=True))
-    for run in outside.split("\0"):
+    runs: list[str] = []
+    for position, inside in enumerate(covered):
+        if not inside:
+            if position == 0 or covered[position - 1]:
+                runs.append("")
+            runs[-1] += text[position]
+    for run in runs:
         for line in normal_form(run).split("\n"):
             assert not line.strip() or line.lstrip(" ").startswith("```"), (
                 "only whitespace, escape sequences and fence lines may lie outside the spans"

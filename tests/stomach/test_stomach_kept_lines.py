@@ -1,0 +1,46 @@
+"""Cut notes and code: the lines worth keeping survive between head and tail, and every gap is counted."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from organs.stomach.distill.text import kept_and_ends
+
+_ELISION = re.compile(r"… \[([\d,]+) lines? elided\] …")
+
+
+def test_picked_lines_survive_once_per_shape_and_the_note_says_why() -> None:
+    lines = [f"copying layer {n:04d}" for n in range(500)]
+    for n in (100, 200, 300):
+        lines[n] = f"retry {n}: mirror timed out"
+    lines[250] = "fatal: no space left on device"
+    rendering = kept_and_ends("\n".join(lines), 200, lambda line: "mirror" in line or "fatal" in line, why="of note")
+    assert rendering.startswith("[kept: the first and last lines, and lines of note]")
+    assert "fatal: no space left on device" in rendering
+    assert rendering.count("mirror timed out") == 1
+
+
+def test_nothing_picked_is_head_and_tail() -> None:
+    text = "\n".join(f"line {n}" for n in range(400))
+    rendering = kept_and_ends(text, 60, lambda line: False, why="x")
+    assert rendering.startswith("line 0\n") and rendering.endswith("line 399")
+
+
+@given(
+    st.lists(st.sampled_from(["ok", "ok 1", "ERROR boom", "", "x" * 90, "WARN low disk 7"]), max_size=400),
+    st.integers(min_value=1, max_value=300),
+)
+def test_every_line_is_shown_or_counted(lines: list[str], target: int) -> None:
+    text = "\n".join(lines)
+    rendering = kept_and_ends(text, target, lambda line: line.startswith(("ERROR", "WARN")), why="with alerts")
+    if rendering == text:
+        return
+    shown = rendering.split("\n")
+    if shown[0].startswith("[kept:"):
+        shown = shown[1:]
+        elided = sum(int(match.group(1).replace(",", "")) for line in shown if (match := _ELISION.fullmatch(line)))
+        kept = [line for line in shown if not _ELISION.fullmatch(line)]
+        assert elided + len(kept) == len(lines)
