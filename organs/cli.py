@@ -36,10 +36,10 @@ from nats.micro.service import ServiceStats
 
 from envelopes.codec import encode_json, envelope_schema
 from envelopes.subjects import Subjects
-from envelopes.types import Rejected, UserInput
+from envelopes.types import DEFAULT_ENCODING, Rejected, UserInput
 from organs import __version__
-from organs.accounting import DEFAULT_ENCODING, encoding_for
 from organs.anatomy import ABSORPTION, BORDER, ORGAN_NAMES, ORGANS, STOMACH
+from organs.counting import counter_for
 from organs.errors import ConfigError, IchorError
 from organs.operations.security import generate_security, organ_environment, permissions, user_environment
 from organs.operations.supervisor import Supervisor
@@ -96,7 +96,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
     configure_logging(level=args.settings.log_level)
     bus = _bus(args)
     encoding = args.settings.encoding or DEFAULT_ENCODING
-    run_organ(args.organ, bus, _organ_builder(args.organ, bus, args.settings), warm_up=lambda: encoding_for(encoding))
+    run_organ(
+        args.organ,
+        bus,
+        _organ_builder(args.organ, bus, args.settings),
+        warm_up=lambda: counter_for(encoding).describe(),
+    )
     return 0
 
 
