@@ -41,7 +41,13 @@ from organs import __version__
 from organs.anatomy import ABSORPTION, BORDER, ORGAN_NAMES, ORGANS, STOMACH
 from organs.counting import counter_for
 from organs.errors import ConfigError, IchorError
-from organs.operations.security import generate_security, organ_environment, permissions, user_environment
+from organs.operations.security import (
+    generate_security,
+    organ_environment,
+    permissions,
+    user_environment,
+    write_private,
+)
 from organs.operations.supervisor import Supervisor
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.logs import configure_logging, get_logger
@@ -192,9 +198,7 @@ def cmd_provision(args: argparse.Namespace) -> int:
 
 
 def _write_env_file(path: Path, environment: dict[str, str]) -> None:
-    path.parent.mkdir(exist_ok=True)
-    path.write_text("".join(f"{key}={value}\n" for key, value in environment.items()))
-    path.chmod(0o600)
+    write_private(path, "".join(f"{key}={value}\n" for key, value in environment.items()))
 
 
 def cmd_security(args: argparse.Namespace) -> int:
