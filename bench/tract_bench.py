@@ -55,7 +55,9 @@ from bench.common import (
     wait_bound,
     wait_stream,
 )
+from envelopes.ids import utc_now
 from organs.anatomy import ORGAN_NAMES, ORGANS
+from organs.operations.supervisor import worker_arguments
 
 RELAY_STREAM = "BENCH_RELAY"
 RELAY_SUBJECTS = ("relay.in", "relay.h1", "relay.h2", "relay.out")
@@ -105,7 +107,7 @@ def paste_items(numbers: range, make_text: Any = mixed_paste, relay: bool = Fals
     items = []
     for number in numbers:
         paste = paste_envelope(
-            make_text(number), origin=UserInput(actor="bench"), source="ichor-bench", instance="bench"
+            make_text(number), origin=UserInput(actor="bench"), source="ichor-bench", instance="bench", now=utc_now()
         )
         data = encode(paste)
         if relay:
@@ -143,7 +145,7 @@ def spawn_tract(
 ) -> None:
     for organ in ORGAN_NAMES:
         for replica in range(replicas):
-            args = ["-m", "organs.cli", "worker", organ, "--nats", url]
+            args = worker_arguments(organ, url)
             if profile == organ and replica == 0 and profile_dir is not None:
                 output = profile_dir / f"profile-{organ}.txt"
                 args = ["-m", "pyinstrument", "--interval", "0.0005", "-o", str(output), *args]
@@ -473,15 +475,15 @@ def pure_cores(n: int) -> dict[str, float]:
         t0 = clock()
         paste = decode(item.data)
         t1 = clock()
-        digested = digest_paste(paste, ingest_paste(paste.payload.text, config), instance="bench")
+        digested = digest_paste(paste, ingest_paste(paste.payload.text, config), instance="bench", now=utc_now())
         t2 = clock()
         digested = decode(encode(digested))
         t3 = clock()
-        yielded = yield_context(digested, "bench")
+        yielded = yield_context(digested, "bench", now=utc_now())
         t4 = clock()
         yielded = decode(encode(yielded))
         t5 = clock()
-        admitted = border_decide(yielded, border, state, instance="bench", now=time.time())
+        admitted = border_decide(yielded, border, state, instance="bench", now=time.time(), at=utc_now())
         t6 = clock()
         encode(admitted)
         t7 = clock()

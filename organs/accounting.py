@@ -44,7 +44,12 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
 # Below this many characters in all, starting threads costs more than it saves.
 THREADED_COUNT_CHARS = 64 * 1024
 _POOL_THREADS = 2
-_counting_pool = ThreadPoolExecutor(max_workers=_POOL_THREADS, thread_name_prefix="ichor-tokens")
+
+
+@lru_cache(maxsize=1)
+def _counting_pool() -> ThreadPoolExecutor:
+    # Made on first use, not at import: importing the module starts no thread.
+    return ThreadPoolExecutor(max_workers=_POOL_THREADS, thread_name_prefix="ichor-tokens")
 
 
 def count_tokens_many(texts: list[str], encoding: str = DEFAULT_ENCODING, num_threads: int = 2) -> list[int]:
@@ -57,7 +62,7 @@ def count_tokens_many(texts: list[str], encoding: str = DEFAULT_ENCODING, num_th
     # One task per worker, each counting a contiguous share of about equal characters: per-text
     # futures cost more than they save, and shares of equal text counts can leave one worker idle.
     groups = _balanced_shares(texts, _POOL_THREADS)
-    counted = _counting_pool.map(lambda group: [count_tokens(text, encoding) for text in group], groups)
+    counted = _counting_pool().map(lambda group: [count_tokens(text, encoding) for text in group], groups)
     return [count for group_counts in counted for count in group_counts]
 
 

@@ -11,12 +11,15 @@ import dataclasses
 import time
 from collections.abc import Sequence
 
+from envelopes.ids import utc_now
 from envelopes.types import Admitted, Envelope, Rejected, Yield
 from organs.anatomy import BORDER
 from organs.border.decide import BorderConfig, border_decide
 from organs.border.guard import GuardState, RateLimit
+from organs.border.prompt import FRAME_TOOLS
 from organs.border.session import delivered_frames
 from organs.border.session_store import SessionStore
+from organs.errors import ConfigError
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -28,7 +31,7 @@ from organs.runtime import (
     envelope_fields,
     get_logger,
 )
-from organs.settings import Settings
+from organs.settings import Settings, variable_of
 from organs.signing import load_signer, load_trusted_keys
 
 __all__ = ["border_config", "build_border"]
@@ -64,6 +67,11 @@ def border_config(settings: Settings) -> BorderConfig:
     if settings.kernel_instructions is not None:
         builtins = dataclasses.replace(builtins, kernel_instructions=settings.kernel_instructions)
     tools = settings.frame_tool_names()
+    if tools is not None and not set(tools) <= set(FRAME_TOOLS):
+        raise ConfigError(
+            f"{variable_of('frame_tools')}={settings.frame_tools!r} is not allowed: "
+            f"a comma list of {', '.join(FRAME_TOOLS)}, or none"
+        )
     if tools is not None:
         builtins = dataclasses.replace(builtins, frame_tools=tools)
     if settings.workspace_instructions is not None:
@@ -110,6 +118,7 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
                 state,
                 instance=settings.instance,
                 now=time.time(),
+                at=utc_now(),
                 delivered=delivered,
             )
             payload = decision.payload

@@ -24,9 +24,12 @@ from envelopes.subjects import Subjects
 from organs.errors import BusUnavailableError
 from organs.settings import Settings
 
-__all__ = ["DEFAULT_NATS_URL", "BusSettings", "Tract", "connect", "provision"]
+__all__ = ["DEFAULT_NATS_URL", "INLINE_HEADROOM", "BusSettings", "Tract", "connect", "provision"]
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
+# Room left in a message for what surrounds inline text (an envelope, a reply, headers):
+# text larger than the server's max_payload less this travels by reference.
+INLINE_HEADROOM = 64 * 1024
 
 
 @dataclass(frozen=True)

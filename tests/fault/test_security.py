@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import msgspec
@@ -15,9 +13,11 @@ import pytest
 
 from envelopes.codec import decode, encode
 from envelopes.types import Admitted, Rejected, UserInput
+from organs.anatomy import ORGAN_NAMES
 from organs.client import hand_in_paste
+from organs.operations.security import generate_security, organ_environment, user_environment
+from organs.operations.supervisor import spawn_worker
 from organs.runtime.bus import BusSettings, Tract, connect, provision
-from organs.runtime.security import generate_security, organ_environment, user_environment
 from organs.runtime.server import EmbeddedServer
 from tests.bus.helpers import subject_count, wait_for_count
 
@@ -42,13 +42,10 @@ async def provisioned_with_organs(
     """Provision as admin, then start each organ as its own least-privileged user; returns the admin."""
     admin = await connect_as(url, directory, "admin", errors)
     await provision(admin)
-    for organ in ("stomach", "absorption", "border"):
+    for organ in ORGAN_NAMES:
         workers.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "organs.cli", "worker", organ, "--nats", url],
-                env={**os.environ, **organ_environment(directory, organ)},
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
+            spawn_worker(
+                organ, url, env=organ_environment(directory, organ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
             )
         )
     return admin

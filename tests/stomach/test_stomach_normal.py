@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from stomach_checks import assert_bundle_honest
 
 from organs.accounting import digest_text
 from organs.stomach import ingest_paste
 from organs.stomach.normal import normal_form, normalize
+from tests.support.honesty import assert_bundle_honest
 
 
 @pytest.mark.parametrize(
@@ -93,3 +93,14 @@ def test_an_unchanged_segment_is_served_as_received() -> None:
     paste = "2024-05-01 10:00:00 INFO a\n2024-05-01 10:00:01 ERROR b\n\nWhat failed?"
     frame = ingest_paste(paste).provider.frames[0]
     assert not frame.normal_form and frame.representation == "full" and frame.content_digest == frame.id
+
+
+def test_spaces_that_blank_an_earlier_state_stay_in_the_span() -> None:
+    # A progress line padded with spaces to wipe its longer earlier state: the span keeps the padding,
+    # so the served line is what the terminal showed ("done"), not "doneloading 40%".
+    pull = "2024-05-01 10:00:00 INFO pull\n"
+    paste = pull + "2024-05-01 10:00:01 INFO downloading 40%\r2024-05-01 10:00:09 INFO done" + " " * 12 + "\r\n"
+    bundle = ingest_paste(paste + "\nDid the pull finish?")
+    frame = bundle.provider.frames[0]
+    assert frame.content is not None and frame.content.endswith("INFO done")
+    assert_bundle_honest(paste + "\nDid the pull finish?", bundle)
