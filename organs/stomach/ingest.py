@@ -31,9 +31,10 @@ resolve the intent → distill each distinct evidence segment → fit the token 
   because nothing of them was read beyond the classifier's sample.
 
 Every distinct segment is counted in full exactly once. For a paste of 64 KiB or
-more that runs on worker threads (tiktoken releases the GIL) from the moment the
-paste is split, while this thread classifies and distills; long segments are cut
-at boundaries where counts provably add up (``organs.accounting.additive_chunks``),
+more that starts on a side thread (``organs.accounting.SharedCount``) from the
+moment the paste is split, while this thread classifies and distills, and this
+thread takes the rest of it once it needs the counts; long segments are cut at
+boundaries where counts provably add up (``organs.accounting.additive_chunks``),
 so both threads stay busy even for a single log. A smaller paste is counted
 inline: handing it to a thread costs more than the overlap gives.
 """
@@ -41,7 +42,6 @@ inline: handing it to a thread costs more than the overlap gives.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -49,6 +49,7 @@ from envelopes.types import DegradationTier, Frame, FrameKind, Redaction, Segmen
 from organs.accounting import (
     DEFAULT_ENCODING,
     THREADED_COUNT_CHARS,
+    SharedCount,
     count_tokens,
     count_tokens_exact,
     count_tokens_many,
@@ -93,8 +94,6 @@ _RERENDER_MARGIN = 0.95
 # Head-and-tail renderings grow with their target; one served under this share of its share is rendered again.
 _GROWING_KINDS: frozenset[FrameKind] = frozenset({"code", "note"})
 _UNDERSHOOT = 0.8
-# Counts a large paste's full texts while the calling thread renders it; shared by every ingest in the process.
-_full_count_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-full-count")
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,15 +277,18 @@ def _line_cuts(text: str, lead: int, tail: int) -> tuple[int, int]:
 def _classified(text: str, block: Block) -> list[_Segment]:
     """The block's segment, or more when the user's words are glued above or below the evidence.
 
-    Evidence is what the ladder found a shape for, or prose whose lines are mostly machine-made.
+    Evidence is what the ladder found a shape for (with or without the glued lines), or prose whose lines
+    are mostly machine-made.
     """
     full, served = _segment_texts(text[block.start : block.end])
     found = classify(served, fenced=block.fenced, language=block.language)
     if block.fenced or found.kind == "path_ref":
         return [_Segment(block, full, served, found)]
     lead, tail = glued_lines(served), glued_tail_lines(served)
-    if found.kind == "prose" and (lead or tail) and own_words(served[slice(*_line_cuts(served, lead, tail))]):
-        lead = tail = 0
+    if found.kind == "prose" and (lead or tail):
+        rest = served[slice(*_line_cuts(served, lead, tail))]
+        if own_words(rest) and classify(rest, fenced=False).kind == "prose":
+            lead = tail = 0
     if not lead and not tail:
         return [_Segment(block, full, served, found)]
     # The normal form keeps every line, so the received text splits at the same lines.
@@ -436,11 +438,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         )
     )
     overlapped = sum(len(segment) for segment in counted_texts) >= THREADED_COUNT_CHARS
-    full_counts: Future[list[int]] | None = (
-        _full_count_thread.submit(count_tokens_exact, counted_texts, encoding, config.token_threads)
-        if overlapped
-        else None
-    )
+    full_counts = SharedCount(counted_texts, encoding) if overlapped else None
     # Counted first when small, so the budget is shared out by exact sizes rather than estimates.
     segment_tokens = None if overlapped else _counted(counted_texts, count_tokens_exact(counted_texts, encoding, 1))
     evidence: dict[str, _Evidence] = {}
@@ -488,7 +486,9 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
             item.target = target
             _render(item, encoding, tier, ask)
             if item.compact_tokens < 0:
-                item.compact_tokens = count_tokens(item.compact or "", encoding)
+                # A rendering grown back into the whole text is not counted again: each text once.
+                same = item.compact == item.text and item.full_tokens > 0
+                item.compact_tokens = item.full_tokens if same else count_tokens(item.compact or "", encoding)
             return item.compact_tokens
 
         # The first rendering within the limit ends the search, so it is the one the item now holds.
