@@ -80,6 +80,14 @@ def asyncapi_document(subjects: Subjects | None = None) -> dict[str, Any]:
             "reply": {"name": "FrameReply", "contentType": "application/msgpack", "payload": reply_ref},
         },
     }
+    channels["framesRaw"] = {
+        "address": names.frames_raw,
+        "description": "request/reply served by the stomach to the operator user only: a frame's bytes as received",
+        "messages": {
+            "request": {"name": "FrameRequest", "contentType": "application/msgpack", "payload": request_ref},
+            "reply": {"name": "RawReply", "contentType": "application/msgpack"},
+        },
+    }
     channels["deadLetters"] = {
         "address": names.dlq("{organ}"),
         "description": "the original bytes and headers of an input an organ could not process, plus Ichor-Dlq-Reason",

@@ -4,7 +4,7 @@
     ichor worker {stomach|absorption|border} [--nats URL]
     ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S] [--session ID [--resend]]
     ichor digest [FILE|-] [--json] [--budget N]
-    ichor frame ID [--full] [--json]
+    ichor frame ID [--full | --raw] [--json]
     ichor mcp [--http PORT] [--host ADDR]
     ichor tail [--json] [--limit N]
     ichor status [--json]
@@ -22,31 +22,39 @@ import asyncio
 import dataclasses
 import getpass
 import json
-import os
 import shlex
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 import nats.errors
+from nats.micro.service import ServiceStats
 
 from envelopes.codec import encode_json, envelope_schema
 from envelopes.subjects import Subjects
-from envelopes.types import Rejected, UserInput
+from envelopes.types import DEFAULT_ENCODING, Rejected, UserInput
+from organs import __version__
 from organs.anatomy import ABSORPTION, BORDER, ORGAN_NAMES, ORGANS, STOMACH
+from organs.counting import counter_for
 from organs.errors import ConfigError, IchorError
+from organs.operations.security import (
+    generate_security,
+    organ_environment,
+    permissions,
+    user_environment,
+    write_private,
+)
+from organs.operations.supervisor import Supervisor
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
-from organs.runtime.security import generate_security, organ_environment, permissions, user_environment
 from organs.runtime.server import EmbeddedServer
-from organs.settings import Settings
-from organs.signing import load_signer, load_trusted_keys
+from organs.settings import LogLevel, Settings
+from organs.signing import load_signer
 
 __all__ = ["main"]
 
@@ -93,69 +101,17 @@ def cmd_worker(args: argparse.Namespace) -> int:
     # Before the organ is built: its loggers bind at build time and must render JSON.
     configure_logging(level=args.settings.log_level)
     bus = _bus(args)
-    run_organ(args.organ, bus, _organ_builder(args.organ, bus, args.settings))
+    encoding = args.settings.encoding or DEFAULT_ENCODING
+    run_organ(
+        args.organ,
+        bus,
+        _organ_builder(args.organ, bus, args.settings),
+        warm_up=lambda: counter_for(encoding).describe(),
+    )
     return 0
 
 
 # --- ichor up ----------------------------------------------------------------
-
-
-class Supervisor:
-    """Runs one process per organ and restarts any that dies.
-
-    A worker that dies soon after it started is restarted after a delay that
-    doubles each time (up to ``MAX_RESTART_DELAY_S``), so a worker that cannot
-    start does not spin; one that ran for a while restarts at once.
-    """
-
-    STABLE_AFTER_S = 10.0
-    MAX_RESTART_DELAY_S = 30.0
-
-    def __init__(self, nats_url: str, log: Any, environments: dict[str, dict[str, str]] | None = None) -> None:
-        self.nats_url = nats_url
-        self.log = log
-        self.environments = environments or {}
-        self.children: dict[str, subprocess.Popen[bytes]] = {}
-        self.started_at: dict[str, float] = {}
-        self.quick_failures: dict[str, int] = {}
-        self.restart_at: dict[str, float] = {}
-
-    def spawn(self, organ: str) -> None:
-        command = [sys.executable, "-m", "organs.cli", "worker", organ, "--nats", self.nats_url]
-        environment = {**os.environ, "ICHOR_NATS_URL": self.nats_url, **self.environments.get(organ, {})}
-        self.children[organ] = subprocess.Popen(command, env=environment)
-        self.started_at[organ] = time.monotonic()
-        self.restart_at.pop(organ, None)
-        self.log.info("supervisor.spawned", worker=organ, pid=self.children[organ].pid)
-
-    def check(self) -> None:
-        now = time.monotonic()
-        for organ, child in list(self.children.items()):
-            if organ in self.restart_at:
-                if now >= self.restart_at[organ]:
-                    self.spawn(organ)
-                continue
-            code = child.poll()
-            if code is None:
-                continue
-            quick = now - self.started_at[organ] < self.STABLE_AFTER_S
-            self.quick_failures[organ] = self.quick_failures.get(organ, 0) + 1 if quick else 0
-            delay = min(self.MAX_RESTART_DELAY_S, 0.5 * 2 ** self.quick_failures[organ]) if quick else 0.0
-            self.log.error("supervisor.worker_exited", worker=organ, exit_code=code, action="restart", delay_s=delay)
-            self.restart_at[organ] = now + delay
-
-    def stop(self, timeout: float = 15.0) -> None:
-        for child in self.children.values():
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        for organ, child in self.children.items():
-            try:
-                child.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                self.log.warning("supervisor.kill", worker=organ)
-                child.kill()
-                child.wait()
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -182,7 +138,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         nats_url = server.url
         log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid, secure=args.secure)
     environments = {organ: organ_environment(security_dir, organ) for organ in ORGAN_NAMES} if args.secure else {}
-    supervisor = Supervisor(nats_url, log, environments)
+    supervisor = Supervisor(nats_url, log, environments, log_level=args.settings.log_level)
     try:
         if args.secure:
             asyncio.run(_provision_as_admin(_bus(args, nats_url), security_dir))
@@ -242,9 +198,7 @@ def cmd_provision(args: argparse.Namespace) -> int:
 
 
 def _write_env_file(path: Path, environment: dict[str, str]) -> None:
-    path.parent.mkdir(exist_ok=True)
-    path.write_text("".join(f"{key}={value}\n" for key, value in environment.items()))
-    path.chmod(0o600)
+    write_private(path, "".join(f"{key}={value}\n" for key, value in environment.items()))
 
 
 def cmd_security(args: argparse.Namespace) -> int:
@@ -374,6 +328,27 @@ def cmd_digest(args: argparse.Namespace) -> int:
 # --- ichor frame ---------------------------------------------------------------
 
 
+async def _raw_frame(settings: BusSettings, frame_id: str, as_json: bool) -> int:
+    from organs.client import fetch_raw
+
+    tract: Tract = await connect(settings, name="ichor-frame", persistent=False)
+    try:
+        reply = await fetch_raw(tract, frame_id)
+    except (TimeoutError, nats.errors.NoRespondersError):
+        print("ichor frame: no answer on the raw subject; only the operator user may ask it", file=sys.stderr)
+        return EXIT_TIMEOUT
+    finally:
+        await tract.nc.close()
+    if reply.error is not None or reply.text is None:
+        print(f"ichor frame: {reply.error}", file=sys.stderr)
+        return 1
+    if as_json:
+        print(encode_json(reply).decode())
+    else:
+        sys.stdout.write(reply.text)
+    return 0
+
+
 async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool) -> int:
     from organs.client import fetch_frame
 
@@ -398,6 +373,8 @@ async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool
 
 
 def cmd_frame(args: argparse.Namespace) -> int:
+    if args.raw:
+        return asyncio.run(_raw_frame(_bus(args), args.id, args.json))
     return asyncio.run(_frame(_bus(args), args.id, args.full, args.json))
 
 
@@ -442,14 +419,17 @@ def cmd_tail(args: argparse.Namespace) -> int:
 EXIT_NOT_READY = 5
 
 
-async def _gather_stats(settings: BusSettings, wait: float) -> list[dict[str, Any]]:
+async def _gather_stats(settings: BusSettings, wait: float) -> list[ServiceStats]:
+    """Every organ's ``$SRV.STATS`` reply that arrives within ``wait`` seconds (other services' are left out)."""
     tract = await connect(settings, name="ichor-status", persistent=False)
-    replies: list[dict[str, Any]] = []
+    replies: list[ServiceStats] = []
     try:
         inbox = tract.nc.new_inbox()
 
         async def collect(msg: Any) -> None:
-            replies.append(json.loads(msg.data))
+            reply = ServiceStats.from_dict(json.loads(msg.data))
+            if reply.metadata.get("organ"):
+                replies.append(reply)
 
         subscription = await tract.nc.subscribe(inbox, cb=collect)
         await tract.nc.publish("$SRV.STATS", b"", reply=inbox)
@@ -457,31 +437,26 @@ async def _gather_stats(settings: BusSettings, wait: float) -> list[dict[str, An
         await subscription.unsubscribe()
     finally:
         await tract.nc.close()
-    return replies
+    return sorted(replies, key=lambda reply: (reply.metadata["organ"], reply.id))
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    replies = asyncio.run(_gather_stats(_bus(args), args.wait))
-    organs = sorted(
-        (reply for reply in replies if reply.get("metadata", {}).get("organ")),
-        key=lambda reply: (reply["metadata"]["organ"], reply["id"]),
-    )
+    organs = asyncio.run(_gather_stats(_bus(args), args.wait))
     if args.json:
-        print(json.dumps(organs))
+        print(json.dumps([reply.to_dict() for reply in organs]))
     else:
         print(f"{'organ':<11} {'instance':<28} {'ready':<5} {'processed':>9} {'errors':>6} {'avg ms':>8}  last error")
         for reply in organs:
-            endpoints = reply.get("endpoints", [])
-            processed = sum(e["num_requests"] for e in endpoints)
-            errors = sum(e["num_errors"] for e in endpoints)
-            total_ns = sum(e["processing_time"] for e in endpoints)
+            processed = sum(endpoint.num_requests for endpoint in reply.endpoints)
+            errors = sum(endpoint.num_errors for endpoint in reply.endpoints)
+            total_ns = sum(endpoint.processing_time for endpoint in reply.endpoints)
             average = total_ns / processed / 1e6 if processed else 0.0
-            last_error = next((e["last_error"] for e in endpoints if e["last_error"]), "")
+            last_error = next((endpoint.last_error for endpoint in reply.endpoints if endpoint.last_error), "")
             print(
-                f"{reply['metadata']['organ']:<11} {reply['id'][:28]:<28} {reply['metadata']['ready']:<5} "
+                f"{reply.metadata['organ']:<11} {reply.id[:28]:<28} {reply.metadata['ready']:<5} "
                 f"{processed:>9} {errors:>6} {average:>8.2f}  {last_error[:60]}"
             )
-    ready = {reply["metadata"]["organ"] for reply in organs if reply["metadata"].get("ready") == "true"}
+    ready = {reply.metadata["organ"] for reply in organs if reply.metadata.get("ready") == "true"}
     missing = [organ for organ in ORGAN_NAMES if organ not in ready]
     if missing:
         print(f"ichor status: not ready or missing: {', '.join(missing)}", file=sys.stderr)
@@ -504,6 +479,13 @@ def cmd_schema(_: argparse.Namespace) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ichor", description="Ichor organs: digest a paste and deliver it to the brain."
+    )
+    parser.add_argument("--version", action="version", version=f"ichor {__version__}")
+    parser.add_argument(
+        "--log-level",
+        type=str.lower,
+        choices=get_args(LogLevel),
+        help="how much the logs say (default $ICHOR_LOG_LEVEL or info)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -554,7 +536,9 @@ def _parser() -> argparse.ArgumentParser:
 
     frame = command("frame", cmd_frame, "re-query a frame over the bus, compact or --full")
     frame.add_argument("id")
-    frame.add_argument("--full", action="store_true")
+    shown = frame.add_mutually_exclusive_group()
+    shown.add_argument("--full", action="store_true", help="the full text, with secrets redacted")
+    shown.add_argument("--raw", action="store_true", help="the bytes as received (operator user only)")
     frame.add_argument("--json", action="store_true")
     frame.add_argument("--nats")
 
@@ -581,14 +565,16 @@ def _parser() -> argparse.ArgumentParser:
 def _settings() -> Settings:
     """Every ICHOR_* variable, read and checked once: a bad one stops the command before it starts.
 
-    The key and seed files are read too, so that ``ichor up`` refuses one at once rather than
-    leave each worker it supervises in a restart loop.
+    The organs' own checks run too (the stomach's and the border's knobs, the key and seed
+    files), so that ``ichor up`` refuses a bad one at once rather than leave each worker it
+    supervises in a restart loop.
     """
+    from organs.border.worker import border_config
     from organs.stomach.worker import ingest_config
 
     settings = Settings.from_environ()
     ingest_config(settings)
-    load_trusted_keys(settings)
+    border_config(settings)
     for organ in ORGANS:
         load_signer(organ.wire_name, settings)
     return settings
@@ -602,6 +588,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         args.settings = _settings()
+        if args.log_level is not None:
+            args.settings = msgspec.structs.replace(args.settings, log_level=args.log_level)
         return int(args.handler(args))
     except ConfigError as error:
         print(f"ichor {args.command}: {error}", file=sys.stderr)

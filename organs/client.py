@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import asyncio
 
+import msgspec
+
 from envelopes.codec import decode, decode_frame_reply, encode
-from envelopes.ids import digest_bytes, digest_text
-from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, Rejected, Session
-from organs.runtime.bus import Tract
+from envelopes.ids import digest_bytes, digest_text, utc_now
+from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, RawReply, Rejected, Session
+from organs.frame_check import verify_frame
+from organs.runtime.bus import INLINE_HEADROOM, Tract
 from organs.secretion import paste_envelope
 
-__all__ = ["INLINE_HEADROOM", "chat_messages", "fetch_frame", "hand_in_paste", "store_blob"]
-
-# Room left in a message for the envelope around the paste text and its headers.
-INLINE_HEADROOM = 64 * 1024
+__all__ = ["chat_messages", "fetch_frame", "fetch_raw", "hand_in_paste", "store_blob"]
 
 
 async def store_blob(tract: Tract, data: bytes) -> str:
@@ -64,6 +64,7 @@ async def hand_in_paste(
         budget_tokens=budget_tokens,
         text_ref=text_ref,
         input_digest=digest_text(text),
+        now=utc_now(),
         session=None if session is None else Session(id=session, resend=resend),
     )
     outcome: asyncio.Future[Envelope] = asyncio.get_running_loop().create_future()
@@ -105,10 +106,23 @@ def chat_messages(outcome: Envelope) -> list[dict[str, str]]:
     return [{"role": message.role, "content": message.content} for message in outcome.payload.prompt.messages]
 
 
+async def fetch_raw(tract: Tract, frame_id: str, timeout: float = 10.0) -> RawReply:
+    """Ask the stomach for a frame's bytes as received, secrets and all, over ``<prefix>.frames.raw``.
+
+    Only the ``operator`` user may publish there; anyone else's request is refused by the server.
+    """
+    reply = await tract.nc.request(tract.subjects.frames_raw, encode(FrameRequest(id=frame_id)), timeout=timeout)
+    return msgspec.msgpack.decode(reply.data, type=RawReply)
+
+
 async def fetch_frame(
     tract: Tract, frame_id: str, representation: str = "compact", timeout: float = 10.0
 ) -> FrameReply:
-    """Ask the stomach for a frame over ``<prefix>.frames.get``."""
+    """Ask the stomach for a frame over ``<prefix>.frames.get``; a frame that does not hash to
+    what it claims is ``FrameTampered``, never returned."""
     request = FrameRequest(id=frame_id, representation="full" if representation == "full" else "compact")
-    reply = await tract.nc.request(tract.subjects.frames_get, encode(request), timeout=timeout)
-    return decode_frame_reply(reply.data)
+    answer = await tract.nc.request(tract.subjects.frames_get, encode(request), timeout=timeout)
+    reply = decode_frame_reply(answer.data)
+    if reply.frame is not None:
+        verify_frame(reply.frame, frame_id)
+    return reply

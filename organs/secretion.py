@@ -7,7 +7,7 @@ the session (the host's conversation, if any) is carried along.
 
 from __future__ import annotations
 
-from envelopes.ids import child_traceparent, derive_id, digest_text, new_id, new_traceparent, utc_now
+from envelopes.ids import child_traceparent, derive_id, digest_text, new_id, new_traceparent
 from envelopes.types import (
     SCHEMA_VERSION,
     AnyPayload,
@@ -37,7 +37,7 @@ def secrete(
     payload: AnyPayload,
     stages: tuple[Stage, ...],
     tier: DegradationTier | None,
-    now: str | None = None,
+    now: str,
     role: str = "out",
     signer: Signer | None = None,
 ) -> Envelope:
@@ -45,8 +45,9 @@ def secrete(
 
     ``stages`` are appended to the chain, in order, each naming the new id;
     with a ``signer``, the last of them is signed (see ``organs.signing``).
+    ``now`` (RFC 3339 UTC) stamps the new steps and the envelope: the worker reads the clock.
     """
-    at = now or utc_now()
+    at = now
     envelope_id = derive_id(parent.id, organ, role)
     chain = parent.chain
     for stage in stages:
@@ -79,7 +80,7 @@ def paste_envelope(
     encoding: str | None = None,
     text_ref: str | None = None,
     input_digest: str | None = None,
-    now: str | None = None,
+    now: str,
     session: Session | None = None,
 ) -> Envelope:
     """The envelope an upstream organ publishes to hand a paste to the stomach.
@@ -99,7 +100,7 @@ def paste_envelope(
         chain=ProvenanceChain(origin=origin, input_digest=input_digest or digest_text(text)),
         tier=None,
         trace=new_traceparent(),
-        created_at=now or utc_now(),
+        created_at=now,
         payload=Paste(text=text, intent=intent, budget_tokens=budget_tokens, encoding=encoding, text_ref=text_ref),
         session=session,
     )

@@ -8,12 +8,12 @@ from envelopes.types import External, OrganSecretion, SystemInternal, UserInput,
 from organs.absorption import yield_context
 from organs.accounting import yield_cost
 from organs.errors import PoisonError
-from tests.factories import digested_envelope
+from tests.support.envelopes import AT, digested_envelope
 
 
 def test_yield_has_every_required_field() -> None:
     digested = digested_envelope()
-    out = yield_context(digested, "absorption-1")
+    out = yield_context(digested, "absorption-1", now=AT)
     assert isinstance(out.payload, Yield)
     assert out.kind == "yield"
     assert out.dest == "ada_border"
@@ -31,7 +31,7 @@ def test_yield_has_every_required_field() -> None:
 )
 def test_original_provenance_survives(origin: object) -> None:
     digested = digested_envelope(origin=origin)  # type: ignore[arg-type]
-    out = yield_context(digested, "absorption-1")
+    out = yield_context(digested, "absorption-1", now=AT)
     assert out.chain.origin == origin
     assert out.payload.meta.original_provenance == origin  # type: ignore[union-attr]
     assert out.chain.steps[:-1] == digested.chain.steps
@@ -43,10 +43,13 @@ def test_original_provenance_survives(origin: object) -> None:
 
 @pytest.mark.parametrize("tier", ["full", "shallow", "deferred"])
 def test_each_tier_is_tagged(tier: str) -> None:
-    out = yield_context(digested_envelope(tier=tier), "absorption-1")  # type: ignore[arg-type]
+    digested = digested_envelope(tier=tier)  # type: ignore[arg-type]
+    out = yield_context(digested, "absorption-1", now=AT)
     assert out.tier == tier
     assert out.payload.meta.digestion_tier == tier  # type: ignore[union-attr]
-    assert all(frame.tier == tier for frame in out.payload.frames)  # type: ignore[union-attr]
+    assert f"at tier {tier} " in out.payload.summary  # type: ignore[union-attr]
+    # The frames (each tagged with its tier by the stomach) pass through untouched.
+    assert out.payload.frames == digested.payload.frames  # type: ignore[union-attr]
 
 
 def test_consecutive_yields_are_independent() -> None:
@@ -54,21 +57,21 @@ def test_consecutive_yields_are_independent() -> None:
         digested_envelope(goal="first?", evidence="alpha"),
         digested_envelope(goal="second?", evidence="beta"),
     )
-    first = yield_context(first_in, "a")
-    second = yield_context(second_in, "a")
+    first = yield_context(first_in, "a", now=AT)
+    second = yield_context(second_in, "a", now=AT)
     assert first.id != second.id
     assert first.payload.goal == "first?" and second.payload.goal == "second?"  # type: ignore[union-attr]
     # The same input again gives the same id, whatever came between: no memory of earlier yields.
-    assert yield_context(first_in, "a").id == first.id
+    assert yield_context(first_in, "a", now=AT).id == first.id
     assert yield_context(first_in, "a", now=first.created_at) == first
 
 
 def test_output_id_is_deterministic_for_redelivery() -> None:
     digested = digested_envelope()
-    assert yield_context(digested, "a").id == yield_context(digested, "b").id
+    assert yield_context(digested, "a", now=AT).id == yield_context(digested, "b", now=AT).id
 
 
 def test_a_non_digested_input_is_poison() -> None:
-    out = yield_context(digested_envelope(), "a")
+    out = yield_context(digested_envelope(), "a", now=AT)
     with pytest.raises(PoisonError, match="digested"):
-        yield_context(out, "a")
+        yield_context(out, "a", now=AT)

@@ -7,7 +7,7 @@ import pytest
 from envelopes.subjects import Subjects
 from organs.anatomy import BORDER, ORGAN_NAMES, ORGANS, organ_named
 from organs.asyncapi import asyncapi_document
-from organs.runtime.security import permissions
+from organs.operations.security import permissions
 
 
 def test_the_border_is_border_on_the_bus_and_ada_border_in_envelopes() -> None:

@@ -11,6 +11,7 @@ from envelopes.subjects import Subjects
 from envelopes.types import UserInput
 from organs.secretion import paste_envelope
 from tests.strategies import envelopes
+from tests.support.envelopes import AT
 
 
 @settings(max_examples=150, deadline=None)
@@ -21,7 +22,7 @@ def test_every_envelope_round_trips_through_msgpack_and_json(envelope: Envelope)
 
 
 def _paste_dict() -> dict[str, object]:
-    envelope = paste_envelope("a log\nand an ask?", origin=UserInput(actor="ana"), source="host", instance="h1")
+    envelope = paste_envelope("a log\nand an ask?", origin=UserInput(actor="ana"), source="host", instance="h1", now=AT)
     return msgspec.to_builtins(envelope)
 
 

@@ -1,4 +1,4 @@
-"""One root: everything the package raises is an ``IchorError``, and the old import places still work."""
+"""One root: everything the package raises is an ``IchorError``, defined in one module."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import inspect
 import re
 
 import organs.errors
-from organs.border.errors import BorderConfigError, CompileError
+from organs.border import BorderConfigError, CompileError
 from organs.errors import IchorError
-from organs.runtime.errors import ConfigError, PoisonError
+from organs.runtime import ConfigError, PoisonError
 from organs.signing import SigningError
 from organs.stomach.frames_store import FrameNotFound
 
@@ -26,7 +26,7 @@ def test_the_docstring_draws_every_exception() -> None:
         assert re.search(rf"(^|[─ ]){name}(\s|$)", drawing, re.MULTILINE), name
 
 
-def test_the_old_places_re_export_the_same_classes() -> None:
+def test_the_packages_re_export_the_same_classes() -> None:
     assert issubclass(BorderConfigError, ConfigError)
     assert issubclass(BorderConfigError, ValueError)
     assert issubclass(SigningError, ValueError)

@@ -37,6 +37,7 @@ BAD_VALUES = {
     "ICHOR_BORDER_RATE": "abc",
     "ICHOR_BORDER_RATE_WINDOW_S": "0",
     "ICHOR_BORDER_BUDGET_TOKENS": "1.5",
+    "ICHOR_BORDER_SECRET_IN_GOAL": "allow",
     "ICHOR_SIGNING_SEED_FILE": "/nonexistent/organ.seed",
     "ICHOR_SIGNING_SEED": "not-a-seed",
     "ICHOR_TRUSTED_KEYS_FILE": "/nonexistent/keys.json",
@@ -121,3 +122,11 @@ def test_a_bad_variable_stops_ichor_up(variable: str, tmp_path: Path) -> None:
     result = _run(["up", "--port", "0", "--data", str(tmp_path / "data")], variable, BAD_VALUES[variable], tmp_path)
     _assert_one_line_and_exit_2(result, variable)
     assert not (tmp_path / "data").exists(), "no server starts on a bad setting"
+
+
+def test_the_log_level_flag_is_read_before_the_command() -> None:
+    from organs.cli import _parser
+
+    args = _parser().parse_args(["--log-level", "DEBUG", "worker", "border"])
+    assert (args.log_level, args.command, args.organ) == ("debug", "worker", "border")
+    assert _parser().parse_args(["schema"]).log_level is None

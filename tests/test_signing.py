@@ -16,6 +16,7 @@ from organs.settings import Settings
 from organs.signing import Signer, load_signer, load_trusted_keys, new_seed, public_key_of, verify_chain
 from organs.stomach import ingest_paste
 from organs.stomach.worker import digest_paste
+from tests.support.envelopes import AT
 
 EXAMPLE = (Path(__file__).resolve().parent.parent / "examples" / "paste.txt").read_text()
 SEEDS = {organ: new_seed() for organ in ("stomach", "absorption", "ada_border")}
@@ -24,9 +25,9 @@ TRUSTED = {organ: signer.public_key for organ, signer in SIGNERS.items()}
 
 
 def signed_yield(stomach: Signer | None = SIGNERS["stomach"], absorption: Signer | None = SIGNERS["absorption"]):  # type: ignore[no-untyped-def]
-    paste = paste_envelope(EXAMPLE, origin=UserInput(actor="ana"), source="test", instance="t")
-    digested = digest_paste(paste, ingest_paste(EXAMPLE), instance="s1", signer=stomach)
-    return yield_context(digested, "a1", signer=absorption)
+    paste = paste_envelope(EXAMPLE, origin=UserInput(actor="ana"), source="test", instance="t", now=AT)
+    digested = digest_paste(paste, ingest_paste(EXAMPLE), instance="s1", signer=stomach, now=AT)
+    return yield_context(digested, "a1", signer=absorption, now=AT)
 
 
 def decide(envelope):  # type: ignore[no-untyped-def]
@@ -34,7 +35,7 @@ def decide(envelope):  # type: ignore[no-untyped-def]
     config = dataclasses.replace(
         config, policy=dataclasses.replace(config.policy, trusted_keys=TRUSTED), signer=SIGNERS["ada_border"]
     )
-    return border_decide(envelope, config, GuardState(), instance="b1", now=0.0)
+    return border_decide(envelope, config, GuardState(), instance="b1", now=0.0, at=AT)
 
 
 def test_a_signed_chain_is_admitted_and_the_border_signs_its_step() -> None:

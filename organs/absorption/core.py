@@ -52,9 +52,7 @@ def _extractions(digested: Digested) -> tuple[Extraction, ...]:
     )
 
 
-def yield_context(
-    digested: Envelope, instance: str, *, now: str | None = None, signer: Signer | None = None
-) -> Envelope:
+def yield_context(digested: Envelope, instance: str, *, now: str, signer: Signer | None = None) -> Envelope:
     """Package a ``digested`` envelope into the yield the border expects.
 
     ``meta.original_provenance`` is ``chain.origin`` itself; the tier is the

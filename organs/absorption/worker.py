@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from envelopes.ids import utc_now
 from envelopes.types import Envelope
 from organs.absorption.core import yield_context
 from organs.anatomy import ABSORPTION
@@ -17,7 +18,11 @@ def build_absorption(settings: BusSettings, *, signer: Signer | None = None) -> 
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         async def handle(envelope: Envelope, _: Delivery) -> Sequence[Output]:
-            return [Output(tract.subjects.border_in, yield_context(envelope, settings.instance, signer=signer))]
+            return [
+                Output(
+                    tract.subjects.border_in, yield_context(envelope, settings.instance, signer=signer, now=utc_now())
+                )
+            ]
 
         (consumer,) = ABSORPTION.consumers
         return [

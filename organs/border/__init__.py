@@ -21,16 +21,6 @@ from organs.border.compiler import (
     validate_id,
 )
 from organs.border.decide import DEFAULT_BUDGET_BYTES, DEFAULT_BUDGET_TOKENS, BorderConfig, border_decide
-from organs.border.errors import (
-    BorderConfigError,
-    BorderError,
-    CompileError,
-    ConflictError,
-    InvalidPromptInputError,
-    ModuleIdReuseError,
-    RequiredOverflowError,
-    SegmentIdReuseError,
-)
 from organs.border.guard import (
     DEFAULT_PATTERNS,
     Admission,
@@ -52,6 +42,16 @@ from organs.border.prompt import (
     frame_segment_id,
     paste_modules,
     render_frame,
+)
+from organs.errors import (
+    BorderConfigError,
+    BorderError,
+    CompileError,
+    ConflictError,
+    InvalidPromptInputError,
+    ModuleIdReuseError,
+    RequiredOverflowError,
+    SegmentIdReuseError,
 )
 
 __all__ = [

@@ -55,13 +55,6 @@ from envelopes.types import (
     InspectionEntry,
 )
 from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_joined, count_tokens_many, encoding_for
-from organs.border.errors import (
-    ConflictError,
-    InvalidPromptInputError,
-    ModuleIdReuseError,
-    RequiredOverflowError,
-    SegmentIdReuseError,
-)
 from organs.border.segments import (
     AUTHORITY_ORDER,
     AUTHORITY_RANK,
@@ -83,6 +76,13 @@ from organs.border.segments import (
     PromptModule,
     PromptSegment,
     validate_id,
+)
+from organs.errors import (
+    ConflictError,
+    InvalidPromptInputError,
+    ModuleIdReuseError,
+    RequiredOverflowError,
+    SegmentIdReuseError,
 )
 from organs.fitting import fit_tokens
 

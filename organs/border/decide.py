@@ -45,9 +45,7 @@ class BorderConfig:
     session_ttl_s: float = DEFAULT_SESSION_TTL_S
 
 
-def _rejected(
-    envelope: Envelope, rejection: Rejection, config: BorderConfig, *, instance: str, at: str | None
-) -> Envelope:
+def _rejected(envelope: Envelope, rejection: Rejection, config: BorderConfig, *, instance: str, at: str) -> Envelope:
     return secrete(
         envelope,
         organ=BORDER.wire_name,
@@ -67,7 +65,7 @@ def _admit(
     config: BorderConfig,
     *,
     instance: str,
-    at: str | None,
+    at: str,
     delivered: Mapping[str, int] | None,
 ) -> Envelope:
     payload = admission.payload
@@ -115,16 +113,16 @@ def border_decide(
     *,
     instance: str,
     now: float,
-    at: str | None = None,
+    at: str,
     delivered: Mapping[str, int] | None = None,
 ) -> Envelope:
     """Screen ``envelope`` and return the ``admitted`` or ``rejected`` envelope for the brain.
 
     ``now`` (seconds) drives the rate limit; ``at`` (RFC 3339 UTC) stamps the new
-    steps, defaulting to the current time. ``delivered`` maps the frames the
+    steps; the worker reads the clock for both. ``delivered`` maps the frames the
     envelope's session already carries to the turn that carried them; each is
     compiled as a one-line reference. Given the same envelope, config, state,
-    ``at`` and ``delivered``, the output is the same.
+    ``now``, ``at`` and ``delivered``, the output is the same.
     """
     match screen(envelope, config.policy, state, now=now):
         case Admission() as admission:

@@ -41,7 +41,7 @@ from organs.border.compiler import (
     PromptSegment,
     validate_id,
 )
-from organs.border.errors import InvalidPromptInputError
+from organs.errors import InvalidPromptInputError
 
 __all__ = [
     "ANCHORS_SEGMENT_ID",

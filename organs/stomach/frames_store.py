@@ -31,9 +31,8 @@ from nats.js.object_store import ObjectStore
 from envelopes.codec import decode_frame_record, encode
 from envelopes.ids import digest_bytes
 from envelopes.types import FrameRecord
-from organs.client import INLINE_HEADROOM
 from organs.errors import FrameNotFound, PoisonError
-from organs.runtime.bus import Tract
+from organs.runtime.bus import INLINE_HEADROOM, Tract
 
 __all__ = ["FrameNotFound", "FrameStore"]
 

@@ -25,9 +25,10 @@ resolve the intent → distill each distinct evidence segment → fit the token 
   because nothing of them was read beyond the classifier's sample.
 
 Every distinct segment is counted in full exactly once. For a paste of 64 KiB or
-more that runs on worker threads (tiktoken releases the GIL) from the moment the
-paste is split, while this thread classifies and distills; long segments are cut
-at boundaries where counts provably add up (``organs.accounting.additive_chunks``),
+more that starts on a side thread (``organs.accounting.SharedCount``) from the
+moment the paste is split, while this thread classifies and distills, and this
+thread takes the rest of it once it needs the counts; long segments are cut at
+boundaries where counts provably add up (``organs.accounting.additive_chunks``),
 so both threads stay busy even for a single log. A smaller paste is counted
 inline: handing it to a thread costs more than the overlap gives.
 """
@@ -35,7 +36,6 @@ inline: handing it to a thread costs more than the overlap gives.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
@@ -43,6 +43,7 @@ from envelopes.types import DegradationTier, Frame, FrameKind, SegmentKind, Segm
 from organs.accounting import (
     DEFAULT_ENCODING,
     THREADED_COUNT_CHARS,
+    SharedCount,
     count_tokens,
     count_tokens_exact,
     count_tokens_many,
@@ -84,8 +85,6 @@ _RERENDER_MARGIN = 0.95
 # Head-and-tail renderings grow with their target; one served under this share of its share is rendered again.
 _GROWING_KINDS: frozenset[FrameKind] = frozenset({"code", "note"})
 _UNDERSHOOT = 0.8
-# Counts a large paste's full texts while the calling thread renders it; shared by every ingest in the process.
-_full_count_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-full-count")
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,11 +313,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         )
     )
     overlapped = sum(len(segment) for segment in counted_texts) >= THREADED_COUNT_CHARS
-    full_counts: Future[list[int]] | None = (
-        _full_count_thread.submit(count_tokens_exact, counted_texts, encoding, config.token_threads)
-        if overlapped
-        else None
-    )
+    full_counts = SharedCount(counted_texts, encoding) if overlapped else None
     # Counted first when small, so the budget is shared out by exact sizes rather than estimates.
     segment_tokens = None if overlapped else _counted(counted_texts, count_tokens_exact(counted_texts, encoding, 1))
     evidence: dict[str, _Evidence] = {}
@@ -366,7 +361,9 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
             item.target = target
             _render(item, encoding, tier, ask)
             if item.compact_tokens < 0:
-                item.compact_tokens = count_tokens(item.compact or "", encoding)
+                # A rendering grown back into the whole text is not counted again: each text once.
+                same = item.compact == item.text and item.full_tokens > 0
+                item.compact_tokens = item.full_tokens if same else count_tokens(item.compact or "", encoding)
             return item.compact_tokens
 
         # The first rendering within the limit ends the search, so it is the one the item now holds.

@@ -65,6 +65,8 @@ _DIAGNOSTIC = re.compile(
     r"|g?make(?:\[\d{1,3}\])?: (?:\*\*\*|Entering directory|Leaving directory|Nothing to be done)"
     r"|In file included from |[^\s:]{1,300}: In function "
     r"|\d{1,6} (?:errors?|warnings?) generated\."
+    # Terraform, Helm and other CLIs: "Error: Invalid reference", "  on main.tf line 12, in resource …:"
+    r"|(?:Error|Warning): [A-Z]|\s{0,8}on [^\s:]{1,300} line \d+"
 )
 
 
@@ -82,7 +84,7 @@ _TEST_REPORT = re.compile(
     r"|(?:=== RUN|--- (?:FAIL|PASS|SKIP):|ok  \t|FAIL\t|PASS$|FAIL$)"
     r"|running \d+ tests?$|test [\w:]{1,200} \.\.\. (?:ok|FAILED|ignored)|test result: "
     r"|\s{0,8}(?:Tests?|Test Suites|Suites):\s{1,4}\d"
-    r"|\s{0,8}(?:[✓✔✗✘✕×]|ok \d|not ok \d)\s{1,4}"
+    r"|\s{0,8}(?:[✓✔✗✘✕×●]|ok \d|not ok \d)\s{1,4}|\s{0,2}(?:PASS|FAIL) {1,2}\S"
     r"|\s{0,8}\d{1,6} (?:passed|failed|skipped|flaky|pending|passing|failing)\b"
     r"|Ran \d+ tests? in |(?:OK|FAILED) \((?:failures|errors|skipped)="
     # pytest's failure sections: the progress line, the failing source line, the explanation, the location

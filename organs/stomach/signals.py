@@ -134,9 +134,9 @@ _LOWERED_ALERTS: dict[str, re.Pattern[str]] = {
     "core dumped": re.compile("core dumped"),
     "exit": re.compile(r"exit(?:ed)?(?: with)?[ _](?:status|code)[:= ]{1,3}[\"']?-?(?:[1-9]\d{0,4}|0\d)"),
     "non-zero": re.compile(r"returned non-zero\b|non-zero exit\b"),
-    # "failures=1", "Failures: 4", "errors=2"
+    # "failures=1", "Failures: 4", "errors=2", an error code ("error 22", "Error 1" from make)
     "fail": re.compile(r"(?:failures?|failed|failing)[=:] ?[1-9]"),
-    "err": re.compile(r"errors?[=:] ?[1-9]"),
+    "err": re.compile(r"error(?<![a-z]error)(?:s?[=:] ?| -?)[1-9]"),
 }
 # "3 failed", "2 errors", "1 failing": a count word after a number, which must not be zero.
 _COUNTED = re.compile(r" (?:failed|failures?|failing|errors?)\b")

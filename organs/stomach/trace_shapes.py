@@ -13,9 +13,10 @@ Runtimes covered: Python (chained causes, 3.11 carets, exception groups), JVM
 (``Caused by:``, ``Suppressed:``, ``... N more``), .NET (``--->`` inner
 exceptions and their end markers), Node, Go (panics, ``fatal error:``,
 goroutine dumps with ``created by`` and ``fp=/sp=/pc=``), Rust (panics and
-backtraces), Ruby and Rails, PHP, Dart and Flutter, C/C++ debuggers and
-sanitizers (``#0 0x… in``), and the Linux kernel (oops, BUG, WARNING, KASAN,
-lockdep, hung tasks: ``Call Trace:``, ``? func+0x…/0x…``, ``RIP:``).
+backtraces), Ruby and Rails, PHP, Dart and Flutter, Elixir and Erlang, Swift
+traps and Apple crash reports, C/C++ debuggers and sanitizers (``#0 0x… in``,
+``==42==ERROR: AddressSanitizer``), and the Linux kernel (oops, BUG, WARNING,
+KASAN, lockdep, hung tasks: ``Call Trace:``, ``? func+0x…/0x…``, ``RIP:``).
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ _FRAME = re.compile(
     r"|\s*File \"[^\"]{1,400}\", line \d"
     # elided JVM frames
     r"|\s*\.\.\. \d+ (?:more|common frames omitted)"
-    # Go: \t/path/file.go:12 +0x1d, with fp= sp= pc= in runtime dumps
-    r"|\s+\S{1,300}\.go:\d+(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?\s*$"
+    # Go: \t/path/file.go:12 +0x1d (or the runtime's asm_amd64.s), with fp= sp= pc= in runtime dumps
+    r"|\s+\S{1,300}\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?\s*$"
     r"|created by \S"
     # Rust backtrace: "  12: std::rt::lang_start"
     r"|\s*\d{1,4}: (?:[\w<>$]+::|0x[0-9a-f]+ - )"
@@ -66,6 +67,10 @@ _FRAME = re.compile(
     # kernel: " ? func+0x1a/0x30 [mod]", "[<ffffffff81>] func+0x1a/0x30", "RIP: 0010:func+0x1c/0x30"
     r"|\s*(?:\[<[0-9a-f]{8,16}>\] )?(?:\? )?[\w.$]{1,200}\+0x[0-9a-f]{1,16}/0x[0-9a-f]{1,16}\b"
     r"|\s*RIP: [0-9a-f]{4}:"
+    # Apple crash reports: "1   Shop   0x0000000100f0e0d0 CartView.body.getter + 120"
+    r"|\d{1,4}\s+\S{1,200}\s+0x[0-9a-f]{8,16} \S[^\n]{0,300} \+ \d{1,10}\s*$"
+    # Elixir and Erlang: "    (shop 0.1.0) lib/shop/cart.ex:12: Shop.Cart.total/1"
+    r"|\s+\([\w]{1,100} [\w.+-]{1,40}\) [^\s:]{1,300}:\d+: "
 )
 
 
@@ -87,7 +92,11 @@ def is_go_function(line: str) -> bool:
     if not line.endswith(")") or line.startswith((" ", "\t")) or len(line) > _EXAMINED:
         return False
     head, _, arguments = line.rpartition("(")
-    return "." in head and _GO_HEAD.fullmatch(head) is not None and _GO_ARGUMENTS.fullmatch(arguments) is not None
+    return (
+        ("." in head or arguments.startswith("0x"))
+        and _GO_HEAD.fullmatch(head) is not None
+        and _GO_ARGUMENTS.fullmatch(arguments) is not None
+    )
 
 
 _HEADER = re.compile(
@@ -101,6 +110,8 @@ _HEADER = re.compile(
     r"|(?P<goroutine>goroutine \d+ \[)"
     r"|(?P<rust>thread '[^']{0,200}' panicked at )"
     r"|(?P<dotnet>Unhandled [Ee]xception[.:] )"
+    # Swift's runtime trap, a sanitizer's report, Elixir's "** (RuntimeError) message"
+    r"|(?P<native>Fatal error: |==\d{1,10}==ERROR: \w{1,40}Sanitizer|\*\* \([\w.]{1,200}\) )"
     r"|(?P<dart>Unhandled exception:\s*$|═+╡ EXCEPTION CAUGHT BY )"
     r"|(?P<php>PHP (?:Fatal error|Parse error|Warning|Notice|Deprecated): |(?:PHP )?Fatal error: Uncaught "
     r"|(?:Uncaught )?exception '[\w\\]{1,200}' with message )"
@@ -118,7 +129,9 @@ _HEADER = re.compile(
 )
 
 # Headers only a runtime prints: a block that opens with one is a trace even with no frame below it.
-STRONG_HEADERS = frozenset(["python", "jvm_thread", "go_panic", "goroutine", "rust", "dotnet", "dart", "php", "rails"])
+STRONG_HEADERS = frozenset(
+    ["python", "jvm_thread", "go_panic", "goroutine", "rust", "dotnet", "dart", "php", "rails", "native"]
+)
 
 
 def trace_header(line: str) -> str | None:
@@ -136,7 +149,8 @@ _CONTEXT = re.compile(
     r"|--- End of (?:inner exception )?stack trace|-{3} End of stack trace from previous location"
     r"|During handling of the above exception|The above exception was the direct cause"
     r"|nested exception is:?|thrown in \S|note: run with `RUST_BACKTRACE"
-    r"|\[signal SIG|exit status \d|goroutine \d+ gp=|Receiver: |Tried calling: "
+    r"|\[signal SIG|exit status \d|goroutine \d+ gp=|Receiver: |Tried calling: |Thread \d{1,4}(?: Crashed)?:"
+    r"|(?:READ|WRITE) of size \d|SUMMARY: \w{1,40}Sanitizer"
     # Python's source under a frame: carets and squiggles (3.11+)
     r"|[~^]{1,300}\s*$"
     # kernel report context: who, where, registers, the code bytes, allocation sections

@@ -23,11 +23,12 @@ from typing import Any
 import msgspec
 
 from envelopes.codec import DecodeError, decode_frame_request, encode
+from envelopes.ids import utc_now
 from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, FrameReply, Paste
 from organs.accounting import digest_text
 from organs.anatomy import ABSORPTION, STOMACH
-from organs.client import INLINE_HEADROOM
-from organs.errors import ConfigError
+from organs.errors import ConfigError, FrameTampered
+from organs.frame_check import verify_frame
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -39,6 +40,7 @@ from organs.runtime import (
     call_core,
     get_logger,
 )
+from organs.runtime.bus import INLINE_HEADROOM
 from organs.secretion import secrete
 from organs.settings import Settings
 from organs.signing import Signer
@@ -82,7 +84,7 @@ def digest_paste(
     *,
     instance: str,
     follow_up_of: str | None = None,
-    now: str | None = None,
+    now: str,
     signer: Signer | None = None,
 ) -> Envelope:
     """The digested envelope for a paste's bundle: pure, the origin untouched."""
@@ -167,7 +169,7 @@ def build_stomach(
                 budget_tokens=base_config.budget_tokens if paste.budget_tokens is None else paste.budget_tokens,
             )
             bundle = await digest(text, ingest_config, paste.intent, envelope.chain.input_digest)
-            digested = digest_paste(envelope, bundle, instance=settings.instance, signer=signer)
+            digested = digest_paste(envelope, bundle, instance=settings.instance, signer=signer, now=utc_now())
             outputs = [Output(tract.subjects.absorption_in, digested)]
             if bundle.tier == "deferred":
                 notice = DeferredNotice(
@@ -189,6 +191,7 @@ def build_stomach(
                             stages=(),
                             tier="deferred",
                             role="deferred",
+                            now=utc_now(),
                         ),
                     )
                 )
@@ -217,7 +220,12 @@ def build_stomach(
             )
             bundle = await digest(text, ingest_config, notice.intent, notice.paste_ref)
             follow_up = digest_paste(
-                envelope, bundle, instance=settings.instance, follow_up_of=notice.deferred_envelope_id, signer=signer
+                envelope,
+                bundle,
+                instance=settings.instance,
+                follow_up_of=notice.deferred_envelope_id,
+                signer=signer,
+                now=utc_now(),
             )
             return [Output(tract.subjects.absorption_in, follow_up)]
 
@@ -230,7 +238,7 @@ def build_stomach(
             await msg.respond(encode(await answer_raw_request(store, msg.data, limit)))
 
         await tract.nc.subscribe(tract.subjects.frames_get, queue=STOMACH.name, cb=serve_frame)
-        # Only the operator user may publish here (see organs.runtime.security); no organ can.
+        # Only the operator user may publish here (see organs.operations.security); no organ can.
         await tract.nc.subscribe(tract.subjects.frames_raw, queue=STOMACH.name, cb=serve_raw)
         main, deferred = STOMACH.consumers
         return [
@@ -270,9 +278,9 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int) -> F
     try:
         record = await store.record(request.id)
         if request.representation == "compact":
-            return FrameReply(frame=record.compact)
+            return FrameReply(frame=verify_frame(record.compact, request.id))
         paste = await store.get_paste(record.paste_ref)
-    except FrameNotFound as error:
+    except (FrameNotFound, FrameTampered) as error:
         return FrameReply(error=str(error))
     full_text = paste[record.span[0] : record.span[1]]
     compact = record.compact
@@ -284,13 +292,15 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int) -> F
                 f"in the {store.tract.subjects.frames_bucket} object store"
             )
         )
-    return FrameReply(
-        frame=msgspec.structs.replace(
-            compact,
-            representation="full",
-            content=full_text,
-            content_digest=compact.id,
-            token_cost=compact.full_tokens,
-            normal_form=False,
-        )
+    full = msgspec.structs.replace(
+        compact,
+        representation="full",
+        content=full_text,
+        content_digest=compact.id,
+        token_cost=compact.full_tokens,
+        normal_form=False,
     )
+    try:
+        return FrameReply(frame=verify_frame(full, request.id))
+    except FrameTampered as error:
+        return FrameReply(error=str(error))

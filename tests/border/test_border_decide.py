@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from factories_border import AT, served_frame, yield_envelope
 
 from envelopes import codec
 from envelopes.ids import derive_id
@@ -23,6 +22,7 @@ from organs.border.prompt import DEFAULT_KERNEL_INSTRUCTIONS, FRAME_TOOLS, GOAL_
 from organs.border.worker import border_config
 from organs.errors import ConfigError
 from organs.settings import Settings
+from tests.support.envelopes import AT, served_frame, yield_envelope
 
 
 def decide(envelope: Envelope, config: BorderConfig | None = None) -> Envelope:
@@ -182,4 +182,4 @@ def test_the_host_says_which_frame_tools_the_model_can_call() -> None:
 
 def test_an_unknown_frame_tool_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match=r"^ICHOR_FRAME_TOOLS="):
-        Settings.from_environ({"ICHOR_FRAME_TOOLS": "get_frame,rm_rf"})
+        border_config(Settings.from_environ({"ICHOR_FRAME_TOOLS": "get_frame,rm_rf"}))

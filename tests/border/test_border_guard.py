@@ -9,7 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import msgspec
 import pytest
-from factories_border import HOST, reference_frame, served_frame, yield_envelope
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +28,7 @@ from organs.border import (
 )
 from organs.border.guard import BASE64_ALPHABET, DEFAULT_PATTERNS, fold_case
 from organs.border.prompt import ANCHORS_SEGMENT_ID, GOAL_SEGMENT_ID
+from tests.support.envelopes import HOST, reference_frame, served_frame, yield_envelope
 
 
 def verdict(envelope: Envelope, policy: BorderPolicy | None = None) -> Admission | Rejection:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from factories_border import reference_frame, served_frame, yield_envelope
 
 from envelopes.types import External, Trust, Yield
 from organs.accounting import count_tokens
@@ -28,6 +27,7 @@ from organs.border.prompt import (
     kernel_text,
     paste_segment_texts,
 )
+from tests.support.envelopes import reference_frame, served_frame, yield_envelope
 
 
 def a_yield(**kwargs: object) -> Yield:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import hypothesis.strategies as st
-from factories_border import served_frame, yield_envelope
 from hypothesis import given, settings
 
 from envelopes.types import Admitted, CompiledPrompt, SystemInternal
@@ -24,6 +23,7 @@ from organs.border import (
     compile,
 )
 from organs.border.prompt import GOAL_SEGMENT_ID
+from tests.support.envelopes import AT, served_frame, yield_envelope
 
 CONFIG = SystemInternal(component="property")
 CHARACTERS = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")
@@ -130,7 +130,7 @@ def test_the_goal_appears_verbatim_in_every_admitted_prompt(
 ) -> None:
     frames = tuple(served_frame(text) for text in dict.fromkeys(evidence))
     out = border_decide(
-        yield_envelope(goal, anchors=anchors, frames=frames), BorderConfig(), GuardState(), instance="b", now=0.0
+        yield_envelope(goal, anchors=anchors, frames=frames), BorderConfig(), GuardState(), instance="b", now=0.0, at=AT
     )
     admitted = out.payload
     assert isinstance(admitted, Admitted)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from factories_border import AT, served_frame, yield_envelope
 
 from envelopes.types import Admitted, Envelope, Rejected
 from organs.border import BorderConfig, BorderPolicy, GuardState, border_decide
@@ -11,6 +10,7 @@ from organs.border.prompt import GOAL_SEGMENT_ID
 from organs.border.worker import border_config
 from organs.errors import ConfigError
 from organs.settings import Settings
+from tests.support.envelopes import AT, served_frame, yield_envelope
 
 KEY = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 GOAL = f"Why is {KEY} rejected by the API?"

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import msgspec
-from factories_border import AT, served_frame, yield_envelope
 
 from envelopes import codec
 from envelopes.types import Admitted, Envelope, Session
 from organs.border import BorderConfig, GuardState, border_decide, frame_segment_id
 from organs.border.prompt import GOAL_SEGMENT_ID
 from organs.border.session import SessionRecord, delivered_frames
+from tests.support.envelopes import AT, served_frame, yield_envelope
 
 LOG = "\n".join(f"2026-03-01T10:00:{n % 60:02d}Z INFO request {n} served in {n % 17} ms" for n in range(60))
 

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import time
 from collections import Counter
 
@@ -70,13 +67,3 @@ async def consumer_settled(tract: Tract, durable: str, timeout: float = 30.0) ->
 
 def duplicates(ids: list[str]) -> dict[str, int]:
     return {key: count for key, count in Counter(ids).items() if count > 1}
-
-
-def spawn_worker(organ: str, url: str, **env: str) -> subprocess.Popen[bytes]:
-    """``ichor worker <organ>`` as a real separate process."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "organs.cli", "worker", organ, "--nats", url],
-        env={**os.environ, **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )

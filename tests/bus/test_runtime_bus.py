@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from envelopes.codec import encode
 from envelopes.types import Envelope, Yield
 from organs.absorption import build_absorption
+from organs.operations.supervisor import spawn_worker
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.server import EmbeddedServer
 from tests.bus.helpers import (
@@ -18,14 +20,18 @@ from tests.bus.helpers import (
     duplicates,
     read_envelopes,
     read_subject,
-    spawn_worker,
     subject_count,
     wait_for_count,
 )
 from tests.conftest import running_organ
-from tests.factories import digested_envelope
+from tests.support.envelopes import digested_envelope
 
 pytestmark = pytest.mark.bus
+
+
+def quiet_worker(url: str, **env: str) -> subprocess.Popen[bytes]:
+    """An absorption worker process; its logs are not the test's."""
+    return spawn_worker("absorption", url, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
 async def publish(tract: Tract, subject: str, envelope: Envelope) -> None:
@@ -103,13 +109,13 @@ async def test_poison_goes_to_the_dead_letter_queue_and_the_worker_keeps_consumi
 async def test_sigkill_between_publish_and_ack_duplicates_nothing(tract: Tract, nats_server: EmbeddedServer) -> None:
     digested = digested_envelope()
     await publish(tract, tract.subjects.absorption_in, digested)
-    doomed = spawn_worker("absorption", nats_server.url, ICHOR_FAULT_KILL_BEFORE_ACK="1", ICHOR_ACK_WAIT_S="2")
+    doomed = quiet_worker(nats_server.url, ICHOR_FAULT_KILL_BEFORE_ACK="1", ICHOR_ACK_WAIT_S="2")
     assert await asyncio.to_thread(doomed.wait, 30) == -signal.SIGKILL
     assert await subject_count(tract, tract.subjects.border_in) == 1
     info = await tract.js.consumer_info(tract.subjects.tract_stream, "absorption")
     assert info.num_ack_pending == 1  # published downstream, never acked
 
-    survivor = spawn_worker("absorption", nats_server.url, ICHOR_ACK_WAIT_S="2")
+    survivor = quiet_worker(nats_server.url, ICHOR_ACK_WAIT_S="2")
     try:
         info = await consumer_settled(tract, "absorption")
         assert info.num_ack_pending == 0
@@ -124,7 +130,7 @@ async def test_sigkill_between_publish_and_ack_duplicates_nothing(tract: Tract, 
 async def test_sigterm_with_envelopes_in_flight_loses_none(tract: Tract, nats_server: EmbeddedServer) -> None:
     inputs = [digested_envelope(goal=f"ask {n}?", evidence=f"evidence {n}") for n in range(400)]
     await asyncio.gather(*(publish(tract, tract.subjects.absorption_in, envelope) for envelope in inputs))
-    worker = spawn_worker("absorption", nats_server.url)
+    worker = quiet_worker(nats_server.url)
     await wait_for_count(tract, tract.subjects.border_in, 50)
     worker.send_signal(signal.SIGTERM)
     assert await asyncio.to_thread(worker.wait, 30) == 0
@@ -133,7 +139,7 @@ async def test_sigterm_with_envelopes_in_flight_loses_none(tract: Tract, nats_se
     assert info.num_ack_pending == 0, "a drained worker leaves nothing half-done"
     assert stopped_at < len(inputs), "the stop came mid-stream"
 
-    finisher = spawn_worker("absorption", nats_server.url)
+    finisher = quiet_worker(nats_server.url)
     try:
         await consumer_settled(tract, "absorption")
     finally:

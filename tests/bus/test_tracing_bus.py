@@ -13,7 +13,7 @@ from organs.absorption import build_absorption
 from organs.runtime.bus import BusSettings, Tract
 from tests.bus.helpers import consumer_settled, read_envelopes, wait_for_count
 from tests.conftest import running_organ
-from tests.factories import digested_envelope
+from tests.support.envelopes import digested_envelope
 
 pytestmark = pytest.mark.bus
 

@@ -12,13 +12,14 @@ from envelopes.types import Admitted, Digested, UserInput
 from organs.absorption import build_absorption
 from organs.border.worker import build_border
 from organs.client import fetch_frame, hand_in_paste
-from organs.runtime.bus import BusSettings, Tract, connect, provision
-from organs.runtime.server import EmbeddedServer
+from organs.runtime.bus import BusSettings, Tract
 from organs.stomach import ingest_paste
 from organs.stomach.frames_store import FrameStore
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, read_subject, wait_for_count
 from tests.conftest import running_organ
+from tests.support.envelopes import AT
+from tests.support.servers import small_tract
 
 pytestmark = pytest.mark.bus
 
@@ -95,17 +96,13 @@ async def _publish_paste(tract: Tract, text: str):  # type: ignore[no-untyped-de
     from envelopes.codec import encode
     from organs.secretion import paste_envelope
 
-    paste = paste_envelope(text, origin=UserInput(actor="ana"), source="test-host", instance="t")
+    paste = paste_envelope(text, origin=UserInput(actor="ana"), source="test-host", instance="t", now=AT)
     await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
     return paste
 
 
 async def test_a_paste_larger_than_a_message_travels_by_reference(tmp_path: Path) -> None:
-    server = EmbeddedServer(tmp_path / "small", max_payload=256 * 1024).start()
-    try:
-        settings = BusSettings(url=server.url, instance="big")
-        tract = await connect(settings, name="big")
-        await provision(tract)
+    async with small_tract(tmp_path / "small", max_payload=256 * 1024, instance="big") as (settings, tract):
         lines = [
             f"2026-11-29T08:{m % 60:02d}:{m % 60:02d}Z INFO worker {m} finished job {m * 7}" for m in range(12_000)
         ]
@@ -127,9 +124,6 @@ async def test_a_paste_larger_than_a_message_travels_by_reference(tmp_path: Path
         assert paste.payload.text_ref == digest_text(text)  # type: ignore[union-attr]
         assert isinstance(outcome.payload, Admitted)
         assert outcome.payload.goal == "Why is the worker so slow?"
-        await tract.nc.close()
-    finally:
-        server.stop()
 
 
 async def test_a_deferred_paste_is_digested_in_full_later(tract: Tract, bus_settings: BusSettings) -> None:
@@ -157,7 +151,9 @@ async def test_a_paste_naming_another_encoding_is_dead_lettered(tract: Tract, bu
     from envelopes.codec import encode
     from organs.secretion import paste_envelope
 
-    paste = paste_envelope("What is this?", origin=UserInput(actor="ana"), source="t", instance="t", encoding="gpt2")
+    paste = paste_envelope(
+        "What is this?", origin=UserInput(actor="ana"), source="t", instance="t", encoding="gpt2", now=AT
+    )
     async with running_organ("stomach", bus_settings, build_stomach(bus_settings)):
         await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
         dlq = tract.subjects.dlq("stomach")

@@ -1,7 +1,7 @@
 """Generators of hostile input for the bad-input fault suite.
 
 Everything here builds bytes or text; nothing talks to a bus. Valid envelopes
-come from the project's own builders (``organs.secretion``, ``tests.factories``)
+come from the project's own builders (``organs.secretion``, ``tests.support.envelopes``)
 so that a mutation of one is a mutation of what really travels on the tract.
 """
 
@@ -20,8 +20,7 @@ from envelopes.ids import digest_text
 from envelopes.types import DeferredNotice, Envelope, UserInput
 from organs.absorption.core import yield_context
 from organs.secretion import paste_envelope, secrete
-from organs.stomach.normal import normal_form
-from tests.factories import digested_envelope
+from tests.support.envelopes import AT, digested_envelope
 
 T = TypeVar("T")
 
@@ -48,21 +47,31 @@ def timed(label: str, action: Callable[[], T]) -> tuple[T, float]:
 
 
 def paste(text: str = "the build failed at step 3\n\nWhy does the build fail?", **kwargs: Any) -> Envelope:
-    return paste_envelope(text, origin=UserInput(actor="fuzz"), source="fault-suite", instance="f", **kwargs)
+    return paste_envelope(
+        text, origin=UserInput(actor="fuzz"), source="fault-suite", instance="f", **{"now": AT, **kwargs}
+    )
 
 
 def deferred_notice_envelope() -> Envelope:
     parent = paste()
     notice = DeferredNotice(paste_ref=digest_text("nowhere"), deferred_envelope_id=parent.id)
     return secrete(
-        parent, organ="stomach", instance="f", dest="stomach", payload=notice, stages=(), tier="deferred", role="x"
+        parent,
+        organ="stomach",
+        instance="f",
+        dest="stomach",
+        payload=notice,
+        stages=(),
+        tier="deferred",
+        role="x",
+        now=AT,
     )
 
 
 def valid_envelopes() -> list[Envelope]:
     """One envelope of every kind a worker may receive, built the way organs build them."""
     digested = digested_envelope()
-    return [paste(), paste("x", intent="why?", budget_tokens=0), digested, yield_context(digested, "f")]
+    return [paste(), paste("x", intent="why?", budget_tokens=0), digested, yield_context(digested, "f", now=AT)]
 
 
 def raw_map(envelope: Envelope) -> dict[str, Any]:
@@ -224,21 +233,3 @@ def pathological_lines() -> list[PathologicalLine]:
 def repeat_to(line: str, size: int) -> str:
     """Newline-joined copies of ``line`` totalling about ``size`` characters."""
     return "\n".join([line] * max(size // (len(line) + 1), 1))
-
-
-def _holds_content(gap: str) -> bool:
-    """Whether a gap shows more than whitespace and fence lines once escape sequences and redraws are rendered."""
-    return any(line.strip() and not line.lstrip(" ").startswith("```") for line in normal_form(gap).split("\n"))
-
-
-def uncovered(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The stretches of ``text`` outside every span that hold more than whitespace, escapes and fence lines."""
-    gaps: list[tuple[int, int]] = []
-    cursor = 0
-    for start, end in sorted(spans):
-        if start > cursor and _holds_content(text[cursor:start]):
-            gaps.append((cursor, start))
-        cursor = max(cursor, end)
-    if _holds_content(text[cursor:]):
-        gaps.append((cursor, len(text)))
-    return gaps

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,9 +16,11 @@ import nats.js.errors
 from envelopes.codec import decode, encode
 from envelopes.types import Envelope, UserInput
 from organs.anatomy import ORGAN_NAMES, ORGANS
+from organs.operations.supervisor import spawn_worker
 from organs.runtime.bus import Tract
 from organs.secretion import paste_envelope
 from tests.bus.helpers import read_subject, subject_count
+from tests.support.envelopes import AT
 
 FAULT_ENV = {"ICHOR_ACK_WAIT_S": "3"}
 
@@ -50,9 +50,10 @@ class OrganProcesses:
         return self
 
     def spawn(self, organ: str, replica: int = 0) -> None:
-        self.processes[(organ, replica)] = subprocess.Popen(
-            [sys.executable, "-m", "organs.cli", "worker", organ, "--nats", self.url],
-            env={**os.environ, **self.env, "ICHOR_INSTANCE": f"{organ}-{replica}"},
+        self.processes[(organ, replica)] = spawn_worker(
+            organ,
+            self.url,
+            env={**self.env, "ICHOR_INSTANCE": f"{organ}-{replica}"},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -88,7 +89,9 @@ def make_pastes(count: int, run: str) -> list[Envelope]:
             f"./services/api/handler_{n % 7}.py\n\n"
             f"Why did request {n + 1} fail?"
         )
-        pastes.append(paste_envelope(text, origin=UserInput(actor=f"{run}-{n}"), source="fault", instance="fault"))
+        pastes.append(
+            paste_envelope(text, origin=UserInput(actor=f"{run}-{n}"), source="fault", instance="fault", now=AT)
+        )
     return pastes
 
 

@@ -19,7 +19,6 @@ Three layers, each with its own promise:
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import time
 import uuid
 from collections.abc import Callable
@@ -50,14 +49,12 @@ from organs.border.guard import Admission, Rejection
 from organs.border.prompt import builtin_modules, paste_modules
 from organs.border.worker import build_border
 from organs.errors import PoisonError
-from organs.runtime.bus import BusSettings, Tract, connect, provision
-from organs.runtime.server import EmbeddedServer
+from organs.runtime.bus import BusSettings, Tract
 from organs.stomach import classify as ladder
 from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import consumer_settled, read_envelopes, read_subject, subject_count, wait_for_count
 from tests.conftest import running_organ
-from tests.factories import digested_envelope, note_frame
 from tests.fault.bad_inputs import (
     HUGE_LENGTH_CLAIMS,
     INVALID_UTF8,
@@ -77,9 +74,11 @@ from tests.fault.bad_inputs import (
     replaced,
     splice,
     timed,
-    uncovered,
     valid_envelopes,
 )
+from tests.support.envelopes import AT, digested_envelope, note_frame
+from tests.support.honesty import assert_bundle_honest
+from tests.support.servers import small_tract
 
 # A decode of a message-sized input takes microseconds; a full second means it hung or went quadratic.
 DECODE_BOUND_S = 1.0
@@ -331,18 +330,9 @@ def test_every_classifier_rung_is_fast_on_pathological_lines(shape: Pathological
 
 
 def check_bundle(text: str, bundle: IngestBundle, *, intent: str | None = None) -> None:
-    """What every digest must honour, whatever the input: coverage, honest ids, a stated tier."""
-    spans = [report.span for report in bundle.report]
-    assert all(0 <= start <= end <= len(text) for start, end in spans)
-    assert spans == sorted(spans)
-    assert all(left[1] <= right[0] for left, right in itertools.pairwise(spans)), "segments overlap"
-    assert uncovered(text, spans) == [], "evidence bytes fell outside every segment"
+    """What every digest must honour, whatever the input: the honesty every stomach test checks, a stated tier."""
+    assert_bundle_honest(text, bundle)
     assert bundle.tier in ("full", "shallow", "deferred") and bundle.tier_reason
-    assert bundle.source_digest == digest_text(text)
-    for frame in bundle.provider.frames:
-        start, end = frame.span
-        assert frame.id == digest_text(text[start:end])
-        assert frame.tier == bundle.tier
     if intent is not None:
         assert bundle.query.goal == intent
 
@@ -548,7 +538,7 @@ MUST_REJECT = {
 @pytest.mark.parametrize("case", list(HOSTILE_DIGESTS))
 def test_absorption_and_border_cores_answer_hostile_digests(case: str) -> None:
     digested = HOSTILE_DIGESTS[case]()
-    yielded, elapsed = timed(f"yield_context on {case}", lambda: yield_context(digested, "absorption-fault"))
+    yielded, elapsed = timed(f"yield_context on {case}", lambda: yield_context(digested, "absorption-fault", now=AT))
     assert elapsed < CORE_BOUND_S
     assert isinstance(yielded.payload, Yield) and yielded.tier == digested.tier
     assert decode(encode(yielded)) == yielded, "absorption emitted an envelope the next hop cannot decode"
@@ -576,7 +566,7 @@ def test_absorption_and_border_cores_answer_hostile_digests(case: str) -> None:
 
     decided, elapsed = timed(
         f"border_decide on {case}",
-        lambda: border_decide(yielded, config, GuardState(), instance="border-fault", now=0.0),
+        lambda: border_decide(yielded, config, GuardState(), instance="border-fault", now=0.0, at=AT),
     )
     assert elapsed < CORE_BOUND_S
     assert isinstance(decided.payload, Admitted | Rejected)
@@ -590,18 +580,20 @@ def test_absorption_and_border_cores_answer_hostile_digests(case: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "make", [paste, deferred_notice_envelope, lambda: yield_context(digested_envelope(), "a")], ids=str
+    "make", [paste, deferred_notice_envelope, lambda: yield_context(digested_envelope(), "a", now=AT)], ids=str
 )
 def test_absorption_refuses_what_is_not_a_digest_with_poison_only(make: Callable[[], Envelope]) -> None:
     with pytest.raises(PoisonError):
-        yield_context(make(), "absorption-fault")
+        yield_context(make(), "absorption-fault", now=AT)
 
 
 @pytest.mark.parametrize("envelope", [*VALID, deferred_notice_envelope()], ids=lambda envelope: envelope.kind)
 def test_the_border_rejects_every_kind_but_a_yield_without_raising(envelope: Envelope) -> None:
-    decided = border_decide(envelope, BorderConfig(), GuardState(), instance="border-fault", now=0.0)
-    assert isinstance(decided.payload, Admitted | Rejected)
-    if envelope.kind != "yield":
+    decided = border_decide(envelope, BorderConfig(), GuardState(), instance="border-fault", now=0.0, at=AT)
+    if envelope.kind == "yield":
+        # The valid yield is honest: the border admits it (a rejection here would be the bug).
+        assert isinstance(decided.payload, Admitted), decided.payload
+    else:
         assert isinstance(decided.payload, Rejected)
         assert "schema.kind" in {reason.code for reason in decided.payload.reasons}
 
@@ -626,7 +618,7 @@ def bad_batch() -> list[Bad]:
     """Bad messages for every input subject; every one has distinct bytes."""
     paste_map = raw_map(paste())
     digested = digested_envelope(goal="Why is the bus test bad?")
-    yielded = yield_context(digested_envelope(goal="Why is this yield bad?"), "absorption-fault")
+    yielded = yield_context(digested_envelope(goal="Why is this yield bad?"), "absorption-fault", now=AT)
     digested_map = raw_map(digested)
     batch: list[Bad] = [Bad("stomach: msgpack nil", "stomach", b"\xc0")]
     for number, organ in enumerate(ORGAN_DURABLES):
@@ -666,7 +658,11 @@ def bad_batch() -> list[Bad]:
         Bad("stomach: a deferred notice on the main subject", "stomach", encode(deferred_notice_envelope())),
         Bad("stomach: a yield", "stomach", encode(yielded)),
         Bad("absorption: a paste", "absorption", encode(paste("a paste for absorption"))),
-        Bad("absorption: a yield", "absorption", encode(yield_context(digested_envelope(goal="Why twice?"), "a"))),
+        Bad(
+            "absorption: a yield",
+            "absorption",
+            encode(yield_context(digested_envelope(goal="Why twice?"), "a", now=AT)),
+        ),
         Bad(
             "absorption: a digest without a tier",
             "absorption",
@@ -684,7 +680,9 @@ def bad_batch() -> list[Bad]:
             "border: a dishonest yield",
             "border",
             encode(
-                yield_context(digested_with(ASK, (dishonest(note_frame("abc"), token_cost=99),)), "absorption-fault")
+                yield_context(
+                    digested_with(ASK, (dishonest(note_frame("abc"), token_cost=99),)), "absorption-fault", now=AT
+                )
             ),
             "rejected",
         ),
@@ -787,11 +785,7 @@ async def test_deep_nesting_in_an_unknown_field_is_dead_lettered_not_fatal(
 
 @pytest.mark.bus
 async def test_a_digest_too_large_for_a_message_is_dead_lettered_not_fatal(tmp_path: Path) -> None:
-    server = EmbeddedServer(tmp_path / "small", max_payload=128 * 1024).start()
-    try:
-        small_settings = BusSettings(url=server.url, instance="fault-small")
-        small = await connect(small_settings, name="fault-small")
-        await provision(small)
+    async with small_tract(tmp_path / "small", max_payload=128 * 1024, instance="fault") as (small_settings, small):
         oversized = paste("x\n\n" * 10_000 + ASK)  # 30 KB in; even capped at max_blocks, ~0.5 MB of digest out
         assert len(encode(oversized)) < 64 * 1024
         async with running_organ("stomach", small_settings, build_stomach(small_settings)):
@@ -803,6 +797,3 @@ async def test_a_digest_too_large_for_a_message_is_dead_lettered_not_fatal(tmp_p
         [letter] = await read_subject(small, dlq, stream=small.subjects.dlq_stream)
         assert letter.data == encode(oversized)
         assert await subject_count(small, small.subjects.stomach_in) == 2
-        await small.nc.close()
-    finally:
-        server.stop()

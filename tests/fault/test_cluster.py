@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from organs.runtime.bus import BusSettings, connect, provision
-from organs.runtime.server import EmbeddedCluster
 from tests.fault.harness import OrganProcesses, ends_reached, make_pastes, publish_all, tally, wait_for_ends
+from tests.support.cluster import EmbeddedCluster
 
 pytestmark = [pytest.mark.bus, pytest.mark.slow]
 

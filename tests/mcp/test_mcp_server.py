@@ -23,12 +23,14 @@ from envelopes.ids import digest_text
 from envelopes.types import Digested, Frame, UserInput
 from organs.client import store_blob
 from organs.mcp.schemas import FrameLinesArgs, GetFrameArgs, GrepFrameArgs, input_schema
-from organs.runtime.bus import BusSettings, Tract, connect, provision
-from organs.runtime.server import EmbeddedServer, free_port
+from organs.runtime.bus import BusSettings, Tract
+from organs.runtime.server import free_port
 from organs.secretion import paste_envelope
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, wait_for_count
 from tests.conftest import running_organ
+from tests.support.envelopes import AT
+from tests.support.servers import small_tract
 
 pytestmark = pytest.mark.bus
 
@@ -56,7 +58,7 @@ def _server(url: str) -> StdioServerParameters:
 
 async def _digest(tract: Tract, bus_settings: BusSettings) -> Frame:
     """Hand the paste to a real stomach; the log frame it made."""
-    paste = paste_envelope(PASTE, origin=UserInput(actor="ana"), source="test-host", instance="t")
+    paste = paste_envelope(PASTE, origin=UserInput(actor="ana"), source="test-host", instance="t", now=AT)
     await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
     assert await wait_for_count(tract, tract.subjects.absorption_in, 1) == 1
     [digested] = await read_envelopes(tract, tract.subjects.absorption_in)
@@ -192,30 +194,29 @@ async def test_streamable_http_serves_the_same_tools(tract: Tract, bus_settings:
 
 
 async def test_a_frame_larger_than_a_message_is_read_from_the_store(tmp_path: Path) -> None:
-    server = EmbeddedServer(tmp_path / "small", max_payload=128 * 1024).start()
-    try:
-        settings = BusSettings(url=server.url, instance="small")
-        tract = await connect(settings, name="small")
-        await provision(tract)
+    async with small_tract(tmp_path / "small", max_payload=128 * 1024, instance="small") as (settings, tract):
         big_log = "\n".join(_log_line(number) for number in range(1, 4001))
         text = big_log + "\n\nWhy do some uploads fail?"
         assert len(big_log) > 128 * 1024
         async with running_organ("stomach", settings, build_stomach(settings)):
             reference = await store_blob(tract, text.encode())
             paste = paste_envelope(
-                "", origin=UserInput(actor="ana"), source="t", instance="t", text_ref=reference, input_digest=reference
+                "",
+                origin=UserInput(actor="ana"),
+                source="t",
+                instance="t",
+                text_ref=reference,
+                input_digest=reference,
+                now=AT,
             )
             await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
             assert await wait_for_count(tract, tract.subjects.absorption_in, 1) == 1
             [digested] = await read_envelopes(tract, tract.subjects.absorption_in)
             assert isinstance(digested.payload, Digested)
             [log_frame] = [frame for frame in digested.payload.frames if frame.kind == "log"]
-            async with Client(_server(server.url), read_timeout_seconds=60) as client:
+            async with Client(_server(settings.url), read_timeout_seconds=60) as client:
                 whole = await client.call_tool("get_frame", {"id": log_frame.id, "full": True})
                 assert not whole.is_error, _text(whole)
                 assert digest_text(_text(whole).partition("\n")[2]) == log_frame.id
                 last = await client.call_tool("frame_lines", {"id": log_frame.id, "start": 4000, "end": 4000})
                 assert _text(last).splitlines()[1:] == [f"4000:{_log_line(4000)}"]
-        await tract.nc.close()
-    finally:
-        server.stop()

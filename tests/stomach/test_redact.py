@@ -177,3 +177,13 @@ def test_adversarial_inputs_of_bounded_size_finish() -> None:
     assert set(PERSONAL_RULES) <= set(rules)
     for text in adversarial_inputs(2048).values():
         find_hits(text, rules)
+
+
+def test_log_lines_are_scrubbed_of_credentials() -> None:
+    from organs.runtime.logs import _scrub_secrets
+
+    key = "AKIA" + "QWERTYUIOPASDFGH"
+    event = {"event": "envelope.dead_lettered", "reason": f"bad paste holding {key}", "reasons": [f"x {key}", 3]}
+    scrubbed = _scrub_secrets(None, "error", event)
+    assert key not in repr(scrubbed)
+    assert scrubbed["reason"] == "bad paste holding ‹secret:aws_access_key_id#1›" and scrubbed["reasons"][1] == 3

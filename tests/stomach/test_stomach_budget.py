@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stomach_checks import assert_bundle_honest
 
 from envelopes.types import FrameKind
 from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.asked import AskTerms
 from organs.stomach.budget import MEANINGFUL_SAVING, allocate, best_representation, fit_budget, weigh
+from tests.support.honesty import assert_bundle_honest
 
 
 def _served(text: str, budget: int) -> str:

@@ -347,6 +347,7 @@ def test_rung_4d_compose_source_column_is_a_log_not_a_table() -> None:
 
 def test_rung_4e_compiler_diagnostics() -> None:
     assert kind_of("src/cart.c:12:5: error: unknown type name 'cart_t'") == "log"
+    assert kind_of("Error: Cannot find module 'cart', how do I fix this?") == "prose"
     clang = "src/cart.c:12:5: warning: unused variable 'n'\n    int n;\n        ^\n1 warning generated."
     assert kind_of(clang) == "log"
 
@@ -395,3 +396,50 @@ def test_wide_csv_with_long_name_cells_is_a_table() -> None:
     rows = ["airport,city,state,date,species,cost"]
     rows += [f"PORTLAND INTL JETPORT AIRFIELD,Portland,Maine,2024-05-0{i},gull,{i * 10}" for i in range(1, 6)]
     assert kind_of("\n".join(rows)) == "table"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ('Error: Invalid reference\n\n  on main.tf line 12, in resource "aws_instance" "web":', "log"),
+        (" FAIL  src/cart.test.js\n  ● cart › totals\n    expected 4\nTests:       1 failed, 3 passed", "log"),
+        ("info: Shop.Api[0]\n      Now listening on: http://localhost:5000\nfail: Shop.Api[13]\n      boom", "log"),
+        ("  PID TTY          TIME CMD\n 4242 pts/0    00:00:01 python\n 4243 pts/0    00:00:00 ps", "table"),
+        ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web", "code"),
+        ('{\n  "name": "shop",\n  "version": "1.0.0"\n}', "code"),
+        ("diff --git a/cart.py b/cart.py\n--- a/cart.py\n+++ b/cart.py\n@@ -1 +1 @@\n-a\n+b", "code"),
+        ("SELECT id, total\nFROM carts\nWHERE total > 10\nORDER BY total DESC;", "code"),
+        ('#!/bin/bash\nset -euo pipefail\nfor f in *.log; do\n  gzip "$f"\ndone', "code"),
+        ("FROM python:3.11\nWORKDIR /app\nCOPY . .\nRUN pip install -r requirements.txt", "code"),
+        ("Context: we run three replicas.\nSymptom: every tenth request hangs.\nQuestion: where to look?", "prose"),
+        (
+            "Fatal error: Unexpectedly found nil\nThread 0 Crashed:\n"
+            "0   libswiftCore.dylib  0x00000001a1b2c3d4 $ss17_assertionFailure + 200",
+            "stack_trace",
+        ),
+        ("** (RuntimeError) cart is empty\n    (shop 0.1.0) lib/shop/cart.ex:12: Shop.Cart.total/1", "stack_trace"),
+        (
+            "==42==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020\n"
+            "READ of size 4 at 0x6020 thread T0\n    #0 0x4b2b3c in cart_total /src/cart.c:12:3",
+            "stack_trace",
+        ),
+    ],
+    ids=[
+        "terraform",
+        "jest",
+        "dotnet-log",
+        "ps",
+        "yaml",
+        "json",
+        "diff",
+        "sql",
+        "shell",
+        "dockerfile",
+        "prose-labels",
+        "swift",
+        "elixir",
+        "asan",
+    ],
+)
+def test_more_shapes_of_tools_and_runtimes(text: str, kind: str) -> None:
+    assert kind_of(text) == kind, classify(text, fenced=False).reason

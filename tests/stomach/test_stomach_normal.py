@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from stomach_checks import assert_bundle_honest
 
 from organs.accounting import digest_text
 from organs.stomach import ingest_paste
 from organs.stomach.normal import normal_form, normalize
+from tests.support.honesty import assert_bundle_honest
 
 
 @pytest.mark.parametrize(

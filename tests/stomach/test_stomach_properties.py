@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from stomach_checks import assert_bundle_honest
 
 from organs.stomach import IngestConfig, ingest_paste
+from tests.support.honesty import assert_bundle_honest
 
 _PIECES = st.sampled_from(
     [

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from stomach_checks import assert_bundle_honest
-
 from organs.stomach import ingest_paste
 from organs.stomach.split import split_blocks
+from tests.support.honesty import assert_bundle_honest
 
 
 def _texts(text: str) -> list[str]:

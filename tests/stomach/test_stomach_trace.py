@@ -126,3 +126,24 @@ def test_the_cause_chain_outlasts_the_frames() -> None:
     assert "Caused by: java.io.IOException: disk full" in rendering
     assert "Suppressed: java.io.IOException: close failed" in rendering
     assert "frames elided" in rendering
+
+
+def test_a_go_dump_keeps_function_and_file_lines_together_and_blank_lines_open_no_section() -> None:
+    dump = "\n".join(
+        [
+            "panic: boom",
+            "",
+            "goroutine 7 [running]:",
+            "panic(0x45cb40, 0x47ad70)",
+            "\t/usr/local/go/src/runtime/panic.go:542 +0x46c fp=0xc4 sp=0xc3 pc=0x42",
+            "main.work(0xc420024120)",
+            "\t/home/me/shop/work.go:6 +0x39",
+            "runtime.goexit()",
+            "\t/usr/local/go/src/runtime/asm_amd64.s:2337 +0x1",
+            "created by main.main",
+            "\t/home/me/shop/main.go:5 +0x58",
+        ]
+    )
+    digest = distill_trace(dump)
+    assert digest.rendering.startswith("[stack trace · panic: boom · 4 frames · 0 chained sections]")
+    assert "main.work(0xc420024120)\n\t/home/me/shop/work.go:6 +0x39" in digest.rendering

@@ -47,7 +47,8 @@ _PLANS = (
     *(_Plan(keep, _ALL, drop_unreliable=True) for keep in (24, 12, 8, 5)),
     *(
         _Plan(keep, lines, drop_unreliable=True)
-        for keep, lines in ((5, 24), (3, 24), (3, 12), (2, 8), (1, 6), (1, 4), (1, 3), (0, 2), (0, 1))
+        # keep 0: each section's innermost frame only; keep -1: no frame, the cause chain alone
+        for keep, lines in ((5, 24), (3, 24), (3, 12), (2, 8), (1, 6), (1, 4), (1, 3), (0, 3), (0, 2), (0, 1), (-1, 1))
     ),
 )
 _DEFAULT_PLAN = _Plan(3, 6, drop_unreliable=True)
@@ -109,9 +110,12 @@ def _clip(line: str) -> str:
 def _sections(lines: list[str]) -> list[_Section]:
     sections = [_Section()]
     for index, line in enumerate(lines):
+        if not _unstamped(line).strip():
+            # A blank line separates causes or goroutines; the next header opens the section.
+            continue
         current = sections[-1]
         last = current.frames[-1] if current.frames else None
-        deeper = last is not None and _unstamped(line).strip() != "" and _indent(line) > last.indent
+        deeper = last is not None and _indent(line) > last.indent
         if last is not None and deeper and trace_header(line) is None:
             # Under a frame: its source and carets, a Go function's file line, a Rust frame's "at" line.
             last.lines.append(line)
@@ -143,15 +147,24 @@ def _render_run(frame: _Frame, count: int) -> list[str]:
     return rendered
 
 
-def _render_frames(frames: list[_Frame], plan: _Plan) -> list[str]:
+def _render_frames(frames: list[_Frame], plan: _Plan, *, innermost_last: bool) -> list[str]:
     unreliable = sum(1 for frame in frames if frame.unreliable) if plan.drop_unreliable else 0
     shown_frames = [frame for frame in frames if not (plan.drop_unreliable and frame.unreliable)]
     runs = _runs(shown_frames)
     keep = plan.keep
     rendered: list[str] = []
-    if keep == 0 and runs:
+    if keep < 0 and runs:
         # Only the chain of headers is left: every frame is counted out.
         rendered.append("    " + elision(len(shown_frames), "frame"))
+    elif keep == 0 and runs:
+        # Only the chain of headers and each section's innermost frame are left.
+        innermost, count = runs[-1] if innermost_last else runs[0]
+        others = len(shown_frames) - count
+        if innermost_last and others:
+            rendered.append("    " + elision(others, "frame"))
+        rendered.extend(_render_run(innermost, count))
+        if not innermost_last and others:
+            rendered.append("    " + elision(others, "frame"))
     elif len(runs) <= 2 * keep + 1:
         for frame, count in runs:
             rendered.extend(_render_run(frame, count))
@@ -203,7 +216,9 @@ def _render(sections: list[_Section], plan: _Plan, summary: str) -> str:
             body.extend(_clip(line) for line in header[:head])
             body.append(elision(len(header) - plan.header_lines, "line"))
             body.extend(_clip(line) for line in header[len(header) - tail :])
-        body.extend(_render_frames(section.frames, plan))
+        # Python prints the innermost frame last ("most recent call last"); the other runtimes first.
+        innermost_last = any("most recent call last" in line for line in header)
+        body.extend(_render_frames(section.frames, plan, innermost_last=innermost_last))
     return "\n".join(body)
 
 

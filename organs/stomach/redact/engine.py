@@ -41,29 +41,30 @@ class _Lines:
     """The lines of one text that hold each keyword, each keyword looked for once however many rules name it."""
 
     def __init__(self, text: str) -> None:
-        lowered = text.lower()
-        # Lower-casing can change the length (U+0130 becomes two characters); positions would then not line up.
-        self._lowered = lowered if len(lowered) == len(text) else None
-        self._whole = [(0, len(text))]
-        self._text_lowered = lowered
+        self._lowered = text.lower()
+        self._length = len(text)
+        # Lower-casing can change the length (U+0130 becomes two characters): positions would not line up,
+        # so a keyword found anywhere then makes the whole text one line.
+        self._aligned = len(self._lowered) == len(text)
         self._found: dict[str, dict[int, int]] = {}
 
     def _of(self, keyword: str) -> dict[int, int]:
         found = self._found.get(keyword)
-        if found is None:
-            found = self._found[keyword] = {}
-            lowered = self._lowered
-            if lowered is None:
-                if keyword in self._text_lowered:
-                    found.update(self._whole)
-                return found
-            position = lowered.find(keyword)
-            while position != -1:
-                start = lowered.rfind("\n", 0, position) + 1
-                end = lowered.find("\n", position)
-                end = len(lowered) if end == -1 else end
-                found[start] = end
-                position = lowered.find(keyword, end)
+        if found is not None:
+            return found
+        found = self._found[keyword] = {}
+        lowered = self._lowered
+        if not self._aligned:
+            if keyword in lowered:
+                found[0] = self._length
+            return found
+        position = lowered.find(keyword)
+        while position != -1:
+            start = lowered.rfind("\n", 0, position) + 1
+            end = lowered.find("\n", position)
+            end = len(lowered) if end == -1 else end
+            found[start] = end
+            position = lowered.find(keyword, end)
         return found
 
     def holding(self, keywords: tuple[str, ...]) -> list[tuple[int, int]]:

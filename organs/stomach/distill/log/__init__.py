@@ -1,17 +1,23 @@
-"""Log distillation: group records into templates, keep the alerts, state the totals.
+"""Log distillation: a log's records grouped into templates, its alerts kept, its totals stated.
 
 The distiller is split by role, as a template miner is: ``config`` (every
-tuning number), ``masking`` (variable fields as ``<*>``), ``headers`` (leading
-fields that are header, not event), ``mining`` (records and templates),
-``display`` (template lines, examples, grouping) and ``fitting`` (to a token
-target). This module is the facade.
+tuning number), ``structured`` (a source prefix, JSON lines and logfmt read as
+fields), ``masking`` (variable fields as ``<*>``), ``headers`` (leading fields
+that are header, not event), ``alerts`` (what kind of alert a record is, and the
+numbers that split templates), ``mining`` (records and templates), ``display``
+(template lines, examples, grouping), ``excerpt`` (a log just over its target)
+and ``fitting`` (to a token target). This module is the facade.
 
-The rendering lists templates in order of first appearance. Tight budgets drop
-whole templates, longest first (never an alert template or one that makes up a
-twentieth of the log before the others), and the rendering says exactly how many
-templates and lines, and how many alert lines of shown templates, it did not
-show. Nothing here knows a particular log format beyond the generic signals in
-``organs.stomach.signals``.
+What is served, in order of preference: the whole log when it fits its target;
+an excerpt of its own lines when the target is within ``compact_min_saving`` of
+its size; else its templates in order of first appearance. There, what a
+reader looks for comes first: alert templates (with the first ones' real
+lines), then templates holding the ask's terms (with the line that holds
+them), then the log's last lines, then what the log mostly says, then the
+shortest templates; distinct alert lines and other examples after. Tight
+budgets drop whole templates, and the rendering says exactly how many templates
+and lines, and how many alert lines of shown templates, it did not show.
+Nothing here knows a particular log format beyond generic signals.
 """
 
 from __future__ import annotations
@@ -81,7 +87,7 @@ def distill_log(
     if fields.columns:
         after = " after the clock" if any(records.stamp_end) else ""
         header += (
-            f"\ntemplate and ! lines leave out the first {plural(fields.columns, 'space-separated field')}{after} "
+            f"\ntemplate lines leave out the first {plural(fields.columns, 'space-separated field')}{after} "
             f"where a message follows them (they hold: {clip(fields.summary, CONFIG.template_chars)})"
         )
     pieces = pieces_of(mined, records, templates, _tail(lines, records, heads))
@@ -154,7 +160,8 @@ def _asked(lines: list[str], records: Records, ask: AskTerms | None) -> dict[int
 
 def _tail(lines: list[str], records: Records, heads: list[Shape]) -> list[str]:
     """Among the log's last non-blank lines (a build's outcome, a test run's summary), each clipped, those of rare
-    records: a repeat of a common template says nothing its template line does not."""
+    ordinary records: a repeat of a common template says nothing its template line does not, and an alert record
+    is shown with the alert templates."""
     frequency = Counter(f"{shape.masked}\x00{shape.split}" for shape in heads)
     tail: list[str] = []
     seen = 0
@@ -165,6 +172,7 @@ def _tail(lines: list[str], records: Records, heads: list[Shape]) -> list[str]:
             continue
         seen += 1
         head = heads[bisect_right(records.start, index) - 1]
-        if frequency[f"{head.masked}\x00{head.split}"] <= CONFIG.excerpt_rare_records:
+        # An alert record is shown with the alert templates, ahead of these.
+        if not head.alert and frequency[f"{head.masked}\x00{head.split}"] <= CONFIG.excerpt_rare_records:
             tail.append(clip(lines[index]))
     return tail[::-1]

@@ -32,7 +32,8 @@ _SEPARATING = (
         re.compile(r"(?:GET|POST|PUT|DELETE|HEAD|PATCH|OPTIONS) [^\"\n]{0,600}? (\d{3}) \d{1,5} \d{1,10}\b"),
     ),
     ("exit", ("exit",), re.compile(r"exit(?:ed)?(?: with)? (?:status|code)[ :=]*(-?\d+)")),
-    ("count", ("fail", "error"), re.compile(r"(?:Failures|Errors): (\d+)| (?:failed|failures?|errors?)\b()")),
+    # A count of failures ("3 failed, 12 passed"): at most four digits, and not "<id> failed: <reason>".
+    ("count", ("fail", "error"), re.compile(r"(?:Failures|Errors): (\d+)| (?:failed|failures?|errors?)\b(?!:)()")),
 )
 _LEVEL_KINDS = {
     "warning": "warn",
@@ -46,6 +47,7 @@ _LEVEL_KINDS = {
 }
 _WORD_KINDS = re.compile(r"\b(?:(panic)|(BUG)|(\w*(?:Exception|Error)\b|Traceback)|(FAIL\w*|[Ff]ail\w*))")
 _KINDS_SHOWN = 4
+_COUNT_DIGITS = 4
 
 
 def separating_spans(key: str) -> tuple[tuple[int, int, str], ...]:
@@ -70,7 +72,7 @@ def _count_before(window: str, position: int) -> tuple[int, int]:
     start = position
     while start > 0 and window[start - 1].isdigit():
         start -= 1
-    if start > 0 and (window[start - 1].isalnum() or window[start - 1] == "."):
+    if position - start > _COUNT_DIGITS or (start > 0 and (window[start - 1].isalnum() or window[start - 1] == ".")):
         # Part of a version or a name (``v1.44 failed``), not a count.
         return position, position
     return start, position

@@ -44,8 +44,11 @@ class LogConfig:
     constant_chars: int = 12
     # A masked value of at most this many word pieces keeps its punctuation (``<*>.<*>``, ``<*>:<*>``).
     shape_max_pieces: int = 3
-    # Distinct alert lines quoted per template.
-    alert_lines_per_template: int = 8
+    # The first this many alert templates show their real line right after their own, before other templates.
+    alert_examples_early: int = 3
+    # Distinct alert lines kept per template, quoted this many at a time (see ``display.pieces_of``).
+    alert_lines_per_template: int = 64
+    alert_lines_per_piece: int = 4
     # Continuation lines shown under an example record.
     continuation_lines_shown: int = 3
     # A template that makes up at least one in this many records is what the log mostly says.

@@ -2,10 +2,13 @@
 
 Each shown template gets one line, ``×count`` and the template with ``<*>``
 where a field varies among its first, second and last lines or is a long
-constant with a digit (an id), before any template gets extras (but a template
-that makes up a twentieth of the log, whose real line follows its own): then
-real example lines (alert templates first), then distinct warn/error lines with
-their repeat counts. A masked field keeps its shape when its samples share it:
+constant with a digit (an id), before any template gets extras (but the first
+alert templates, those holding the ask's terms and those that make up a
+twentieth of the log have their real line right after their own; the log's last
+lines are listed under ``last lines:``): then real example lines, then distinct
+alert lines (whole after the clock, lines that differ only in digits counted as
+one) with their repeat counts. A kept line says why when it is not plain:
+``(matches ask)``, ``(alert)`` in an excerpt. A masked field keeps its shape when its samples share it:
 a ``host:port`` reads ``<*>:<*>``, a decimal ``<*>.<*>``, a method of a numbered
 class ``<*>::name``, an absolute path ``/<*>``, a quoted value ``'<*>'``. When
 not every template line fits, templates that begin with the same tag (the
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 
 from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.masking import WILDCARD, collapse_runs, split_variables
-from organs.stomach.distill.log.mining import Records, Template
+from organs.stomach.distill.log.mining import Records, Template, alert_key
 from organs.stomach.distill.text import TIMES, elision, plural, thousands
 
 __all__ = [
@@ -253,26 +256,57 @@ def pieces_of(lines: list[str], records: Records, templates: list[Template], tai
         pieces.append(Piece(index, SLOT_TEMPLATE, place, None, min(len(template.masked), CONFIG.template_chars) + 8))
         record = template.asked_record if template.asked_hits else template.first_record
         first_start = records.start[record]
-        # A leading or asked template shows a real line right after its own; alert templates once every
+        # A leading or asked template shows a real line right after its own; other alert templates once every
         # template line is in; other examples come after every alert line.
         late_tier = total if template.alert else 3 * total
-        early = leading[index] or (asked[index] and template.asked_hits > 1)
+        # The first few alert templates' real lines come right after them too (the rest once every template
+        # line is in): an alert's real line is what a reader looks for first.
+        first_alerts = template.alert and rank < CONFIG.alert_examples_early
+        early = leading[index] or first_alerts or (asked[index] and template.asked_hits > 1)
         example_priority = place + 1 if early else late_tier + rank
         first_line = lines[first_start]
         example_size = min(len(first_line), CONFIG.example_chars) + 10
         pieces.append(Piece(index, SLOT_EXAMPLE, example_priority, None, example_size))
         if template.alert_lines:
-            example_body = first_line[records.body_start[record] :].strip()
+            reference = first_line[records.stamp_end[record] :].strip()
+            example_key = alert_key(reference)
+            example_body = template.alert_keys.get(example_key, "")
             pieces[-1].quotes = template.alert_lines.get(example_body, 0)
             extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
-            if extra:
-                text = "\n".join(f"    ! {TIMES}{thousands(count)} {clip(body)}" for body, count in extra)
-                pieces.append(
-                    Piece(
-                        index, SLOT_ALERTS, 2 * total + rank, text, len(text), quotes=sum(count for _, count in extra)
-                    )
+            # Distinct alert lines come in pieces of a few: the first after every template line, the rest after
+            # every example, so a roomy target quotes many alerts and a tight one still quotes some.
+            step = CONFIG.alert_lines_per_piece
+            for chunk, first in enumerate(range(0, len(extra), step)):
+                part = extra[first : first + step]
+                text = "\n".join(
+                    f"    ! {TIMES}{thousands(count)} {clip(_against(body, reference))}" for body, count in part
                 )
+                priority = 2 * total + rank if chunk == 0 else 3 * total + chunk * len(templates) + rank
+                pieces.append(Piece(index, SLOT_ALERTS, priority, text, len(text), quotes=sum(c for _, c in part)))
     return pieces
+
+
+def _against(body: str, reference: str) -> str:
+    """An alert line as the words where it differs from ``reference`` (its template's example line), each run
+    after the word before it, ``…`` for the words they share; the whole line when they differ in shape or in
+    more than half their words."""
+    words, shared = body.split(" "), reference.split(" ")
+    if len(words) != len(shared):
+        return body
+    differ = [index for index, (word, other) in enumerate(zip(words, shared, strict=True)) if word != other]
+    if not differ or len(differ) * 2 > len(words):
+        return body
+    shown: list[str] = []
+    last = -1
+    for index in differ:
+        start = max(index - 1, last + 1)
+        if start > last + 1:
+            shown.append("…")
+        shown.extend(words[start : index + 1])
+        last = index
+    if last < len(words) - 1:
+        shown.append("…")
+    return " ".join(shown)
 
 
 def _tag_prefix(text: str) -> str:
@@ -340,7 +374,7 @@ def render(header: str, chosen: list[Piece], templates: list[Template], group: b
         body, grouped = [piece.text or "" for piece in ordered], False
     legend = (
         f"templates by first appearance: {TIMES}count, the line with {WILDCARD} for a varying field or a long id; "
-        "e.g. a real line; ! a distinct alert line"
+        "e.g. a real line; ! a distinct alert line (numbers aside), or its words that differ from the e.g. line"
     )
     if grouped:
         legend += (

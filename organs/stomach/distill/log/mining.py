@@ -22,6 +22,7 @@ whole message is the event itself (``closeQs``, ``instantCollapse``), not a fiel
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
@@ -32,7 +33,7 @@ from organs.stomach.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined,
 from organs.stomach.signals import is_trace_frame
 from organs.stomach.timestamps import leading_stamp
 
-__all__ = ["Records", "Shape", "Template", "mine_templates", "records_of"]
+__all__ = ["Records", "Shape", "Template", "alert_key", "mine_templates", "records_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +67,10 @@ class Template:
     line_count: int = 0
     alert: bool = False
     alert_records: int = 0
+    # Distinct alert lines (after the clock) and how often each recurs; lines that differ only in their digits
+    # are one alert line, spelled as it first appeared (``alert_keys`` maps the digit-flattened spelling to it).
     alert_lines: dict[str, int] = field(default_factory=dict)
+    alert_keys: dict[str, str] = field(default_factory=dict)
     # Alert records by kind, and the separating numbers every record of the template holds.
     kinds: dict[str, int] = field(default_factory=dict)
     split: str = ""
@@ -109,6 +113,7 @@ def _refined(shape: Shape, line: str, cache: dict[tuple[int, str], Shape]) -> Sh
     return refined
 
 
+_DIGIT_RUN = re.compile(r"\d+")
 _CONTINUATION_OPENINGS = (" ", "\t", "}", "]", ")", '"', "Caused by", "Stack trace", "[stacktrace]", "Traceback")
 
 
@@ -202,7 +207,7 @@ def mine_templates(
     ``asked`` maps records holding the ask's terms to how many they hold.
     """
     templates: dict[str, Template] = {}
-    starts, ends, body_starts = records.start, records.end, records.body_start
+    starts, ends = records.start, records.end
     for number, shape in enumerate(heads):
         key = f"{shape.masked}\x00{shape.split}" if shape.split else shape.masked
         template = templates.get(key)
@@ -220,9 +225,7 @@ def mine_templates(
             template.alert = True
             template.alert_records += 1
             template.kinds[shape.kind] = template.kinds.get(shape.kind, 0) + 1
-            body = lines[starts[number]][body_starts[number] :].strip()
-            if body in template.alert_lines or len(template.alert_lines) < CONFIG.alert_lines_per_template:
-                template.alert_lines[body] = template.alert_lines.get(body, 0) + 1
+            _count_alert_line(template, lines[starts[number]][records.stamp_end[number] :].strip(), 1)
     return _merge_variants(list(templates.values()))
 
 
@@ -298,6 +301,22 @@ def _merge_variants(templates: list[Template]) -> list[Template]:
     return sorted(results, key=lambda template: template.first_record)
 
 
+def alert_key(body: str) -> str:
+    """An alert line's spelling with each run of digits read as one ``0``: lines that differ only in their numbers
+    are one alert line."""
+    return _DIGIT_RUN.sub("0", body)
+
+
+def _count_alert_line(template: Template, body: str, count: int) -> None:
+    key = alert_key(body)
+    first = template.alert_keys.get(key)
+    if first is not None:
+        template.alert_lines[first] += count
+    elif len(template.alert_lines) < CONFIG.alert_lines_per_template:
+        template.alert_keys[key] = body
+        template.alert_lines[body] = count
+
+
 def _constant_words(words: list[str], position: int) -> int:
     """How many words other than the one at ``position`` hold no variable."""
     return sum(1 for index, word in enumerate(words) if index != position and word and WILDCARD not in word)
@@ -321,6 +340,5 @@ def _combine(masked: str, parts: list[Template]) -> Template:
         if part.asked_hits > combined.asked_hits:
             combined.asked_record, combined.asked_hits = part.asked_record, part.asked_hits
         for body, count in part.alert_lines.items():
-            if body in combined.alert_lines or len(combined.alert_lines) < CONFIG.alert_lines_per_template:
-                combined.alert_lines[body] = combined.alert_lines.get(body, 0) + count
+            _count_alert_line(combined, body, count)
     return combined

@@ -1,4 +1,4 @@
-"""Invariant checks shared by the stomach tests: honest frames, lossless spans."""
+"""The one honesty check of a digest, shared by the stomach and fault suites: honest frames, lossless spans."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from envelopes.types import Frame
 from organs.accounting import count_tokens, digest_text
 from organs.stomach import IngestBundle
 from organs.stomach.normal import normal_form
+
+__all__ = ["assert_bundle_honest", "assert_frame_honest"]
 
 
 def assert_frame_honest(frame: Frame, full_text: str, encoding: str) -> None:

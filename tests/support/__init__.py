@@ -1,0 +1,1 @@
+"""What the suites share: envelopes to test with, checks, real worker processes, a cluster."""

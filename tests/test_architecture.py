@@ -1,0 +1,197 @@
+"""The house rules, read from the source with the standard library's ``ast``.
+
+* The import graph has no loops, and no module imports one of a floor above it:
+  envelopes ← foundation (errors, settings, anatomy, the redaction rules) ← runtime ← organs ← operations ← cli.
+* A pure core reads no environment and no wall clock: its callers pass configuration and time in.
+* No module starts a thread pool when it is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("envelopes", "organs")
+
+# Lower floors first; a module may import its own floor and the ones below it.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("envelopes",),
+    # The redaction rules are a leaf the runtime needs too: logs and dead-letter reasons are scrubbed with them.
+    ("organs.errors", "organs.settings", "organs.anatomy", "organs.stomach.redact"),
+    ("organs.runtime",),
+    ("organs",),
+    ("organs.operations",),
+    ("organs.cli",),
+)
+
+# Pure cores: synchronous, deterministic functions of their input, config and the time they are given.
+PURE_CORES = (
+    "envelopes.codec",
+    "envelopes.subjects",
+    "envelopes.types",
+    "organs.absorption.core",
+    "organs.accounting",
+    "organs.anatomy",
+    "organs.border.compiler",
+    "organs.border.decide",
+    "organs.border.guard",
+    "organs.border.prompt",
+    "organs.errors",
+    "organs.secretion",
+    "organs.stomach",
+)
+NOT_PURE = ("organs.stomach.worker", "organs.stomach.frames_store", "organs.stomach.raw")
+CLOCK_AND_ENVIRONMENT = {
+    ("os", "environ"),
+    ("os", "getenv"),
+    ("os", "environb"),
+    ("time", "time"),
+    ("time", "time_ns"),
+    ("time", "localtime"),
+    ("time", "gmtime"),
+    ("datetime", "now"),
+    ("datetime", "utcnow"),
+    ("datetime", "today"),
+    ("date", "today"),
+}
+CLOCK_FUNCTIONS = {"utc_now"}
+POOLS = {"ThreadPoolExecutor", "ProcessPoolExecutor", "Pool", "ThreadPool"}
+# Owned by the stomach's lead this session: its full-count thread is still made at import.
+POOLS_AT_IMPORT_LEFT = {"organs.stomach.ingest"}
+
+
+def _modules() -> dict[str, Path]:
+    modules = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            modules[name] = path
+    return modules
+
+
+MODULES = _modules()
+
+
+def _imports(name: str) -> set[str]:
+    """The package modules ``name`` imports, at any depth of its body."""
+    found: set[str] = set()
+    package = name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(MODULES[name].read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {module for module in found if module in MODULES and module != name}
+
+
+GRAPH = {name: _imports(name) for name in MODULES}
+
+
+def _floor(name: str) -> int:
+    best, floor = -1, -1
+    for index, prefixes in enumerate(FLOORS):
+        for prefix in prefixes:
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best:
+                best, floor = len(prefix), index
+    assert floor >= 0, f"{name} is on no floor"
+    return floor
+
+
+def test_no_module_imports_one_on_a_floor_above_it() -> None:
+    upward = [
+        f"{name} (floor {_floor(name)}) imports {target} (floor {_floor(target)})"
+        for name, targets in GRAPH.items()
+        for target in targets
+        if _floor(target) > _floor(name)
+    ]
+    assert upward == []
+
+
+def test_the_import_graph_has_no_loops() -> None:
+    # A package's __init__ re-exporting its own modules is not a loop between rooms.
+    graph = {
+        name: {target for target in targets if not (name == target.rpartition(".")[0] and target in MODULES)}
+        for name, targets in GRAPH.items()
+    }
+    state: dict[str, int] = {}
+    loops: list[list[str]] = []
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                loops.append([*path[path.index(target) :], target] if target in path else [name, target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert loops == []
+
+
+def _pure(name: str) -> bool:
+    if any(name == other or name.startswith(other + ".") for other in NOT_PURE):
+        return False
+    return any(name == core or name.startswith(core + ".") for core in PURE_CORES)
+
+
+def _impure_reads(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if (node.value.id, node.attr) in CLOCK_AND_ENVIRONMENT:
+                yield f"line {node.lineno}: {node.value.id}.{node.attr}"
+        elif isinstance(node, ast.Name) and node.id in CLOCK_FUNCTIONS:
+            yield f"line {node.lineno}: {node.id}"
+        elif isinstance(node, ast.ImportFrom) and node.module in {"os", "time", "datetime"}:
+            for alias in node.names:
+                if (node.module, alias.name) in CLOCK_AND_ENVIRONMENT or alias.name in {"environ", "getenv"}:
+                    yield f"line {node.lineno}: from {node.module} import {alias.name}"
+
+
+def test_the_pure_cores_are_the_modules_the_list_names() -> None:
+    pure = sorted(name for name in MODULES if _pure(name))
+    assert "organs.border.decide" in pure and "organs.stomach.ingest" in pure
+    assert "organs.stomach.worker" not in pure and "organs.border.worker" not in pure
+
+
+@pytest.mark.parametrize("name", sorted(name for name in MODULES if _pure(name)))
+def test_a_pure_core_reads_no_environment_and_no_clock(name: str) -> None:
+    assert list(_impure_reads(ast.parse(MODULES[name].read_text()))) == []
+
+
+def test_the_check_finds_a_clock_and_an_environment_read() -> None:
+    source = (
+        "import os, time\nfrom envelopes.ids import utc_now\nA = os.environ.get('X')\nB = time.time()\nC = utc_now()\n"
+    )
+    assert len(list(_impure_reads(ast.parse(source)))) == 3
+
+
+def _pools_at_import(tree: ast.Module) -> list[int]:
+    """Lines of module-level statements (not inside a def or class) that build a pool."""
+    lines = []
+    for statement in tree.body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if called in POOLS:
+                    lines.append(node.lineno)
+    return lines
+
+
+def test_no_module_starts_a_thread_pool_when_imported() -> None:
+    found = {name for name, path in MODULES.items() if _pools_at_import(ast.parse(path.read_text()))}
+    assert found <= POOLS_AT_IMPORT_LEFT, sorted(found - POOLS_AT_IMPORT_LEFT)
