@@ -47,8 +47,7 @@ class Plan:
 
 def segment_texts(received: str) -> tuple[str, str]:
     """A segment's full text and the text served from it: the one place a received segment becomes both."""
-    full = received
-    return full, normal_form(full)
+    return received, normal_form(received)
 
 
 def _line_cuts(text: str, lead: int, tail: int) -> tuple[int, int]:
