@@ -18,8 +18,7 @@ The order is load-bearing, because several shapes imitate each other:
    command's output decides the kind (a table under ``$ kubectl get pods``),
    and output that reads as prose is a log;
 4. a timestamped log (half the lines open with a clock, some line carries a
-   level token) → log, ahead of
-   tables so ``ts | LEVEL | msg`` is not a table;
+   level token) → log, ahead of tables so ``ts | LEVEL | msg`` is not a table;
    4b. clock-led delimited records whose last field is free text → log even
    without a level token (a markdown table never opens a row with a clock, and
    a metrics CSV ends in values, not phrases, so both stay tables);
@@ -35,16 +34,18 @@ The order is load-bearing, because several shapes imitate each other:
    5c. multi-line records: a first line that opens with a clock (or a short
    label and a clock, ``# Time: …``) and carries a level, or opens one of
    several such records, with continuation lines between them → log;
-6. a weaker log (level tokens, ``npm info``-style tool levels, bracketed
-   prefixes, dmesg uptime stamps, ``daemon[pid]:`` tags or a clock near the
-   start, on half the lines) → log;
+6. a weaker log (level tokens, ``npm info``-style tool levels, .NET's
+   ``info: Category[0]``, bracketed prefixes, dmesg uptime stamps,
+   ``daemon[pid]:`` tags or a clock near the start, on half the lines) → log,
+   unless the first line is a header row of upper-case column names (``ps``);
 7. a whitespace-aligned table (kubectl, ps, docker) → table, last of the
    tabular signals because the padding after ``INFO`` looks like a column break;
    7a. an aligned ``Key:   value`` listing (kubectl describe) → table;
    7b. lines that mostly open with a long number (a sequence id or epoch) → log,
    tried after the aligned tables, whose rows may open with a PID;
-8. code-shaped lines (including INI sections and ``KEY=value``) → code;
-   anything left → prose.
+8. code-shaped lines (including INI sections, ``KEY=value``, lower-case YAML
+   keys, JSON keys, SQL and Dockerfile statements, shell control words and
+   unified diffs) → code; anything left → prose.
 
 Accepted misreads (visible in every SegmentReport's reason):
 
@@ -57,13 +58,18 @@ Accepted misreads (visible in every SegmentReport's reason):
   overwhelmingly is. A hostname-first token without such an extension is prose.
 * Syslog stamps and bare clocks identify a log but never bound it (see
   ``organs.stomach.timestamps``).
-* A prose line that opens with a compiler-diagnostic shape or a clock and a
-  level reads as a log: the shape is what tools print, rarely what people write.
+* A prose line that opens with a compiler-diagnostic shape (unless it asks,
+  ending in ``?``) or a clock and a level reads as a log: the shape is what
+  tools print, rarely what people write.
+* A block whose first 20 sampled lines hold no trace line is never a trace:
+  a log with a trace further down stays a log.
 
 Blocks arrive in the paste's normal form (``organs.stomach.normal``: no
 escapes, carriage-return redraws rendered). Only a bounded sample of a block
-(its first and last lines, each cut to ``LINE_PREFIX`` characters) is examined, so classifying costs the
-same for a thousand lines as for a million.
+(its first and last lines, each cut to ``LINE_PREFIX`` characters) is
+examined, so classifying costs the same for a thousand lines as for a million.
+The rungs themselves are in ``organs.stomach.rungs``; the line shapes they
+count, in ``organs.stomach.signals``, ``trace_shapes`` and ``line_shapes``.
 """
 
 from __future__ import annotations

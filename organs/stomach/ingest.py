@@ -278,15 +278,18 @@ def _line_cuts(text: str, lead: int, tail: int) -> tuple[int, int]:
 def _classified(text: str, block: Block) -> list[_Segment]:
     """The block's segment, or more when the user's words are glued above or below the evidence.
 
-    Evidence is what the ladder found a shape for, or prose whose lines are mostly machine-made.
+    Evidence is what the ladder found a shape for (with or without the glued lines), or prose whose lines
+    are mostly machine-made.
     """
     full, served = _segment_texts(text[block.start : block.end])
     found = classify(served, fenced=block.fenced, language=block.language)
     if block.fenced or found.kind == "path_ref":
         return [_Segment(block, full, served, found)]
     lead, tail = glued_lines(served), glued_tail_lines(served)
-    if found.kind == "prose" and (lead or tail) and own_words(served[slice(*_line_cuts(served, lead, tail))]):
-        lead = tail = 0
+    if found.kind == "prose" and (lead or tail):
+        rest = served[slice(*_line_cuts(served, lead, tail))]
+        if own_words(rest) and classify(rest, fenced=False).kind == "prose":
+            lead = tail = 0
     if not lead and not tail:
         return [_Segment(block, full, served, found)]
     # The normal form keeps every line, so the received text splits at the same lines.

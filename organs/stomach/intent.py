@@ -22,8 +22,9 @@ The goal is the user's own words, never text inside evidence:
   mentions a wish or asks a question it answers itself ("Could it be the JVM? No,
   …"), and an imperative line a tool printed ("Identify and stop the process …")
   yields to the user's question.
-* The user's words glued to the first line of a trace or log (no blank line
-  between) are the leading lines before the first machine line, when they put
+* The user's words glued to the first line of a trace, log or table (no blank
+  line between) are the leading lines before the first line that is machine-made
+  or does not read as a sentence (a table header), when they put
   a question to the reader, or end with a colon and read as a sentence ("Fix
   this:", "only this in the journal:"); ``glued_lines`` says how many. A question
   glued under the last line of the evidence is the trailing lines after the last
@@ -200,8 +201,8 @@ def glued_lines(text: str) -> int:
     """How many leading lines of an evidence block are the user's words glued to it; 0 when there are none."""
     lines = text.split("\n", _GLUED_LINES + 1)
     for count, line in enumerate(lines[: _GLUED_LINES + 1]):
-        if machine_line(line):
-            if count == 0:
+        if machine_line(line) or _SENTENCE.match(line.strip()) is None:
+            if count == 0 or not line.strip():
                 return 0
             lead = "\n".join(lines[:count]).strip()
             introduces = lead.endswith(":") and _SENTENCE.match(lead) is not None

@@ -39,6 +39,8 @@ _CONTROLS = ("\x1b", "\r", "\x08", "\x9b")
 def _has_controls(text: str) -> bool:
     # One substring search per character runs at memory speed; a character-class regex does not.
     return any(control in text for control in _CONTROLS)
+
+
 # Escape sequences, each alternative over disjoint character ranges so a match costs linear time.
 # Erase-in-line is captured (group 1 holds its mode digit, possibly empty) because it changes the line.
 _ESCAPE = re.compile(

@@ -64,18 +64,26 @@ class Classification:
     reason: str
 
 
+_TRACE_PROBE_LINES = 20
+
+
 def trace_rung(lines: list[str]) -> Classification | None:
     headers: list[tuple[int, str]] = []
     frames = 0
     trace_lines = 0
     inside = False
     strong_opening = False
+    following_is_frame = bool(lines) and is_trace_frame(lines[0])
     for index, line in enumerate(lines):
         if (index - trace_lines) * 2 > len(lines) and not strong_opening:
             # More than half the lines are not trace lines: no trace, whatever the rest holds.
             return None
+        if index == _TRACE_PROBE_LINES and trace_lines == 0:
+            # A block whose first lines hold no trace line is at most a log with a trace further down.
+            return None
+        is_frame = following_is_frame
         following_is_frame = index + 1 < len(lines) and is_trace_frame(lines[index + 1])
-        if is_trace_frame(line) or (following_is_frame and is_go_function(line)):
+        if is_frame or (following_is_frame and is_go_function(line)):
             frames += 1
             trace_lines += 1
             inside = True
@@ -182,9 +190,14 @@ def source_column_rung(lines: list[str]) -> Classification | None:
     )
 
 
+def _diagnostic(line: str) -> bool:
+    # A line that asks ("error: x when I run y?") is the user's, whatever it quotes.
+    return is_compiler_diagnostic(line) and not line.endswith("?")
+
+
 def diagnostics_rung(lines: list[str]) -> Classification | None:
-    diagnostics = sum(1 for line in lines if is_compiler_diagnostic(line))
-    if diagnostics == 0 or not (is_compiler_diagnostic(lines[0]) or diagnostics * 4 >= len(lines)):
+    diagnostics = sum(1 for line in lines if _diagnostic(line))
+    if diagnostics == 0 or not (_diagnostic(lines[0]) or diagnostics * 4 >= len(lines)):
         return None
     return Classification("log", f"rung 4e: compiler or build diagnostics ({diagnostics}/{len(lines)} lines)")
 
@@ -387,8 +400,13 @@ _CODE_LINE = re.compile(
     r"|\s*[A-Za-z_][\w.]*(?:\[[^\]\n]{0,80}\])? ?[-+*/|&]?= \S"
     # INI, systemd units, .env: "[Unit]", "Description=containerd", "FOO=bar"
     r"|\[[\w .:\"/-]{1,80}\]\s*$|[A-Za-z_][\w.-]{0,60}=\S"
-    # YAML and JSON keys: "kind: Deployment", "  name:", "- image: web", "\"version\": \"1.0\","
-    r"|\s*(?:- )?[A-Za-z_][\w.-]{0,60}:(?: \S|\s*$)|\s*\"[^\"\n]{1,80}\"\s?:\s?\S|\s*[{\[]\s*$"
+    # YAML and JSON keys: "kind: Deployment", "  name:", "- image: web", "\"version\": \"1.0\","; a YAML key is
+    # lower-case and its value a few words, where a prose label ("Context: we run…") is capitalised or says more
+    r"|\s*(?:- )?[a-z_][\w.-]{0,60}:(?:\s*$| (?:\S{1,200} ){0,2}\S{1,200}$)|\s*\"[^\"\n]{1,80}\"\s?:\s?\S|\s*[{\[]\s*$"
+    # SQL and Dockerfile statements, shell control words
+    r"|(?:SELECT|FROM|WHERE|JOIN|LEFT JOIN|INNER JOIN|GROUP BY|ORDER BY|HAVING|LIMIT|INSERT INTO|UPDATE|DELETE FROM"
+    r"|CREATE|ALTER|DROP|WITH|VALUES|RUN|CMD|COPY|ADD|WORKDIR|ENV|EXPOSE|ENTRYPOINT|ARG|LABEL|USER|VOLUME) \S"
+    r"|\s*(?:fi|done|esac|then|do|else)\s*$|\s*(?:set -[a-z]|export \w|if \[|for \w{1,40} in |while \[|echo )"
     # unified diffs
     r"|diff --git |@@ -\d|(?:---|\+\+\+) [ab]/|index [0-9a-f]{7,40}\.\."
 )

@@ -13,9 +13,10 @@ Runtimes covered: Python (chained causes, 3.11 carets, exception groups), JVM
 (``Caused by:``, ``Suppressed:``, ``... N more``), .NET (``--->`` inner
 exceptions and their end markers), Node, Go (panics, ``fatal error:``,
 goroutine dumps with ``created by`` and ``fp=/sp=/pc=``), Rust (panics and
-backtraces), Ruby and Rails, PHP, Dart and Flutter, C/C++ debuggers and
-sanitizers (``#0 0x… in``), and the Linux kernel (oops, BUG, WARNING, KASAN,
-lockdep, hung tasks: ``Call Trace:``, ``? func+0x…/0x…``, ``RIP:``).
+backtraces), Ruby and Rails, PHP, Dart and Flutter, Elixir and Erlang, Swift
+traps and Apple crash reports, C/C++ debuggers and sanitizers (``#0 0x… in``,
+``==42==ERROR: AddressSanitizer``), and the Linux kernel (oops, BUG, WARNING,
+KASAN, lockdep, hung tasks: ``Call Trace:``, ``? func+0x…/0x…``, ``RIP:``).
 """
 
 from __future__ import annotations

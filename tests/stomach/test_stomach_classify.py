@@ -347,6 +347,7 @@ def test_rung_4d_compose_source_column_is_a_log_not_a_table() -> None:
 
 def test_rung_4e_compiler_diagnostics() -> None:
     assert kind_of("src/cart.c:12:5: error: unknown type name 'cart_t'") == "log"
+    assert kind_of("Error: Cannot find module 'cart', how do I fix this?") == "prose"
     clang = "src/cart.c:12:5: warning: unused variable 'n'\n    int n;\n        ^\n1 warning generated."
     assert kind_of(clang) == "log"
 
@@ -407,6 +408,10 @@ def test_wide_csv_with_long_name_cells_is_a_table() -> None:
         ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web", "code"),
         ('{\n  "name": "shop",\n  "version": "1.0.0"\n}', "code"),
         ("diff --git a/cart.py b/cart.py\n--- a/cart.py\n+++ b/cart.py\n@@ -1 +1 @@\n-a\n+b", "code"),
+        ("SELECT id, total\nFROM carts\nWHERE total > 10\nORDER BY total DESC;", "code"),
+        ('#!/bin/bash\nset -euo pipefail\nfor f in *.log; do\n  gzip "$f"\ndone', "code"),
+        ("FROM python:3.11\nWORKDIR /app\nCOPY . .\nRUN pip install -r requirements.txt", "code"),
+        ("Context: we run three replicas.\nSymptom: every tenth request hangs.\nQuestion: where to look?", "prose"),
         (
             "Fatal error: Unexpectedly found nil\nThread 0 Crashed:\n"
             "0   libswiftCore.dylib  0x00000001a1b2c3d4 $ss17_assertionFailure + 200",
@@ -419,7 +424,22 @@ def test_wide_csv_with_long_name_cells_is_a_table() -> None:
             "stack_trace",
         ),
     ],
-    ids=["terraform", "jest", "dotnet-log", "ps", "yaml", "json", "diff", "swift", "elixir", "asan"],
+    ids=[
+        "terraform",
+        "jest",
+        "dotnet-log",
+        "ps",
+        "yaml",
+        "json",
+        "diff",
+        "sql",
+        "shell",
+        "dockerfile",
+        "prose-labels",
+        "swift",
+        "elixir",
+        "asan",
+    ],
 )
 def test_more_shapes_of_tools_and_runtimes(text: str, kind: str) -> None:
     assert kind_of(text) == kind, classify(text, fenced=False).reason

@@ -162,3 +162,13 @@ def test_the_last_lines_of_evidence_are_not_a_glued_question() -> None:
     log = "2024-03-01 12:00:00 INFO a\n2024-03-01 12:00:01 WARN is the cache warm?"
     assert glued_tail_lines(log) == 0
     assert glued_tail_lines(log + "\nThe cache is cold after deploys.") == 0
+
+
+def test_a_question_glued_above_a_table_is_split_from_it() -> None:
+    table = "NAME      READY   STATUS    RESTARTS\nweb-1     0/1     Pending   0\nweb-2     1/1     Running   0"
+    paste = "why is web-1 stuck in Pending?\n" + table
+    assert glued_lines(paste) == 1
+    bundle = ingest_paste(paste)
+    assert bundle.query.goal == "why is web-1 stuck in Pending?"
+    assert [entry.kind for entry in bundle.report] == ["prose", "table"]
+    assert paste[slice(*bundle.report[1].span)] == table

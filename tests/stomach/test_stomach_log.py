@@ -228,3 +228,16 @@ def test_alert_lines_that_differ_only_in_numbers_are_one_counted_line_with_its_l
         "e.g. 2024-01-01 10:02:00 web-2 ERROR upstream refused connection" in rendering
     )
     assert rendering.count("upstream timeout after") <= 2
+
+
+def test_an_alert_line_that_differs_in_a_few_words_shows_those_words_after_the_word_before_them() -> None:
+    agent = "- 80 - 203.0.113.7 Mozilla/5.0+(X11;+Linux)+Firefox/99.0 -"
+    rows = [f"2024-03-03 09:00:{k:02d} 10.0.0.9 GET /home {agent} 200 0 0 960 242 {300 + k}" for k in range(50)]
+    probes = ["/admin/", "/wp-login.php", "/cms/", "/bbs/", "/phpmyadmin/", "/.env", "/backup.zip", "/shell"]
+    rows += [
+        f"2024-03-03 09:01:{k:02d} 10.0.0.9 GET {path} {agent} 404 0 2 1405 242 {100 + k}"
+        for k, path in enumerate(probes)
+    ]
+    rendering = distill_log("\n".join(rows), 500, DEFAULT_ENCODING).rendering
+    assert f"e.g. 2024-03-03 09:01:00 10.0.0.9 GET /admin/ {agent} 404 0 2 1405 242 100" in rendering
+    assert f"! {TIMES}1 … GET /cms/ …" in rendering and f"! {TIMES}1 … GET /bbs/ …" in rendering

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from organs.stomach.signals import is_alert, is_go_function, is_trace_frame, trace_header
 
@@ -158,3 +160,29 @@ def test_go_function_lines() -> None:
     assert is_go_function("net/http.HandlerFunc.ServeHTTP(0xc00008e000?, {0x7c7e18?, 0xc0000a4000?})")
     assert not is_go_function("print(cart total)")
     assert not is_go_function("    cart.add()")
+
+
+# --- properties -------------------------------------------------------------------------------
+
+
+def test_every_status_of_an_access_log_line_is_an_alert_exactly_when_4xx_or_5xx() -> None:
+    for status in range(100, 600):
+        line = f'10.0.0.7 - - [01/May/2024:10:00:00 +0000] "GET /cart/{status} HTTP/1.1" {status} {status}'
+        assert is_alert(line) == (status >= 400), line
+
+
+@given(st.integers(min_value=0, max_value=9_999_999), st.sampled_from(["failed", "failures", "errors", "failing"]))
+def test_a_count_is_an_alert_exactly_when_it_is_not_zero(count: int, word: str) -> None:
+    assert is_alert(f"==== {count} {word}, 12 passed in 0.52s ====") == (count > 0)
+
+
+@given(st.integers(min_value=0, max_value=255))
+def test_an_exit_status_is_an_alert_exactly_when_it_is_not_zero(status: int) -> None:
+    assert is_alert(f"process exited with exit status {status}") == (status > 0)
+    assert is_alert(f"Process finished with exit code {status}") == (status > 0)
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200))
+def test_alerts_survive_a_clock_in_front_and_ordinary_words_after(text: str) -> None:
+    for alert in ("panic: boom", "[ERROR] boom", "Traceback (most recent call last):"):
+        assert is_alert(f"2024-05-01 10:00:00 {alert} {text}")

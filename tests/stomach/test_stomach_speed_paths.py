@@ -162,7 +162,7 @@ def _host_log() -> str:
 def test_interchangeable_leading_fields_leave_the_template_lines_and_are_stated() -> None:
     digest = distill_log(_host_log(), 3000, DEFAULT_ENCODING)
     lines = digest.rendering.split("\n")
-    assert lines[1].startswith("template and ! lines leave out the first 1 space-separated field after the clock")
+    assert lines[1].startswith("template lines leave out the first 1 space-separated field after the clock")
     assert "alpha|bravo|charlie-<*>|…" in lines[1]
     templates = [line for line in lines if line.startswith(TIMES)]
     # Hosts no longer split one event into four templates; the level stays in every template line.

@@ -160,7 +160,8 @@ def _asked(lines: list[str], records: Records, ask: AskTerms | None) -> dict[int
 
 def _tail(lines: list[str], records: Records, heads: list[Shape]) -> list[str]:
     """Among the log's last non-blank lines (a build's outcome, a test run's summary), each clipped, those of rare
-    records: a repeat of a common template says nothing its template line does not."""
+    ordinary records: a repeat of a common template says nothing its template line does not, and an alert record
+    is shown with the alert templates."""
     frequency = Counter(f"{shape.masked}\x00{shape.split}" for shape in heads)
     tail: list[str] = []
     seen = 0
@@ -171,6 +172,7 @@ def _tail(lines: list[str], records: Records, heads: list[Shape]) -> list[str]:
             continue
         seen += 1
         head = heads[bisect_right(records.start, index) - 1]
-        if frequency[f"{head.masked}\x00{head.split}"] <= CONFIG.excerpt_rare_records:
+        # An alert record is shown with the alert templates, ahead of these.
+        if not head.alert and frequency[f"{head.masked}\x00{head.split}"] <= CONFIG.excerpt_rare_records:
             tail.append(clip(lines[index]))
     return tail[::-1]

@@ -268,7 +268,8 @@ def pieces_of(lines: list[str], records: Records, templates: list[Template], tai
         example_size = min(len(first_line), CONFIG.example_chars) + 10
         pieces.append(Piece(index, SLOT_EXAMPLE, example_priority, None, example_size))
         if template.alert_lines:
-            example_key = alert_key(first_line[records.stamp_end[record] :].strip())
+            reference = first_line[records.stamp_end[record] :].strip()
+            example_key = alert_key(reference)
             example_body = template.alert_keys.get(example_key, "")
             pieces[-1].quotes = template.alert_lines.get(example_body, 0)
             extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
@@ -277,10 +278,35 @@ def pieces_of(lines: list[str], records: Records, templates: list[Template], tai
             step = CONFIG.alert_lines_per_piece
             for chunk, first in enumerate(range(0, len(extra), step)):
                 part = extra[first : first + step]
-                text = "\n".join(f"    ! {TIMES}{thousands(count)} {clip(body)}" for body, count in part)
+                text = "\n".join(
+                    f"    ! {TIMES}{thousands(count)} {clip(_against(body, reference))}" for body, count in part
+                )
                 priority = 2 * total + rank if chunk == 0 else 3 * total + chunk * len(templates) + rank
                 pieces.append(Piece(index, SLOT_ALERTS, priority, text, len(text), quotes=sum(c for _, c in part)))
     return pieces
+
+
+def _against(body: str, reference: str) -> str:
+    """An alert line as the words where it differs from ``reference`` (its template's example line), each run
+    after the word before it, ``…`` for the words they share; the whole line when they differ in shape or in
+    more than half their words."""
+    words, shared = body.split(" "), reference.split(" ")
+    if len(words) != len(shared):
+        return body
+    differ = [index for index, (word, other) in enumerate(zip(words, shared, strict=True)) if word != other]
+    if not differ or len(differ) * 2 > len(words):
+        return body
+    shown: list[str] = []
+    last = -1
+    for index in differ:
+        start = max(index - 1, last + 1)
+        if start > last + 1:
+            shown.append("…")
+        shown.extend(words[start : index + 1])
+        last = index
+    if last < len(words) - 1:
+        shown.append("…")
+    return " ".join(shown)
 
 
 def _tag_prefix(text: str) -> str:
@@ -348,7 +374,7 @@ def render(header: str, chosen: list[Piece], templates: list[Template], group: b
         body, grouped = [piece.text or "" for piece in ordered], False
     legend = (
         f"templates by first appearance: {TIMES}count, the line with {WILDCARD} for a varying field or a long id; "
-        "e.g. a real line; ! a distinct alert line (numbers aside)"
+        "e.g. a real line; ! a distinct alert line (numbers aside), or its words that differ from the e.g. line"
     )
     if grouped:
         legend += (

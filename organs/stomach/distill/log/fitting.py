@@ -71,12 +71,16 @@ def fit(
         chosen: list[Piece] = []
         spent = 0
         shown: set[int] = set()
+        exemplified: set[int] = set()
         for piece in by_priority:
             if allowance - spent < smallest:
                 break
-            # An example or alert lines are only worth their tokens next to their template's line.
-            needs_template = piece.slot in (SLOT_EXAMPLE, SLOT_ALERTS)
-            if spent + piece.tokens > allowance or (needs_template and piece.template not in shown):
+            # An example is only worth its tokens next to its template's line, and alert lines (written against
+            # the example) next to the example.
+            missing = (piece.slot == SLOT_EXAMPLE and piece.template not in shown) or (
+                piece.slot == SLOT_ALERTS and piece.template not in exemplified
+            )
+            if spent + piece.tokens > allowance or missing:
                 continue
             if piece.text is None:
                 spell(piece)
@@ -87,6 +91,8 @@ def fit(
             spent += piece.tokens
             if piece.slot == SLOT_TEMPLATE:
                 shown.add(piece.template)
+            elif piece.slot == SLOT_EXAMPLE:
+                exemplified.add(piece.template)
         rendering = render(header, chosen, templates, group)
         measured = count_tokens(rendering, encoding)
         if measured <= target and (best is None or measured > best[1]):
