@@ -77,7 +77,7 @@ _SHARED_PIECE_CHARS = 64 * 1024
 
 @lru_cache(maxsize=1)
 def _beside_thread() -> ThreadPoolExecutor:
-    """The one thread that starts on a large paste's shared count, made on first use."""
+    # Made on first use, not at import, like the counting pool.
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-count-beside")
 
 

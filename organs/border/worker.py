@@ -85,9 +85,9 @@ def border_config(settings: Settings) -> BorderConfig:
             allow_external=settings.border_allow_external,
             rate=rate,
             trusted_keys=load_trusted_keys(settings),
+            secret_in_goal=settings.border_secret_in_goal,
             accepted_encodings=frozenset({encoding}),
             cost_encoding=encoding,
-            secret_in_goal=settings.border_secret_in_goal,
         ),
         budget=dataclasses.replace(
             defaults.budget, max_tokens=settings.border_budget_tokens or defaults.budget.max_tokens

@@ -25,13 +25,13 @@ async def serve_organ(
     build: OrganBuilder,
     stop: asyncio.Event,
     on_ready: Callable[[list[Worker]], Any] | None = None,
-    warm_up: Callable[[], Mapping[str, str] | None] | None = None,
+    warm_up: Callable[[], Mapping[str, str]] | None = None,
 ) -> list[Worker]:
     """Serve until ``stop`` is set, then finish in-flight batches and drain the connection.
 
     ``warm_up`` (say, choosing and checking the token counter) runs on a thread before the organ
-    connects, so its cost is paid at start, not by the first envelope; what it returns (say, the
-    encoding and the counting backend) is stated in the start line and the ``$SRV`` metadata.
+    connects, so its cost is paid at start, not by the first envelope; the facts it returns (the
+    encoding, the counting backend) are named in the start line and the ``$SRV`` metadata.
     """
     log = get_logger(organ)
     workers: list[Worker] = []
@@ -47,7 +47,7 @@ async def serve_organ(
     async def error(exception: Exception) -> None:
         log.warning("bus.error", error=repr(exception))
 
-    facts = (await asyncio.to_thread(warm_up) if warm_up is not None else None) or {}
+    facts = dict(await asyncio.to_thread(warm_up)) if warm_up is not None else {}
     tract = await connect(
         settings,
         name=f"ichor-{organ}-{settings.instance}",
@@ -72,10 +72,7 @@ async def serve_organ(
 
 
 def run_organ(
-    organ: str,
-    settings: BusSettings,
-    build: OrganBuilder,
-    warm_up: Callable[[], Mapping[str, str] | None] | None = None,
+    organ: str, settings: BusSettings, build: OrganBuilder, warm_up: Callable[[], Mapping[str, str]] | None = None
 ) -> None:
     """The process entry of ``ichor worker``: SIGTERM or SIGINT stops it cleanly."""
 
