@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from envelopes.ids import utc_now
 from envelopes.types import Admitted, Envelope, Rejected, Yield
 from organs.anatomy import BORDER
-from organs.border.decide import BorderConfig, border_decide
+from organs.border.decide import BorderConfig, border_decide, reject_replay
 from organs.border.guard import GuardState, RateLimit
+from organs.border.ledger import ReplayLedger, older_than_ledger
 from organs.border.prompt import FRAME_TOOLS
 from organs.border.session import delivered_frames
 from organs.border.session_store import SessionStore
@@ -107,14 +108,30 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
         # Rate-limit buckets are this replica's memory; see GuardState.
         state = GuardState()
         sessions = SessionStore(tract, decide_config.session_ttl_s)
+        ledger = ReplayLedger(tract)
 
-        async def handle(envelope: Envelope, _: Delivery) -> Sequence[Output]:
+        async def unless_replayed(
+            envelope: Envelope, decision: Envelope, sequence: int, now: float, at: str
+        ) -> Envelope:
+            # Claimed before the prompt is published, as a session turn is: a crash redelivers the same
+            # message (same sequence), decided again; the same envelope sent again is rejected.
+            if older_than_ledger(envelope, now, ledger.ttl_s):
+                why = f"the envelope began more than {ledger.ttl_s:.0f} s ago, longer than admitted ids are kept"
+            else:
+                first = await ledger.claim(envelope.id, sequence)
+                if first is None:
+                    return decision
+                why = f"envelope {envelope.id} was admitted already (tract sequence {first}; this is {sequence})"
+            return reject_replay(envelope, decide_config, instance=settings.instance, why=why, at=at, sequence=sequence)
+
+        async def handle(envelope: Envelope, delivery: Delivery) -> Sequence[Output]:
             frames = envelope.payload.frames if isinstance(envelope.payload, Yield) else ()
             served = sum(len(frame.content or "") for frame in frames)
             session = envelope.session
             delivered: dict[str, int] = {}
             if session is not None and not session.resend:
                 delivered = (await sessions.read(session.id)).delivered_before(envelope.trace_id)
+            now, at = time.time(), utc_now()
             decision = await call_core(
                 served,
                 border_decide,
@@ -122,10 +139,12 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
                 decide_config,
                 state,
                 instance=settings.instance,
-                now=time.time(),
-                at=utc_now(),
+                now=now,
+                at=at,
                 delivered=delivered,
             )
+            if isinstance(decision.payload, Admitted):
+                decision = await unless_replayed(envelope, decision, delivery.stream_sequence, now, at)
             payload = decision.payload
             if isinstance(payload, Admitted) and session is not None:
                 # Recorded before the prompt is published: a retry is the same turn, never "already delivered".

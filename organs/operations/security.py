@@ -88,15 +88,15 @@ def _frame_store_api(subjects: Subjects, *, write_index: bool) -> list[str]:
     return rules
 
 
-def _sessions_api(subjects: Subjects) -> list[str]:
-    """The border's own bucket of what each conversation already carries (created on first use)."""
-    stream = f"KV_{subjects.sessions_bucket}"
+def _border_bucket_api(bucket: str) -> list[str]:
+    """One of the border's own buckets (created on first use): sessions' carried frames, the replay ledger."""
+    stream = f"KV_{bucket}"
     return [
         f"$JS.API.STREAM.INFO.{stream}",
         f"$JS.API.STREAM.CREATE.{stream}",
         f"$JS.API.STREAM.MSG.GET.{stream}",
         f"$JS.API.DIRECT.GET.{stream}.>",
-        f"$KV.{subjects.sessions_bucket}.>",
+        f"$KV.{bucket}.>",
     ]
 
 
@@ -119,7 +119,7 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
             publish += [*_frame_store_api(subjects, write_index=True), *_raw_store_api(subjects)]
             subscribe += [subjects.frames_get, subjects.frames_raw]
         if organ is BORDER:
-            publish += _sessions_api(subjects)
+            publish += [*_border_bucket_api(subjects.sessions_bucket), *_border_bucket_api(subjects.admitted_bucket)]
         users[organ.nats_user] = {"publish": publish, "subscribe": subscribe}
     users["host"] = {
         "publish": [

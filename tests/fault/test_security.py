@@ -21,7 +21,7 @@ from organs.operations.security import generate_security, organ_environment, use
 from organs.operations.supervisor import spawn_worker
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.server import EmbeddedServer
-from tests.bus.helpers import subject_count, wait_for_count
+from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
 
 pytestmark = pytest.mark.bus
 
@@ -237,4 +237,38 @@ async def test_no_one_but_the_stomach_rewrites_evidence_and_readers_refuse_what_
     assert shown.returncode != 0 and forged_text not in shown.stdout, shown
     report("a rewritten frame record is served", "rejected with reason (frame hashes differ)")
     for tract in (host, admin):
+        await tract.nc.close()
+
+
+async def test_a_replayed_admission_is_rejected_as_replay_whenever_it_comes(secured) -> None:  # type: ignore[no-untyped-def]
+    server, directory, workers = secured
+    errors: list[str] = []
+    admin = await provisioned_with_organs(server.url, directory, workers, errors)
+    host = await connect_as(server.url, directory, "host", errors)
+    _, outcome = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="victim"), timeout=60)
+    assert isinstance(outcome.payload, Admitted), outcome.payload
+    [genuine] = await read_subject(admin, admin.subjects.border_in)
+    seen_by_plain_subscriber: list[bytes] = []
+
+    async def listen(msg: object) -> None:
+        seen_by_plain_subscriber.append(getattr(msg, "data", b""))
+
+    await host.nc.subscribe(admin.subjects.brain_in, cb=listen)
+    # The absorption user may publish to the border's input: it replays the signed yield as it was.
+    absorption = await connect_as(server.url, directory, "absorption", errors)
+    await absorption.js.publish(admin.subjects.border_in, genuine.data)  # inside the window, no Nats-Msg-Id
+    # A fresh Nats-Msg-Id passes the duplicate window just as waiting it out would.
+    await absorption.js.publish(admin.subjects.border_in, genuine.data, headers={"Nats-Msg-Id": "replayed-later"})
+    assert await wait_for_count(admin, admin.subjects.border_rejected, 2) == 2
+    rejections = await read_envelopes(admin, admin.subjects.border_rejected)
+    for rejection in rejections:
+        assert isinstance(rejection.payload, Rejected)
+        assert [reason.code for reason in rejection.payload.reasons] == ["replay"]
+    await asyncio.sleep(0.3)
+    assert await subject_count(admin, admin.subjects.brain_in) == 1
+    assert seen_by_plain_subscriber == []
+    report("an admitted yield replayed inside the duplicate window without Nats-Msg-Id", "rejected with reason replay")
+    report("an admitted yield replayed after the duplicate window", "rejected with reason replay")
+    assert not errors, errors
+    for tract in (absorption, host, admin):
         await tract.nc.close()
