@@ -327,11 +327,15 @@ def ms(seconds: float) -> str:
 
 
 def rows_for(results: dict[str, VariantResult]) -> list[Row]:
+    from organs.counting import counter_for
+
     tract, full, raw, fast = (results.get(name) for name in ("tract", "tract-full", "raw", "faststream"))
     rows: list[Row] = []
     cores = results.get("cores")
     organs = (
-        {} if cores is None else {label: seconds for label, seconds in cores.cpu.items() if label != COUNTING_FLOOR}
+        {}
+        if cores is None
+        else {label: seconds for label, seconds in cores.cpu.items() if label not in COUNTING_FLOORS}
     )
     if cores is not None and full is not None:
         serial = sum(organs.values())
@@ -349,16 +353,28 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
     r = raw.burst
     if cores is not None and cores.cpu.get(COUNTING_FLOOR):
         # Even if the organs did nothing but count and the bus cost what the raw relay's does, the CPUs of
-        # this machine could pass no more than this.
-        floor, relay_cpu = cores.cpu[COUNTING_FLOOR], sum(raw.cpu.values()) / r.sent
-        bound = (os.cpu_count() or 1) / (floor + relay_cpu)
-        rows.append(
-            Row(
-                "tract", "bound tract/raw from exact counting alone", ratio(bound, r.throughput),
-                note=f"{floor * 1000:.2f} ms of counts per paste + {relay_cpu * 1000:.2f} ms of relay CPU per input "
-                f"on {os.cpu_count()} CPUs: at most {bound:,.0f}/s",
-            )
-        )  # fmt: skip
+        # this machine could pass no more than this; with tiktoken counting, as before, for comparison.
+        relay_cpu = sum(raw.cpu.values()) / r.sent
+        for label, name in ((COUNTING_FLOOR, counter_for().backend), (TIKTOKEN_FLOOR, "tiktoken")):
+            floor = cores.cpu[label]
+            bound = (os.cpu_count() or 1) / (floor + relay_cpu)
+            rows.append(
+                Row(
+                    "tract", f"bound tract/raw from exact counting alone ({name})", ratio(bound, r.throughput),
+                    note=f"{floor * 1000:.2f} ms of counts per paste + {relay_cpu * 1000:.2f} ms of relay CPU per "
+                    f"input on {os.cpu_count()} CPUs: at most {bound:,.0f}/s",
+                )
+            )  # fmt: skip
+        if full is not None:
+            floor = cores.cpu[COUNTING_FLOOR]
+            organ_cpu = sum(seconds for label, seconds in full.cpu.items() if "#" in label) / full.burst.sent
+            value = organ_cpu / floor
+            rows.append(
+                Row(
+                    "tract", "tract CPU per paste / exact counting floor", value, goal="<= 2", met=value <= 2,
+                    note=f"{organ_cpu * 1000:.2f} ms of organ CPU per full-tier paste vs {floor * 1000:.2f} ms",
+                )
+            )  # fmt: skip
     if tract is not None:
         t = tract.burst
         value = ratio(t.throughput, r.throughput)
@@ -444,8 +460,11 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
     return rows
 
 
-# The exact token counting any build must do per paste, timed in the ``cores`` variant; not an organ.
+# The exact token counting any build must do per paste, timed in the ``cores`` variant; not an organ. Timed
+# with the serving backend, and with the tiktoken reference for comparison.
 COUNTING_FLOOR = "exact counting floor"
+TIKTOKEN_FLOOR = "exact counting floor, tiktoken"
+COUNTING_FLOORS = (COUNTING_FLOOR, TIKTOKEN_FLOOR)
 
 # Every paste digested at full tier: the stomach never steps down for backlog.
 FULL_TIER_ENV = {"ICHOR_SHALLOW_BACKLOG": "1000000000", "ICHOR_DEFERRED_BACKLOG": "1000000000"}
@@ -459,7 +478,7 @@ def pure_cores(n: int) -> dict[str, float]:
     """
     from envelopes.codec import decode, encode
     from organs.absorption.core import yield_context
-    from organs.accounting import count_tokens
+    from organs.accounting import count_tokens, encoding_for
     from organs.border.decide import BorderConfig, border_decide
     from organs.border.guard import BorderPolicy, GuardState, RateLimit
     from organs.stomach import IngestConfig, ingest_paste
@@ -468,7 +487,8 @@ def pure_cores(n: int) -> dict[str, float]:
     config = IngestConfig()
     border = BorderConfig(policy=BorderPolicy(rate=RateLimit(capacity=1_000_000_000)))
     state = GuardState()
-    spent = {"stomach": 0.0, "absorption": 0.0, "border": 0.0, "codec": 0.0, COUNTING_FLOOR: 0.0}
+    spent = {"stomach": 0.0, "absorption": 0.0, "border": 0.0, "codec": 0.0, COUNTING_FLOOR: 0.0, TIKTOKEN_FLOOR: 0.0}
+    reference = encoding_for(config.encoding)
     items = paste_items(range(5_000_000, 5_000_000 + n + 5))
     for index, item in enumerate(items):
         clock = time.perf_counter
@@ -492,9 +512,13 @@ def pure_cores(n: int) -> dict[str, float]:
         served = [frame.content for frame in frames if frame.content is not None]
         # The counts no build can skip: every segment in full and the served text (the stomach), and the
         # served text again (the border must not take a sender's word for it).
-        for counted in [text[frame.span[0] : frame.span[1]] for frame in frames] + served + served:
+        floor_texts = [text[frame.span[0] : frame.span[1]] for frame in frames] + served + served
+        for counted in floor_texts:
             count_tokens(counted)
         t8 = clock()
+        for counted in floor_texts:
+            reference.encode_ordinary(counted)
+        t9 = clock()
         if index < 5:
             continue  # warm-up: the encoding loads on first use
         spent["stomach"] += t2 - t1
@@ -502,6 +526,7 @@ def pure_cores(n: int) -> dict[str, float]:
         spent["border"] += t6 - t5
         spent["codec"] += (t1 - t0) + (t3 - t2) + (t5 - t4) + (t7 - t6)
         spent[COUNTING_FLOOR] += t8 - t7
+        spent[TIKTOKEN_FLOOR] += t9 - t8
     return {organ: seconds / n for organ, seconds in spent.items()}
 
 

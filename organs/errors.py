@@ -34,6 +34,7 @@ __all__ = [
     "ConflictError",
     "EmbeddedServerError",
     "FrameNotFound",
+    "FrameTampered",
     "IchorError",
     "InvalidPromptInputError",
     "ModuleIdReuseError",
@@ -75,6 +76,10 @@ class SigningError(IchorError, ValueError):
 
 class FrameNotFound(IchorError, LookupError):
     pass
+
+
+class FrameTampered(IchorError):
+    """A stored frame whose bytes do not hash to its id or its served digest: refused, never shown."""
 
 
 class BorderError(IchorError):

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 import msgspec
-import tiktoken
 
+from envelopes.types import EncodingName
 from organs.errors import ConfigError
 
 __all__ = ["ENV_PREFIX", "LogLevel", "Settings", "redelivery_backoff_s", "variable_of"]
@@ -77,7 +77,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     shallow_backlog: NonNegative | None = None
     deferred_backlog: NonNegative | None = None
     max_blocks: Positive | None = None
-    encoding: str | None = None
+    encoding: EncodingName | None = None
     # Personal-data categories to pseudonymise, comma-separated (the stomach checks the names).
     redact: str | None = None
     # The border.
@@ -118,9 +118,6 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         except msgspec.ValidationError as error:
             name = _field_of(error)
             raise ConfigError(_refusal(name, raw.get(name, ""))) from None
-        if settings.encoding is not None and settings.encoding not in tiktoken.list_encoding_names():
-            known = ", ".join(sorted(tiktoken.list_encoding_names()))
-            raise ConfigError(f"{variable_of('encoding')}={settings.encoding!r} is not allowed: one of {known}")
         schedule = settings.redelivery_backoff_s()
         if sum(schedule) >= settings.duplicate_window_s:
             raise ConfigError(

@@ -2,8 +2,9 @@
 
 The last step an organ appends to the chain carries a signature over that
 organ's *claim*: the origin, the input digest, every earlier step (with its
-signature), the new step itself, the tier, and the evidence as it leaves the
-organ — goal, anchors and frames, plus the yield's meta from absorption on.
+signature), the new step itself, the tier, the trace id and session, and the
+evidence as it leaves the organ — goal, anchors, frames and the segments'
+report, plus the yield's meta from absorption on.
 Those fields pass through later hops unchanged, so the border can verify every
 signature of the chain on the envelope it receives, and an envelope altered
 anywhere, by anyone without the organ's seed, fails verification.
@@ -29,7 +30,7 @@ import nacl.exceptions
 import nacl.signing
 import nkeys
 
-from envelopes.types import Digested, Envelope, ProvenanceChain, Yield
+from envelopes.types import Digested, Envelope, Yield
 from organs.errors import ConfigError, SigningError
 from organs.settings import Settings, variable_of
 
@@ -102,21 +103,35 @@ def _evidence(stage: str, payload: Any) -> Any:
         if not isinstance(payload, (Digested, Yield)):
             raise SigningError(f"a {stage!r} step can only be checked on a digested or yield envelope")
         meta = payload.meta if isinstance(payload, Yield) and stage == "yielded" else None
-        return (payload.goal, payload.anchors, payload.frames, meta)
+        return (payload.goal, payload.anchors, payload.frames, payload.report, meta)
     return payload
 
 
-def _claim(chain: ProvenanceChain, index: int, tier: str | None, payload: Any) -> bytes:
+def _claim(envelope: Envelope, index: int) -> bytes:
+    # The trace id and the session travel unchanged from the paste, so each signer vouches for them too:
+    # an envelope moved to another trace or conversation fails every signature.
+    chain = envelope.chain
     step = chain.steps[index]
     unsigned = msgspec.structs.replace(step, signature=None)
-    evidence = _evidence(step.stage, payload)
-    return _claim_encoder.encode((chain.origin, chain.input_digest, chain.steps[:index], unsigned, tier, evidence))
+    evidence = _evidence(step.stage, envelope.payload)
+    return _claim_encoder.encode(
+        (
+            chain.origin,
+            chain.input_digest,
+            chain.steps[:index],
+            unsigned,
+            envelope.tier,
+            envelope.trace_id,
+            envelope.session,
+            evidence,
+        )
+    )
 
 
 def sign_last_step(envelope: Envelope, signer: Signer) -> Envelope:
     """The envelope with its last step signed by ``signer``."""
     steps = envelope.chain.steps
-    claim = _claim(envelope.chain, len(steps) - 1, envelope.tier, envelope.payload)
+    claim = _claim(envelope, len(steps) - 1)
     signed = msgspec.structs.replace(steps[-1], signature=signer.sign(claim))
     chain = msgspec.structs.replace(envelope.chain, steps=(*steps[:-1], signed))
     return msgspec.structs.replace(envelope, chain=chain)
@@ -142,7 +157,7 @@ def verify_chain(envelope: Envelope, trusted_keys: Mapping[str, str], required: 
             continue
         try:
             signature = base64.urlsafe_b64decode(step.signature + "=" * (-len(step.signature) % 4))
-            _verify_key(public_key).verify(_claim(chain, index, envelope.tier, envelope.payload), signature)
+            _verify_key(public_key).verify(_claim(envelope, index), signature)
         except (SigningError, binascii.Error, ValueError, nacl.exceptions.BadSignatureError):
             problems.append(f"step {index} ({step.stage} by {step.organ}) has an invalid signature")
     return problems

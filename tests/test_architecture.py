@@ -60,8 +60,8 @@ CLOCK_AND_ENVIRONMENT = {
 }
 CLOCK_FUNCTIONS = {"utc_now"}
 POOLS = {"ThreadPoolExecutor", "ProcessPoolExecutor", "Pool", "ThreadPool"}
-# Owned by the stomach's lead this session: its full-count thread is still made at import.
-POOLS_AT_IMPORT_LEFT = {"organs.stomach.ingest"}
+# None left: the stomach's full count shares accounting's thread, made on first use.
+POOLS_AT_IMPORT_LEFT: set[str] = set()
 
 
 def _modules() -> dict[str, Path]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from envelopes.types import Admitted, Rejected, UserInput
+from envelopes.types import Admitted, Rejected, Session, UserInput
 from organs.absorption import yield_context
 from organs.border import BorderConfig, GuardState, border_decide
 from organs.secretion import paste_envelope
@@ -92,3 +92,17 @@ def test_keys_come_from_files_or_the_environment_and_never_show(tmp_path: Path) 
     assert load_trusted_keys(Settings(trusted_keys_file=str(keys_file))) == TRUSTED
     with pytest.raises(ValueError):
         Signer.from_seed("stomach", "not-a-seed")
+
+
+@pytest.mark.parametrize("field", ["trace", "report", "session"])
+def test_an_envelope_with_an_altered_trace_report_or_session_is_rejected(field: str) -> None:
+    envelope = signed_yield()
+    assert envelope.payload.report  # type: ignore[union-attr]
+    altered = {
+        "trace": msgspec.structs.replace(envelope, trace="00-" + "ab" * 16 + envelope.trace[35:]),
+        "report": msgspec.structs.replace(envelope, payload=msgspec.structs.replace(envelope.payload, report=())),
+        "session": msgspec.structs.replace(envelope, session=Session(id="someone-elses-chat")),
+    }[field]
+    out = decide(altered)
+    assert isinstance(out.payload, Rejected)
+    assert "signature.invalid" in {reason.code for reason in out.payload.reasons}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from envelopes.types import Admitted, Envelope, Reason, Rejected
+from envelopes.types import Admitted, Envelope, Reason, Rejected, Yield
 from organs.accounting import DEFAULT_ENCODING
 from organs.anatomy import BORDER
 from organs.border.compiler import PromptBudget, compile
@@ -20,7 +20,7 @@ from organs.errors import CompileError
 from organs.secretion import secrete
 from organs.signing import Signer
 
-__all__ = ["DEFAULT_BUDGET_BYTES", "DEFAULT_BUDGET_TOKENS", "BorderConfig", "border_decide"]
+__all__ = ["DEFAULT_BUDGET_BYTES", "DEFAULT_BUDGET_TOKENS", "BorderConfig", "border_decide", "reject_replay"]
 
 DEFAULT_BUDGET_TOKENS = 32_768
 DEFAULT_BUDGET_BYTES = 1 << 20
@@ -45,18 +45,26 @@ class BorderConfig:
     session_ttl_s: float = DEFAULT_SESSION_TTL_S
 
 
-def _rejected(envelope: Envelope, rejection: Rejection, config: BorderConfig, *, instance: str, at: str) -> Envelope:
+def _to_brain(
+    envelope: Envelope, payload: Admitted | Rejected, config: BorderConfig, *, instance: str, at: str
+) -> Envelope:
+    """The border's answer to ``envelope``: screened, then admitted or rejected, signed when it has a key."""
     return secrete(
         envelope,
         organ=BORDER.wire_name,
         instance=instance,
         dest="brain",
-        payload=Rejected(reasons=rejection.reasons, meta=rejection.meta, follow_up_of=rejection.follow_up_of),
-        stages=("screened", "rejected"),
+        payload=payload,
+        stages=("screened", "admitted" if isinstance(payload, Admitted) else "rejected"),
         tier=envelope.tier,
         now=at,
         signer=config.signer,
     )
+
+
+def _rejected(envelope: Envelope, rejection: Rejection, config: BorderConfig, *, instance: str, at: str) -> Envelope:
+    payload = Rejected(reasons=rejection.reasons, meta=rejection.meta, follow_up_of=rejection.follow_up_of)
+    return _to_brain(envelope, payload, config, instance=instance, at=at)
 
 
 def _admit(
@@ -85,25 +93,16 @@ def _admit(
         reason = Reason(code=f"compile.{error.code}", message=str(error))
         rejection = Rejection((reason,), payload.meta, payload.follow_up_of)
         return _rejected(envelope, rejection, config, instance=instance, at=at)
-    return secrete(
-        envelope,
-        organ=BORDER.wire_name,
-        instance=instance,
-        dest="brain",
-        payload=Admitted(
-            prompt=prompt,
-            goal=payload.goal,
-            anchors=payload.anchors,
-            meta=payload.meta,
-            findings=admission.findings,
-            follow_up_of=payload.follow_up_of,
-            report=payload.report,
-        ),
-        stages=("screened", "admitted"),
-        tier=envelope.tier,
-        now=at,
-        signer=config.signer,
+    admitted = Admitted(
+        prompt=prompt,
+        goal=payload.goal,
+        anchors=payload.anchors,
+        meta=payload.meta,
+        findings=admission.findings,
+        follow_up_of=payload.follow_up_of,
+        report=payload.report,
     )
+    return _to_brain(envelope, admitted, config, instance=instance, at=at)
 
 
 def border_decide(
@@ -129,3 +128,29 @@ def border_decide(
             return _admit(envelope, admission, config, instance=instance, at=at, delivered=delivered)
         case Rejection() as rejection:
             return _rejected(envelope, rejection, config, instance=instance, at=at)
+
+
+def reject_replay(
+    envelope: Envelope, config: BorderConfig, *, instance: str, why: str, at: str, sequence: int
+) -> Envelope:
+    """The rejection of an envelope the border already admitted (or too old to tell): reason ``replay``.
+
+    Its id is derived from the replayed message's tract ``sequence``, not as an
+    outcome's, so it is never taken for (nor deduplicated against) the admission
+    it repeats, each replay gets its own rejection, and a redelivery the same one.
+    """
+    payload = envelope.payload
+    meta = payload.meta if isinstance(payload, Yield) else None
+    follow_up_of = payload.follow_up_of if isinstance(payload, Yield) else None
+    return secrete(
+        envelope,
+        organ=BORDER.wire_name,
+        instance=instance,
+        dest="brain",
+        payload=Rejected(reasons=(Reason(code="replay", message=why),), meta=meta, follow_up_of=follow_up_of),
+        stages=("screened", "rejected"),
+        tier=envelope.tier,
+        now=at,
+        signer=config.signer,
+        role=f"replay@{sequence}",
+    )

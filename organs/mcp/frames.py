@@ -18,7 +18,8 @@ import nats.errors
 
 from envelopes.types import Frame
 from organs.client import fetch_frame
-from organs.errors import IchorError
+from organs.errors import FrameTampered, IchorError
+from organs.frame_check import verify_frame
 from organs.runtime.bus import INLINE_HEADROOM, BusSettings, Tract, connect
 
 __all__ = ["BusFrames", "FrameSource", "FrameUnavailable", "UnknownFrame"]
@@ -64,6 +65,8 @@ class BusFrames:
         tract = await self._connection()
         try:
             reply = await fetch_frame(tract, frame_id, representation, timeout=self.timeout)
+        except FrameTampered as error:
+            raise FrameUnavailable(f"refused to serve a tampered frame: {error}") from None
         except nats.errors.NoRespondersError:
             raise FrameUnavailable(
                 f"no stomach answers on {tract.subjects.frames_get}; are the organs up (`ichor status`)?"
@@ -101,9 +104,13 @@ class BusFrames:
             raise UnknownFrame(str(error)) from None
         except (TimeoutError, nats.errors.Error, OSError) as error:
             raise FrameUnavailable(f"the frames store did not answer: {error!r}") from None
-        return msgspec.structs.replace(
+        full = msgspec.structs.replace(
             compact, representation="full", content=text, content_digest=compact.id, token_cost=compact.full_tokens
         )
+        try:
+            return verify_frame(full, compact.id)
+        except FrameTampered as error:
+            raise FrameUnavailable(f"refused to serve a tampered frame: {error}") from None
 
     def _remember(self, frame: Frame) -> None:
         size = len(frame.content or "")

@@ -20,15 +20,24 @@ but the border can write to the brain's.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from pathlib import Path
 
 from envelopes.subjects import Subjects
 from organs.anatomy import BORDER, ORGANS
+from organs.runtime.bus import inbox_prefix
+from organs.runtime.server import write_private
 from organs.signing import new_seed, public_key_of
 
-__all__ = ["generate_security", "organ_environment", "permissions", "user_environment"]
+__all__ = [
+    "RESPONDERS",
+    "generate_security",
+    "inbox_prefix",
+    "organ_environment",
+    "permissions",
+    "user_environment",
+    "write_private",
+]
 
 
 def _consumer_api(stream: str, durable: str) -> list[str]:
@@ -56,7 +65,9 @@ def _raw_store_api(subjects: Subjects) -> list[str]:
     ]
 
 
-def _frame_store_api(subjects: Subjects, *, write: bool) -> list[str]:
+def _frame_store_api(subjects: Subjects, *, write_index: bool) -> list[str]:
+    """Reading the frames' object store and index; writing the object store (content-addressed:
+    every reader checks an object's bytes against its name), and the index for the stomach alone."""
     objects, index = f"OBJ_{subjects.frames_bucket}", f"KV_{subjects.frame_index_bucket}"
     rules = [
         f"$JS.API.STREAM.INFO.{objects}",
@@ -69,41 +80,47 @@ def _frame_store_api(subjects: Subjects, *, write: bool) -> list[str]:
         f"$JS.API.CONSUMER.CREATE.{objects}.>",
         f"$JS.API.CONSUMER.DELETE.{objects}.>",
         "$JS.FC.>",
+        # A paste too large for one message is put here by its sender under its blake3 hex.
+        f"$O.{subjects.frames_bucket}.>",
     ]
-    if write:
-        rules += [f"$O.{subjects.frames_bucket}.>", f"$KV.{subjects.frame_index_bucket}.>"]
+    if write_index:
+        rules.append(f"$KV.{subjects.frame_index_bucket}.>")
     return rules
 
 
-def _sessions_api(subjects: Subjects) -> list[str]:
-    """The border's own bucket of what each conversation already carries (created on first use)."""
-    stream = f"KV_{subjects.sessions_bucket}"
+def _border_bucket_api(bucket: str) -> list[str]:
+    """One of the border's own buckets (created on first use): sessions' carried frames, the replay ledger."""
+    stream = f"KV_{bucket}"
     return [
         f"$JS.API.STREAM.INFO.{stream}",
         f"$JS.API.STREAM.CREATE.{stream}",
         f"$JS.API.STREAM.MSG.GET.{stream}",
         f"$JS.API.DIRECT.GET.{stream}.>",
-        f"$KV.{subjects.sessions_bucket}.>",
+        f"$KV.{bucket}.>",
     ]
 
 
 def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
-    """User → {"publish": [...], "subscribe": [...]} allow lists."""
+    """User → {"publish": [...], "subscribe": [...]} allow lists.
+
+    A user subscribes to its own inbox only and may publish to no inbox at all: a
+    request's reply travels through ``allow_responses`` (``RESPONDERS``), so no user
+    can read or inject into another's replies or pull deliveries.
+    """
     stream = subjects.tract_stream
-    replies = ["_INBOX.>"]
-    common_publish = [*replies, "$JS.API.INFO", f"$JS.API.STREAM.INFO.{stream}"]
-    common_subscribe = [*replies, "$SRV.>"]
+    common_publish = ["$JS.API.INFO", f"$JS.API.STREAM.INFO.{stream}"]
     users: dict[str, dict[str, list[str]]] = {}
     for organ in ORGANS:
         publish = [*common_publish, *organ.output_subjects(subjects), organ.dead_letter_subject(subjects)]
         for durable in organ.durables:
             publish += _consumer_api(stream, durable)
-        subscribe = list(common_subscribe)
+        subscribe = [f"{inbox_prefix(organ.nats_user)}.>", "$SRV.>"]
         if organ.serves_frames:
-            publish += [*_frame_store_api(subjects, write=True), *_raw_store_api(subjects)]
+            publish += [*_frame_store_api(subjects, write_index=True), *_raw_store_api(subjects)]
             subscribe += [subjects.frames_get, subjects.frames_raw]
         if organ is BORDER:
-            publish += _sessions_api(subjects)
+            publish += [*_border_bucket_api(subjects.sessions_bucket), *_border_bucket_api(subjects.admitted_bucket)]
+            publish += _border_bucket_api(subjects.rates_bucket)
         users[organ.nats_user] = {"publish": publish, "subscribe": subscribe}
     users["host"] = {
         "publish": [
@@ -111,31 +128,32 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
             subjects.stomach_in,
             subjects.frames_get,
             "$SRV.>",
-            *_frame_store_api(subjects, write=True),
+            # The frame index is the stomach's: the host reads it (large frames) but cannot rewrite evidence.
+            *_frame_store_api(subjects, write_index=False),
         ],
-        "subscribe": [*replies, *subjects.tract_subjects, subjects.dlq_all],
+        "subscribe": [f"{inbox_prefix('host')}.>", *subjects.tract_subjects, subjects.dlq_all],
     }
-    users["upstream"] = {"publish": [*replies, subjects.stomach_in], "subscribe": replies}
+    users["upstream"] = {"publish": [subjects.stomach_in], "subscribe": [f"{inbox_prefix('upstream')}.>"]}
     # Only the operator reads pastes as received (secrets and all); no organ and not the host may ask.
-    users["operator"] = {"publish": [*replies, subjects.frames_raw], "subscribe": replies}
+    users["operator"] = {"publish": [subjects.frames_raw], "subscribe": [f"{inbox_prefix('operator')}.>"]}
     users["admin"] = {"publish": [">"], "subscribe": [">"]}
     return users
+
+
+RESPONDERS = frozenset(organ.nats_user for organ in ORGANS)
+"""The users that answer requests (``$SRV`` discovery, the stomach's frames): each may publish
+one reply to the inbox a request it received names, and nowhere else in anyone's inbox."""
 
 
 def _conf_list(items: list[str]) -> str:
     return "[" + ", ".join(json.dumps(item) for item in items) + "]"
 
 
-def _write_private(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(text)
-
-
 def generate_security(directory: str | Path, subjects: Subjects | None = None) -> Path:
     """Write the users, permissions and keys into ``directory`` (kept if already there)."""
     root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o700)
     names = subjects or Subjects()
     credentials_path = root / "credentials.json"
     passwords = json.loads(credentials_path.read_text()) if credentials_path.exists() else {}
@@ -143,12 +161,12 @@ def generate_security(directory: str | Path, subjects: Subjects | None = None) -
     if missing:
         # A directory written before a user existed gains that user; the others keep their passwords.
         passwords.update({user: secrets.token_urlsafe(24) for user in missing})
-        _write_private(credentials_path, json.dumps(passwords, indent=2))
+        write_private(credentials_path, json.dumps(passwords, indent=2))
     public_keys = {}
     for organ in ORGANS:
         seed_path = root / "seeds" / f"{organ.name}.seed"
         if not seed_path.exists():
-            _write_private(seed_path, new_seed())
+            write_private(seed_path, new_seed())
         # Signatures name the organ as the envelopes do, so the border trusts keys by wire name.
         public_keys[organ.wire_name] = public_key_of(seed_path.read_text().strip())
     (root / "keys.json").write_text(json.dumps(public_keys, indent=2))
@@ -157,9 +175,10 @@ def generate_security(directory: str | Path, subjects: Subjects | None = None) -
         blocks.append(
             f"    {{user: {json.dumps(user)}, password: {json.dumps(passwords[user])}, permissions: {{"
             f"publish: {{allow: {_conf_list(rules['publish'])}}}, "
-            f"subscribe: {{allow: {_conf_list(rules['subscribe'])}}}}}}}"
+            f"subscribe: {{allow: {_conf_list(rules['subscribe'])}}}"
+            f"{', allow_responses: true' if user in RESPONDERS else ''}}}}}"
         )
-    _write_private(root / "auth.conf", "authorization {\n  users: [\n" + ",\n".join(blocks) + "\n  ]\n}\n")
+    write_private(root / "auth.conf", "authorization {\n  users: [\n" + ",\n".join(blocks) + "\n  ]\n}\n")
     return root
 
 

@@ -24,7 +24,7 @@ from envelopes.subjects import Subjects
 from organs.errors import BusUnavailableError
 from organs.settings import Settings, redelivery_backoff_s
 
-__all__ = ["DEFAULT_NATS_URL", "INLINE_HEADROOM", "BusSettings", "Tract", "connect", "provision"]
+__all__ = ["DEFAULT_NATS_URL", "INLINE_HEADROOM", "BusSettings", "Tract", "connect", "inbox_prefix", "provision"]
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 # Room left in a message for what surrounds inline text (an envelope, a reply, headers):
@@ -99,6 +99,11 @@ class Tract:
         return self.settings.subjects
 
 
+def inbox_prefix(user: str) -> str:
+    """Where ``user``'s replies and JetStream pull deliveries arrive; no other user may subscribe there."""
+    return f"_INBOX_{user}"
+
+
 async def connect(settings: BusSettings, name: str, *, persistent: bool = True, **callbacks: Any) -> Tract:
     """Connect; a ``persistent`` participant (an organ) reconnects forever and outlives any
     broker restart, a short-lived client (a CLI command) gives up after a few attempts.
@@ -115,6 +120,8 @@ async def connect(settings: BusSettings, name: str, *, persistent: bool = True, 
     if settings.user:
         options["user"] = settings.user
         options["password"] = settings.password or ""
+        # Replies and pull deliveries arrive under the user's own prefix, the only inbox it may read.
+        options["inbox_prefix"] = inbox_prefix(settings.user)
     errors: list[str] = []
     if "error_cb" not in options:
 

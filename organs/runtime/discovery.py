@@ -11,7 +11,7 @@ endpoint's ``data`` and in the service metadata.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -36,14 +36,17 @@ async def register_service(
     workers: Callable[[], Sequence[Worker]],
     started: datetime,
     description: str,
+    facts: Mapping[str, str] | None = None,
 ) -> None:
-    """Answer PING, INFO and STATS for this organ instance on ``nc``, with the ``nats.micro`` reply types."""
+    """Answer PING, INFO and STATS for this organ instance on ``nc``, with the ``nats.micro`` reply types;
+    ``facts`` join the metadata (the token encoding and the counting backend in use)."""
     name = service_name(organ)
     instance_id = (nc.client_id and f"{instance}-{nc.client_id}") or instance
 
     def metadata() -> dict[str, str]:
         bound = all(worker.bound for worker in workers())
-        return {"organ": organ, "instance": instance, "ready": "true" if nc.is_connected and bound else "false"}
+        ready = "true" if nc.is_connected and bound else "false"
+        return {**(facts or {}), "organ": organ, "instance": instance, "ready": ready}
 
     def endpoint_stats(worker: Worker) -> EndpointStats:
         stats = worker.stats

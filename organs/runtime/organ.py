@@ -7,7 +7,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -35,12 +35,13 @@ async def serve_organ(
     build: OrganBuilder,
     stop: asyncio.Event,
     on_ready: Callable[[list[Worker]], Any] | None = None,
-    warm_up: Callable[[], object] | None = None,
+    warm_up: Callable[[], Mapping[str, str]] | None = None,
 ) -> list[Worker]:
     """Serve until ``stop`` is set, then finish in-flight batches and drain the connection.
 
-    ``warm_up`` (say, loading the tokenizer) runs on a thread before the organ connects,
-    so its cost is paid at start, not by the first envelope.
+    ``warm_up`` (say, choosing and checking the token counter) runs on a thread before the organ
+    connects, so its cost is paid at start, not by the first envelope; the facts it returns (the
+    encoding, the counting backend) are named in the start line and the ``$SRV`` metadata.
     """
     log = get_logger(organ)
     workers: list[Worker] = []
@@ -56,8 +57,7 @@ async def serve_organ(
     async def error(exception: Exception) -> None:
         log.warning("bus.error", error=repr(exception))
 
-    if warm_up is not None:
-        await asyncio.to_thread(warm_up)
+    facts = dict(await asyncio.to_thread(warm_up)) if warm_up is not None else {}
     # A server that cannot be reached is waited for, but never longer than a stop signal.
     tract = await _unless_stopped(
         stop,
@@ -80,9 +80,9 @@ async def serve_organ(
         return workers
     workers.extend(Worker(tract, spec) for spec in await build(tract))
     await register_service(
-        tract.nc, organ, settings.instance, lambda: workers, datetime.now(UTC), f"Ichor {organ} organ"
+        tract.nc, organ, settings.instance, lambda: workers, datetime.now(UTC), f"Ichor {organ} organ", facts
     )
-    log.info("organ.started", instance=settings.instance, subjects=[w.spec.subject for w in workers])
+    log.info("organ.started", instance=settings.instance, subjects=[w.spec.subject for w in workers], **facts)
     if on_ready is not None:
         on_ready(workers)
     await asyncio.gather(*(worker.run(stop) for worker in workers))
@@ -111,7 +111,7 @@ async def _unless_stopped(stop: asyncio.Event, work: Awaitable[_T]) -> _T | None
 
 
 def run_organ(
-    organ: str, settings: BusSettings, build: OrganBuilder, warm_up: Callable[[], object] | None = None
+    organ: str, settings: BusSettings, build: OrganBuilder, warm_up: Callable[[], Mapping[str, str]] | None = None
 ) -> None:
     """The process entry of ``ichor worker``: SIGTERM or SIGINT stops it within seconds, in any state."""
 

@@ -8,6 +8,7 @@ server does not exit in time, so no process is left behind.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -26,6 +27,15 @@ __all__ = ["EmbeddedServer", "find_nats_server", "free_port"]
 _LISTENING = re.compile(r"Listening for client connections on (\S+):(\d+)")
 _READY = "Server is ready"
 _FATAL = re.compile(r"\[(FTL|ERR)\]")
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read, from its first byte (a file that was wider loses that)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(text)
 
 
 def find_nats_server(override: str | None = None) -> str:
@@ -97,7 +107,8 @@ class EmbeddedServer:
             f"{self.extra_config}\n"
         )
         path = self.data_dir / "nats-server.conf"
-        path.write_text(config)
+        # The authorization block it may include holds the users' passwords.
+        write_private(path, config)
         return path
 
     def start(self) -> EmbeddedServer:

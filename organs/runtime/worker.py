@@ -107,6 +107,8 @@ class Delivery:
 
     subject: str
     num_pending: int
+    stream_sequence: int = 0
+    """The message's place in its stream: a redelivery keeps it, a replay of the same bytes gets a new one."""
 
 
 Handler = Callable[[Envelope, Delivery], Awaitable[Sequence[Output]]]
@@ -325,7 +327,9 @@ class Worker:
             await self._poison(msg, None, f"undecodable envelope: {error}", started)
             return None
         metadata = msg.metadata
-        delivery = Delivery(subject=msg.subject, num_pending=metadata.num_pending or 0)
+        delivery = Delivery(
+            subject=msg.subject, num_pending=metadata.num_pending or 0, stream_sequence=metadata.sequence.stream
+        )
         self.stats.last_pending = delivery.num_pending
         try:
             with hop_span(self.spec.organ, envelope):

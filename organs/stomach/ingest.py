@@ -3,21 +3,15 @@
 The pipeline is normalize → split → classify (``organs.stomach.classify``) →
 resolve the intent → distill each distinct evidence segment → fit the token budget.
 
-* Normal form. Blocks are cut from the paste's normal form
-  (``organs.stomach.normal``) and placed back in the received text, so every
-  span locates received characters. A segment's full text is the received
-  segment (its digest is the frame id; fetching it in full returns it); what the
-  model is served, whole or compact, and what titles, windows and the goal are
-  read from, is its normal form. ``_segment_texts`` is the one place a segment
-  becomes both.
-* Goal. With ``intent`` given, the goal is exactly ``intent``; a block equal to
-  it is the goal segment and every other prose block becomes a note. Without it,
-  the goal is the user's own words (rules: ``organs.stomach.intent``): the prose
-  blocks that ask most strongly, joined in order with a blank line, each as the
-  terminal shows it (its normal form); when none asks, the last prose block in
-  the user's own words; otherwise the empty string. Words glued to the top of
-  a trace or log become a prose segment of their own first. The goal is a field
-  of the query, never a frame, so no budget can cut it.
+* Segments and goal: ``organs.stomach.segments``. Blocks are cut from the
+  paste's normal form and placed back in the received text, so every span
+  locates received characters. A segment's full text is the received segment
+  (its digest is the frame id; fetching it in full returns it); what the model
+  is served, whole or compact, and what titles and windows are read from, is its
+  normal form (``segment_texts``). With ``intent`` given, the goal is exactly
+  ``intent``; without it, the user's own words (``organs.stomach.intent``), each
+  piece as the terminal shows it. The goal is a field of the query, never a
+  frame, so no budget can cut it.
 * Anchors. Path references, in order, without repeats; they cost no tokens.
 * Frames. One per distinct evidence segment (``id`` = blake3 of its text); a
   repeat reports ``duplicate`` and points at the first.
@@ -31,9 +25,10 @@ resolve the intent → distill each distinct evidence segment → fit the token 
   because nothing of them was read beyond the classifier's sample.
 
 Every distinct segment is counted in full exactly once. For a paste of 64 KiB or
-more that runs on worker threads (tiktoken releases the GIL) from the moment the
-paste is split, while this thread classifies and distills; long segments are cut
-at boundaries where counts provably add up (``organs.accounting.additive_chunks``),
+more that starts on a side thread (``organs.accounting.SharedCount``) from the
+moment the paste is split, while this thread classifies and distills, and this
+thread takes the rest of it once it needs the counts; long segments are cut at
+boundaries where counts provably add up (``organs.accounting.additive_chunks``),
 so both threads stay busy even for a single log. A smaller paste is counted
 inline: handing it to a thread costs more than the overlap gives.
 """
@@ -41,14 +36,14 @@ inline: handing it to a thread costs more than the overlap gives.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Literal
 
-from envelopes.types import DegradationTier, Frame, FrameKind, Redaction, SegmentKind, SegmentOutcome, SegmentReport
+from envelopes.types import DegradationTier, Frame, FrameKind, SegmentKind, SegmentReport
 from organs.accounting import (
     DEFAULT_ENCODING,
     THREADED_COUNT_CHARS,
+    SharedCount,
     count_tokens,
     count_tokens_exact,
     count_tokens_many,
@@ -65,15 +60,12 @@ from organs.stomach.budget import (
     shorter_compact,
     weigh,
 )
-from organs.stomach.classify import Classification, classify
 from organs.stomach.distill.log import distill_log
 from organs.stomach.distill.table import distill_table
 from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
 from organs.stomach.distill.trace import distill_trace
-from organs.stomach.intent import ask_strength, glued_lines, glued_tail_lines, own_words
-from organs.stomach.normal import normal_form, normalize
 from organs.stomach.redact import PasteRedaction, describe, redact_paste
-from organs.stomach.split import Block, split_blocks
+from organs.stomach.segments import Plan, Segment, plan_paste, segment_texts
 from organs.stomach.tiers import choose_tier
 from organs.stomach.timestamps import leading_stamp, window_of
 
@@ -93,8 +85,6 @@ _RERENDER_MARGIN = 0.95
 # Head-and-tail renderings grow with their target; one served under this share of its share is rendered again.
 _GROWING_KINDS: frozenset[FrameKind] = frozenset({"code", "note"})
 _UNDERSHOOT = 0.8
-# Counts a large paste's full texts while the calling thread renders it; shared by every ingest in the process.
-_full_count_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-full-count")
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,116 +227,6 @@ def _build_frame(
     )
 
 
-@dataclass(slots=True)
-class _Segment:
-    block: Block
-    # The full text (the received segment: its digest is the frame id, fetching full returns it) and
-    # what the model is served of it (its normal form); see ``_segment_texts``.
-    text: str
-    served: str
-    classification: Classification
-    outcome: SegmentOutcome = "frame"
-    frame_id: str | None = None
-    note: str = ""
-    redacted: tuple[Redaction, ...] = ()
-
-
-@dataclass(slots=True)
-class _Plan:
-    segments: list[_Segment]
-    goal_pieces: list[str] = field(default_factory=list)
-    anchors: list[str] = field(default_factory=list)
-
-
-def _segment_texts(received: str) -> tuple[str, str]:
-    """A segment's full text and the text served from it: the one place a received segment becomes both."""
-    full = received
-    return full, normal_form(full)
-
-
-def _line_cuts(text: str, lead: int, tail: int) -> tuple[int, int]:
-    """Where the first ``lead`` lines end and the last ``tail`` lines start."""
-    after_lead = 0
-    for _ in range(lead):
-        after_lead = text.index("\n", after_lead) + 1
-    newline = len(text)
-    for _ in range(tail):
-        newline = text.rindex("\n", 0, newline)
-    return after_lead, newline + 1 if tail else len(text)
-
-
-def _classified(text: str, block: Block) -> list[_Segment]:
-    """The block's segment, or more when the user's words are glued above or below the evidence.
-
-    Evidence is what the ladder found a shape for (with or without the glued lines), or prose whose lines
-    are mostly machine-made.
-    """
-    full, served = _segment_texts(text[block.start : block.end])
-    found = classify(served, fenced=block.fenced, language=block.language)
-    if block.fenced or found.kind == "path_ref":
-        return [_Segment(block, full, served, found)]
-    lead, tail = glued_lines(served), glued_tail_lines(served)
-    if found.kind == "prose" and (lead or tail):
-        rest = served[slice(*_line_cuts(served, lead, tail))]
-        if own_words(rest) and classify(rest, fenced=False).kind == "prose":
-            lead = tail = 0
-    if not lead and not tail:
-        return [_Segment(block, full, served, found)]
-    # The normal form keeps every line, so the received text splits at the same lines.
-    after_lead, tail_start = _line_cuts(full, lead, tail)
-    glued = Classification("prose", "the user's words glued to the evidence")
-    body = Block(block.start + after_lead, block.start + len(full[:tail_start].rstrip()), fenced=False)
-    pieces: list[tuple[Block, Classification | None]] = [(body, None)]
-    if lead:
-        pieces.insert(0, (Block(block.start, block.start + len(full[:after_lead].rstrip()), fenced=False), glued))
-    if tail:
-        pieces.append((Block(block.start + tail_start, block.end, fenced=False), glued))
-    segments = []
-    for piece, kind in pieces:
-        piece_full, piece_served = _segment_texts(text[piece.start : piece.end])
-        segments.append(_Segment(piece, piece_full, piece_served, kind or classify(piece_served, fenced=False)))
-    segments[-1].block = replace(segments[-1].block, remainder=block.remainder)
-    return segments
-
-
-def _resolve(text: str, blocks: list[Block], intent: str | None, max_blocks: int) -> _Plan:
-    """Classify the blocks (spans in ``text``, the received paste) and pick the goal (rules: ``intent``)."""
-    segments = [segment for block in blocks for segment in _classified(text, block)]
-    if blocks and blocks[-1].remainder:
-        segments[-1].note = f"; the last of max_blocks {max_blocks} blocks: it holds the rest of the paste whole"
-    plan = _Plan(segments)
-    for segment in segments:
-        if segment.classification.kind == "path_ref":
-            segment.outcome = "anchor"
-            token = segment.served.strip()
-            if token not in plan.anchors:
-                plan.anchors.append(token)
-    prose = [segment for segment in segments if segment.classification.kind == "prose"]
-    if intent is not None:
-        plan.goal_pieces = [intent]
-        stated = next(
-            (segment for segment in segments if segment.served.strip() == intent.strip() and intent.strip()), None
-        )
-        if stated is not None:
-            stated.outcome = "goal"
-            stated.note += "; the stated intent"
-        return plan
-    strengths = [ask_strength(segment.served) for segment in prose]
-    strongest = max(strengths, default=0)
-    asks = [segment for segment, strength in zip(prose, strengths, strict=True) if strength == strongest]
-    if strongest:
-        for segment in asks:
-            segment.note += "; puts a question to the reader" if strongest == 2 else "; reads as the ask"
-    else:
-        asks = [segment for segment in prose if own_words(segment.served)][-1:]
-        for segment in asks:
-            segment.note += "; no prose reads as an ask, so the last prose block in the user's own words is the goal"
-    for segment in asks:
-        segment.outcome = "goal"
-        plan.goal_pieces.append(segment.served)
-    return plan
-
-
 def _title(evidence: _Evidence, detail: str | None) -> str:
     lines = evidence.text.count("\n") + 1
     if evidence.kind == "table" and detail:
@@ -420,13 +300,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         deferred_backlog=config.deferred_backlog,
     )
     # Blocks are cut from the normal form and placed back in the received text, where every span is.
-    normal = normalize(text)
-    blocks = [
-        replace(block, start=start, end=end)
-        for block in split_blocks(normal.text, config.max_blocks)
-        for start, end in [normal.received_span(block.start, block.end)]
-    ]
-    plan = _resolve(text, blocks, intent, config.max_blocks)
+    plan = plan_paste(text, intent, config.max_blocks)
     # Secrets go before anything is counted or rendered; a goal is never rewritten, so it is counted as received.
     redaction = redact_paste(text, [segment.block for segment in plan.segments], config.redact_personal)
     if redaction.changed:
@@ -439,11 +313,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         )
     )
     overlapped = sum(len(segment) for segment in counted_texts) >= THREADED_COUNT_CHARS
-    full_counts: Future[list[int]] | None = (
-        _full_count_thread.submit(count_tokens_exact, counted_texts, encoding, config.token_threads)
-        if overlapped
-        else None
-    )
+    full_counts = SharedCount(counted_texts, encoding) if overlapped else None
     # Counted first when small, so the budget is shared out by exact sizes rather than estimates.
     segment_tokens = None if overlapped else _counted(counted_texts, count_tokens_exact(counted_texts, encoding, 1))
     evidence: dict[str, _Evidence] = {}
@@ -491,7 +361,9 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
             item.target = target
             _render(item, encoding, tier, ask)
             if item.compact_tokens < 0:
-                item.compact_tokens = count_tokens(item.compact or "", encoding)
+                # A rendering grown back into the whole text is not counted again: each text once.
+                same = item.compact == item.text and item.full_tokens > 0
+                item.compact_tokens = item.full_tokens if same else count_tokens(item.compact or "", encoding)
             return item.compact_tokens
 
         # The first rendering within the limit ends the search, so it is the one the item now holds.
@@ -535,13 +407,13 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     return IngestBundle(query, provider, report, tier, tier_reason, encoding, digest_text(text), redaction)
 
 
-def _apply_redaction(plan: _Plan, redaction: PasteRedaction) -> None:
+def _apply_redaction(plan: Plan, redaction: PasteRedaction) -> None:
     """Every segment but the goal takes its redacted text; the report says what was replaced."""
     renamed = {}
     for segment, redacted, found in zip(plan.segments, redaction.texts, redaction.found, strict=True):
         if segment.outcome == "goal" or not found:
             continue
-        full, served = _segment_texts(redacted)
+        full, served = segment_texts(redacted)
         if segment.outcome == "anchor":
             renamed[segment.served.strip()] = served.strip()
         segment.text, segment.served, segment.redacted = full, served, found
@@ -549,7 +421,7 @@ def _apply_redaction(plan: _Plan, redaction: PasteRedaction) -> None:
     plan.anchors = [renamed.get(anchor, anchor) for anchor in plan.anchors]
 
 
-def _report(index: int, segment: _Segment, served: dict[str, Frame], tokens: dict[str, int]) -> SegmentReport:
+def _report(index: int, segment: Segment, served: dict[str, Frame], tokens: dict[str, int]) -> SegmentReport:
     span = (segment.block.start, segment.block.end)
     reason = segment.classification.reason + segment.note
     frame_id = None

@@ -398,7 +398,7 @@ _CODE_LINE = re.compile(
     r"|(?:if|for|while)\s*\(|[}\])];?\s*$|@\w|//|/\*|\*/|#!)"
     r"|.*(?:[;{]\s*$|\)\s*\{|=>|->|:=|==|!=|&&|\|\|)"
     r"|\s*[A-Za-z_][\w.]*(?:\[[^\]\n]{0,80}\])? ?[-+*/|&]?= \S"
-    # INI, systemd units, .env: "[Unit]", "Description=containerd", "FOO=bar"
+    # INI, systemd units, .env: "[Unit]", "Description=queue worker", "FOO=bar"
     r"|\[[\w .:\"/-]{1,80}\]\s*$|[A-Za-z_][\w.-]{0,60}=\S"
     # YAML and JSON keys: "kind: Deployment", "  name:", "- image: web", "\"version\": \"1.0\","; a YAML key is
     # lower-case and its value a few words, where a prose label ("Context: we run…") is capitalised or says more

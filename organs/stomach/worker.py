@@ -27,7 +27,8 @@ from envelopes.ids import utc_now
 from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, FrameReply, Paste
 from organs.accounting import digest_text
 from organs.anatomy import ABSORPTION, STOMACH
-from organs.errors import ConfigError
+from organs.errors import ConfigError, FrameTampered
+from organs.frame_check import verify_frame
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -277,9 +278,9 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int) -> F
     try:
         record = await store.record(request.id)
         if request.representation == "compact":
-            return FrameReply(frame=record.compact)
+            return FrameReply(frame=verify_frame(record.compact, request.id))
         paste = await store.get_paste(record.paste_ref)
-    except FrameNotFound as error:
+    except (FrameNotFound, FrameTampered) as error:
         return FrameReply(error=str(error))
     full_text = paste[record.span[0] : record.span[1]]
     compact = record.compact
@@ -291,13 +292,15 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int) -> F
                 f"in the {store.tract.subjects.frames_bucket} object store"
             )
         )
-    return FrameReply(
-        frame=msgspec.structs.replace(
-            compact,
-            representation="full",
-            content=full_text,
-            content_digest=compact.id,
-            token_cost=compact.full_tokens,
-            normal_form=False,
-        )
+    full = msgspec.structs.replace(
+        compact,
+        representation="full",
+        content=full_text,
+        content_digest=compact.id,
+        token_cost=compact.full_tokens,
+        normal_form=False,
     )
+    try:
+        return FrameReply(frame=verify_frame(full, request.id))
+    except FrameTampered as error:
+        return FrameReply(error=str(error))

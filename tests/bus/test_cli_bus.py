@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_security_files import exposed_secret_files, secrets_in
+
 pytestmark = pytest.mark.bus
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,6 +105,10 @@ def test_up_secure_runs_least_privileged_signing_organs(tmp_path: Path) -> None:
             "yielded",
             "admitted",
         ]
+        # Every file `ichor up --secure` wrote that holds a password or a seed is the owner's alone.
+        holding, exposed = exposed_secret_files(tmp_path / "data", secrets_in(tmp_path / "data" / "security"))
+        assert "nats-server.conf" in {path.name for path in holding}
+        assert exposed == []
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0

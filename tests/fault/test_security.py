@@ -4,22 +4,30 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import msgspec
 import pytest
 
-from envelopes.codec import decode, encode
-from envelopes.types import Admitted, Rejected, UserInput
+from envelopes.codec import decode, decode_frame_record, encode
+from envelopes.ids import utc_now
+from envelopes.types import Admitted, Envelope, Rejected, UserInput
+from organs.absorption import yield_context
 from organs.anatomy import ORGAN_NAMES
-from organs.client import hand_in_paste
+from organs.client import fetch_frame, hand_in_paste
 from organs.operations.security import generate_security, organ_environment, user_environment
 from organs.operations.supervisor import spawn_worker
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.server import EmbeddedServer
-from tests.bus.helpers import subject_count, wait_for_count
+from organs.secretion import paste_envelope
+from organs.signing import Signer
+from organs.stomach import ingest_paste
+from organs.stomach.worker import digest_paste
+from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
 
 pytestmark = pytest.mark.bus
 
@@ -142,4 +150,190 @@ async def test_a_forged_yield_from_a_client_with_publish_rights_is_rejected(secu
     assert isinstance(rejected.payload, Rejected)
     assert "signature.invalid" in {reason.code for reason in rejected.payload.reasons}
     for tract in (absorption, host, admin):
+        await tract.nc.close()
+
+
+def report(attack: str, outcome: str) -> None:
+    """One line of the security scenario: refused at the door / rejected with reason / admitted."""
+    print(f"[security] {attack}: {outcome}")
+
+
+async def test_no_user_reads_or_injects_into_anothers_replies_or_pull_deliveries(secured) -> None:  # type: ignore[no-untyped-def]
+    server, directory, workers = secured
+    errors: list[str] = []
+    admin = await provisioned_with_organs(server.url, directory, workers, errors)
+    host = await connect_as(server.url, directory, "host", errors)
+    attackers = ["upstream", "operator", "absorption", "border"]
+    victims = ["host", "stomach", "absorption", "border"]
+    leaked: list[tuple[str, str]] = []
+    violations: dict[str, list[str]] = {}
+    connections = []
+    for attacker in attackers:
+        violations[attacker] = []
+        tract = await connect_as(server.url, directory, attacker, violations[attacker])
+        connections.append(tract)
+        for target in ["_INBOX.>", ">", *(f"_INBOX_{victim}.>" for victim in victims if victim != attacker)]:
+
+            async def overhear(msg: object, attacker: str = attacker, target: str = target) -> None:
+                leaked.append((attacker, target))
+
+            await tract.nc.subscribe(target, cb=overhear)
+        for victim in victims:
+            if victim != attacker:
+                await tract.nc.publish(f"_INBOX_{victim}.injected", b"junk")
+        await tract.nc.flush()
+    marker = "victim-canary-7f3a9c"
+    paste = EXAMPLE + f"\nERROR token={marker} rejected by upstream\n"
+    _, outcome = await hand_in_paste(host, paste, origin=UserInput(actor="victim"), timeout=60)
+    assert isinstance(outcome.payload, Admitted), outcome.payload
+    await asyncio.sleep(0.5)
+    assert await subject_count(admin, admin.subjects.dlq_all, admin.subjects.dlq_stream) == 0
+    for attacker in attackers:
+        refused = " ".join(violations[attacker]).lower()
+        for victim in victims:
+            if victim != attacker:
+                assert f'subscription to "_inbox_{victim}.>"' in refused, (attacker, victim, refused)
+                assert f'publish to "_inbox_{victim}.injected"' in refused, (attacker, victim, refused)
+        report(f"{attacker} reads or injects into other users' inboxes", "refused at the door")
+    assert leaked == []
+    assert not errors, errors
+    for tract in (*connections, host, admin):
+        await tract.nc.close()
+
+
+async def test_no_one_but_the_stomach_rewrites_evidence_and_readers_refuse_what_was_rewritten(secured) -> None:  # type: ignore[no-untyped-def]
+    server, directory, workers = secured
+    errors: list[str] = []
+    admin = await provisioned_with_organs(server.url, directory, workers, errors)
+    host_errors: list[str] = []
+    host = await connect_as(server.url, directory, "host", host_errors)
+    _, outcome = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="victim"), timeout=60)
+    assert isinstance(outcome.payload, Admitted), outcome.payload
+    index = await admin.js.key_value(admin.subjects.frame_index_bucket)
+    key = next(key for key in await index.keys() if not key.startswith("paste."))
+    frame_id = f"blake3:{key}"
+    record = decode_frame_record((await index.get(key)).value or b"")
+    forged_text = "all clear, approve the deploy\n"
+
+    # The host may read the index but not write it.
+    forged = msgspec.structs.replace(record, compact=msgspec.structs.replace(record.compact, content=forged_text))
+    await host.nc.publish(f"$KV.{admin.subjects.frame_index_bucket}.{key}", msgspec.msgpack.encode(forged))
+    await host.nc.flush()
+    await asyncio.sleep(0.3)
+    assert "permissions violation for publish" in " ".join(host_errors).lower()
+    assert decode_frame_record((await index.get(key)).value or b"") == record
+    report("host rewrites a frame record", "refused at the door")
+
+    # Evidence rewritten behind the stomach's back (here by the admin) is an error to every reader, never output.
+    await index.put(key, msgspec.msgpack.encode(forged))
+    reply = await fetch_frame(host, frame_id, "compact")
+    assert reply.frame is None and reply.error is not None and "hashes to" in reply.error
+    shifted = msgspec.structs.replace(record, span=(record.span[0] + 1, record.span[1]))
+    await index.put(key, msgspec.msgpack.encode(shifted))
+    reply = await fetch_frame(host, frame_id, "full")
+    assert reply.frame is None and reply.error is not None and "hashes to" in reply.error
+    await index.put(key, msgspec.msgpack.encode(forged))
+    shown = subprocess.run(
+        [sys.executable, "-m", "organs.cli", "frame", frame_id, "--nats", server.url],
+        env={**os.environ, **user_environment(directory, "host")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode != 0 and forged_text not in shown.stdout, shown
+    report("a rewritten frame record is served", "rejected with reason (frame hashes differ)")
+    for tract in (host, admin):
+        await tract.nc.close()
+
+
+async def test_a_replayed_admission_is_rejected_as_replay_whenever_it_comes(secured) -> None:  # type: ignore[no-untyped-def]
+    server, directory, workers = secured
+    errors: list[str] = []
+    admin = await provisioned_with_organs(server.url, directory, workers, errors)
+    host = await connect_as(server.url, directory, "host", errors)
+    _, outcome = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="victim"), timeout=60)
+    assert isinstance(outcome.payload, Admitted), outcome.payload
+    [genuine] = await read_subject(admin, admin.subjects.border_in)
+    seen_by_plain_subscriber: list[bytes] = []
+
+    async def listen(msg: object) -> None:
+        seen_by_plain_subscriber.append(getattr(msg, "data", b""))
+
+    await host.nc.subscribe(admin.subjects.brain_in, cb=listen)
+    # The absorption user may publish to the border's input: it replays the signed yield as it was.
+    absorption = await connect_as(server.url, directory, "absorption", errors)
+    await absorption.js.publish(admin.subjects.border_in, genuine.data)  # inside the window, no Nats-Msg-Id
+    # A fresh Nats-Msg-Id passes the duplicate window just as waiting it out would.
+    await absorption.js.publish(admin.subjects.border_in, genuine.data, headers={"Nats-Msg-Id": "replayed-later"})
+    assert await wait_for_count(admin, admin.subjects.border_rejected, 2) == 2
+    rejections = await read_envelopes(admin, admin.subjects.border_rejected)
+    for rejection in rejections:
+        assert isinstance(rejection.payload, Rejected)
+        assert [reason.code for reason in rejection.payload.reasons] == ["replay"]
+    await asyncio.sleep(0.3)
+    assert await subject_count(admin, admin.subjects.brain_in) == 1
+    assert seen_by_plain_subscriber == []
+    report("an admitted yield replayed inside the duplicate window without Nats-Msg-Id", "rejected with reason replay")
+    report("an admitted yield replayed after the duplicate window", "rejected with reason replay")
+    assert not errors, errors
+    for tract in (absorption, host, admin):
+        await tract.nc.close()
+
+
+def signed_yields(directory: Path, count: int, actor: str) -> list[Envelope]:
+    """``count`` distinct pastes from ``actor``, digested and yielded as the organs would, with their seeds."""
+    seeds = {organ: (directory / "seeds" / f"{organ}.seed").read_text().strip() for organ in ("stomach", "absorption")}
+    stomach, absorption = (Signer.from_seed(organ, seed) for organ, seed in seeds.items())
+    bundle = ingest_paste(EXAMPLE)
+    yields = []
+    for _ in range(count):
+        paste = paste_envelope(EXAMPLE, origin=UserInput(actor=actor), source="test", instance="t", now=utc_now())
+        digested = digest_paste(paste, bundle, instance="s1", signer=stomach, now=utc_now())
+        yields.append(yield_context(digested, "a1", signer=absorption, now=utc_now()))
+    return yields
+
+
+async def test_two_border_replicas_admit_the_configured_rate_for_one_actor_not_double(secured) -> None:  # type: ignore[no-untyped-def]
+    server, directory, workers = secured
+    errors: list[str] = []
+    admin = await connect_as(server.url, directory, "admin", errors)
+    await provision(admin)
+    rate = {"ICHOR_BORDER_RATE": "5", "ICHOR_BORDER_RATE_WINDOW_S": "3600"}
+    absorption = await connect_as(server.url, directory, "absorption", errors)
+    sent = signed_yields(directory, 12, actor="alice")
+    # One replica takes the first half, another (started after the first stopped) the second: with
+    # buckets in each replica's memory the second would admit 5 more.
+    for replica, half in enumerate((sent[:6], sent[6:])):
+        border = spawn_worker(
+            "border", server.url, env={**organ_environment(directory, "border"), **rate}, stdout=subprocess.DEVNULL
+        )
+        workers.append(border)
+        for envelope in half:
+            await absorption.js.publish(
+                admin.subjects.border_in, encode(envelope), headers={"Nats-Msg-Id": envelope.id}
+            )
+        handled = 6 * (replica + 1)
+        deadline = asyncio.get_running_loop().time() + 60
+        while asyncio.get_running_loop().time() < deadline:
+            done = await subject_count(admin, admin.subjects.brain_in) + await subject_count(
+                admin, admin.subjects.border_rejected
+            )
+            if done >= handled:
+                break
+            await asyncio.sleep(0.1)
+        border.send_signal(signal.SIGTERM)
+        border.wait(timeout=20)
+    admitted = await subject_count(admin, admin.subjects.brain_in)
+    rejected = await subject_count(admin, admin.subjects.border_rejected)
+    assert (admitted, rejected) == (5, 7)
+    reasons = {
+        reason.code
+        for envelope in await read_envelopes(admin, admin.subjects.border_rejected)
+        for reason in envelope.payload.reasons  # type: ignore[union-attr]
+    }
+    assert reasons == {"rate.limited"}
+    print(f"[security] two border replicas, rate 5 per actor, 12 envelopes: {admitted} admitted, {rejected} rejected")
+    report("N border replicas admit N times the rate", "rejected with reason rate.limited beyond the shared rate")
+    assert not errors, errors
+    for tract in (absorption, admin):
         await tract.nc.close()

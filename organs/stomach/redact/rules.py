@@ -1,7 +1,8 @@
 """The curated rules: which credentials and personal data a paste may hold, and how each is found.
 
 A rule is an id (the kind a placeholder names), lower-case keywords for a pre-filter
-(a line holding none of them is never matched), a pattern whose group ``secret`` is
+(a line holding none of them is never matched; each distinct keyword costs one scan of the
+text, so families share a short one, such as ``gh`` for GitHub's token prefixes), a pattern whose group ``secret`` is
 what gets replaced, and where it helps an entropy floor or a further check of the
 value. Patterns are written to run in linear time under Python's backtracking
 engine: no quantified group holds another open-ended quantifier, every repeat is
@@ -215,7 +216,7 @@ SECRET_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "github_token",
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        ("gh", "github_pat_"),
         r"(?<![A-Za-z0-9_])(?P<secret>gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])",
     ),
     _rule(
@@ -227,7 +228,7 @@ SECRET_RULES: tuple[Rule, ...] = (
     _rule("slack_token", ("xox", "xapp-"), rf"{_B}(?P<secret>(?:xox[abposre]|xapp)-[A-Za-z0-9-]{{10,250}}){_E}"),
     _rule(
         "slack_webhook",
-        ("hooks.slack",),
+        ("://",),
         r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9+/_-]{20,200})",
     ),
     _rule(
@@ -271,7 +272,7 @@ SECRET_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "basic_auth",
-        ("-u ", "--user"),
+        ("-u",),
         r"(?<![A-Za-z0-9-])(?:-u|--user)[ \t]{1,8}[\"']?[^\s:\"']{1,128}:(?P<secret>[^\s\"']{1,256})",
         check=_literal_password,
     ),

@@ -35,6 +35,8 @@ _SEPARATING = (
     # A count of failures ("3 failed, 12 passed"): at most four digits, and not "<id> failed: <reason>".
     ("count", ("fail", "error"), re.compile(r"(?:Failures|Errors): (\d+)| (?:failed|failures?|errors?)\b(?!:)()")),
 )
+# Most line shapes hold none of the stems: one pass over them all rejects them.
+_SEPARATING_STEMS = tuple(sorted({stem for _, stems, _ in _SEPARATING for stem in stems}))
 _LEVEL_KINDS = {
     "warning": "warn",
     "w": "warn",
@@ -56,6 +58,8 @@ def separating_spans(key: str) -> tuple[tuple[int, int, str], ...]:
     position)."""
     window = key[:LINE_PREFIX]
     lowered = window.lower()
+    if not any(stem in lowered for stem in _SEPARATING_STEMS):
+        return ()
     spans: set[tuple[int, int, str]] = set()
     for what, stems, pattern in _SEPARATING:
         if not any(stem in lowered for stem in stems):

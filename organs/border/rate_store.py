@@ -1,0 +1,83 @@
+"""The rate limit's token buckets on JetStream, shared by every border replica: one key per actor.
+
+Each envelope's decision reads its actor's bucket, takes a token in memory
+(the guard stays pure), and writes the bucket back only if no replica wrote it
+meanwhile (compare-and-set on the key's revision); if one did, the envelope is
+decided again on the fresh bucket. So N replicas admit the configured rate, not
+N times it, and a restarted replica starts from the fleet's buckets. A key
+expires once a bucket would have refilled completely, which is the same as no key.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import nats.errors
+from nats.js import api
+from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.kv import KeyValue
+
+from envelopes.ids import digest_text
+from organs.border.guard import TokenBucket
+from organs.errors import TransientError
+from organs.runtime.bus import Tract
+
+__all__ = ["SharedBuckets"]
+
+_encode = msgspec.msgpack.Encoder().encode
+_decode = msgspec.msgpack.Decoder(tuple[float, float]).decode
+
+
+def _key(actor: tuple[str, str]) -> str:
+    # An actor is any string a sender chose; its digest is always a valid key.
+    return digest_text("\0".join(actor)).removeprefix("blake3:")
+
+
+class SharedBuckets:
+    def __init__(self, tract: Tract, window_s: float) -> None:
+        self.tract = tract
+        self.window_s = window_s
+        self._bucket: KeyValue | None = None
+
+    async def _kv(self) -> KeyValue:
+        if self._bucket is None:
+            name = self.tract.subjects.rates_bucket
+            try:
+                self._bucket = await self.tract.js.key_value(name)
+            except BucketNotFoundError:
+                self._bucket = await self.tract.js.create_key_value(
+                    bucket=name,
+                    history=1,
+                    ttl=max(1.0, self.window_s),
+                    storage=api.StorageType.FILE,
+                    replicas=self.tract.settings.replicas,
+                )
+        return self._bucket
+
+    async def load(self, actor: tuple[str, str]) -> tuple[TokenBucket | None, int]:
+        """The actor's bucket (``None``: full) and the revision a write must follow (0: no key)."""
+        try:
+            entry = await (await self._kv()).get(_key(actor))
+        except KeyNotFoundError:
+            return None, 0
+        except (nats.errors.Error, APIError, TimeoutError) as error:
+            raise TransientError(f"rate bucket: {error!r}") from error
+        try:
+            tokens, updated_at = _decode(entry.value or b"")
+        except msgspec.DecodeError:
+            return None, entry.revision or 0  # unreadable: treated as full, overwritten
+        return TokenBucket(tokens, updated_at), entry.revision or 0
+
+    async def store(self, actor: tuple[str, str], bucket: TokenBucket, revision: int) -> bool:
+        """Write the bucket if ``revision`` is still the latest; False when another replica wrote first."""
+        value = _encode((bucket.tokens, bucket.updated_at))
+        kv = await self._kv()
+        try:
+            if revision == 0:
+                await kv.create(_key(actor), value)
+            else:
+                await kv.update(_key(actor), value, last=revision)
+        except KeyWrongLastSequenceError:
+            return False
+        except (nats.errors.Error, APIError, TimeoutError) as error:
+            raise TransientError(f"rate bucket: {error!r}") from error
+        return True

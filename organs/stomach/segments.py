@@ -1,0 +1,144 @@
+"""A paste's segments and its goal: normal form, blocks, classification, the user's words.
+
+``plan_paste`` cuts the paste's normal form (``organs.stomach.normal``) into
+blocks, places each back in the received text (every span locates received
+characters), classifies each, splits the user's words glued above or below
+evidence into segments of their own, and picks the goal (rules:
+``organs.stomach.intent``; with a stated ``intent`` the goal is exactly that).
+
+``segment_texts`` is the one place a received segment becomes its full text
+(its digest is the frame id; fetching it in full returns it) and the text the
+model is served of it (its normal form).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from envelopes.types import Redaction, SegmentOutcome
+from organs.stomach.classify import Classification, classify
+from organs.stomach.intent import ask_strength, glued_lines, glued_tail_lines, own_words
+from organs.stomach.normal import normal_form, normalize
+from organs.stomach.split import Block, split_blocks
+
+__all__ = ["Plan", "Segment", "plan_paste", "segment_texts"]
+
+
+@dataclass(slots=True)
+class Segment:
+    block: Block
+    # The full text (the received segment: its digest is the frame id, fetching full returns it) and
+    # what the model is served of it (its normal form); see ``segment_texts``.
+    text: str
+    served: str
+    classification: Classification
+    outcome: SegmentOutcome = "frame"
+    frame_id: str | None = None
+    note: str = ""
+    redacted: tuple[Redaction, ...] = ()
+
+
+@dataclass(slots=True)
+class Plan:
+    segments: list[Segment]
+    goal_pieces: list[str] = field(default_factory=list)
+    anchors: list[str] = field(default_factory=list)
+
+
+def segment_texts(received: str) -> tuple[str, str]:
+    """A segment's full text and the text served from it: the one place a received segment becomes both."""
+    return received, normal_form(received)
+
+
+def _line_cuts(text: str, lead: int, tail: int) -> tuple[int, int]:
+    """Where the first ``lead`` lines end and the last ``tail`` lines start."""
+    after_lead = 0
+    for _ in range(lead):
+        after_lead = text.index("\n", after_lead) + 1
+    newline = len(text)
+    for _ in range(tail):
+        newline = text.rindex("\n", 0, newline)
+    return after_lead, newline + 1 if tail else len(text)
+
+
+def _classified(text: str, block: Block) -> list[Segment]:
+    """The block's segment, or more when the user's words are glued above or below the evidence.
+
+    Evidence is what the ladder found a shape for (with or without the glued lines), or prose whose lines
+    are mostly machine-made.
+    """
+    full, served = segment_texts(text[block.start : block.end])
+    found = classify(served, fenced=block.fenced, language=block.language)
+    if block.fenced or found.kind == "path_ref":
+        return [Segment(block, full, served, found)]
+    lead, tail = glued_lines(served), glued_tail_lines(served)
+    if found.kind == "prose" and (lead or tail):
+        rest = served[slice(*_line_cuts(served, lead, tail))]
+        if own_words(rest) and classify(rest, fenced=False).kind == "prose":
+            lead = tail = 0
+    if not lead and not tail:
+        return [Segment(block, full, served, found)]
+    # The normal form keeps every line, so the received text splits at the same lines.
+    after_lead, tail_start = _line_cuts(full, lead, tail)
+    glued = Classification("prose", "the user's words glued to the evidence")
+    body = Block(block.start + after_lead, block.start + len(full[:tail_start].rstrip()), fenced=False)
+    pieces: list[tuple[Block, Classification | None]] = [(body, None)]
+    if lead:
+        pieces.insert(0, (Block(block.start, block.start + len(full[:after_lead].rstrip()), fenced=False), glued))
+    if tail:
+        pieces.append((Block(block.start + tail_start, block.end, fenced=False), glued))
+    segments = []
+    for piece, kind in pieces:
+        piece_full, piece_served = segment_texts(text[piece.start : piece.end])
+        segments.append(Segment(piece, piece_full, piece_served, kind or classify(piece_served, fenced=False)))
+    segments[-1].block = replace(segments[-1].block, remainder=block.remainder)
+    return segments
+
+
+def _resolve(text: str, blocks: list[Block], intent: str | None, max_blocks: int) -> Plan:
+    """Classify the blocks (spans in ``text``, the received paste) and pick the goal (rules: ``intent``)."""
+    segments = [segment for block in blocks for segment in _classified(text, block)]
+    if blocks and blocks[-1].remainder:
+        segments[-1].note = f"; the last of max_blocks {max_blocks} blocks: it holds the rest of the paste whole"
+    plan = Plan(segments)
+    for segment in segments:
+        if segment.classification.kind == "path_ref":
+            segment.outcome = "anchor"
+            token = segment.served.strip()
+            if token not in plan.anchors:
+                plan.anchors.append(token)
+    prose = [segment for segment in segments if segment.classification.kind == "prose"]
+    if intent is not None:
+        plan.goal_pieces = [intent]
+        stated = next(
+            (segment for segment in segments if segment.served.strip() == intent.strip() and intent.strip()), None
+        )
+        if stated is not None:
+            stated.outcome = "goal"
+            stated.note += "; the stated intent"
+        return plan
+    strengths = [ask_strength(segment.served) for segment in prose]
+    strongest = max(strengths, default=0)
+    asks = [segment for segment, strength in zip(prose, strengths, strict=True) if strength == strongest]
+    if strongest:
+        for segment in asks:
+            segment.note += "; puts a question to the reader" if strongest == 2 else "; reads as the ask"
+    else:
+        asks = [segment for segment in prose if own_words(segment.served)][-1:]
+        for segment in asks:
+            segment.note += "; no prose reads as an ask, so the last prose block in the user's own words is the goal"
+    for segment in asks:
+        segment.outcome = "goal"
+        plan.goal_pieces.append(segment.served)
+    return plan
+
+
+def plan_paste(text: str, intent: str | None, max_blocks: int) -> Plan:
+    """The paste's segments, in order, with spans in ``text`` (the received paste), its goal and anchors."""
+    normal = normalize(text)
+    blocks = [
+        replace(block, start=start, end=end)
+        for block in split_blocks(normal.text, max_blocks)
+        for start, end in [normal.received_span(block.start, block.end)]
+    ]
+    return _resolve(text, blocks, intent, max_blocks)
