@@ -14,6 +14,7 @@ from organs.runtime.server import EmbeddedServer
 from organs.secretion import paste_envelope
 from tests.bus.helpers import read_subject, wait_for_count
 from tests.fault.harness import OrganProcesses, make_pastes, publish_all, tally, wait_for_ends
+from tests.support.envelopes import AT
 
 pytestmark = [pytest.mark.bus, pytest.mark.slow]
 
@@ -39,7 +40,11 @@ async def test_an_input_that_keeps_killing_its_worker_is_dead_lettered(
     restarter = asyncio.create_task(_restart_when_dead(organs, STOMACH.name, deaths))
     pastes = make_pastes(30, "killer")
     killer = paste_envelope(
-        f"ERROR {KILLER} in the middle of a log\nWhy?", origin=UserInput(actor="killer"), source="fault", instance="t"
+        f"ERROR {KILLER} in the middle of a log\nWhy?",
+        origin=UserInput(actor="killer"),
+        source="fault",
+        instance="t",
+        now=AT,
     )
     dlq = tract.subjects.dlq(STOMACH.name)
     try:
