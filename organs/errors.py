@@ -11,6 +11,7 @@ A caller can catch everything Ichor raises with one clause, or any branch of it:
     ├── PoisonError                  this envelope can never succeed: dead-letter it (term)
     ├── SigningError                 a seed, public key or signed step cannot be read (also a ValueError)
     ├── FrameNotFound                the frames store holds no such frame or paste (also a LookupError)
+    ├── FrameTampered                a stored frame's bytes do not hash to its id or digest: refused
     └── BorderError                  raised inside the border
         └── CompileError             the prompt cannot be compiled; ``code`` names why
             ├── InvalidPromptInputError  a module, segment, id or budget breaks the input rules
