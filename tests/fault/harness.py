@@ -106,12 +106,16 @@ async def publish_all(tract: Tract, pastes: list[Envelope]) -> None:
 
 
 async def ends_reached(tract: Tract, patience_s: float = 60.0) -> int:
-    """Envelopes at the end of the tract; waits out a broker or node that is away."""
+    """Pastes that reached the end of the tract (a deferred paste's follow-up is not one more); waits out a
+    broker or node that is away."""
     deadline = time.monotonic() + patience_s
     while True:
         try:
-            admitted = await subject_count(tract, tract.subjects.brain_in)
-            return admitted + await subject_count(tract, tract.subjects.border_rejected)
+            ends = [
+                *await read_subject(tract, tract.subjects.brain_in),
+                *await read_subject(tract, tract.subjects.border_rejected),
+            ]
+            return sum(getattr(decode(msg.data).payload, "follow_up_of", None) is None for msg in ends)
         except (TimeoutError, nats.errors.Error, nats.js.errors.Error):
             if time.monotonic() > deadline:
                 raise
