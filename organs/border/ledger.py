@@ -15,13 +15,12 @@ from __future__ import annotations
 from datetime import datetime
 
 import nats.errors
-from nats.js import api
-from nats.js.errors import APIError, BucketNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import APIError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from envelopes.types import Envelope
 from organs.errors import TransientError
-from organs.runtime.bus import Tract
+from organs.runtime.bus import Tract, open_key_value
 
 __all__ = ["DEFAULT_LEDGER_TTL_S", "ReplayLedger", "older_than_ledger"]
 
@@ -46,17 +45,7 @@ class ReplayLedger:
 
     async def _kv(self) -> KeyValue:
         if self._bucket is None:
-            name = self.tract.subjects.admitted_bucket
-            try:
-                self._bucket = await self.tract.js.key_value(name)
-            except BucketNotFoundError:
-                self._bucket = await self.tract.js.create_key_value(
-                    bucket=name,
-                    history=1,
-                    ttl=self.ttl_s,
-                    storage=api.StorageType.FILE,
-                    replicas=self.tract.settings.replicas,
-                )
+            self._bucket = await open_key_value(self.tract, self.tract.subjects.admitted_bucket, self.ttl_s)
         return self._bucket
 
     async def claim(self, envelope_id: str, stream_sequence: int) -> int | None:

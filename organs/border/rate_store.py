@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import msgspec
 import nats.errors
-from nats.js import api
-from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from envelopes.ids import digest_text
 from organs.border.guard import TokenBucket
 from organs.errors import TransientError
-from organs.runtime.bus import Tract
+from organs.runtime.bus import Tract, open_key_value
 
 __all__ = ["SharedBuckets"]
 
@@ -40,17 +39,7 @@ class SharedBuckets:
 
     async def _kv(self) -> KeyValue:
         if self._bucket is None:
-            name = self.tract.subjects.rates_bucket
-            try:
-                self._bucket = await self.tract.js.key_value(name)
-            except BucketNotFoundError:
-                self._bucket = await self.tract.js.create_key_value(
-                    bucket=name,
-                    history=1,
-                    ttl=max(1.0, self.window_s),
-                    storage=api.StorageType.FILE,
-                    replicas=self.tract.settings.replicas,
-                )
+            self._bucket = await open_key_value(self.tract, self.tract.subjects.rates_bucket, max(1.0, self.window_s))
         return self._bucket
 
     async def load(self, actor: tuple[str, str]) -> tuple[TokenBucket | None, int]:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import msgspec
 import nats.errors
-from nats.js import api
-from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from organs.border.session import SessionRecord
 from organs.errors import TransientError
-from organs.runtime.bus import Tract
+from organs.runtime.bus import Tract, open_key_value
 
 __all__ = ["SessionStore"]
 
@@ -33,17 +32,7 @@ class SessionStore:
 
     async def _kv(self) -> KeyValue:
         if self._bucket is None:
-            name = self.tract.subjects.sessions_bucket
-            try:
-                self._bucket = await self.tract.js.key_value(name)
-            except BucketNotFoundError:
-                self._bucket = await self.tract.js.create_key_value(
-                    bucket=name,
-                    history=1,
-                    ttl=self.ttl_s,
-                    storage=api.StorageType.FILE,
-                    replicas=self.tract.settings.replicas,
-                )
+            self._bucket = await open_key_value(self.tract, self.tract.subjects.sessions_bucket, self.ttl_s)
         return self._bucket
 
     async def _read(self, session_id: str) -> tuple[SessionRecord, int | None]:

@@ -19,12 +19,22 @@ import nats.errors
 from nats.aio.client import Client
 from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFoundError
+from nats.js.kv import KeyValue
 
 from envelopes.subjects import Subjects
 from organs.errors import BusUnavailableError
 from organs.settings import Settings, redelivery_backoff_s
 
-__all__ = ["DEFAULT_NATS_URL", "INLINE_HEADROOM", "BusSettings", "Tract", "connect", "inbox_prefix", "provision"]
+__all__ = [
+    "DEFAULT_NATS_URL",
+    "INLINE_HEADROOM",
+    "BusSettings",
+    "Tract",
+    "connect",
+    "inbox_prefix",
+    "open_key_value",
+    "provision",
+]
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 # Room left in a message for what surrounds inline text (an envelope, a reply, headers):
@@ -204,4 +214,15 @@ async def _provision_once(tract: Tract) -> None:
     except BucketNotFoundError:
         await js.create_key_value(
             bucket=subjects.frame_index_bucket, storage=api.StorageType.FILE, replicas=settings.replicas, history=1
+        )
+
+
+async def open_key_value(tract: Tract, name: str, ttl_s: float) -> KeyValue:
+    """The key-value bucket ``name``, made on first use: one value per key, each kept ``ttl_s`` seconds, on file
+    storage with the tract's replicas (a border replica may be the first to need it)."""
+    try:
+        return await tract.js.key_value(name)
+    except BucketNotFoundError:
+        return await tract.js.create_key_value(
+            bucket=name, history=1, ttl=ttl_s, storage=api.StorageType.FILE, replicas=tract.settings.replicas
         )
