@@ -79,9 +79,11 @@ async def test_what_a_killed_stomach_held_comes_out_within_seconds(tract: Tract,
 async def test_a_long_digest_is_not_taken_over_by_a_second_replica(tract: Tract, nats_server: EmbeddedServer) -> None:
     # The digest takes several ack waits: only heartbeats keep the second replica from taking it.
     ack_wait_s = 0.5
-    organs = OrganProcesses(nats_server.url, env={"ICHOR_ACK_WAIT_S": str(ack_wait_s)}).start()
+    # Full tier for the whole paste, so the digest is long on a quiet machine as well as a busy one.
+    full_tier = {"ICHOR_SHALLOW_CHARS": str(1 << 30), "ICHOR_DEFERRED_CHARS": str(1 << 31)}
+    organs = OrganProcesses(nats_server.url, env={"ICHOR_ACK_WAIT_S": str(ack_wait_s), **full_tier}).start()
     organs.spawn(STOMACH.name, replica=1)
-    lines = [f"2026-11-29T08:{n % 60:02d}:01Z INFO [api-{n % 13}] request {n} took {n % 97}ms" for n in range(40_000)]
+    lines = [f"2026-11-29T08:{n % 60:02d}:01Z INFO [api-{n % 13}] request {n} took {n % 97}ms" for n in range(200_000)]
     try:
         started = time.monotonic()
         _, outcome = await hand_in_paste(
