@@ -18,7 +18,7 @@ from organs.border.decide import BorderConfig, border_decide, reject_replay
 from organs.border.guard import GuardState, RateLimit, rate_actor
 from organs.border.ledger import ReplayLedger, older_than_ledger
 from organs.border.prompt import FRAME_TOOLS
-from organs.border.rate_store import SharedBuckets
+from organs.border.rate_store import RateClock, SharedBuckets
 from organs.border.session import delivered_frames
 from organs.border.session_store import SessionStore
 from organs.errors import ConfigError, TransientError
@@ -109,6 +109,7 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         buckets = SharedBuckets(tract, decide_config.policy.rate.window_s)
+        rate_clock = RateClock()
         sessions = SessionStore(tract, decide_config.session_ttl_s)
         ledger = ReplayLedger(tract)
 
@@ -149,7 +150,7 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
                     decide_config,
                     state,
                     instance=settings.instance,
-                    now=now,
+                    now=rate_clock(),
                     at=at,
                     delivered=delivered,
                 )
