@@ -188,10 +188,17 @@ class Worker:
         self.abandoned = 0
         self._resubscribe = asyncio.Event()
         self._in_hand: dict[asyncio.Task[None], Msg] = {}
+        self._riding_out: set[asyncio.Task[None]] = set()
 
     def on_reconnected(self) -> None:
-        """A pull subscription can go silent after a server restart; bind it anew."""
+        """A pull subscription can go silent after a server restart; bind it anew.
+
+        An input in hand across the outage may wait out a request lost with the old connection (the
+        JetStream timeout, 10 s); it settles or comes back on its own, but holds no room the fresh
+        fetches need, so the organ takes new inputs as soon as the server is back.
+        """
         self._resubscribe.set()
+        self._riding_out.update(self._in_hand)
 
     def consumer_config(self) -> api.ConsumerConfig:
         settings = self.tract.settings
@@ -243,7 +250,8 @@ class Worker:
                     continue
             # After a crash, what comes back is taken one input at a time, alone: an input that kills its
             # worker then takes no other input down with it, so only it runs out of deliveries.
-            room = 1 - len(self._in_hand) if careful else self.spec.batch - len(self._in_hand)
+            held = len(self._in_hand) - len(self._riding_out)
+            room = 1 - held if careful else self.spec.batch - held
             if room <= 0:
                 await asyncio.wait(self._in_hand, timeout=FETCH_EXPIRY_S, return_when=asyncio.FIRST_COMPLETED)
                 continue
@@ -270,6 +278,7 @@ class Worker:
         task = asyncio.create_task(self._process(msg))
         self._in_hand[task] = msg
         task.add_done_callback(self._in_hand.pop)
+        task.add_done_callback(self._riding_out.discard)
 
     async def _heartbeat(self) -> None:
         period = self.tract.settings.ack_wait_s / 3
