@@ -99,6 +99,9 @@ CONFIRM_TIMEOUT_S = 3.0
 class Output:
     subject: str
     envelope: Envelope
+    msg_id: str | None = None
+    """The ``Nats-Msg-Id`` when it cannot be the envelope's id: an input moved unchanged to another subject
+    of the same stream, whose first id the duplicate window holds already."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,8 @@ class Delivery:
     num_pending: int
     stream_sequence: int = 0
     """The message's place in its stream: a redelivery keeps it, a replay of the same bytes gets a new one."""
+    size: int = 0
+    """The message's bytes, known before anything is decoded or fetched."""
 
 
 Handler = Callable[[Envelope, Delivery], Awaitable[Sequence[Output]]]
@@ -337,7 +342,10 @@ class Worker:
             return None
         metadata = msg.metadata
         delivery = Delivery(
-            subject=msg.subject, num_pending=metadata.num_pending or 0, stream_sequence=metadata.sequence.stream
+            subject=msg.subject,
+            num_pending=metadata.num_pending or 0,
+            stream_sequence=metadata.sequence.stream,
+            size=len(msg.data),
         )
         self.stats.last_pending = delivery.num_pending
         try:
@@ -358,7 +366,7 @@ class Worker:
                     output.subject,
                     encode(output.envelope),
                     headers={
-                        "Nats-Msg-Id": output.envelope.id,
+                        "Nats-Msg-Id": output.msg_id or output.envelope.id,
                         "traceparent": output.envelope.trace,
                         "Ichor-Kind": output.envelope.kind,
                     },
