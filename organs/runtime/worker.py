@@ -93,6 +93,8 @@ STOP_GRACE_S = 2.0
 # nak'ed: a stream answers in milliseconds, so a longer wait means the broker is
 # away, and the input is better retried than waited on.
 CONFIRM_TIMEOUT_S = 3.0
+# How often an input on its last delivery tries again to store its dead letter.
+DEAD_LETTER_RETRY_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -426,13 +428,20 @@ class Worker:
         reason = scrub_secrets(reason)
         self.stats.errors += 1
         self.stats.last_error = reason
-        try:
-            await dead_letter(self.tract, self.spec.organ, msg, reason)
-            await msg.term()
-        except BUS_ERRORS as error:
-            # Not dead-lettered yet, so it must not be terminated: let it come back.
-            await self._retry(msg, envelope, f"dead-letter failed: {error!r}", started)
-            return
+        while True:
+            try:
+                await dead_letter(self.tract, self.spec.organ, msg, reason)
+                await msg.term()
+                break
+            except BUS_ERRORS as error:
+                if msg.metadata.num_delivered < self.tract.settings.max_deliver:
+                    # Not dead-lettered yet, so it must not be terminated: let it come back.
+                    await self._retry(msg, envelope, f"dead-letter failed: {error!r}", started)
+                    return
+                # The server delivers this input no more: nak'ed, it would sit unsettled for good. It stays in
+                # hand, heartbeaten, until its dead letter is stored (or the worker stops and hands it back).
+                self.log.warning("envelope.dead_letter_retry", **_fields(envelope), outcome="held", error=repr(error))
+                await asyncio.sleep(DEAD_LETTER_RETRY_S)
         self.stats.dead_lettered += 1
         self.log.error(
             "envelope.dead_lettered",
