@@ -34,7 +34,8 @@ _MASK_MARK = re.compile(r"[0-9=/]")
 
 # A quoted value. Quote characters are taken by these alternatives only, so a line's quoted values are
 # the same whether found alone or with the rest of ``VARIABLE`` (``mask_by_words`` relies on it).
-_QUOTED_VALUE = r"(?<![\w])\"[^\"\n]{0,200}\"|(?<![\w])'[^'\n]{0,200}'(?!\w)"
+# Each opens on its quote, then looks behind it, so the engine skips straight to quote characters.
+_QUOTED_VALUE = r"\"(?<!\w\")[^\"\n]{0,200}\"|'(?<!\w')[^'\n]{0,200}'(?!\w)"
 _QUOTED = re.compile(_QUOTED_VALUE)
 VARIABLE = re.compile(
     _QUOTED_VALUE + r"|(?<==)[^\s,;&)\]}>\"']{1,200}"

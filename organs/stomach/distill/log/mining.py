@@ -170,7 +170,7 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
     weights = Counter(map(id, heads))
     # Fields are the non-empty words: columns padded with several spaces stay aligned.
     split = [
-        (tuple(word for word in shape.words if word), weights[id(shape)])
+        (tuple(filter(None, shape.words)), weights[id(shape)])
         for _, shape in distinct.values()
         if shape.words and id(shape) in weights
     ]
@@ -187,7 +187,8 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
         if not cut:
             cut_shapes[id(shape)] = shape, 0
             continue
-        offset = sum(len(word) for word in raw_words[:cut]) + cut
+        # The cut words and the space after each.
+        offset = len(" ".join(raw_words[:cut])) + 1
         if shape.spans and shape.spans[0][0] < max(shape.stamp_end, 0) + offset:
             # A number that tells alerts apart is never left out with the header fields.
             cut_shapes[id(shape)] = shape, 0
