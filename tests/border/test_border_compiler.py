@@ -26,7 +26,7 @@ from organs.border import (
     SegmentIdReuseError,
     compile,
 )
-from organs.border.compiler import MAX_SEGMENT_BYTES
+from organs.border.segments import MAX_SEGMENT_BYTES
 
 CONFIG = SystemInternal(component="test")
 UNLIMITED = PromptBudget()
