@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import (
+    HOP_KEY_HEADER,
     Item,
     PhaseResult,
     Processes,
@@ -61,7 +62,6 @@ from organs.operations.supervisor import worker_arguments
 
 RELAY_STREAM = "BENCH_RELAY"
 RELAY_SUBJECTS = ("relay.in", "relay.h1", "relay.h2", "relay.out")
-KEY_HEADER = "Bench-Key"
 
 # The border's per-actor rate limit (60 per 100 s by default) would reject a
 # benchmark's flood from one actor; the bench measures throughput, not the limit.
@@ -111,7 +111,7 @@ def paste_items(numbers: range, make_text: Any = mixed_paste, relay: bool = Fals
         )
         data = encode(paste)
         if relay:
-            headers = {"Nats-Msg-Id": paste.id, KEY_HEADER: paste.trace_id}
+            headers = {"Nats-Msg-Id": paste.id, HOP_KEY_HEADER: paste.trace_id}
             items.append(Item(paste.trace_id, RELAY_SUBJECTS[0], data, headers))
         else:
             headers = {"Nats-Msg-Id": paste.id, "traceparent": paste.trace, "Ichor-Kind": "paste"}
@@ -137,7 +137,7 @@ def tract_key_of(result: VariantResult) -> Any:
 
 
 def relay_key_of(msg: Any) -> tuple[str, str] | None:
-    return (msg.headers or {}).get(KEY_HEADER, ""), "relayed"
+    return (msg.headers or {}).get(HOP_KEY_HEADER, ""), "relayed"
 
 
 def spawn_tract(
