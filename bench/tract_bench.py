@@ -326,6 +326,14 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:,.0f}" if seconds >= 0.1 else f"{seconds * 1000:,.1f}"
 
 
+def _at_most(metric: str, value: float, limit: float, note: str) -> Row:
+    return Row("tract", metric, value, goal=f"<= {limit:g}", met=value <= limit, note=note)
+
+
+def _at_least(metric: str, value: float, limit: float, note: str) -> Row:
+    return Row("tract", metric, value, goal=f">= {limit:g}", met=value >= limit, note=note)
+
+
 def rows_for(results: dict[str, VariantResult]) -> list[Row]:
     from organs.counting import counter_for
 
@@ -370,21 +378,25 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
             organ_cpu = sum(seconds for label, seconds in full.cpu.items() if "#" in label) / full.burst.sent
             value = organ_cpu / floor
             rows.append(
-                Row(
-                    "tract", "tract CPU per paste / exact counting floor", value, goal="<= 2", met=value <= 2,
-                    note=f"{organ_cpu * 1000:.2f} ms of organ CPU per full-tier paste vs {floor * 1000:.2f} ms",
+                _at_most(
+                    "tract CPU per paste / exact counting floor",
+                    value,
+                    2,
+                    f"{organ_cpu * 1000:.2f} ms of organ CPU per full-tier paste vs {floor * 1000:.2f} ms",
                 )
-            )  # fmt: skip
+            )
     if tract is not None:
         t = tract.burst
         value = ratio(t.throughput, r.throughput)
         tiers = ", ".join(f"{k.split(':')[1]} {v}" for k, v in sorted(tract.burst_categories.items()))
         rows.append(
-            Row(
-                "tract", "throughput tract/raw (burst, default tiers)", value, goal=">= 0.5", met=value >= 0.5,
-                note=f"{t.throughput:,.1f} vs {r.throughput:,.1f}/s, N={t.sent}{relay_note(raw)}; tiers {tiers}",
+            _at_least(
+                "throughput tract/raw (burst, default tiers)",
+                value,
+                0.5,
+                f"{t.throughput:,.1f} vs {r.throughput:,.1f}/s, N={t.sent}{relay_note(raw)}; tiers {tiers}",
             )
-        )  # fmt: skip
+        )
         if tract.follow_ups_expected:
             value = ratio(tract.complete_throughput, r.throughput)
             rows.append(
@@ -398,22 +410,26 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
         t = full.burst
         value = ratio(t.throughput, r.throughput)
         rows.append(
-            Row(
-                "tract", "throughput tract/raw (burst, all full tier)", value, goal=">= 0.5", met=value >= 0.5,
-                note=f"{t.throughput:,.1f} vs {r.throughput:,.1f}/s, N={t.sent}{relay_note(raw)}",
+            _at_least(
+                "throughput tract/raw (burst, all full tier)",
+                value,
+                0.5,
+                f"{t.throughput:,.1f} vs {r.throughput:,.1f}/s, N={t.sent}{relay_note(raw)}",
             )
-        )  # fmt: skip
+        )
     if tract is not None:
         t = tract.burst
         if tract.paced and raw.paced:
             tp, rp = tract.paced, raw.paced
             value = ratio(tp.percentile(99), rp.percentile(99))
             rows.append(
-                Row(
-                    "tract", "p99 latency tract/raw (paced)", value, goal="<= 3", met=value <= 3,
-                    note=f"{ms(tp.percentile(99))} vs {ms(rp.percentile(99))} ms, {tp.sent} at {tract.paced_rate:g}/s",
+                _at_most(
+                    "p99 latency tract/raw (paced)",
+                    value,
+                    3,
+                    f"{ms(tp.percentile(99))} vs {ms(rp.percentile(99))} ms, {tp.sent} at {tract.paced_rate:g}/s",
                 )
-            )  # fmt: skip
+            )
             rows.append(
                 Row(
                     "tract", "p50 latency tract/raw (paced)", ratio(tp.percentile(50), rp.percentile(50)),
@@ -422,11 +438,13 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
             )  # fmt: skip
         value = ratio(t.percentile(99), r.percentile(99))
         rows.append(
-            Row(
-                "tract", "p99 latency tract/raw (burst)", value, goal="<= 3", met=value <= 3,
-                note=f"{ms(t.percentile(99))} vs {ms(r.percentile(99))} ms; mostly queueing behind the burst",
+            _at_most(
+                "p99 latency tract/raw (burst)",
+                value,
+                3,
+                f"{ms(t.percentile(99))} vs {ms(r.percentile(99))} ms; mostly queueing behind the burst",
             )
-        )  # fmt: skip
+        )
     if fast is not None:
         rows.append(
             Row(
