@@ -27,6 +27,7 @@ __all__ = [
     "ALERT_LEVELS",
     "LINE_PREFIX",
     "STRONG_HEADERS",
+    "aligned_columns",
     "is_alert",
     "is_go_function",
     "is_trace_context",
@@ -200,3 +201,24 @@ def is_alert(line: str) -> bool:
         return False
     method_at = min(window.find(method + " ") for method in stems.intersection(_METHODS))
     return _REQUEST_FAILURE.match(window, method_at) is not None
+
+
+_NOT_SPACE = re.compile(r"[^ ]")
+# Occupied positions with gaps of at most one space: a gutter is two or more.
+_COLUMN_RUN = re.compile(r"1(?:0?1)*")
+
+
+def aligned_columns(lines: list[str]) -> list[tuple[int, int]]:
+    """Column ranges separated by gutters (two or more spaces wide in every line)."""
+    occupied = 0
+    width = 0
+    for line in lines:
+        occupied |= int(_NOT_SPACE.sub("1", line).replace(" ", "0")[::-1] or "0", 2)
+        width = max(width, len(line))
+    # One pass over the occupancy bits, position 0 first: shifting the big int per
+    # position would cost the width squared on one very long line.
+    bits = format(occupied, "b")[::-1] if occupied else ""
+    columns = [(run.start(), run.end()) for run in _COLUMN_RUN.finditer(bits)]
+    if columns:
+        columns[-1] = (columns[-1][0], width)
+    return columns
