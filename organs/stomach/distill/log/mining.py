@@ -205,56 +205,29 @@ def mine_templates(
 ) -> list[Template]:
     """One template per masked head body, in order of first appearance, variants merged.
 
-    ``asked`` maps records holding the ask's terms to how many they hold. Records are
-    gathered by their head's shape first (one dictionary step per record), and each
-    distinct shape then adds its records to its template at once.
+    ``asked`` maps records holding the ask's terms to how many they hold.
     """
-    by_shape: dict[int, list[int]] = {}
-    shape_of: dict[int, Shape] = {}
-    for number, shape in enumerate(heads):
-        numbers = by_shape.get(id(shape))
-        if numbers is None:
-            by_shape[id(shape)] = [number]
-            shape_of[id(shape)] = shape
-        else:
-            numbers.append(number)
-    starts, ends = records.start, records.end
     templates: dict[str, Template] = {}
-    firsts: dict[str, list[int]] = {}
-    # Shapes in order of their first record, so templates are too.
-    for key_id, numbers in by_shape.items():
-        shape = shape_of[key_id]
-        key = _key_of(shape)
+    starts, ends = records.start, records.end
+    for number, shape in enumerate(heads):
+        key = f"{shape.masked}\x00{shape.split}" if shape.split else shape.masked
         template = templates.get(key)
         if template is None:
-            template = templates[key] = Template(shape.masked, numbers[0], numbers[-1], split=shape.split)
-            firsts[key] = []
-        firsts[key] += numbers[:2]
-        template.count += len(numbers)
-        template.last_record = max(template.last_record, numbers[-1])
-        template.line_count += sum(map(ends.__getitem__, numbers)) - sum(map(starts.__getitem__, numbers))
+            template = Template(shape.masked, number, number, split=shape.split)
+            templates[key] = template
+        template.count += 1
+        if template.count == 2:
+            template.second_record = number
+        template.line_count += ends[number] - starts[number]
+        template.last_record = number
+        if asked and asked.get(number, 0) > template.asked_hits:
+            template.asked_record, template.asked_hits = number, asked[number]
         if shape.kind:
             template.alert = True
-            template.alert_records += len(numbers)
-            template.kinds[shape.kind] = template.kinds.get(shape.kind, 0) + len(numbers)
-    for key, template in templates.items():
-        if template.count > 1:
-            template.second_record = sorted(firsts[key])[1]
-    for number, hits in sorted((asked or {}).items()):
-        template = templates[_key_of(heads[number])]
-        if hits > template.asked_hits:
-            template.asked_record, template.asked_hits = number, hits
-    # Distinct alert lines are kept in the order their records come, up to a cap per template.
-    stamp_ends = records.stamp_end
-    for number, shape in enumerate(heads):
-        if shape.kind:
-            body = lines[starts[number]][stamp_ends[number] :].strip()
-            _count_alert_line(templates[_key_of(shape)], body, 1)
+            template.alert_records += 1
+            template.kinds[shape.kind] = template.kinds.get(shape.kind, 0) + 1
+            _count_alert_line(template, lines[starts[number]][records.stamp_end[number] :].strip(), 1)
     return _merge_variants(list(templates.values()))
-
-
-def _key_of(shape: Shape) -> str:
-    return f"{shape.masked}\x00{shape.split}" if shape.split else shape.masked
 
 
 def _merge_variants(templates: list[Template]) -> list[Template]:
