@@ -88,6 +88,7 @@ async def call_core(size: int, core: Callable[_P, _T], *args: _P.args, **kwargs:
 FETCH_EXPIRY_S = 1.0
 # On a stop signal, inputs not settled by then are nak'ed so that another replica takes them now.
 STOP_GRACE_S = 2.0
+CANCEL_GRACE_S = 1.0
 
 # How long a publish ack or an ack confirmation may take before the input is
 # nak'ed: a stream answers in milliseconds, so a longer wait means the broker is
@@ -306,6 +307,9 @@ class Worker:
             task.cancel()
             self.abandoned += 1
             self.log.warning("envelope.abandoned", outcome="nak", reason="worker stopping", subject=msg.subject)
+        if self._in_hand:
+            # Let the cancelled handlers clean up (a large paste's digester process is killed and reaped).
+            await asyncio.wait(self._in_hand, timeout=CANCEL_GRACE_S)
 
     async def _process(self, msg: Msg) -> None:
         started = time.perf_counter()

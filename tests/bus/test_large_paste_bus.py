@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -11,10 +15,11 @@ from envelopes.ids import digest_text
 from envelopes.types import Digested, UserInput
 from organs.absorption import build_absorption
 from organs.border.worker import build_border
-from organs.client import fetch_frame, hand_in_paste
+from organs.client import fetch_frame, hand_in_paste, store_blob
 from organs.runtime.bus import BusSettings, Tract
 from organs.secretion import paste_envelope
 from organs.stomach.frames_store import PasteCache
+from organs.stomach.ingest import IngestConfig
 from organs.stomach.large import PasteLimits
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
@@ -109,8 +114,6 @@ def _envelope_id(data: bytes) -> str:
 
 async def hand_in_paste_nowait(tract: Tract, text: str) -> None:
     """A paste by reference, as ``hand_in_paste`` sends one, without waiting for an outcome."""
-    from organs.client import store_blob
-
     ref = await store_blob(tract, text.encode())
     paste = paste_envelope(
         "",
@@ -133,3 +136,45 @@ def test_the_paste_cache_is_bounded_by_bytes_and_keeps_no_paste_over_a_quarter_o
     assert cache.get("ref-0") is None and cache.get("ref-9") == "9" * 9_000
     cache.keep("large", "x" * 10_001)
     assert cache.get("large") is None, "over a quarter of the limit: never kept"
+
+
+@pytest.mark.slow
+async def test_a_stomach_stopping_mid_digest_takes_its_digester_with_it(
+    tract: Tract, bus_settings: BusSettings
+) -> None:
+    # Full tier for the whole paste: its digest outlasts the worker's stop grace (2 s).
+    config = dataclasses.replace(IngestConfig(), shallow_chars=1 << 30, deferred_chars=1 << 31)
+    text = log_text(300_000)
+    ref = await store_blob(tract, text.encode())
+    paste = paste_envelope("", origin=UserInput(actor="ana"), text_ref=ref, input_digest=digest_text(text), **_AT)
+    digesters: list[int] = []
+    limits = PasteLimits(large_bytes=LIMITS.large_bytes, max_bytes=1 << 30)
+    async with running_organ("stomach", bus_settings, build_stomach(bus_settings, config, limits=limits)):
+        await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
+        deadline = time.monotonic() + 30
+        while not digesters and time.monotonic() < deadline:
+            digesters = _digesters(os.getpid())
+            await asyncio.sleep(0.05)
+    assert digesters, "a digester ran"
+    assert not set(digesters) & set(_digesters(os.getpid())), "stopped with the worker"
+    assert await subject_count(tract, tract.subjects.absorption_in) == 0
+    # Handed back: the next stomach digests it.
+    async with running_organ("stomach", bus_settings, build_stomach(bus_settings, config, limits=limits)):
+        assert await wait_for_count(tract, tract.subjects.absorption_in, 1, timeout=120) == 1
+
+
+def _digesters(pid: int) -> list[int]:
+    """The large-paste digesters ``pid`` started that are still running."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            children = [int(child) for child in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        for child in children:
+            try:
+                if b"organs.stomach.large" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.append(child)
+            except OSError:
+                continue
+    return found
