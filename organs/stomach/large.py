@@ -19,6 +19,8 @@ import contextlib
 import os
 import sys
 import tempfile
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +37,7 @@ __all__ = ["LargeDigestReply", "LargeDigestRequest", "PasteLimits", "digest_apar
 _UTF8 = ("utf-8", "surrogatepass")
 _DEFAULTS = Settings()
 CHILD_NICENESS = 10
+ORPHAN_CHECK_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,15 @@ async def digest_apart(
     return parts
 
 
+def _exit_when_orphaned(parent: int) -> None:
+    """A worker killed outright (SIGKILL, out of memory) cannot kill its digester; the digester then stops itself."""
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK_S)
+    os._exit(1)
+
+
 def _main() -> None:
+    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
     # Background work: on a busy machine the scheduler serves the tract's small pastes first.
     with contextlib.suppress(OSError):
         os.nice(CHILD_NICENESS)
