@@ -34,11 +34,10 @@ from organs.border.guard import BASE64_ALPHABET, RunPattern, WordPattern  # noqa
 from organs.border.segments import PromptModule, PromptSegment  # noqa: E402
 from organs.stomach import classify as ladder  # noqa: E402
 from organs.stomach.ingest import ingest_paste  # noqa: E402
-from tests.support.envelopes import AT, HOST, digested_envelope, note_frame  # noqa: E402
+from tests.support.envelopes import AT, HOST, digested_envelope, fresh_paste, note_frame  # noqa: E402
 from tests.support.hostile import (  # noqa: E402
     nested_arrays,
     nested_maps,
-    paste,
     pathological_lines,
     raw_map,
     repeat_to,
@@ -61,7 +60,7 @@ def _growth(family: str, make: Callable[[int], Callable[[], object]], size: int,
 
 
 def _decode_skipping(nesting: Callable[[int], bytes]) -> Callable[[int], Callable[[], object]]:
-    base = raw_map(paste())
+    base = raw_map(fresh_paste())
 
     def make(depth: int) -> Callable[[], object]:
         data = splice(base, ("x_extra",), nesting(depth))
