@@ -282,6 +282,16 @@ class PhaseResult:
         return percentile(self.latencies, p)
 
 
+def best_time(action: Callable[[], object], repeats: int) -> float:
+    """The least wall time of ``repeats`` runs of ``action``: the run the machine's other load disturbed least."""
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
 def percentile(values: Sequence[float], p: float) -> float:
     """Nearest-rank percentile (``p`` in 0..100); NaN for no values."""
     if not values:
