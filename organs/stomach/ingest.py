@@ -306,7 +306,8 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     # A large paste's blocks are counted beside this thread from here on, while they are classified and rendered:
     # nearly always they are its segments (the goal, anchors and evidence), received and served.
     full_counts = None
-    if len(text) >= THREADED_COUNT_CHARS:
+    # A deferred paste is only counted, so nothing would overlap the counting, and handing it over would copy it.
+    if len(text) >= THREADED_COUNT_CHARS and tier != "deferred":
         full_counts = SharedCount(list(dict.fromkeys(text[block.start : block.end] for block in blocks)), encoding)
     plan = plan_blocks(text, blocks, intent, config.max_blocks)
     # Secrets go before anything is counted or rendered; a goal is never rewritten, so it is counted as received.
