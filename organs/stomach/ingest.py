@@ -28,7 +28,8 @@ Every distinct segment is counted in full exactly once. For a paste of 64 KiB or
 more that starts beside this thread, in a counting process on the other CPU
 (``organs.counting.beside``), as soon as the paste is cut into blocks, while this
 thread classifies and distills; it collects the counts once it needs them. A
-smaller paste is counted inline: handing it over costs more than the overlap gives.
+smaller paste is counted inline: handing it over costs more than the overlap gives;
+so is a deferred one, of which nothing is rendered for the counting to overlap.
 """
 
 from __future__ import annotations
