@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -11,8 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from nats.js.errors import NotFoundError
 
-from tests.test_security_files import exposed_secret_files, secrets_in
+from organs.runtime.bus import BusSettings, connect
+from tests.test_security_files import assert_no_stored_secret, exposed_secret_files, secrets_in
 
 pytestmark = pytest.mark.bus
 
@@ -105,13 +109,32 @@ def test_up_secure_runs_least_privileged_signing_organs(tmp_path: Path) -> None:
             "yielded",
             "admitted",
         ]
-        # Every file `ichor up --secure` wrote that holds a password or a seed is the owner's alone.
+        # Every file `ichor up --secure` wrote that holds a secret (a seed) is the owner's alone; the
+        # server's configuration holds public keys only.
         holding, exposed = exposed_secret_files(tmp_path / "data", secrets_in(tmp_path / "data" / "security"))
-        assert "nats-server.conf" in {path.name for path in holding}
+        assert holding and all(path.suffix == ".seed" for path in holding)
         assert exposed == []
+        [server_config] = (tmp_path / "data").rglob("nats-server.conf")
+        assert "nkey:" in server_config.read_text()
+        assert_no_stored_secret(server_config.read_text())
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+
+
+async def _until_following(url: str, timeout: float = 30.0) -> None:
+    """Until ``ichor tail`` holds its consumers (the dead-letter stream's is its second, and no organ has one)."""
+    tract = await connect(BusSettings(url=url), name="test-wait", persistent=False)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(NotFoundError):  # the organs provision as they start
+                if (await tract.js.stream_info(tract.subjects.dlq_stream)).state.consumer_count >= 1:
+                    return
+            assert time.monotonic() < deadline, "ichor tail never started following"
+            await asyncio.sleep(0.1)
+    finally:
+        await tract.nc.close()
 
 
 def test_up_then_ingest_prints_an_admitted_prompt(ichor_up) -> None:  # type: ignore[no-untyped-def]
@@ -123,7 +146,7 @@ def test_up_then_ingest_prints_an_admitted_prompt(ichor_up) -> None:  # type: ig
         text=True,
         cwd=ROOT,
     )
-    time.sleep(1.0)  # let tail subscribe before the paste goes in
+    asyncio.run(_until_following(url))  # tail reads from the streams' next message: let it start first
     result = ichor("ingest", str(EXAMPLE), "--nats", url, "--actor", "ana", "--json", "--timeout", "60")
     tail_out, _ = tail.communicate(timeout=30)
     hops = [json.loads(line) for line in tail_out.splitlines()]

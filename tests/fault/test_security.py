@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -24,7 +23,7 @@ from organs.operations.supervisor import spawn_worker
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.server import EmbeddedServer
 from organs.secretion import paste_envelope
-from organs.signing import Signer
+from organs.signing import Signer, seal_paste
 from organs.stomach import ingest_paste
 from organs.stomach.worker import digest_paste
 from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
@@ -40,7 +39,7 @@ async def connect_as(url: str, directory: Path, user: str, errors: list[str]) ->
     async def record(error: Exception) -> None:
         errors.append(str(error))
 
-    settings = BusSettings(url=url, user=user, password=environment["ICHOR_NATS_PASSWORD"], provision=False)
+    settings = BusSettings(url=url, user=user, nkey_file=environment["ICHOR_NATS_NKEY_FILE"], provision=False)
     return await connect(settings, name=f"test-{user}", error_cb=record)
 
 
@@ -92,10 +91,9 @@ async def test_organs_with_least_privilege_deliver_a_signed_prompt(secured) -> N
         worker.send_signal(signal.SIGTERM)
     output = "".join(worker.communicate(timeout=30)[0].decode() for worker in workers)
     workers.clear()
-    passwords = json.loads((directory / "credentials.json").read_text()).values()
     seeds = [path.read_text().strip() for path in (directory / "seeds").iterdir()]
     assert "envelope.handled" in output
-    assert not [secret for secret in [*passwords, *seeds] if secret in output]
+    assert not [secret for secret in seeds if secret in output]
     await host.nc.close()
     await admin.nc.close()
 
@@ -282,12 +280,14 @@ async def test_a_replayed_admission_is_rejected_as_replay_whenever_it_comes(secu
 
 def signed_yields(directory: Path, count: int, actor: str) -> list[Envelope]:
     """``count`` distinct pastes from ``actor``, digested and yielded as the organs would, with their seeds."""
-    seeds = {organ: (directory / "seeds" / f"{organ}.seed").read_text().strip() for organ in ("stomach", "absorption")}
+    seeds = {user: (directory / "seeds" / f"{user}.seed").read_text().strip() for user in ("stomach", "absorption")}
     stomach, absorption = (Signer.from_seed(organ, seed) for organ, seed in seeds.items())
+    host = Signer.from_file("host", directory / "seeds" / "host.seed")
     bundle = ingest_paste(EXAMPLE)
     yields = []
     for _ in range(count):
         paste = paste_envelope(EXAMPLE, origin=UserInput(actor=actor), source="test", instance="t", now=utc_now())
+        paste = seal_paste(paste, host)
         digested = digest_paste(paste, bundle, instance="s1", signer=stomach, now=utc_now())
         yields.append(yield_context(digested, "a1", signer=absorption, now=utc_now()))
     return yields
