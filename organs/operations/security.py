@@ -85,6 +85,7 @@ def _frame_store_api(subjects: Subjects, *, write: bool) -> list[str]:
         f"$JS.API.CONSUMER.CREATE.{objects}",
         f"$JS.API.CONSUMER.CREATE.{objects}.>",
         f"$JS.API.CONSUMER.DELETE.{objects}.>",
+        "$JS.API.STREAM.NAMES",
         "$JS.FC.>",
     ]
     if write:
@@ -102,9 +103,12 @@ def _uploads_api(subjects: Subjects, *, read: bool) -> list[str]:
         f"$JS.API.STREAM.INFO.{objects}",
         f"$JS.API.STREAM.MSG.GET.{objects}",
         f"$JS.API.DIRECT.GET.{objects}.>",
+        # The object store's reader looks the chunks' stream up by subject.
+        "$JS.API.STREAM.NAMES",
         f"$JS.API.CONSUMER.CREATE.{objects}",
         f"$JS.API.CONSUMER.CREATE.{objects}.>",
         f"$JS.API.CONSUMER.DELETE.{objects}.>",
+        "$JS.FC.>",
     ]
 
 
