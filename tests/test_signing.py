@@ -11,6 +11,7 @@ import pytest
 from envelopes.types import Admitted, Rejected, Session, UserInput
 from organs.absorption import yield_context
 from organs.border import BorderConfig, GuardState, border_decide
+from organs.errors import ConfigError
 from organs.secretion import paste_envelope
 from organs.settings import Settings
 from organs.signing import (
@@ -181,3 +182,13 @@ def test_an_envelope_with_an_altered_trace_report_or_session_is_rejected(field: 
     out = decide(altered)
     assert isinstance(out.payload, Rejected)
     assert "signature.invalid" in {reason.code for reason in out.payload.reasons}
+
+
+def test_a_keys_file_may_list_keys_for_a_rotation_but_not_trust_one_key_under_two_names(tmp_path: Path) -> None:
+    keys_file = tmp_path / "keys.json"
+    rotated = {**TRUSTED, "absorption": [SIGNERS["absorption"].public_key, public_key_of(new_seed())]}
+    keys_file.write_text(msgspec.json.encode(rotated).decode())
+    assert load_trusted_keys(Settings(trusted_keys_file=str(keys_file))) == rotated
+    keys_file.write_text(msgspec.json.encode({**TRUSTED, "upstream": SIGNERS["host"].public_key}).decode())
+    with pytest.raises(ConfigError, match="trusted under two names"):
+        load_trusted_keys(Settings(trusted_keys_file=str(keys_file)))
