@@ -142,10 +142,14 @@ async def follow(tract: Tract, *, as_json: bool, stop: asyncio.Event, limit: int
         # A tail started before the tract is provisioned waits for its streams.
         while not stop.is_set():
             try:
-                subscriptions.append(await follow_stream(tract, followed, show, stream=stream))
-                break
+                follower = await follow_stream(tract, followed, show, stream=stream)
             except NotFoundError:
                 await asyncio.sleep(0.2)
+                continue
+            subscriptions.append(follower)
+            # On stderr, apart from the lines: where reading starts, and that it has.
+            print(f"ichor tail: following {stream} from sequence {follower.next_sequence}", file=sys.stderr)
+            break
     waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(done.wait())]
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
     for waiter in waiters:

@@ -113,11 +113,10 @@ def _uploads_api(subjects: Subjects, *, read: bool) -> list[str]:
 
 
 def _tract_reader_api(stream: str) -> list[str]:
-    """Reading a stream through an ordered consumer (ephemeral, pushed to the reader's own inbox), so a
-    message the stream dropped as a duplicate is never seen. Only the ephemeral create: no durable, no
-    delete, no acks; the consumer ends with its reader. (The server still honours a name in an ephemeral
-    create, so a reader could hold an organ's durable name before that organ first started: README.)"""
-    return [f"$JS.API.CONSUMER.CREATE.{stream}", f"$JS.API.STREAM.INFO.{stream}", "$JS.FC.>"]
+    """Reading a stream's stored messages by sequence (``organs.runtime.stream_reader``), so a message the
+    stream dropped as a duplicate is never seen. No consumer: the right to create one would be the right to
+    rewrite an organ's durable (the server lets an ephemeral create name an existing consumer)."""
+    return [f"$JS.API.STREAM.INFO.{stream}", f"$JS.API.STREAM.MSG.GET.{stream}"]
 
 
 def _border_bucket_api(bucket: str) -> list[str]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -13,9 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from nats.js.errors import NotFoundError
 
-from organs.runtime.bus import BusSettings, connect
 from tests.test_security_files import assert_no_stored_secret, exposed_secret_files, secrets_in
 
 pytestmark = pytest.mark.bus
@@ -122,31 +118,19 @@ def test_up_secure_runs_least_privileged_signing_organs(tmp_path: Path) -> None:
         assert process.wait(timeout=30) == 0
 
 
-async def _until_following(url: str, timeout: float = 30.0) -> None:
-    """Until ``ichor tail`` holds its consumers (the dead-letter stream's is its second, and no organ has one)."""
-    tract = await connect(BusSettings(url=url), name="test-wait", persistent=False)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            with contextlib.suppress(NotFoundError):  # the organs provision as they start
-                if (await tract.js.stream_info(tract.subjects.dlq_stream)).state.consumer_count >= 1:
-                    return
-            assert time.monotonic() < deadline, "ichor tail never started following"
-            await asyncio.sleep(0.1)
-    finally:
-        await tract.nc.close()
-
-
 def test_up_then_ingest_prints_an_admitted_prompt(ichor_up) -> None:  # type: ignore[no-untyped-def]
     process, url = ichor_up
     workers = _children(process.pid)
     tail = subprocess.Popen(
         [sys.executable, "-m", "organs.cli", "tail", "--json", "--limit", "4", "--nats", url],
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
     )
-    asyncio.run(_until_following(url))  # tail reads from the streams' next message: let it start first
+    # tail reads from the streams' next message on: the paste goes in once it says it follows both streams.
+    assert tail.stderr is not None
+    assert [tail.stderr.readline().split()[3] for _ in range(2)] == ["ICHOR_TRACT", "ICHOR_DLQ"]
     result = ichor("ingest", str(EXAMPLE), "--nats", url, "--actor", "ana", "--json", "--timeout", "60")
     tail_out, _ = tail.communicate(timeout=30)
     hops = [json.loads(line) for line in tail_out.splitlines()]

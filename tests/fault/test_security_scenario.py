@@ -8,12 +8,16 @@ for the whole table.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import msgspec
+import nats.errors
 import pytest
+from nats.js import api
+from nats.js.errors import NotFoundError
 
 from envelopes.codec import decode, encode
 from envelopes.ids import utc_now
@@ -159,6 +163,16 @@ async def test_only_the_stomach_writes_evidence_and_no_sender_reads_an_upload(se
     assert 'permissions violation for publish to "$o.ichor-frames.' in " ".join(refusals["host"]).lower()
     report(4, "host writes the frames object store", "refused at the door")
 
+    # Reading the tract needs no consumer: a create naming the stomach's durable would rewrite it.
+    durable = await organ_consumer(admin, "stomach")
+    takeover = {"name": "stomach", "ack_policy": "explicit", "filter_subject": admin.subjects.stomach_in}
+    request = json.dumps({"stream_name": admin.subjects.tract_stream, "config": takeover}).encode()
+    with pytest.raises(nats.errors.TimeoutError):
+        await host.nc.request(f"$JS.API.CONSUMER.CREATE.{admin.subjects.tract_stream}", request, timeout=1)
+    after = await admin.js.consumer_info(admin.subjects.tract_stream, "stomach")
+    assert after.config == durable.config
+    report(4, "host rewrites the stomach's durable consumer (an ephemeral create naming it)", "refused at the door")
+
     # A large paste goes to the uploads bucket: its sender can write it, nobody but the stomach read it.
     secret_paste = b"ERROR token=upload-canary-51c2 rejected\n" * 64
     digest = await store_blob(host, secret_paste)
@@ -174,6 +188,17 @@ async def test_only_the_stomach_writes_evidence_and_no_sender_reads_an_upload(se
     assert not errors, errors
     for tract in (stomach, upstream, host, admin):
         await tract.nc.close()
+
+
+async def organ_consumer(admin: Tract, durable: str, timeout: float = 60.0) -> api.ConsumerInfo:
+    """The organ's durable consumer, once the organ (started with the test) has created it."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        try:
+            return await admin.js.consumer_info(admin.subjects.tract_stream, durable)
+        except NotFoundError:
+            assert asyncio.get_running_loop().time() < deadline, f"no {durable} consumer"
+            await asyncio.sleep(0.1)
 
 
 def upstream_pastes(directory: Path, actors: list[str]) -> list[Envelope]:
