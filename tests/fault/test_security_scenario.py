@@ -201,12 +201,16 @@ async def organ_consumer(admin: Tract, durable: str, timeout: float = 60.0) -> a
             await asyncio.sleep(0.1)
 
 
+SMALL_PASTE = "Why does the service fail to boot?\n\n2025-01-01 10:00:00 ERROR boot failed: port 8080 in use\n"
+
+
 def upstream_pastes(directory: Path, actors: list[str]) -> list[Envelope]:
     """Pastes as the upstream user hands them in: sealed with its own seed, naming whichever actor it likes."""
     upstream = Signer.from_file("upstream", directory / "seeds" / "upstream.seed")
     return [
         seal_paste(
-            paste_envelope(EXAMPLE, origin=UserInput(actor=actor), source="up", instance="u", now=utc_now()), upstream
+            paste_envelope(SMALL_PASTE, origin=UserInput(actor=actor), source="up", instance="u", now=utc_now()),
+            upstream,
         )
         for actor in actors
     ]
@@ -246,7 +250,7 @@ async def test_a_sender_naming_a_real_actor_or_rotating_names_is_limited_as_itse
         f"{len(rejections) - sender_limited} over alice's 3)",
     )
     # The real alice, through the host's own key, is not locked out.
-    _, outcome = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="alice"), timeout=60)
+    _, outcome = await hand_in_paste(host, SMALL_PASTE, origin=UserInput(actor="alice"), timeout=60)
     assert isinstance(outcome.payload, Admitted), outcome.payload
     report(5, "the real alice, after upstream spent 'alice'", "admitted (her own bucket)")
     assert not errors, errors
