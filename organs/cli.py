@@ -12,7 +12,8 @@
     ichor asyncapi
 
 Exit codes: 0 success, 1 an error, 2 bad usage, 3 a timeout waiting on the
-tract, 4 the paste was rejected by the border, 5 an organ is missing or not ready.
+tract, 4 the paste was rejected by the border, 5 an organ is missing or not ready,
+6 the server refuses writes (JetStream down, a stream at its limit, storage exhausted).
 """
 
 from __future__ import annotations
@@ -430,6 +431,17 @@ def cmd_tail(args: argparse.Namespace) -> int:
 # --- ichor status --------------------------------------------------------------
 
 EXIT_NOT_READY = 5
+EXIT_REFUSED = 6
+
+
+async def _storage_problems(settings: BusSettings) -> list[str]:
+    from organs.operations.storage import storage_problems
+
+    tract = await connect(settings, name="ichor-status", persistent=False)
+    try:
+        return await storage_problems(tract)
+    finally:
+        await tract.nc.close()
 
 
 async def _gather_stats(settings: BusSettings, wait: float) -> list[ServiceStats]:
@@ -473,8 +485,15 @@ def cmd_status(args: argparse.Namespace) -> int:
     missing = [organ for organ in ORGAN_NAMES if organ not in ready]
     if missing:
         print(f"ichor status: not ready or missing: {', '.join(missing)}", file=sys.stderr)
-        return EXIT_NOT_READY
-    return 0
+    from organs.operations.storage import organ_refusals
+
+    problems = asyncio.run(_storage_problems(_bus(args)))
+    problems += organ_refusals({reply.id: reply.metadata for reply in organs})
+    for problem in problems:
+        print(f"ichor status: {problem}", file=sys.stderr)
+    if problems:
+        return EXIT_REFUSED
+    return EXIT_NOT_READY if missing else 0
 
 
 def cmd_asyncapi(_: argparse.Namespace) -> int:

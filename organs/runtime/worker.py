@@ -34,6 +34,7 @@ from envelopes.types import Envelope
 from organs.errors import PoisonError, TransientError
 from organs.runtime.bus import Tract
 from organs.runtime.logs import envelope_fields, get_logger
+from organs.runtime.refusals import describe_bus_error, refusal_of
 from organs.runtime.tracing import hop_span
 from organs.stomach.redact import scrub_secrets
 
@@ -139,6 +140,8 @@ class WorkerStats:
     total_ms: float = 0.0
     last_error: str = ""
     last_pending: int = 0
+    last_refusal: str = ""
+    """The server's refusal of this worker's last write, until a write succeeds again ("" when none)."""
 
     @property
     def average_ms(self) -> float:
@@ -357,7 +360,7 @@ class Worker:
                 for output in outputs
             ]
         except BUS_OR_STALL_ERRORS as error:
-            await self._retry(msg, envelope, f"publish failed: {error!r}", started)
+            await self._retry(msg, envelope, f"publish failed: {describe_bus_error(error)}", started, error)
             return None
         except nats.errors.MaxPayloadError as error:
             # The same input always yields the same too-large output: no retry can help.
@@ -374,8 +377,11 @@ class Worker:
                 os.kill(os.getpid(), signal.SIGKILL)
             await msg.ack_sync(timeout=CONFIRM_TIMEOUT_S)
         except BUS_OR_API_ERRORS as error:
-            await self._retry(msg, envelope, f"publish or ack not confirmed: {error!r}", started)
+            await self._retry(
+                msg, envelope, f"publish or ack not confirmed: {describe_bus_error(error)}", started, error
+            )
             return
+        self.stats.last_refusal = ""
         duration_ms = (time.perf_counter() - started) * 1000
         self.stats.processed += 1
         self.stats.total_ms += duration_ms
@@ -383,10 +389,15 @@ class Worker:
             "envelope.handled", **envelope_fields(envelope), outcome="forwarded", duration_ms=round(duration_ms, 3)
         )
 
-    async def _retry(self, msg: Msg, envelope: Envelope | None, reason: str, started: float) -> None:
+    async def _retry(
+        self, msg: Msg, envelope: Envelope | None, reason: str, started: float, error: BaseException | None = None
+    ) -> None:
         reason = scrub_secrets(reason)
         self.stats.errors += 1
         self.stats.last_error = reason
+        refusal = refusal_of(error) if error is not None else None
+        if refusal is not None:
+            self.stats.last_refusal = str(refusal)
         # If the nak is lost too, the ack wait expires and the server redelivers anyway.
         with contextlib.suppress(*BUS_ERRORS):
             await msg.nak(delay=self._retry_delay_s(msg))
@@ -395,6 +406,7 @@ class Worker:
             **_fields(envelope),
             outcome="nak",
             reason=reason,
+            refusal=refusal.cause if refusal is not None else None,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
 
@@ -414,7 +426,7 @@ class Worker:
             await msg.term()
         except BUS_ERRORS as error:
             # Not dead-lettered yet, so it must not be terminated: let it come back.
-            await self._retry(msg, envelope, f"dead-letter failed: {error!r}", started)
+            await self._retry(msg, envelope, f"dead-letter failed: {describe_bus_error(error)}", started, error)
             return
         self.stats.dead_lettered += 1
         self.log.error(
