@@ -8,6 +8,7 @@
     ichor mcp [--http PORT] [--host ADDR]
     ichor tail [--json] [--limit N]
     ichor status [--json]
+    ichor dlq {ls|show ID|replay ID|purge} [--organ ORGAN]
     ichor schema
     ichor asyncapi
 
@@ -496,6 +497,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_NOT_READY if missing else 0
 
 
+def cmd_dlq(args: argparse.Namespace) -> int:
+    from organs.operations.dlq_command import run_dlq
+
+    return run_dlq(args, _bus(args))
+
+
 def cmd_asyncapi(_: argparse.Namespace) -> int:
     from organs.asyncapi import asyncapi_document
 
@@ -588,6 +595,10 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("--nats")
     status.add_argument("--json", action="store_true")
     status.add_argument("--wait", type=float, default=0.5, help="seconds to collect replies")
+
+    from organs.operations.dlq_command import add_dlq_arguments
+
+    add_dlq_arguments(command("dlq", cmd_dlq, "list, show, replay or purge dead letters"))
 
     command("schema", cmd_schema, "print the JSON Schema of the envelope")
     command("asyncapi", cmd_asyncapi, "print the AsyncAPI 3.0 document of the tract")
