@@ -111,6 +111,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         bus,
         _organ_builder(args.organ, bus, args.settings),
         warm_up=lambda: counter_for(encoding).describe(),
+        health=None if args.settings.metrics_port is None else (args.settings.metrics_host, args.settings.metrics_port),
     )
     return 0
 
@@ -145,6 +146,10 @@ def cmd_up(args: argparse.Namespace) -> int:
         nats_url = server.url
         log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid, secure=args.secure)
     environments = {organ: organ_environment(security_dir, organ) for organ in ORGAN_NAMES} if args.secure else {}
+    if args.settings.metrics_port is not None:
+        # Each worker its own port: the base plus the organ's place in the tract (stomach +0, absorption +1, border +2).
+        for index, organ in enumerate(ORGAN_NAMES):
+            environments.setdefault(organ, {})["ICHOR_METRICS_PORT"] = str(args.settings.metrics_port + index)
     supervisor = Supervisor(nats_url, log, environments, log_level=args.settings.log_level)
     try:
         if args.secure:

@@ -75,7 +75,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     store_max_age_s: NonNegative = 30 * 24 * 3600
     # A worker serves /healthz, /readyz and /metrics here (unset: no server); ``ichor up`` gives
     # its workers this port plus their index in the tract (stomach +0, absorption +1, border +2).
-    metrics_port: Annotated[int, msgspec.Meta(ge=1, le=65535)] | None = None
+    metrics_port: Annotated[int, msgspec.Meta(ge=1, le=65533)] | None = None
+    # Where that server listens: loopback unless told (a container sets 0.0.0.0 for its scraper).
+    metrics_host: Word = "127.0.0.1"
     instance: Word | None = None
     nats_user: Word | None = None
     nats_password: str | None = None

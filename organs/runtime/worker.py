@@ -43,6 +43,7 @@ __all__ = [
     "Delivery",
     "Handler",
     "Output",
+    "SettledObserver",
     "Worker",
     "WorkerSpec",
     "WorkerStats",
@@ -113,6 +114,8 @@ class Delivery:
 
 
 Handler = Callable[[Envelope, Delivery], Awaitable[Sequence[Output]]]
+SettledObserver = Callable[[Envelope, Sequence[Output], float], None]
+"""Told of each input settled (acked): the input, the outputs it gave, the seconds it took."""
 
 
 @dataclass(frozen=True)
@@ -191,6 +194,7 @@ class Worker:
         self.abandoned = 0
         self._resubscribe = asyncio.Event()
         self._in_hand: dict[asyncio.Task[None], Msg] = {}
+        self.on_settled: SettledObserver | None = None
 
     def on_reconnected(self) -> None:
         """A pull subscription can go silent after a server restart; bind it anew."""
@@ -299,8 +303,8 @@ class Worker:
         try:
             handled = await self._handle(msg, started)
             if handled is not None:
-                envelope, futures = handled
-                await self._settle(msg, envelope, futures, started)
+                envelope, outputs, futures = handled
+                await self._settle(msg, envelope, futures, started, outputs)
         except Exception as error:
             # Whatever slipped past the handling above, the worker lives on and the
             # input comes back after its ack wait; it is never acked, so never lost.
@@ -308,7 +312,9 @@ class Worker:
             self.stats.last_error = scrub_secrets(f"unexpected {type(error).__name__}: {error}")
             self.log.exception("envelope.unexpected_error", outcome="unacked", error=repr(error))
 
-    async def _handle(self, msg: Msg, started: float) -> tuple[Envelope, list[asyncio.Future[Any]]] | None:
+    async def _handle(
+        self, msg: Msg, started: float
+    ) -> tuple[Envelope, Sequence[Output], list[asyncio.Future[Any]]] | None:
         delivered, limit = msg.metadata.num_delivered, self.tract.settings.max_deliver
         if delivered >= limit:
             # The server gives no delivery after this one; an input that killed its worker on every
@@ -366,9 +372,16 @@ class Worker:
             # The same input always yields the same too-large output: no retry can help.
             await self._poison(msg, envelope, f"output larger than the server's max payload: {error}", started)
             return None
-        return envelope, futures
+        return envelope, outputs, futures
 
-    async def _settle(self, msg: Msg, envelope: Envelope, futures: list[asyncio.Future[Any]], started: float) -> None:
+    async def _settle(
+        self,
+        msg: Msg,
+        envelope: Envelope,
+        futures: list[asyncio.Future[Any]],
+        started: float,
+        outputs: Sequence[Output] = (),
+    ) -> None:
         try:
             await asyncio.wait_for(asyncio.gather(*futures), timeout=CONFIRM_TIMEOUT_S)
             # Fault injection for the crash tests: die after the outputs are stored but
@@ -385,6 +398,8 @@ class Worker:
         duration_ms = (time.perf_counter() - started) * 1000
         self.stats.processed += 1
         self.stats.total_ms += duration_ms
+        if self.on_settled is not None:
+            self.on_settled(envelope, outputs, duration_ms / 1000)
         self.log.info(
             "envelope.handled", **envelope_fields(envelope), outcome="forwarded", duration_ms=round(duration_ms, 3)
         )
