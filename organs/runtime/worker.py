@@ -344,7 +344,7 @@ class Worker:
             with hop_span(self.spec.organ, envelope):
                 outputs = await self.spec.handle(envelope, delivery)
         except BUS_ERRORS as error:
-            await self._retry(msg, envelope, f"transient: {error!r}", started)
+            await self._retry(msg, envelope, f"transient: {describe_bus_error(error)}", started, error)
             return None
         except PoisonError as error:
             await self._poison(msg, envelope, str(error), started)
