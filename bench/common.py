@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -481,3 +481,22 @@ def hop_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--tag", required=True, help="appended to the input's Nats-Msg-Id")
     parser.add_argument("--batch", type=int, default=32)
     return parser
+
+
+# The header that carries an input's key through the hops, so the sink matches outputs to inputs.
+HOP_KEY_HEADER = "Bench-Key"
+
+
+def hop_headers(received: Mapping[str, str] | None, tag: str) -> dict[str, str]:
+    """A pass-through hop's output headers: the input's ``Nats-Msg-Id`` with ``tag`` appended, and its key."""
+    headers = received or {}
+    return {"Nats-Msg-Id": f"{headers.get('Nats-Msg-Id', '')}/{tag}", HOP_KEY_HEADER: headers.get(HOP_KEY_HEADER, "")}
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event set when the process is asked to stop (SIGTERM or SIGINT)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    return stop

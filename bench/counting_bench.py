@@ -110,7 +110,7 @@ def speed(name: str, texts: list[str], serving: Counter, repeats: int) -> tuple[
 def tiktoken_serving(encoding: str) -> Iterator[None]:
     """Every count in this process by the tiktoken reference, as before a faster backend could serve."""
     reference = reference_backend(encoding)
-    as_before = Counter(encoding, reference.label, True, (), reference)
+    as_before = Counter(encoding, reference.label, True, (), reference, reference)
     chosen = organs.accounting.counter_for
     organs.accounting.counter_for = lambda name=encoding: as_before if name == encoding else chosen(name)  # type: ignore[assignment]
     try:

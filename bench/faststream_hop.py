@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 
 from faststream import AckPolicy
 from faststream.nats import JStream, NatsBroker, NatsMessage, PullSub
 
-from bench.common import hop_parser
-
-KEY_HEADER = "Bench-Key"
+from bench.common import hop_headers, hop_parser, stop_on_signals
 
 
 async def serve(args: argparse.Namespace) -> None:
@@ -35,21 +32,10 @@ async def serve(args: argparse.Namespace) -> None:
         ack_policy=AckPolicy.ACK,
     )
     async def hop(msg: NatsMessage) -> None:
-        headers = msg.raw_message.headers or {}
-        await broker.publish(
-            msg.body,
-            args.outbound,
-            headers={
-                "Nats-Msg-Id": f"{headers.get('Nats-Msg-Id', '')}/{args.tag}",
-                KEY_HEADER: headers.get(KEY_HEADER, ""),
-            },
-            stream=args.stream,
-        )
+        headers = hop_headers(msg.raw_message.headers, args.tag)
+        await broker.publish(msg.body, args.outbound, headers=headers, stream=args.stream)
 
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+    stop = stop_on_signals()
     await broker.start()
     try:
         await stop.wait()

@@ -17,15 +17,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 
 import nats
 import nats.errors
 from nats.js import api
 
-from bench.common import hop_parser
-
-KEY_HEADER = "Bench-Key"
+from bench.common import hop_headers, hop_parser, stop_on_signals
 
 
 async def relay(args: argparse.Namespace) -> None:
@@ -33,10 +30,7 @@ async def relay(args: argparse.Namespace) -> None:
     js = nc.jetstream(timeout=10)
     config = api.ConsumerConfig(ack_wait=60, max_ack_pending=max(1000, args.batch * 8))
     subscription = await js.pull_subscribe(args.inbound, durable=args.durable, stream=args.stream, config=config)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+    stop = stop_on_signals()
     busy = True
     while not stop.is_set():
         try:
@@ -51,17 +45,7 @@ async def relay(args: argparse.Namespace) -> None:
         busy = True
         futures = []
         for msg in messages:
-            headers = msg.headers or {}
-            futures.append(
-                await js.publish_async(
-                    args.outbound,
-                    msg.data,
-                    headers={
-                        "Nats-Msg-Id": f"{headers.get('Nats-Msg-Id', '')}/{args.tag}",
-                        KEY_HEADER: headers.get(KEY_HEADER, ""),
-                    },
-                )
-            )
+            futures.append(await js.publish_async(args.outbound, msg.data, headers=hop_headers(msg.headers, args.tag)))
         await asyncio.gather(*futures)
         for msg in messages:
             await msg.ack()

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import (
+    HOP_KEY_HEADER,
     Item,
     PhaseResult,
     Processes,
@@ -61,7 +62,6 @@ from organs.operations.supervisor import worker_arguments
 
 RELAY_STREAM = "BENCH_RELAY"
 RELAY_SUBJECTS = ("relay.in", "relay.h1", "relay.h2", "relay.out")
-KEY_HEADER = "Bench-Key"
 
 # The border's per-actor rate limit (60 per 100 s by default) would reject a
 # benchmark's flood from one actor; the bench measures throughput, not the limit.
@@ -111,7 +111,7 @@ def paste_items(numbers: range, make_text: Any = mixed_paste, relay: bool = Fals
         )
         data = encode(paste)
         if relay:
-            headers = {"Nats-Msg-Id": paste.id, KEY_HEADER: paste.trace_id}
+            headers = {"Nats-Msg-Id": paste.id, HOP_KEY_HEADER: paste.trace_id}
             items.append(Item(paste.trace_id, RELAY_SUBJECTS[0], data, headers))
         else:
             headers = {"Nats-Msg-Id": paste.id, "traceparent": paste.trace, "Ichor-Kind": "paste"}
@@ -137,7 +137,7 @@ def tract_key_of(result: VariantResult) -> Any:
 
 
 def relay_key_of(msg: Any) -> tuple[str, str] | None:
-    return (msg.headers or {}).get(KEY_HEADER, ""), "relayed"
+    return (msg.headers or {}).get(HOP_KEY_HEADER, ""), "relayed"
 
 
 def spawn_tract(
@@ -326,6 +326,14 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:,.0f}" if seconds >= 0.1 else f"{seconds * 1000:,.1f}"
 
 
+def _at_most(metric: str, value: float, limit: float, note: str) -> Row:
+    return Row("tract", metric, value, goal=f"<= {limit:g}", met=value <= limit, note=note)
+
+
+def _at_least(metric: str, value: float, limit: float, note: str) -> Row:
+    return Row("tract", metric, value, goal=f">= {limit:g}", met=value >= limit, note=note)
+
+
 def rows_for(results: dict[str, VariantResult]) -> list[Row]:
     from organs.counting import counter_for
 
@@ -370,21 +378,25 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
             organ_cpu = sum(seconds for label, seconds in full.cpu.items() if "#" in label) / full.burst.sent
             value = organ_cpu / floor
             rows.append(
-                Row(
-                    "tract", "tract CPU per paste / exact counting floor", value, goal="<= 2", met=value <= 2,
-                    note=f"{organ_cpu * 1000:.2f} ms of organ CPU per full-tier paste vs {floor * 1000:.2f} ms",
+                _at_most(
+                    "tract CPU per paste / exact counting floor",
+                    value,
+                    2,
+                    f"{organ_cpu * 1000:.2f} ms of organ CPU per full-tier paste vs {floor * 1000:.2f} ms",
                 )
-            )  # fmt: skip
+            )
     if tract is not None:
         t = tract.burst
         value = ratio(t.throughput, r.throughput)
         tiers = ", ".join(f"{k.split(':')[1]} {v}" for k, v in sorted(tract.burst_categories.items()))
         rows.append(
-            Row(
-                "tract", "throughput tract/raw (burst, default tiers)", value, goal=">= 0.5", met=value >= 0.5,
-                note=f"{t.throughput:,.1f} vs {r.throughput:,.1f}/s, N={t.sent}{relay_note(raw)}; tiers {tiers}",
+            _at_least(
+                "throughput tract/raw (burst, default tiers)",
+                value,
+                0.5,
+                f"{t.throughput:,.1f} vs {r.throughput:,.1f}/s, N={t.sent}{relay_note(raw)}; tiers {tiers}",
             )
-        )  # fmt: skip
+        )
         if tract.follow_ups_expected:
             value = ratio(tract.complete_throughput, r.throughput)
             rows.append(
@@ -398,22 +410,26 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
         t = full.burst
         value = ratio(t.throughput, r.throughput)
         rows.append(
-            Row(
-                "tract", "throughput tract/raw (burst, all full tier)", value, goal=">= 0.5", met=value >= 0.5,
-                note=f"{t.throughput:,.1f} vs {r.throughput:,.1f}/s, N={t.sent}{relay_note(raw)}",
+            _at_least(
+                "throughput tract/raw (burst, all full tier)",
+                value,
+                0.5,
+                f"{t.throughput:,.1f} vs {r.throughput:,.1f}/s, N={t.sent}{relay_note(raw)}",
             )
-        )  # fmt: skip
+        )
     if tract is not None:
         t = tract.burst
         if tract.paced and raw.paced:
             tp, rp = tract.paced, raw.paced
             value = ratio(tp.percentile(99), rp.percentile(99))
             rows.append(
-                Row(
-                    "tract", "p99 latency tract/raw (paced)", value, goal="<= 3", met=value <= 3,
-                    note=f"{ms(tp.percentile(99))} vs {ms(rp.percentile(99))} ms, {tp.sent} at {tract.paced_rate:g}/s",
+                _at_most(
+                    "p99 latency tract/raw (paced)",
+                    value,
+                    3,
+                    f"{ms(tp.percentile(99))} vs {ms(rp.percentile(99))} ms, {tp.sent} at {tract.paced_rate:g}/s",
                 )
-            )  # fmt: skip
+            )
             rows.append(
                 Row(
                     "tract", "p50 latency tract/raw (paced)", ratio(tp.percentile(50), rp.percentile(50)),
@@ -422,11 +438,13 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
             )  # fmt: skip
         value = ratio(t.percentile(99), r.percentile(99))
         rows.append(
-            Row(
-                "tract", "p99 latency tract/raw (burst)", value, goal="<= 3", met=value <= 3,
-                note=f"{ms(t.percentile(99))} vs {ms(r.percentile(99))} ms; mostly queueing behind the burst",
+            _at_most(
+                "p99 latency tract/raw (burst)",
+                value,
+                3,
+                f"{ms(t.percentile(99))} vs {ms(r.percentile(99))} ms; mostly queueing behind the burst",
             )
-        )  # fmt: skip
+        )
     if fast is not None:
         rows.append(
             Row(

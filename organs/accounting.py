@@ -7,6 +7,7 @@ special token (``<|endoftext|>``) is counted as the text it is, never rejected.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Sequence
@@ -85,12 +86,13 @@ class SharedCount:
     """Exact counts of ``texts`` that a thread starts on at once and the caller helps finish in ``result``.
 
     The texts are cut where counts add up (``additive_chunks``, for encodings it
-    covers) into pieces both take from one queue: the side thread while the
-    caller does other Python work, the caller once it needs the counts. Only a
-    backend that releases the GIL gets the side thread: one that holds it (the
-    fast ones) would only take turns with the caller, and on this project's
-    two-vCPU machines tiktoken beside the caller cost more CPU than it saved
-    (``bench/counting_bench.py``), so then the caller counts everything itself.
+    covers) into pieces both take from one queue, from its two ends: the side
+    thread while the caller does other Python work, the caller once it needs the
+    counts. The side thread counts with a backend that releases the GIL
+    (``Counter.beside``: the reference when the serving backend holds it), so
+    its counting overlaps the caller's Python instead of taking turns with it;
+    the caller counts with the serving backend, the fastest. On one CPU there is
+    nothing to overlap, and the caller counts everything itself.
     """
 
     def __init__(self, texts: list[str], encoding: str = DEFAULT_ENCODING, piece_chars: int = _SHARED_PIECE_CHARS):
@@ -104,19 +106,26 @@ class SharedCount:
         self._owners = len(texts)
         self._counts = [0] * len(self._pieces)
         self._queue = deque(range(len(self._pieces)))
-        self._side = _beside_thread().submit(self._take) if self._counter.parallel else None
+        self._side = _beside_thread().submit(self._take_beside) if (os.cpu_count() or 1) > 1 else None
 
-    def _take(self) -> None:
+    def _take_beside(self) -> None:
+        count = self._counter.beside.count
         while True:
             try:
                 index = self._queue.popleft()  # atomic: each piece is counted by exactly one thread
             except IndexError:
                 return
-            self._counts[index] = self._counter.count(self._pieces[index][1])
+            piece = self._pieces[index][1]
+            self._counts[index] = count(piece) if piece else 0
 
     def result(self) -> list[int]:
         """The count of each text, in order."""
-        self._take()
+        while True:
+            try:
+                index = self._queue.pop()
+            except IndexError:
+                break
+            self._counts[index] = self._counter.count(self._pieces[index][1])
         if self._side is not None:
             self._side.result()
         totals = [0] * self._owners

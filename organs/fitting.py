@@ -5,8 +5,9 @@ what comes out can land over the limit, or well under it. ``fit_tokens`` renders
 a target, counts exactly, and while the count is over the limit renders again at a
 target shrunk in proportion (always by at least one token, so it ends); with
 ``slack`` given, a rendering more than ``slack`` tokens under the limit is tried
-again at a proportionally larger target, and the largest rendering within the limit
-is kept. Used by the stomach's renderings, the log distiller and the prompt compiler.
+again at a proportionally larger target (and one that then overshoots, between the
+two), and the largest rendering within the limit is kept. Used by the stomach's
+renderings, the log distiller (its excerpts and its templates) and the prompt compiler.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ class Fitted(Generic[_Rendering]):
     rounds: int
 
 
-def _rescaled(target: int, tokens: int, limit: int) -> int:
-    """The target scaled by ``limit / tokens``: counts run roughly proportional to targets."""
-    return target * limit // max(tokens, 1)
+def _rescaled(used: int, tokens: int, limit: int, fixed: int) -> int:
+    """What was used, scaled by ``limit / tokens`` beyond the ``fixed`` cost: counts run roughly proportional."""
+    return used * (limit - fixed) // max(tokens - fixed, 1)
 
 
 def fit_tokens(
@@ -43,6 +44,8 @@ def fit_tokens(
     start: int | None = None,
     rounds: int | None = 4,
     slack: int | None = None,
+    fixed: int = 0,
+    used: Callable[[_Rendering], int] | None = None,
 ) -> Fitted[_Rendering] | None:
     """The rendering within ``limit`` tokens that ``render`` gives, or None when none was found.
 
@@ -50,7 +53,13 @@ def fit_tokens(
     (None: until one fits or the target falls below 1). Without ``slack`` the first
     rendering within the limit is taken; with it, one more than ``slack`` under the limit
     is rendered again at a larger target while rounds remain, and the largest within the
-    limit wins (a larger target that overshoots ends the search).
+    limit wins (a larger target that overshoots is followed by one between the two, while
+    rounds remain and it lies above the best's target).
+
+    ``fixed`` is what every rendering costs whatever its target (a header around the
+    content): rescaling applies to the rest. ``used`` says how much of its target a
+    rendering took (by default all of it): a rendering that stopped short of its target
+    is rescaled from what it took.
     """
     target = limit if start is None else start
     best: Fitted[_Rendering] | None = None
@@ -59,20 +68,26 @@ def fit_tokens(
         rendering = render(target)
         tokens = count(rendering)
         done += 1
+        took = target if used is None else used(rendering)
         if tokens <= limit:
             if best is None or tokens > best.tokens:
                 best = Fitted(rendering, tokens, target, done)
             if slack is None or limit - tokens <= slack:
                 break
-            grown = _rescaled(target, tokens, limit)
+            grown = _rescaled(took, tokens, limit, fixed)
             if grown <= target:
                 break
             target = grown
         elif best is not None:
-            break
+            # Over, after one within: once more between the two, rescaled from this one, while that lies above
+            # the best's target (it is below this target, so the search narrows).
+            between = min(_rescaled(took, tokens, limit, fixed), target - 1)
+            if between <= best.target:
+                break
+            target = between
         else:
             # Smaller by at least one token, so the loop ends; a target of 1 is always tried before giving up.
-            target = max(min(_rescaled(target, tokens, limit), target - 1), min(target - 1, 1))
+            target = max(min(_rescaled(took, tokens, limit, fixed), target - 1), min(target - 1, 1))
     if best is not None and best.rounds != done:
         best = Fitted(best.rendering, best.tokens, best.target, done)
     return best

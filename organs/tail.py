@@ -54,39 +54,32 @@ def _tokens(envelope: Envelope) -> tuple[int | None, int | None, str]:
     return None, None, envelope.kind
 
 
+def _unread_line(at: str, hop: str, kind: str, reason: str) -> TailLine:
+    """A line for a message with no envelope to read (a dead letter, undecodable bytes): its kind is its outcome."""
+    return TailLine(
+        at=at,
+        hop=hop,
+        kind=kind,
+        tier=None,
+        origin="?",
+        tokens_in=None,
+        tokens_out=None,
+        outcome=kind,
+        envelope_id=None,
+        trace_id=None,
+        reason=scrub_secrets(reason),
+    )
+
+
 def describe(subject: str, data: bytes, headers: dict[str, str] | None, prefix: str) -> TailLine:
     hop = subject.removeprefix(prefix + ".")
     if hop.startswith("dlq."):
         reason = (headers or {}).get("Ichor-Dlq-Reason", "")
-        return TailLine(
-            at=(headers or {}).get("Ichor-Dlq-At", ""),
-            hop=hop,
-            kind="dead_letter",
-            tier=None,
-            origin="?",
-            tokens_in=None,
-            tokens_out=None,
-            outcome="dead_letter",
-            envelope_id=None,
-            trace_id=None,
-            reason=scrub_secrets(reason),
-        )
+        return _unread_line((headers or {}).get("Ichor-Dlq-At", ""), hop, "dead_letter", reason)
     try:
         envelope = decode(data)
     except DecodeError as error:
-        return TailLine(
-            at="",
-            hop=hop,
-            kind="undecodable",
-            tier=None,
-            origin="?",
-            tokens_in=None,
-            tokens_out=None,
-            outcome="undecodable",
-            envelope_id=None,
-            trace_id=None,
-            reason=scrub_secrets(str(error)),
-        )
+        return _unread_line("", hop, "undecodable", str(error))
     tokens_in, tokens_out, outcome = _tokens(envelope)
     return TailLine(
         at=envelope.created_at,

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
-from envelopes.types import External, OrganSecretion, SystemInternal, UserInput, Yield
+from envelopes.types import Envelope, External, OrganSecretion, SystemInternal, UserInput, Yield
 from organs.absorption import yield_context
 from organs.accounting import yield_cost
 from organs.errors import PoisonError
 from tests.support.envelopes import AT, digested_envelope
+from tests.support.hostile import deferred_notice_envelope, paste
 
 
 def test_yield_has_every_required_field() -> None:
@@ -71,7 +74,9 @@ def test_output_id_is_deterministic_for_redelivery() -> None:
     assert yield_context(digested, "a", now=AT).id == yield_context(digested, "b", now=AT).id
 
 
-def test_a_non_digested_input_is_poison() -> None:
-    out = yield_context(digested_envelope(), "a", now=AT)
+@pytest.mark.parametrize(
+    "make", [paste, deferred_notice_envelope, lambda: yield_context(digested_envelope(), "a", now=AT)], ids=str
+)
+def test_a_non_digested_input_is_poison_and_only_poison(make: Callable[[], Envelope]) -> None:
     with pytest.raises(PoisonError, match="digested"):
-        yield_context(out, "a", now=AT)
+        yield_context(make(), "a", now=AT)

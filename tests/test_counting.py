@@ -186,9 +186,10 @@ def test_a_worker_with_an_unknown_encoding_exits_2_with_one_line() -> None:
 @pytest.mark.parametrize("encoding", list(ENCODINGS))
 @pytest.mark.parametrize("serving", ["fastest", "tiktoken"])
 def test_a_shared_count_equals_counting_each_text(encoding: str, serving: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    if serving == "tiktoken":  # the fallback releases the GIL, so a side thread takes pieces too
+    if serving == "tiktoken":  # the fallback releases the GIL, so the side thread counts with it too
         reference = reference_backend(encoding)
-        monkeypatch.setattr(accounting, "counter_for", lambda _: Counter(encoding, "tiktoken", True, (), reference))
+        counter = Counter(encoding, "tiktoken", True, (), reference, reference)
+        monkeypatch.setattr(accounting, "counter_for", lambda _: counter)
     texts = [path.read_text(encoding="utf-8", errors="replace") for path in CORPUS_FILES[:6]] + ["", "x\n"]
     # Small pieces: many cuts, and every cut must add up.
     assert SharedCount(texts, encoding, piece_chars=4096).result() == [reference_count(t, encoding) for t in texts]

@@ -6,34 +6,10 @@ does both and returns the envelope for the brain. Trust labels describe origin
 for downstream policy; nothing here sanitizes text or prevents prompt injection.
 """
 
-from organs.border.compiler import (
-    AUTHORITY_ORDER,
-    SEPARATOR,
-    TRUNCATION_MARKER,
-    Authority,
-    BudgetBehavior,
-    ConflictClaim,
-    ConflictMode,
-    PromptBudget,
-    PromptModule,
-    PromptSegment,
-    compile,
-    validate_id,
-)
+from organs.border.compiler import compile
 from organs.border.decide import DEFAULT_BUDGET_BYTES, DEFAULT_BUDGET_TOKENS, BorderConfig, border_decide
-from organs.border.guard import (
-    DEFAULT_PATTERNS,
-    Admission,
-    BorderPolicy,
-    GuardState,
-    RateLimit,
-    Rejection,
-    RunPattern,
-    ScreeningPattern,
-    WordPattern,
-    screen,
-    yield_cost,
-)
+from organs.border.guard import *  # noqa: F403
+from organs.border.guard import __all__ as _guard_all
 from organs.border.prompt import (
     BuiltinPromptConfig,
     SkillInfo,
@@ -43,6 +19,8 @@ from organs.border.prompt import (
     paste_modules,
     render_frame,
 )
+from organs.border.segments import *  # noqa: F403
+from organs.border.segments import __all__ as _segments_all
 from organs.errors import (
     BorderConfigError,
     BorderError,
@@ -55,46 +33,26 @@ from organs.errors import (
 )
 
 __all__ = [
-    "AUTHORITY_ORDER",
+    *_guard_all,
+    *_segments_all,
     "DEFAULT_BUDGET_BYTES",
     "DEFAULT_BUDGET_TOKENS",
-    "DEFAULT_PATTERNS",
-    "SEPARATOR",
-    "TRUNCATION_MARKER",
-    "Admission",
-    "Authority",
     "BorderConfig",
     "BorderConfigError",
     "BorderError",
-    "BorderPolicy",
-    "BudgetBehavior",
     "BuiltinPromptConfig",
     "CompileError",
-    "ConflictClaim",
     "ConflictError",
-    "ConflictMode",
-    "GuardState",
     "InvalidPromptInputError",
     "ModuleIdReuseError",
-    "PromptBudget",
-    "PromptModule",
-    "PromptSegment",
-    "RateLimit",
-    "Rejection",
     "RequiredOverflowError",
-    "RunPattern",
-    "ScreeningPattern",
     "SegmentIdReuseError",
     "SkillInfo",
     "ToolHint",
-    "WordPattern",
     "border_decide",
     "builtin_modules",
     "compile",
     "frame_segment_id",
     "paste_modules",
     "render_frame",
-    "screen",
-    "validate_id",
-    "yield_cost",
 ]

@@ -56,26 +56,16 @@ from envelopes.types import (
 )
 from organs.accounting import DEFAULT_ENCODING, count_tokens, count_tokens_joined, count_tokens_many, encoding_for
 from organs.border.segments import (
-    AUTHORITY_ORDER,
     AUTHORITY_RANK,
     CACHE_ORDER,
-    MAX_ID_LENGTH,
-    MAX_PRIORITY,
-    MAX_SEGMENT_BYTES,
-    MAX_SEGMENTS_PER_MODULE,
-    MIN_PRIORITY,
     SEPARATOR,
     STABLE_SCOPES,
     TRUNCATION_MARKER,
-    Authority,
-    BudgetBehavior,
     ConflictClaim,
-    ConflictMode,
     Disposition,
     PromptBudget,
     PromptModule,
     PromptSegment,
-    validate_id,
 )
 from organs.errors import (
     ConflictError,
@@ -86,27 +76,7 @@ from organs.errors import (
 )
 from organs.fitting import fit_tokens
 
-__all__ = [
-    "AUTHORITY_ORDER",
-    "CACHE_ORDER",
-    "MAX_ID_LENGTH",
-    "MAX_PRIORITY",
-    "MAX_SEGMENTS_PER_MODULE",
-    "MAX_SEGMENT_BYTES",
-    "MIN_PRIORITY",
-    "SEPARATOR",
-    "TRUNCATION_MARKER",
-    "Authority",
-    "BudgetBehavior",
-    "ConflictClaim",
-    "ConflictMode",
-    "Disposition",
-    "PromptBudget",
-    "PromptModule",
-    "PromptSegment",
-    "compile",
-    "validate_id",
-]
+__all__ = ["compile"]
 
 _CACHE_RANK = {scope: rank for rank, scope in enumerate(CACHE_ORDER)}
 

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from envelopes.types import Admitted, Envelope, Reason, Rejected, Yield
 from organs.accounting import DEFAULT_ENCODING
 from organs.anatomy import BORDER
-from organs.border.compiler import PromptBudget, compile
+from organs.border.compiler import compile
 from organs.border.guard import Admission, BorderPolicy, GuardState, Rejection, screen
 from organs.border.prompt import BuiltinPromptConfig, builtin_modules, paste_modules
+from organs.border.segments import PromptBudget
 from organs.errors import CompileError
 from organs.secretion import secrete
 from organs.signing import Signer

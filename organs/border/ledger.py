@@ -16,11 +16,10 @@ from datetime import datetime
 
 import nats.errors
 from nats.js.errors import APIError, KeyWrongLastSequenceError
-from nats.js.kv import KeyValue
 
 from envelopes.types import Envelope
 from organs.errors import TransientError
-from organs.runtime.bus import Tract, open_key_value
+from organs.runtime.bus import KeyValueOnFirstUse, Tract
 
 __all__ = ["DEFAULT_LEDGER_TTL_S", "ReplayLedger", "older_than_ledger"]
 
@@ -39,14 +38,8 @@ def older_than_ledger(envelope: Envelope, now: float, ttl_s: float) -> bool:
 
 class ReplayLedger:
     def __init__(self, tract: Tract, ttl_s: float = DEFAULT_LEDGER_TTL_S) -> None:
-        self.tract = tract
         self.ttl_s = ttl_s
-        self._bucket: KeyValue | None = None
-
-    async def _kv(self) -> KeyValue:
-        if self._bucket is None:
-            self._bucket = await open_key_value(self.tract, self.tract.subjects.admitted_bucket, self.ttl_s)
-        return self._bucket
+        self._kv = KeyValueOnFirstUse(tract, tract.subjects.admitted_bucket, ttl_s)
 
     async def claim(self, envelope_id: str, stream_sequence: int) -> int | None:
         """Record ``envelope_id`` as admitted from ``stream_sequence``; ``None`` if this message may

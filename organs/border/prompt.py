@@ -32,7 +32,7 @@ import msgspec
 
 from envelopes.types import AnyProvenance, CacheScope, Frame, SystemInternal, Trust, Yield
 from organs.accounting import count_tokens, joins_additively
-from organs.border.compiler import (
+from organs.border.segments import (
     MAX_SEGMENTS_PER_MODULE,
     Authority,
     BudgetBehavior,

@@ -13,12 +13,11 @@ from __future__ import annotations
 import msgspec
 import nats.errors
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
-from nats.js.kv import KeyValue
 
 from envelopes.ids import digest_text
 from organs.border.guard import TokenBucket
 from organs.errors import TransientError
-from organs.runtime.bus import Tract, open_key_value
+from organs.runtime.bus import KeyValueOnFirstUse, Tract
 
 __all__ = ["SharedBuckets"]
 
@@ -33,14 +32,7 @@ def _key(actor: tuple[str, str]) -> str:
 
 class SharedBuckets:
     def __init__(self, tract: Tract, window_s: float) -> None:
-        self.tract = tract
-        self.window_s = window_s
-        self._bucket: KeyValue | None = None
-
-    async def _kv(self) -> KeyValue:
-        if self._bucket is None:
-            self._bucket = await open_key_value(self.tract, self.tract.subjects.rates_bucket, max(1.0, self.window_s))
-        return self._bucket
+        self._kv = KeyValueOnFirstUse(tract, tract.subjects.rates_bucket, max(1.0, window_s))
 
     async def load(self, actor: tuple[str, str]) -> tuple[TokenBucket | None, int]:
         """The actor's bucket (``None``: full) and the revision a write must follow (0: no key)."""

@@ -11,11 +11,10 @@ from __future__ import annotations
 import msgspec
 import nats.errors
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
-from nats.js.kv import KeyValue
 
 from organs.border.session import SessionRecord
 from organs.errors import TransientError
-from organs.runtime.bus import Tract, open_key_value
+from organs.runtime.bus import KeyValueOnFirstUse, Tract
 
 __all__ = ["SessionStore"]
 
@@ -26,14 +25,7 @@ _encode_record = msgspec.msgpack.Encoder().encode
 
 class SessionStore:
     def __init__(self, tract: Tract, ttl_s: float) -> None:
-        self.tract = tract
-        self.ttl_s = ttl_s
-        self._bucket: KeyValue | None = None
-
-    async def _kv(self) -> KeyValue:
-        if self._bucket is None:
-            self._bucket = await open_key_value(self.tract, self.tract.subjects.sessions_bucket, self.ttl_s)
-        return self._bucket
+        self._kv = KeyValueOnFirstUse(tract, tract.subjects.sessions_bucket, ttl_s)
 
     async def _read(self, session_id: str) -> tuple[SessionRecord, int | None]:
         bucket = await self._kv()

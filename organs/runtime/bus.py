@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_NATS_URL",
     "INLINE_HEADROOM",
     "BusSettings",
+    "KeyValueOnFirstUse",
     "Tract",
     "connect",
     "inbox_prefix",
@@ -255,3 +256,18 @@ async def open_key_value(tract: Tract, name: str, ttl_s: float) -> KeyValue:
         return await tract.js.create_key_value(
             bucket=name, history=1, ttl=ttl_s, storage=api.StorageType.FILE, replicas=tract.settings.replicas
         )
+
+
+class KeyValueOnFirstUse:
+    """A border store's bucket: ``await bucket()`` opens it (``open_key_value``) on the first call and keeps it."""
+
+    def __init__(self, tract: Tract, name: str, ttl_s: float) -> None:
+        self._tract = tract
+        self._name = name
+        self._ttl_s = ttl_s
+        self._bucket: KeyValue | None = None
+
+    async def __call__(self) -> KeyValue:
+        if self._bucket is None:
+            self._bucket = await open_key_value(self._tract, self._name, self._ttl_s)
+        return self._bucket

@@ -82,7 +82,6 @@ from organs.stomach.line_shapes import is_ci_marker, is_prompt
 from organs.stomach.rungs import (
     MAX_CELL_WORDS,
     Classification,
-    aligned_columns,
     aligned_table_rung,
     code_rung,
     delimited_record_log_rung,
@@ -105,7 +104,6 @@ __all__ = [
     "LADDER",
     "MAX_CELL_WORDS",
     "Classification",
-    "aligned_columns",
     "classify",
     "looks_like_path",
     "sample_lines",

@@ -60,7 +60,7 @@ from organs.stomach.budget import (
     shorter_compact,
     weigh,
 )
-from organs.stomach.distill.log import distill_log
+from organs.stomach.distill.log import LogDistiller
 from organs.stomach.distill.table import distill_table
 from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
 from organs.stomach.distill.trace import distill_trace
@@ -135,6 +135,8 @@ class _Evidence:
     target: int = 0
     share: int = 0
     claim: int = 0
+    # A log's distiller, kept so that rendering it again at another target does not mine it again.
+    distiller: LogDistiller | None = None
 
 
 class IngestProvider:
@@ -252,7 +254,9 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskT
     evidence.compact_tokens = -1
     cheap = tier != "full"
     if evidence.kind == "log":
-        digest = distill_log(evidence.text, evidence.target, encoding, mine=not cheap, ask=ask)
+        if evidence.distiller is None:
+            evidence.distiller = LogDistiller(evidence.text, ask)
+        digest = evidence.distiller.render(evidence.target, encoding, mine=not cheap)
         evidence.compact = digest.rendering
         evidence.compact_tokens = -1 if digest.tokens is None else digest.tokens
         evidence.valid_from, evidence.valid_to = digest.valid_from, digest.valid_to

@@ -8,6 +8,7 @@ them over a block's sample; none decides a kind alone.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 __all__ = [
     "is_ci_marker",
@@ -21,6 +22,17 @@ __all__ = [
     "listing_key",
     "source_column_end",
 ]
+
+
+def _opens_with(pattern: str) -> Callable[[str], bool]:
+    """A test of whether a line opens with ``pattern`` (anchored at its first character)."""
+    match = re.compile(pattern).match
+
+    def opens_with(line: str) -> bool:
+        return match(line) is not None
+
+    return opens_with
+
 
 # A JSON object per line that carries a log's fields: a level, a message or a time.
 _JSON_LOG_KEY = re.compile(
@@ -57,7 +69,7 @@ def labelled_stamp_end(line: str) -> int:
 
 # gcc/clang/javac/tsc "file:12:3: error: …", rustc/cargo "error[E0599]: …" and "  --> src/a.rs:4:5",
 # make's "make: *** [x.o] Error 1" and "make[1]: Entering directory", MSBuild "file(12,3): error CS…".
-_DIAGNOSTIC = re.compile(
+is_compiler_diagnostic = _opens_with(
     r"[^\s:]{1,300}:\d+(?::\d+)?: (?:fatal error|error|warning|note|remark|info)\b"
     r"|[^\s(]{1,300}\(\d+(?:,\d+)?\): (?:error|warning) [A-Z]{1,4}\d{1,6}:"
     r"|(?:error|warning)(?:\[[A-Z]{0,3}\d{1,6}\])?: "
@@ -70,12 +82,8 @@ _DIAGNOSTIC = re.compile(
 )
 
 
-def is_compiler_diagnostic(line: str) -> bool:
-    return _DIAGNOSTIC.match(line) is not None
-
-
 # Test runners: pytest banners and results, unittest, go test, cargo test, jest/vitest/mocha/playwright.
-_TEST_REPORT = re.compile(
+is_test_report = _opens_with(
     r"={3,} .{0,120}(?:test session starts|FAILURES|ERRORS|short test summary|warnings summary|passed|failed"
     r"|error|skipped|no tests ran).{0,120} ={3,}\s*$"
     r"|_{3,} .{1,200} _{3,}\s*$"
@@ -93,53 +101,29 @@ _TEST_REPORT = re.compile(
 )
 
 
-def is_test_report(line: str) -> bool:
-    return _TEST_REPORT.match(line) is not None
-
-
 # "npm info it worked", "npm ERR! code E404", "yarn warn …", "pnpm WARN …": a tool, then its level.
-_TOOL_LEVEL = re.compile(
+is_tool_level = _opens_with(
     r"[a-z][\w@./-]{0,30} (?:info|verb|verbose|http|sill|silly|timing|notice|warn|WARN|ERR!|error|debug)(?= |$)"
 )
 
 
-def is_tool_level(line: str) -> bool:
-    return _TOOL_LEVEL.match(line) is not None
-
-
 # "$ npm test", "PS C:\src> dotnet build", "C:\src>npm i", "user@host:~/src$ make"
-_PROMPT = re.compile(
+is_prompt = _opens_with(
     r"(?:\$|❯|➜|PS [A-Za-z]:\\[^>\n]{0,200}>|[A-Za-z]:\\[^>\n]{0,200}>|[\w.-]{1,64}@[\w.-]{1,64}:[^$#\n]{0,200}[$#])"
     r" ?\S"
 )
 
 
-def is_prompt(line: str) -> bool:
-    return _PROMPT.match(line) is not None
-
-
 # Section markers of CI runners: Buildkite's "~~~ " and "+++ " groups (its "--- " would be a diff's first
 # line too), GitHub Actions' "##[group]" and "::group::", GitLab's "section_start:", a Docker build's "Step 2/7 :".
-_CI_MARKER = re.compile(
+is_ci_marker = _opens_with(
     r"(?:~~~|\+\+\+) \S|##\[\w{1,20}\]|::\w{1,20}(?: [^:\n]{0,200})?::|section_start:\d|Step \d+/\d+ : "
 )
 
 
-def is_ci_marker(line: str) -> bool:
-    return _CI_MARKER.match(line) is not None
-
-
 # psql's "----+-----" and MySQL's "+----+-----+" under a header row.
-_PSQL_RULE = re.compile(r"\+?-{3,}(?:\+-{3,}){0,100}\+?\s*$")
-
-
-def is_psql_rule(line: str) -> bool:
-    return _PSQL_RULE.match(line) is not None
+is_psql_rule = _opens_with(r"\+?-{3,}(?:\+-{3,}){0,100}\+?\s*$")
 
 
 # kubectl describe, systemctl status, docker info: "Key:        value" with the values aligned.
-_LISTING_KEY = re.compile(r"\s{0,12}[A-Za-z][\w .()/-]{0,40}:(?: {2,}\S|\s*$)")
-
-
-def listing_key(line: str) -> bool:
-    return _LISTING_KEY.match(line) is not None
+listing_key = _opens_with(r"\s{0,12}[A-Za-z][\w .()/-]{0,40}:(?: {2,}\S|\s*$)")

@@ -24,6 +24,7 @@ from organs.stomach.line_shapes import (
 )
 from organs.stomach.signals import (
     STRONG_HEADERS,
+    aligned_columns,
     is_go_function,
     is_trace_context,
     is_trace_frame,
@@ -36,7 +37,6 @@ from organs.stomach.timestamps import leading_stamp
 __all__ = [
     "MAX_CELL_WORDS",
     "Classification",
-    "aligned_columns",
     "aligned_table_rung",
     "code_rung",
     "delimited_record_log_rung",
@@ -333,27 +333,6 @@ def weak_log_rung(lines: list[str]) -> Classification | None:
     return Classification(
         "log", f"rung 6: log without leading timestamps ({signalled}/{len(lines)} lines carry a level, tag or clock)"
     )
-
-
-_NOT_SPACE = re.compile(r"[^ ]")
-# Occupied positions with gaps of at most one space: a gutter is two or more.
-_COLUMN_RUN = re.compile(r"1(?:0?1)*")
-
-
-def aligned_columns(lines: list[str]) -> list[tuple[int, int]]:
-    """Column ranges separated by gutters (two or more spaces wide in every line)."""
-    occupied = 0
-    width = 0
-    for line in lines:
-        occupied |= int(_NOT_SPACE.sub("1", line).replace(" ", "0")[::-1] or "0", 2)
-        width = max(width, len(line))
-    # One pass over the occupancy bits, position 0 first: shifting the big int per
-    # position would cost the width squared on one very long line.
-    bits = format(occupied, "b")[::-1] if occupied else ""
-    columns = [(run.start(), run.end()) for run in _COLUMN_RUN.finditer(bits)]
-    if columns:
-        columns[-1] = (columns[-1][0], width)
-    return columns
 
 
 def aligned_table_rung(lines: list[str]) -> Classification | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+import ahocorasick_rs
+
 from organs.stomach.trace_shapes import (
     STRONG_HEADERS,
     is_go_function,
@@ -25,6 +27,7 @@ __all__ = [
     "ALERT_LEVELS",
     "LINE_PREFIX",
     "STRONG_HEADERS",
+    "aligned_columns",
     "is_alert",
     "is_go_function",
     "is_trace_context",
@@ -74,17 +77,18 @@ ALERT_LEVELS = frozenset(
 
 _LEVEL_WINDOW = 160
 # Every alternative of ``_LEVEL`` but the logcat letter spells one of these, in some case: a line
-# whose window holds none of them (nor a logcat letter) is rejected by substring searches, which
-# cost a fraction of the failed regex search over every position.
-_LEVEL_STEMS = ("info", "warn", "err", "debug", "trace", "notice", "crit", "fatal", "severe", "alert", "emerg", "panic")
+# whose window holds none of them (nor a logcat letter) is rejected by one pass that finds them all,
+# which costs a fraction of the failed regex search over every position.
+_LEVEL_STEM_FINDER = ahocorasick_rs.AhoCorasick(
+    ["info", "warn", "err", "debug", "trace", "notice", "crit", "fatal", "severe", "alert", "emerg", "panic"]
+)
 _LOGCAT_LETTER = re.compile(r"\d [VDIWEF] ")
 
 
 def level_of(line: str) -> str | None:
     """The lower-cased level token the line carries near its start, if any."""
     window = line[:_LEVEL_WINDOW]
-    lowered = window.lower()
-    if not any(stem in lowered for stem in _LEVEL_STEMS) and _LOGCAT_LETTER.search(window) is None:
+    if not _LEVEL_STEM_FINDER.find_matches_as_indexes(window.lower()) and _LOGCAT_LETTER.search(window) is None:
         return None
     match = _LEVEL.search(window)
     if match is None:
@@ -156,6 +160,8 @@ _LEVEL_STEMS_OF_ALERTS = frozenset(
     ["warn", "err", "crit", "fatal", "severe", "alert", "emerg", "panic", " w ", " e ", " f "]
 )
 _STEMS = tuple(sorted({*_WORD_ALERTS, *_LOWERED_ALERTS, *_LEVEL_STEMS_OF_ALERTS, "status", "|"}))
+# All stems found in one pass (a quarter of the time of a substring search per stem, measured on Loghub).
+_STEM_FINDER = ahocorasick_rs.AhoCorasick(list(_STEMS))
 
 
 def is_alert(line: str) -> bool:
@@ -168,7 +174,7 @@ def is_alert(line: str) -> bool:
     """
     window = line[:LINE_PREFIX]
     lowered = window.lower()
-    stems = {stem for stem in _STEMS if stem in lowered}
+    stems = set(_STEM_FINDER.find_matches_as_strings(lowered, overlapping=True))
     if " /" in window:
         # A request line ("GET /cart HTTP/1.1"): its method is a stem too.
         stems.update(method for method in _METHODS if method + " " in window)
@@ -195,3 +201,24 @@ def is_alert(line: str) -> bool:
         return False
     method_at = min(window.find(method + " ") for method in stems.intersection(_METHODS))
     return _REQUEST_FAILURE.match(window, method_at) is not None
+
+
+_NOT_SPACE = re.compile(r"[^ ]")
+# Occupied positions with gaps of at most one space: a gutter is two or more.
+_COLUMN_RUN = re.compile(r"1(?:0?1)*")
+
+
+def aligned_columns(lines: list[str]) -> list[tuple[int, int]]:
+    """Column ranges separated by gutters (two or more spaces wide in every line)."""
+    occupied = 0
+    width = 0
+    for line in lines:
+        occupied |= int(_NOT_SPACE.sub("1", line).replace(" ", "0")[::-1] or "0", 2)
+        width = max(width, len(line))
+    # One pass over the occupancy bits, position 0 first: shifting the big int per
+    # position would cost the width squared on one very long line.
+    bits = format(occupied, "b")[::-1] if occupied else ""
+    columns = [(run.start(), run.end()) for run in _COLUMN_RUN.finditer(bits)]
+    if columns:
+        columns[-1] = (columns[-1][0], width)
+    return columns

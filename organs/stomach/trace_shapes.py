@@ -22,6 +22,7 @@ KASAN, lockdep, hung tasks: ``Call Trace:``, ``? func+0x…/0x…``, ``RIP:``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 __all__ = [
     "STRONG_HEADERS",
@@ -46,7 +47,18 @@ def kernel_prefix_end(line: str) -> int:
     return match.end() if match is not None else 0
 
 
-_FRAME = re.compile(
+def _opens_with(pattern: str) -> Callable[[str], bool]:
+    """A test of whether a line's text (after any kernel prefix) opens with ``pattern``."""
+    match = re.compile(pattern).match
+
+    def opens_with(line: str) -> bool:
+        return match(line, kernel_prefix_end(line), _EXAMINED) is not None
+
+    return opens_with
+
+
+# Whether a line names code that was running (a frame), in any covered runtime.
+is_trace_frame = _opens_with(
     # JVM, .NET, JavaScript and Rust "at" frames: at a.b.C.m(File.java:12), at f (x.js:1:2), at /x.rs:3:5
     r"\s*at (?:async )?[^\s(]{1,300}(?:\(| \(|:\d)"
     # Python
@@ -72,11 +84,6 @@ _FRAME = re.compile(
     # Elixir and Erlang: "    (shop 0.1.0) lib/shop/cart.ex:12: Shop.Cart.total/1"
     r"|\s+\([\w]{1,100} [\w.+-]{1,40}\) [^\s:]{1,300}:\d+: "
 )
-
-
-def is_trace_frame(line: str) -> bool:
-    """Whether a line names code that was running (a frame), in any covered runtime."""
-    return _FRAME.match(line, kernel_prefix_end(line), _EXAMINED) is not None
 
 
 _GO_HEAD = re.compile(r"[\w./*()\[\]{},-]{1,300}")
@@ -142,7 +149,8 @@ def trace_header(line: str) -> str | None:
     return match.lastgroup
 
 
-_CONTEXT = re.compile(
+# Whether a line belongs to a trace between its headers and frames (markers, carets, registers).
+is_trace_context = _opens_with(
     r"\s*(?:"
     # markers between sections and around frames
     r"Stack trace:|stack backtrace:|Call Trace:|Backtrace:|</?(?:IRQ|TASK|NMI|EOI|SOFTIRQ)>"
@@ -160,8 +168,3 @@ _CONTEXT = re.compile(
     r"|Memory state around|lock\(|\*\*\* DEADLOCK|other info that might help|stack dependency|-> #\d|#\d: \("
     r")"
 )
-
-
-def is_trace_context(line: str) -> bool:
-    """Whether a line belongs to a trace between its headers and frames (markers, carets, registers)."""
-    return _CONTEXT.match(line, kernel_prefix_end(line), _EXAMINED) is not None

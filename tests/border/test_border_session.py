@@ -10,21 +10,14 @@ from organs.border import BorderConfig, GuardState, border_decide, frame_segment
 from organs.border.prompt import GOAL_SEGMENT_ID
 from organs.border.session import SessionRecord, delivered_frames
 from tests.support.envelopes import AT, served_frame, yield_envelope
+from tests.support.prompts import admitted_payload, evidence_tokens
 
 LOG = "\n".join(f"2026-03-01T10:00:{n % 60:02d}Z INFO request {n} served in {n % 17} ms" for n in range(60))
 
 
 def decide(envelope: Envelope, delivered: dict[str, int] | None = None) -> Admitted:
-    out = border_decide(envelope, BorderConfig(), GuardState(), instance="b", now=0.0, at=AT, delivered=delivered)
-    assert isinstance(out.payload, Admitted), out.payload
-    return out.payload
-
-
-def evidence_tokens(admitted: Admitted) -> int:
-    return sum(
-        entry.tokens
-        for entry in admitted.prompt.inspection
-        if entry.segment_id.startswith(("frame/", "paste/delivered/"))
+    return admitted_payload(
+        border_decide(envelope, BorderConfig(), GuardState(), instance="b", now=0.0, at=AT, delivered=delivered)
     )
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from envelopes.types import Admitted, Envelope, UserInput
+from envelopes.types import UserInput
 from organs.absorption import build_absorption
 from organs.border.worker import build_border
 from organs.client import chat_messages, hand_in_paste
 from organs.runtime.bus import BusSettings, Tract
 from organs.stomach.worker import build_stomach
 from tests.conftest import running_organ
+from tests.support.prompts import admitted_payload, evidence_tokens
 
 pytestmark = pytest.mark.bus
 
@@ -29,19 +30,6 @@ LOG = "\n".join(_line(n) for n in range(1200))
 PASTE = LOG + "\n\nWhy do some jobs fail?"
 
 
-def admitted(outcome: Envelope) -> Admitted:
-    assert isinstance(outcome.payload, Admitted), outcome.payload
-    return outcome.payload
-
-
-def evidence_tokens(payload: Admitted) -> int:
-    return sum(
-        entry.tokens
-        for entry in payload.prompt.inspection
-        if entry.segment_id.startswith(("frame/", "paste/delivered/"))
-    )
-
-
 async def test_a_session_gets_each_frame_once(tract: Tract, bus_settings: BusSettings) -> None:
     origin = UserInput(actor="ana")
     async with (
@@ -50,7 +38,7 @@ async def test_a_session_gets_each_frame_once(tract: Tract, bus_settings: BusSet
         running_organ("ada_border", bus_settings, build_border(bus_settings)),
     ):
         turns = [
-            admitted((await hand_in_paste(tract, PASTE, origin=origin, session=session, resend=resend))[1])
+            admitted_payload((await hand_in_paste(tract, PASTE, origin=origin, session=session, resend=resend))[1])
             for session, resend in (("chat-1", False), ("chat-1", False), ("chat-2", False), ("chat-1", True))
         ]
         first, second, other, resent = turns
@@ -65,7 +53,7 @@ async def test_a_session_gets_each_frame_once(tract: Tract, bus_settings: BusSet
         assert evidence_tokens(resent) == evidence_tokens(first), "the host asked for them again"
         # Without a session nothing is remembered: the opt-in is the session id.
         _, plain = await hand_in_paste(tract, PASTE, origin=origin)
-        assert evidence_tokens(admitted(plain)) == evidence_tokens(first)
+        assert evidence_tokens(admitted_payload(plain)) == evidence_tokens(first)
         system, user = chat_messages(plain)
         assert system["role"] == "system" and user["role"] == "user"
         assert user["content"].endswith("Why do some jobs fail?")

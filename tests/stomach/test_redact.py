@@ -187,3 +187,20 @@ def test_log_lines_are_scrubbed_of_credentials() -> None:
     scrubbed = _scrub_secrets(None, "error", event)
     assert key not in repr(scrubbed)
     assert scrubbed["reason"] == "bad paste holding ‹secret:aws_access_key_id#1›" and scrubbed["reasons"][1] == 3
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        "plain ascii line\n",
+        "Zürich café — ünïcödé before the line\n",
+        # Lower-casing U+0130 makes two characters, so positions in the lowered text shift.
+        "İstanbul İzmir\n",
+    ],
+)
+def test_a_secret_is_found_after_any_text_on_earlier_lines(before: str) -> None:
+    planted = next(planted for planted in planted_pastes(0) if "\n" not in planted.text.strip())
+    redacted, found = Redactor().redact(before * 3 + planted.text + "\n" + before)
+    assert found
+    assert all(secret not in redacted for secret in planted.secrets)
+    assert redacted.startswith(before * 3)

@@ -72,14 +72,9 @@ ORDINARY = [
 ]
 
 
-@pytest.mark.parametrize("line", ALERTS)
-def test_alert_lines(line: str) -> None:
-    assert is_alert(line), line
-
-
-@pytest.mark.parametrize("line", ORDINARY)
-def test_ordinary_lines_are_not_alerts(line: str) -> None:
-    assert not is_alert(line), line
+@pytest.mark.parametrize(("line", "alert"), [(line, True) for line in ALERTS] + [(line, False) for line in ORDINARY])
+def test_alert_lines_and_ordinary_lines(line: str, alert: bool) -> None:
+    assert is_alert(line) == alert, line
 
 
 def test_alerts_are_exactly_the_alert_set() -> None:
@@ -115,14 +110,9 @@ FRAMES = [
 NOT_FRAMES = ["at the store we use Java", "See cart.rb for details", "#1 priority is checkout", "created the cart"]
 
 
-@pytest.mark.parametrize("line", FRAMES)
-def test_frames_of_each_runtime(line: str) -> None:
-    assert is_trace_frame(line), line
-
-
-@pytest.mark.parametrize("line", NOT_FRAMES)
-def test_sentences_are_not_frames(line: str) -> None:
-    assert not is_trace_frame(line), line
+@pytest.mark.parametrize(("line", "frame"), [(line, True) for line in FRAMES] + [(line, False) for line in NOT_FRAMES])
+def test_frames_of_each_runtime_and_sentences_that_are_not(line: str, frame: bool) -> None:
+    assert is_trace_frame(line) == frame, line
 
 
 @pytest.mark.parametrize(

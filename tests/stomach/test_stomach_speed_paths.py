@@ -125,6 +125,19 @@ def test_masking_word_by_word_equals_masking_the_line(body: str) -> None:
     assert mask_by_words(body, {}) == mask_variables(body)
 
 
+_QUOTE_HEAVY = st.lists(
+    st.sampled_from(['"', "'", " ", "  ", "a", "Ab", "7", "x=", "=1", "/p", "/q/r", ":", "-", "_", ".", "é", "don't"]),
+    max_size=60,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(body=_QUOTE_HEAVY)
+def test_masking_around_quoted_values_equals_masking_the_line(body: str) -> None:
+    # Quoted values are found first and the words between them masked one at a time: the same as the line.
+    assert mask_by_words(body, {}) == mask_variables(body)
+
+
 def test_masking_keeps_a_leading_slash_and_trailing_punctuation() -> None:
     assert mask_variables("src: /10.250.19.102:54106 dest: /10.0.0.1:50010") == "src: /<*> dest: /<*>"
     assert mask_variables("Received disconnect from 139.59.209.18: 11: Bye") == "Received disconnect from <*>: <*>: Bye"

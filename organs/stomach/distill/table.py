@@ -23,9 +23,8 @@ import re
 from dataclasses import dataclass
 
 from organs.stomach.asked import AskTerms
-from organs.stomach.classify import aligned_columns
 from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, elision, plural
-from organs.stomach.signals import is_alert
+from organs.stomach.signals import aligned_columns, is_alert
 from organs.stomach.timestamps import leading_stamp
 
 __all__ = ["TableDigest", "distill_table", "infer_column_type"]

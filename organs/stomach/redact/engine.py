@@ -1,8 +1,8 @@
 """Finding what the rules match in a text, and choosing which matches to replace.
 
-The pre-filter lower-cases the text once and looks for each rule's keywords with
-``str.find``; a rule's pattern then runs only over the lines that hold one of its
-keywords, each line once. A PEM private key spans lines, so its header is found
+The pre-filter lower-cases the text once and finds every rule's keywords in one
+Aho-Corasick pass; a rule's pattern then runs only over the lines that hold one of
+its keywords, each line once. A PEM private key spans lines, so its header is found
 like any match and the engine extends it over the key's body to its footer.
 Overlapping matches are resolved by position: credentials first (the earliest,
 then the longest, then the rule listed first), then personal data where no
@@ -15,6 +15,9 @@ import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
+
+import ahocorasick_rs
 
 from organs.stomach.redact.rules import PRIVATE_KEY_KIND, Rule
 
@@ -37,43 +40,58 @@ class Hit:
         return self.end - self.start
 
 
-class _Lines:
-    """The lines of one text that hold each keyword, each keyword looked for once however many rules name it."""
+@lru_cache(maxsize=8)
+def _automata(keywords: tuple[str, ...]) -> tuple[ahocorasick_rs.BytesAhoCorasick, ahocorasick_rs.AhoCorasick]:
+    """Automata that find every keyword in one pass: over ASCII bytes (the fast path) and over ``str``."""
+    ascii_keywords = all(keyword.isascii() for keyword in keywords)
+    over_bytes = ahocorasick_rs.BytesAhoCorasick(
+        [keyword.encode() for keyword in keywords] if ascii_keywords else [b"\x00"],
+        implementation=ahocorasick_rs.Implementation.DFA,
+    )
+    return over_bytes, ahocorasick_rs.AhoCorasick(list(keywords))
 
-    def __init__(self, text: str) -> None:
-        self._lowered = text.lower()
-        self._length = len(text)
+
+class _Lines:
+    """The lines of one text that hold each keyword, found for every keyword in one pass over the text.
+
+    One Aho-Corasick pass finds every occurrence of every keyword at once, where a
+    search per keyword would read the whole text once each (about 30 times).
+    """
+
+    def __init__(self, text: str, keywords: tuple[str, ...]) -> None:
+        lowered = text.lower()
+        self._found: dict[str, dict[int, int]] = {keyword: {} for keyword in keywords}
+        if not keywords:
+            return
         # Lower-casing can change the length (U+0130 becomes two characters): positions would not line up,
         # so a keyword found anywhere then makes the whole text one line.
-        self._aligned = len(self._lowered) == len(text)
-        self._found: dict[str, dict[int, int]] = {}
-
-    def _of(self, keyword: str) -> dict[int, int]:
-        found = self._found.get(keyword)
-        if found is not None:
-            return found
-        found = self._found[keyword] = {}
-        lowered = self._lowered
-        if not self._aligned:
-            if keyword in lowered:
-                found[0] = self._length
-            return found
-        position = lowered.find(keyword)
-        while position != -1:
-            start = lowered.rfind("\n", 0, position) + 1
-            end = lowered.find("\n", position)
-            end = len(lowered) if end == -1 else end
-            found[start] = end
-            position = lowered.find(keyword, end)
-        return found
+        aligned = len(lowered) == len(text)
+        over_bytes, over_text = _automata(keywords)
+        if lowered.isascii() and all(keyword.isascii() for keyword in keywords):
+            # ASCII: byte offsets are character offsets, and the byte automaton is several times faster.
+            matches = over_bytes.find_matches_as_indexes(lowered.encode("ascii"), overlapping=True)
+        else:
+            matches = over_text.find_matches_as_indexes(lowered, overlapping=True)
+        line_of: dict[int, tuple[int, int]] = {}
+        for which, position, _ in matches:
+            found = self._found[keywords[which]]
+            if not aligned:
+                found[0] = len(text)
+                continue
+            line = line_of.get(position)
+            if line is None:
+                start = lowered.rfind("\n", 0, position) + 1
+                end = lowered.find("\n", position)
+                line = line_of[position] = start, len(lowered) if end == -1 else end
+            found[line[0]] = line[1]
 
     def holding(self, keywords: tuple[str, ...]) -> list[tuple[int, int]]:
         """The ``[start, end)`` of every line that holds one of ``keywords``, each line once, in order."""
         if len(keywords) == 1:
-            return list(self._of(keywords[0]).items())
+            return sorted(self._found[keywords[0]].items())
         merged: dict[int, int] = {}
         for keyword in keywords:
-            merged.update(self._of(keyword))
+            merged.update(self._found[keyword])
         return sorted(merged.items())
 
 
@@ -91,8 +109,8 @@ def _private_keys(text: str, lines: list[tuple[int, int]], rule: Rule) -> Iterab
             yield Hit(header.start(), covered, rule.id, False)
 
 
-def _candidates(text: str, rules: Iterable[Rule]) -> Iterable[tuple[int, Hit]]:
-    found = _Lines(text)
+def _candidates(text: str, rules: tuple[Rule, ...]) -> Iterable[tuple[int, Hit]]:
+    found = _Lines(text, tuple(dict.fromkeys(keyword for rule in rules for keyword in rule.keywords)))
     for order, rule in enumerate(rules):
         lines = found.holding(rule.keywords)
         if not lines:

@@ -1,9 +1,9 @@
 """The curated rules: which credentials and personal data a paste may hold, and how each is found.
 
 A rule is an id (the kind a placeholder names), lower-case keywords for a pre-filter
-(a line holding none of them is never matched; each distinct keyword costs one scan of the
-text, so families share a short one, such as ``gh`` for GitHub's token prefixes), a pattern whose group ``secret`` is
-what gets replaced, and where it helps an entropy floor or a further check of the
+(a line holding none of them is never matched; all keywords are found in one pass over
+the text, and families share a short one, such as ``gh`` for GitHub's token prefixes),
+a pattern whose group ``secret`` is what gets replaced, and where it helps an entropy floor or a further check of the
 value. Patterns are written to run in linear time under Python's backtracking
 engine: no quantified group holds another open-ended quantifier, every repeat is
 bounded, and neighbouring repeats are separated by a literal or by character

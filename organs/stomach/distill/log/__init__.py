@@ -40,7 +40,7 @@ from organs.stomach.distill.text import head_tail, plural, thousands
 from organs.stomach.signals import is_alert
 from organs.stomach.timestamps import leading_stamp, window_of
 
-__all__ = ["CONFIG", "LogConfig", "LogDigest", "distill_log", "mask_variables"]
+__all__ = ["CONFIG", "LogConfig", "LogDigest", "LogDistiller", "distill_log", "mask_variables"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,65 +61,127 @@ def distill_log(
     A log whose full text fits the target is served whole; one within ``compact_min_saving`` of it is
     served as an excerpt of its own lines; any other is templated. ``ask`` raises what holds its terms.
     """
-    lines = text.split("\n")
-    full_tokens = count_tokens(text, encoding) if len(text) <= target_tokens * CONFIG.whole_text_trial else None
-    if full_tokens is not None and full_tokens <= target_tokens:
-        # Served whole: its alert lines stand for its alert templates (the caller values a log by them).
-        alert_lines = sum(1 for line in lines if is_alert(line))
-        return LogDigest(text, 0, alert_lines, *_window(lines), full_tokens)
-    if not mine:
-        edge = CONFIG.shallow_stamp_lines
-        stamps = [line[: stamp.end] for line in (lines[:edge] + lines[-edge:]) if (stamp := leading_stamp(line))]
-        valid_from, valid_to = window_of(stamps)
-        header = f"[{thousands(len(lines))}-line log · head and tail only (shallow tier)]"
-        return LogDigest(header + "\n" + head_tail(text, max(target_tokens - 20, 1)), 0, 0, valid_from, valid_to)
-    view = structured_view(lines)
-    mined = lines if view is None else view.lines
-    records, heads, fields = records_of(mined, text if view is None else "\n".join(mined))
-    templates = mine_templates(mined, records, heads, _asked(mined, records, ask))
-    valid_from, valid_to = window_of(
-        [mined[start][:end] for start, end in zip(records.start, records.stamp_end, strict=True) if end]
-    )
-    alerts = _alerts_text(templates)
-    header = _header(len(lines), len(records.start), len(templates), alerts, valid_from, valid_to)
-    if view is not None:
-        header += "\n" + view.note
-    if fields.columns:
-        after = " after the clock" if any(records.stamp_end) else ""
-        header += (
-            f"\ntemplate lines leave out the first {plural(fields.columns, 'space-separated field')}{after} "
-            f"where a message follows them (they hold: {clip(fields.summary, CONFIG.template_chars)})"
+    return LogDistiller(text, ask).render(target_tokens, encoding, mine=mine)
+
+
+@dataclass(frozen=True, slots=True)
+class _Mined:
+    """What mining a log found: everything a rendering needs that does not depend on its target."""
+
+    lines: list[str]
+    records: Records
+    heads: list[Shape]
+    templates: list[Template]
+    header: str
+    alerts: str
+    alert_templates: int
+    valid_from: str | None
+    valid_to: str | None
+    tail: list[str]
+
+
+class LogDistiller:
+    """One log, rendered at as many targets as the budget asks for (a refit asks again), mined at most once.
+
+    Mining (records, templates, the window) does not depend on the target and is
+    nearly all of a rendering's cost, so it is kept from the first rendering that
+    needs it; so is the log's exact token count.
+    """
+
+    def __init__(self, text: str, ask: AskTerms | None = None) -> None:
+        self.text = text
+        self.ask = ask
+        self.lines = text.split("\n")
+        self._mined: _Mined | None = None
+        self._full_tokens: dict[str, int] = {}
+
+    def _count_full(self, target_tokens: int, encoding: str) -> int | None:
+        """The whole log's exact count, or ``None`` when it is so much longer than the target that it cannot fit."""
+        if len(self.text) > target_tokens * CONFIG.whole_text_trial:
+            return None
+        if encoding not in self._full_tokens:
+            self._full_tokens[encoding] = count_tokens(self.text, encoding)
+        return self._full_tokens[encoding]
+
+    def _mine(self) -> _Mined:
+        if self._mined is not None:
+            return self._mined
+        lines, text = self.lines, self.text
+        view = structured_view(lines)
+        mined = lines if view is None else view.lines
+        records, heads, fields = records_of(mined, text if view is None else "\n".join(mined))
+        templates = mine_templates(mined, records, heads, _asked(mined, records, self.ask))
+        valid_from, valid_to = window_of(
+            [mined[start][:end] for start, end in zip(records.start, records.stamp_end, strict=True) if end]
         )
-    pieces = pieces_of(mined, records, templates, _tail(lines, records, heads))
+        alerts = _alerts_text(templates)
+        header = _header(len(lines), len(records.start), len(templates), alerts, valid_from, valid_to)
+        if view is not None:
+            header += "\n" + view.note
+        if fields.columns:
+            after = " after the clock" if any(records.stamp_end) else ""
+            header += (
+                f"\ntemplate lines leave out the first {plural(fields.columns, 'space-separated field')}{after} "
+                f"where a message follows them (they hold: {clip(fields.summary, CONFIG.template_chars)})"
+            )
+        alert_templates = sum(1 for template in templates if template.alert)
+        tail = _tail(lines, records, heads)
+        self._mined = _Mined(
+            mined, records, heads, templates, header, alerts, alert_templates, valid_from, valid_to, tail
+        )
+        return self._mined
 
-    def spell(piece: Piece) -> str:
-        if piece.text is None:
-            template = templates[piece.template]
-            if piece.slot == SLOT_TEMPLATE:
-                piece.text = template_line(mined, records, template)
-            else:
-                piece.text = example(mined, records, template, lines)
-            piece.size = len(piece.text)
-        return piece.text
+    def render(self, target_tokens: int, encoding: str, *, mine: bool = True) -> LogDigest:
+        """The log within ``target_tokens`` when it can be done; see ``distill_log``."""
+        lines, text = self.lines, self.text
+        full_tokens = self._count_full(target_tokens, encoding)
+        if full_tokens is not None and full_tokens <= target_tokens:
+            # Served whole: its alert lines stand for its alert templates (the caller values a log by them).
+            alert_lines = sum(1 for line in lines if is_alert(line))
+            return LogDigest(text, 0, alert_lines, *_window(lines), full_tokens)
+        if not mine:
+            edge = CONFIG.shallow_stamp_lines
+            stamps = [line[: stamp.end] for line in (lines[:edge] + lines[-edge:]) if (stamp := leading_stamp(line))]
+            valid_from, valid_to = window_of(stamps)
+            header = f"[{thousands(len(lines))}-line log · head and tail only (shallow tier)]"
+            return LogDigest(header + "\n" + head_tail(text, max(target_tokens - 20, 1)), 0, 0, valid_from, valid_to)
+        found = self._mine()
+        mined, records, templates = found.lines, found.records, found.templates
+        window = found.valid_from, found.valid_to
+        # Pieces carry the estimates of one fitting, so each rendering starts from fresh ones.
+        pieces = pieces_of(mined, records, templates, found.tail)
 
-    alert_templates = sum(1 for template in templates if template.alert)
-    if full_tokens is not None and target_tokens >= full_tokens * (1 - CONFIG.compact_min_saving):
-        excerpted = excerpt(lines, mined, records, heads, alerts, target_tokens, encoding, full_tokens, ask)
-        if excerpted is not None:
-            return LogDigest(excerpted[0], len(templates), alert_templates, valid_from, valid_to, excerpted[1])
-    if len(text) <= target_tokens * CONFIG.whole_rendering_trial:
-        everything = sorted(pieces, key=lambda piece: piece.priority)
-        for piece in everything:
-            spell(piece)
-        whole = render(header, everything, templates)
-        # A rendering no longer than the log it renders often fits a small log's target: one exact count
-        # tells, and spares the estimates and the fitting rounds.
-        tokens = count_tokens(whole, encoding) if len(whole) <= len(text) else target_tokens + 1
-        if tokens <= target_tokens:
-            return LogDigest(whole, len(templates), alert_templates, valid_from, valid_to, tokens)
-    rates = estimate_tokens(pieces, encoding, spell, min(CONFIG.estimate_sample_chars, max(target_tokens, 64) * 4))
-    rendering, tokens = fit(header, pieces, templates, target_tokens, encoding, spell, rates)
-    return LogDigest(rendering, len(templates), alert_templates, valid_from, valid_to, tokens)
+        def spell(piece: Piece) -> str:
+            if piece.text is None:
+                template = templates[piece.template]
+                if piece.slot == SLOT_TEMPLATE:
+                    piece.text = template_line(mined, records, template)
+                else:
+                    piece.text = example(mined, records, template, lines)
+                piece.size = len(piece.text)
+            return piece.text
+
+        counts = len(templates), found.alert_templates
+        if full_tokens is not None and target_tokens >= full_tokens * (1 - CONFIG.compact_min_saving):
+            excerpted = excerpt(
+                lines, mined, records, found.heads, found.alerts, target_tokens, encoding, full_tokens, self.ask
+            )
+            if excerpted is not None:
+                return LogDigest(excerpted[0], *counts, *window, excerpted[1])
+        if len(text) <= target_tokens * CONFIG.whole_rendering_trial:
+            everything = sorted(pieces, key=lambda piece: piece.priority)
+            for piece in everything:
+                spell(piece)
+            whole = render(found.header, everything, templates)
+            # A rendering no longer than the log it renders often fits a small log's target: one exact count
+            # tells, and spares the estimates and the fitting rounds.
+            tokens = count_tokens(whole, encoding) if len(whole) <= len(text) else target_tokens + 1
+            if tokens <= target_tokens:
+                return LogDigest(whole, *counts, *window, tokens)
+        sample_chars = min(CONFIG.estimate_sample_chars, max(target_tokens, 64) * 4)
+        rates = estimate_tokens(pieces, encoding, spell, sample_chars)
+        rendering, tokens = fit(found.header, pieces, templates, target_tokens, encoding, spell, rates)
+        return LogDigest(rendering, *counts, *window, tokens)
 
 
 def _window(lines: list[str]) -> tuple[str | None, str | None]:

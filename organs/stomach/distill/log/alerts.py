@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+import ahocorasick_rs
+
 from organs.stomach.signals import ALERT_LEVELS, LINE_PREFIX, is_alert, level_of
 
 __all__ = ["alert_kind", "kinds_text", "separating_spans"]
@@ -35,8 +37,8 @@ _SEPARATING = (
     # A count of failures ("3 failed, 12 passed"): at most four digits, and not "<id> failed: <reason>".
     ("count", ("fail", "error"), re.compile(r"(?:Failures|Errors): (\d+)| (?:failed|failures?|errors?)\b(?!:)()")),
 )
-# Most line shapes hold none of the stems: one pass over them all rejects them.
-_SEPARATING_STEMS = tuple(sorted({stem for _, stems, _ in _SEPARATING for stem in stems}))
+# Most line shapes hold none of the stems: one pass finds those a line holds, and rejects most lines.
+_SEPARATING_STEMS = ahocorasick_rs.AhoCorasick(sorted({stem for _, stems, _ in _SEPARATING for stem in stems}))
 _LEVEL_KINDS = {
     "warning": "warn",
     "w": "warn",
@@ -57,12 +59,12 @@ def separating_spans(key: str) -> tuple[tuple[int, int, str], ...]:
     ``exit``, ``count``): the same places in each of its real lines hold their values (flattening keeps every
     position)."""
     window = key[:LINE_PREFIX]
-    lowered = window.lower()
-    if not any(stem in lowered for stem in _SEPARATING_STEMS):
+    held = set(_SEPARATING_STEMS.find_matches_as_strings(window.lower(), overlapping=True))
+    if not held:
         return ()
     spans: set[tuple[int, int, str]] = set()
     for what, stems, pattern in _SEPARATING:
-        if not any(stem in lowered for stem in stems):
+        if held.isdisjoint(stems):
             continue
         for match in pattern.finditer(window):
             start, end = match.span(1) if match.group(1) is not None else _count_before(window, match.start())

@@ -67,6 +67,10 @@ class LogConfig:
     fit_rounds: int = 5
     fit_close_share: int = 40
     fit_close_tokens: int = 8
+    # A rescaled allowance is taken a little under proportion (this share, less these tokens), so the next
+    # rendering does not overshoot by the estimates' own noise.
+    fit_rescale_share: float = 0.99
+    fit_rescale_tokens: int = 4
     # Tokens the frame around the pieces (header, legend, omission notes) may add beyond its measured bare cost.
     fit_frame_slack: int = 16
 

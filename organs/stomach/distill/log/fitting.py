@@ -8,8 +8,10 @@ the allowance is rescaled by what was measured, a few rounds over.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from organs.accounting import count_tokens
+from organs.fitting import fit_tokens
 from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.display import SLOT_ALERTS, SLOT_EXAMPLE, SLOT_TAIL, SLOT_TEMPLATE, Piece, render
 from organs.stomach.distill.log.mining import Template
@@ -48,6 +50,14 @@ def estimate_tokens(
     return rates
 
 
+@dataclass(frozen=True, slots=True)
+class _Choice:
+    rendering: str
+    tokens: int
+    # The estimated tokens of the pieces chosen, which may stop short of the allowance they were chosen within.
+    spent: int
+
+
 def fit(
     header: str,
     pieces: list[Piece],
@@ -57,17 +67,17 @@ def fit(
     spell: Callable[[Piece], str],
     rates: dict[int, float],
 ) -> tuple[str, int]:
-    """The richest rendering that measures within ``target``: estimate, measure, rescale, a few times over."""
+    """The richest rendering that measures within ``target``: pieces chosen by priority within an allowance of
+    estimated tokens, measured, and the allowance rescaled by what was measured (``organs.fitting``)."""
     by_priority = sorted(pieces, key=lambda piece: piece.priority)
     # The frame around the pieces (header, legend, omission notes) costs about this much whatever is chosen.
     frame = count_tokens(render(header, [], templates), encoding) + CONFIG.fit_frame_slack
-    allowance = target - frame
     smallest = min((piece.tokens for piece in pieces), default=0)
     # When not every template line fits, templates sharing a leading tag are grouped under it (see
     # ``_grouped_body``), so each line spends its tokens on what tells it apart.
-    group = sum(piece.tokens for piece in pieces if piece.slot == SLOT_TEMPLATE) > allowance
-    best: tuple[str, int] | None = None
-    for _ in range(CONFIG.fit_rounds):
+    group = sum(piece.tokens for piece in pieces if piece.slot == SLOT_TEMPLATE) > target - frame
+
+    def chosen_within(allowance: int) -> _Choice:
         chosen: list[Piece] = []
         spent = 0
         shown: set[int] = set()
@@ -94,19 +104,22 @@ def fit(
             elif piece.slot == SLOT_EXAMPLE:
                 exemplified.add(piece.template)
         rendering = render(header, chosen, templates, group)
-        measured = count_tokens(rendering, encoding)
-        if measured <= target and (best is None or measured > best[1]):
-            best = rendering, measured
-        everything = len(chosen) == len(pieces)
-        if (everything and measured <= target) or not chosen:
-            break
-        if measured <= target and target - measured <= target // CONFIG.fit_close_share + CONFIG.fit_close_tokens:
-            break
-        # Estimates are off by a roughly constant factor: rescale the allowance by what was measured.
-        factor = max(spent, 1) / max(measured - frame, 1)
-        allowance = int((target - frame) * factor * 0.99) - 4
-    if best is None:
-        # Nothing measured within the target: the header and the omission note alone.
-        rendering = render(header, [], templates)
-        best = rendering, count_tokens(rendering, encoding)
-    return best
+        return _Choice(rendering, count_tokens(rendering, encoding), spent)
+
+    fitted = fit_tokens(
+        chosen_within,
+        lambda choice: choice.tokens,
+        target,
+        start=max(target - frame, 1),
+        rounds=CONFIG.fit_rounds,
+        slack=target // CONFIG.fit_close_share + CONFIG.fit_close_tokens,
+        fixed=frame,
+        # Estimates are off by a roughly constant factor: a little under the rescaled allowance keeps the next
+        # rendering from overshooting by the estimates' own noise.
+        used=lambda choice: int(choice.spent * CONFIG.fit_rescale_share) - CONFIG.fit_rescale_tokens,
+    )
+    if fitted is not None:
+        return fitted.rendering.rendering, fitted.tokens
+    # Nothing measured within the target: the header and the omission note alone.
+    rendering = render(header, [], templates)
+    return rendering, count_tokens(rendering, encoding)

@@ -32,10 +32,13 @@ WILDCARD = "<*>"
 DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
 _MASK_MARK = re.compile(r"[0-9=/]")
 
+# A quoted value. Quote characters are taken by these alternatives only, so a line's quoted values are
+# the same whether found alone or with the rest of ``VARIABLE`` (``mask_by_words`` relies on it).
+# Each opens on its quote, then looks behind it, so the engine skips straight to quote characters.
+_QUOTED_VALUE = r"\"(?<!\w\")[^\"\n]{0,200}\"|'(?<!\w')[^'\n]{0,200}'(?!\w)"
+_QUOTED = re.compile(_QUOTED_VALUE)
 VARIABLE = re.compile(
-    r"(?<![\w])\"[^\"\n]{0,200}\""
-    r"|(?<![\w])'[^'\n]{0,200}'(?!\w)"
-    r"|(?<==)[^\s,;&)\]}>\"']{1,200}"
+    _QUOTED_VALUE + r"|(?<==)[^\s,;&)\]}>\"']{1,200}"
     # A token carrying a digit. A digit-free lead of letters ending in a separator (``attempt_``,
     # ``node-``, ``Thread.java:``) is a name, not a value, so it stays: a match starts at a token start
     # that opens no such lead, or right after a letter and a separator. Each look-around is bounded or
@@ -67,12 +70,31 @@ def mask_by_words(body: str, words: dict[str, str]) -> str:
 
     Every alternative of ``VARIABLE`` except the quoted ones matches inside one
     word and looks at most at a space beyond it, which it treats like the string
-    edge, so masking each word alone is the same as masking the line; lines with
-    a quote character, or longer than the masked prefix, take the line-wide path.
-    Words repeat across lines far more than lines do, so most words cost a lookup.
+    edge, so masking each word alone is the same as masking the line. Quoted
+    values are found first, on the whole line (no other alternative takes a
+    quote character, and one treats a quote beside it as it treats the string
+    edge), and the words between them are masked one at a time. Lines longer
+    than the masked prefix take the line-wide path. Words repeat across lines
+    far more than lines do, so most words cost a lookup.
     """
+    if len(body) > CONFIG.mask_prefix:
+        return mask_variables(body)
     masked_words = word_masks(body, words)
-    return mask_variables(body) if masked_words is None else joined(masked_words)
+    if masked_words is not None:
+        return joined(masked_words)
+    pieces: list[str] = []
+    position = 0
+    for quoted in _QUOTED.finditer(body):
+        pieces += [_mask_between_quotes(body[position : quoted.start()], words), WILDCARD]
+        position = quoted.end()
+    pieces.append(_mask_between_quotes(body[position:], words))
+    return collapse_runs("".join(pieces))
+
+
+def _mask_between_quotes(gap: str, words: dict[str, str]) -> str:
+    masked_words = word_masks(gap, words)
+    # A quote that opens no quoted value stays in its gap, which is then masked whole.
+    return VARIABLE.sub(WILDCARD, gap) if masked_words is None else " ".join(masked_words)
 
 
 def word_masks(body: str, words: dict[str, str]) -> tuple[str, ...] | None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from organs.stomach.distill.log.alerts import alert_kind, separating_spans
 from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.headers import Header, cut_fields, header_columns
-from organs.stomach.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_variables, word_masks
+from organs.stomach.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_by_words, word_masks
 from organs.stomach.signals import is_trace_frame
 from organs.stomach.timestamps import leading_stamp
 
@@ -98,7 +98,7 @@ def _shape_of(key: str, words: dict[str, str]) -> Shape:
     stamp_end = -1 if stamp is None else stamp.end
     body = key[max(stamp_end, 0) :]
     masked_words = word_masks(body, words)
-    masked = mask_variables(body) if masked_words is None else joined(masked_words)
+    masked = mask_by_words(body, words) if masked_words is None else joined(masked_words)
     return Shape(stamp_end, masked, alert_kind(key), masked_words or (), separating_spans(key))
 
 
@@ -170,7 +170,7 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
     weights = Counter(map(id, heads))
     # Fields are the non-empty words: columns padded with several spaces stay aligned.
     split = [
-        (tuple(word for word in shape.words if word), weights[id(shape)])
+        (tuple(filter(None, shape.words)), weights[id(shape)])
         for _, shape in distinct.values()
         if shape.words and id(shape) in weights
     ]
@@ -187,12 +187,13 @@ def records_of(lines: list[str], text: str) -> tuple[Records, list[Shape], Heade
         if not cut:
             cut_shapes[id(shape)] = shape, 0
             continue
-        offset = sum(len(word) for word in raw_words[:cut]) + cut
+        # The cut words and the space after each.
+        offset = len(" ".join(raw_words[:cut])) + 1
         if shape.spans and shape.spans[0][0] < max(shape.stamp_end, 0) + offset:
             # A number that tells alerts apart is never left out with the header fields.
             cut_shapes[id(shape)] = shape, 0
             continue
-        masked = joined(shape.words[cut:]) if shape.words else mask_variables(body[offset:])
+        masked = joined(shape.words[cut:]) if shape.words else mask_by_words(body[offset:], words)
         cut_shapes[id(shape)] = Shape(shape.stamp_end, masked, shape.kind, split=shape.split), offset
     cuts = [cut_shapes[id(shape)] for shape in heads]
     body_starts = [stamp + cut[1] for stamp, cut in zip(stamps, cuts, strict=True)]

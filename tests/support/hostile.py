@@ -1,4 +1,4 @@
-"""Generators of hostile input for the bad-input fault suite.
+"""Generators of hostile input: for the decoder, core and worker tests of bad input, and the hostile bench.
 
 Everything here builds bytes or text; nothing talks to a bus. Valid envelopes
 come from the project's own builders (``organs.secretion``, ``tests.support.envelopes``)
@@ -7,10 +7,9 @@ so that a mutation of one is a mutation of what really travels on the tract.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 from hypothesis import strategies as st
@@ -22,8 +21,6 @@ from organs.absorption.core import yield_context
 from organs.secretion import paste_envelope, secrete
 from tests.support.envelopes import AT, digested_envelope
 
-T = TypeVar("T")
-
 # A marker string that cannot occur in a real envelope: it is encoded, then its
 # msgpack bytes are swapped for raw bytes that no encoder would ever write.
 _MARKER = "\x01ichor-fault-marker\x01"
@@ -32,15 +29,6 @@ _MARKER_BYTES = msgspec.msgpack.encode(_MARKER)
 # Tags the payload union knows, and tags it must refuse.
 PAYLOAD_TAGS = ("paste", "digested", "yield", "admitted", "rejected", "deferred_notice")
 PROVENANCE_TAGS = ("user_input", "external", "system_internal", "organ_secretion")
-
-
-def timed(label: str, action: Callable[[], T]) -> tuple[T, float]:
-    """Run ``action`` and print how long it took, so ``pytest -s`` shows the figures."""
-    started = time.perf_counter()
-    result = action()
-    elapsed = time.perf_counter() - started
-    print(f"[timing] {label}: {elapsed:.3f} s")
-    return result, elapsed
 
 
 # --- valid envelopes and their raw maps -------------------------------------------------
