@@ -7,6 +7,7 @@ name the cause, so that ``ichor status`` can exit non-zero with it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping
 
 import msgspec
@@ -20,6 +21,8 @@ __all__ = ["FULL_AT", "StreamUse", "full_streams", "organ_refusals", "storage_pr
 
 # A stream this close to its limit refuses the next paste of any size.
 FULL_AT = 0.95
+# JetStream answers a read in milliseconds; a user without the right to ask gets no answer at all.
+READ_TIMEOUT_S = 2.0
 
 
 class StreamUse(msgspec.Struct, frozen=True):
@@ -69,10 +72,14 @@ def tract_streams(tract: Tract) -> tuple[str, ...]:
 
 
 async def storage_problems(tract: Tract) -> list[str]:
-    """What keeps the server from storing the tract's writes, in words; empty when nothing does."""
+    """What keeps the server from storing the tract's writes, in words; empty when nothing does.
+
+    A stream that does not exist yet (no organ has started) or that this user may not read is
+    passed over: neither refuses a write.
+    """
     js = tract.js
     try:
-        account = await js.account_info()
+        account = await asyncio.wait_for(js.account_info(), timeout=READ_TIMEOUT_S)
     except (APIError, nats.errors.Error, TimeoutError) as error:
         return [f"JetStream unavailable on {tract.settings.url}: {describe_bus_error(error)}"]
     problems = []
@@ -82,11 +89,10 @@ async def storage_problems(tract: Tract) -> list[str]:
     uses = []
     for name in tract_streams(tract):
         try:
-            info = await js.stream_info(name)
-        except NotFoundError:
-            problems.append(f"stream {name} does not exist (ichor provision, or any organ at start, makes it)")
+            info = await asyncio.wait_for(js.stream_info(name), timeout=READ_TIMEOUT_S)
+        except (NotFoundError, TimeoutError, nats.errors.Error):
             continue
-        except (APIError, nats.errors.Error, TimeoutError) as error:
+        except APIError as error:
             problems.append(f"stream {name} cannot be read: {describe_bus_error(error)}")
             continue
         uses.append(

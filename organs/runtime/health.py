@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import nats.errors
 
 from envelopes.types import Envelope
+from organs.errors import ConfigError
 from organs.runtime.logs import get_logger
 from organs.runtime.metrics import ConsumerView, OrganMetrics
 from organs.runtime.worker import Output, Worker
@@ -57,7 +58,12 @@ class HealthServer:
         self.log = get_logger(organ)
 
     async def start(self) -> HealthServer:
-        self._server = await asyncio.start_server(self._answer, self.host, self.port)
+        try:
+            self._server = await asyncio.start_server(self._answer, self.host, self.port)
+        except OSError as error:
+            raise ConfigError(
+                f"ICHOR_METRICS_PORT={self.port} (host {self.host}) is not allowed: cannot listen there: {error}"
+            ) from None
         self.port = self._server.sockets[0].getsockname()[1]
         self._ticker = asyncio.create_task(self._tick())
         self.log.info("health.serving", host=self.host, port=self.port, paths=["/healthz", "/readyz", "/metrics"])

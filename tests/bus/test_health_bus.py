@@ -135,3 +135,22 @@ def test_the_text_format_counts_buckets_cumulatively_and_escapes_labels() -> Non
     assert found[f"ichor_consumer_pending{{{labels}}}"] == 7
     assert f"ichor_consumer_ack_pending{{{labels}}}" not in found, "what the bus did not say is left out"
     assert "# TYPE ichor_handling_seconds histogram" in text and text.endswith("\n")
+
+
+def test_a_metrics_port_already_taken_stops_the_worker_with_one_line() -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "organs.cli", "worker", "border", "--nats", "nats://127.0.0.1:9"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=ROOT,
+            env={**os.environ, "ICHOR_METRICS_PORT": str(port)},
+        )
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"ichor worker: ICHOR_METRICS_PORT={port} (host 127.0.0.1) is not allowed")
