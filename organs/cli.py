@@ -34,6 +34,7 @@ from typing import Any, TypeVar, get_args
 
 import msgspec
 import nats.errors
+import nats.js.errors
 from nats.micro.service import ServiceStats
 
 from envelopes.codec import encode_json, envelope_schema
@@ -647,6 +648,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (OSError, UnicodeDecodeError) as error:
         print(f"ichor {args.command}: {error}", file=sys.stderr)
+        return 1
+    except nats.js.errors.APIError as error:
+        # A write the server refused (a stream at its limit, storage exhausted) or a request it turned down.
+        from organs.runtime.refusals import describe_bus_error
+
+        print(f"ichor {args.command}: {describe_bus_error(error)}", file=sys.stderr)
         return 1
 
 

@@ -89,9 +89,12 @@ def wait_for_refusal_logged(logs: Path, timeout: float = 60.0) -> tuple[float, l
     return float("inf"), []
 
 
-def ichor(url: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def ichor(
+    url: str, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "organs.cli", *args, "--nats", url],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=60,
@@ -110,6 +113,9 @@ async def test_a_stream_at_its_byte_limit_is_named_in_the_log_and_by_status(tmp_
         try:
             await provision(tract)
             accepted, refused = await fill(tract, "limit")
+            # Larger than the room a refused paste left.
+            paste = "Why is the tract full?\n\n" + "ERROR [disk] write refused\n" * 200
+            ingest = ichor(server.url, "ingest", "-", "--timeout", "5", env=env, stdin=paste)
             organs = start_organs(server.url, tmp_path / "logs", env)
             named_after_s, events = wait_for_refusal_logged(tmp_path / "logs")
             status = ichor(server.url, "status", "--wait", "1")
@@ -124,12 +130,14 @@ async def test_a_stream_at_its_byte_limit_is_named_in_the_log_and_by_status(tmp_
     print(
         f"\n[fault:stream_limit] max_bytes={limit} accepted={len(accepted)} client_refused={refused.cause} "
         f"named_in_log_after_s={named_after_s} log_refusal={first.get('refusal')} log_reason={first.get('reason')!r}"
+        f"\n  ingest_exit={ingest.returncode} ingest_said={ingest.stderr.strip()!r}"
         f"\n  status_exit={status.returncode} status_said={status.stderr.strip()!r}"
         f"\n  lifted_exit={lifted.returncode} drained_after_lift_s={round(drained_s, 2)}"
         f" status_after={after.returncode}"
     )
     assert refused.cause == "limit.max_bytes"
     assert first.get("refusal") == "limit.max_bytes" and "maximum bytes exceeded" in str(first.get("reason"))
+    assert ingest.returncode == 1 and "limit.max_bytes" in ingest.stderr and len(ingest.stderr.splitlines()) == 1
     assert status.returncode == 6
     assert "stream ICHOR_TRACT is at its byte limit" in status.stderr
     assert "the server refused its last write: limit.max_bytes" in status.stderr
