@@ -86,15 +86,20 @@ async def storage_problems(tract: Tract) -> list[str]:
     limit = account.limits.max_storage
     if limit > 0 and account.storage >= FULL_AT * limit:
         problems.append(f"the account's JetStream storage is full ({account.storage:,} of {limit:,} bytes)")
+    # Read at once: a stream this user may not read costs one timeout, not one per stream.
+    readings = await asyncio.gather(
+        *(asyncio.wait_for(js.stream_info(name), timeout=READ_TIMEOUT_S) for name in tract_streams(tract)),
+        return_exceptions=True,
+    )
     uses = []
-    for name in tract_streams(tract):
-        try:
-            info = await asyncio.wait_for(js.stream_info(name), timeout=READ_TIMEOUT_S)
-        except (NotFoundError, TimeoutError, nats.errors.Error):
+    for name, info in zip(tract_streams(tract), readings, strict=True):
+        if isinstance(info, NotFoundError | TimeoutError | nats.errors.Error):
             continue
-        except APIError as error:
-            problems.append(f"stream {name} cannot be read: {describe_bus_error(error)}")
+        if isinstance(info, APIError):
+            problems.append(f"stream {name} cannot be read: {describe_bus_error(info)}")
             continue
+        if isinstance(info, BaseException):
+            raise info
         uses.append(
             StreamUse(
                 name=name,
