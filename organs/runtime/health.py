@@ -157,6 +157,7 @@ class OrganProbes:
             failed=stats.errors,
             dead_lettered=stats.dead_lettered,
             bound=worker.bound,
+            refusal=stats.last_refusal.partition(":")[0],
         )
         try:
             info = await worker.tract.js.consumer_info(

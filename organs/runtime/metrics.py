@@ -53,6 +53,8 @@ class ConsumerView:
     pending: int | None = None
     ack_pending: int | None = None
     redelivered: int | None = None
+    refusal: str = ""
+    """The cause of the server's refusal of the worker's last write ("" when its last write was stored)."""
 
 
 @dataclass
@@ -110,6 +112,12 @@ class OrganMetrics:
 
         family("ichor_bus_connected", "gauge", "1 while the organ is connected to NATS.", [("", {}, float(connected))])
         family("ichor_consumer_bound", "gauge", "1 while the consumer is bound to its durable.", per_consumer("bound"))
+        family(
+            "ichor_write_refused",
+            "gauge",
+            "1 while the server refuses the consumer's writes, labelled with the cause.",
+            [("", {"consumer": view.consumer, "cause": view.refusal}, 1.0) for view in consumers if view.refusal],
+        )
         family("ichor_inputs_processed_total", "counter", "Inputs handled and acked.", per_consumer("processed"))
         family(
             "ichor_inputs_failed_total",

@@ -122,7 +122,10 @@ def test_the_text_format_counts_buckets_cumulatively_and_escapes_labels() -> Non
     for seconds in (0.003, 0.2, 0.2, 120.0):
         metrics.observe("stomach", [], seconds)
     text = metrics.render(
-        [ConsumerView("stomach", "ichor.stomach.in", processed=4, failed=1, dead_lettered=1, bound=True, pending=7)],
+        [
+            ConsumerView("stomach", "ichor.stomach.in", 4, 1, 1, True, pending=7, refusal="limit.max_bytes"),
+            ConsumerView("stomach-deferred", "ichor.stomach.deferred", 0, 0, 0, True),
+        ],
         connected=True,
     )
     found = samples(text)
@@ -134,6 +137,8 @@ def test_the_text_format_counts_buckets_cumulatively_and_escapes_labels() -> Non
     assert found[f"ichor_handling_seconds_count{{{labels}}}"] == 4
     assert found[f"ichor_consumer_pending{{{labels}}}"] == 7
     assert f"ichor_consumer_ack_pending{{{labels}}}" not in found, "what the bus did not say is left out"
+    assert found[f'ichor_write_refused{{{labels},cause="limit.max_bytes"}}'] == 1
+    assert not any("stomach-deferred" in series and "refused" in series for series in found)
     assert "# TYPE ichor_handling_seconds histogram" in text and text.endswith("\n")
 
 

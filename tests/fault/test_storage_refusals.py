@@ -24,8 +24,9 @@ from organs.operations.supervisor import spawn_worker
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.limits import StoreLimits
 from organs.runtime.refusals import Refusal, refusal_of
-from organs.runtime.server import EmbeddedServer
+from organs.runtime.server import EmbeddedServer, free_port
 from tests.bus.test_cli_bus import ROOT
+from tests.bus.test_health_bus import get, samples
 from tests.fault.harness import FAULT_ENV, make_pastes, wait_for_ends
 
 pytestmark = pytest.mark.bus
@@ -54,11 +55,19 @@ async def fill(tract: Tract, run: str) -> tuple[list[Envelope], Refusal]:
     raise AssertionError("the server never refused a paste")
 
 
-def start_organs(url: str, logs: Path, env: dict[str, str]) -> list[subprocess.Popen[bytes]]:
+def start_organs(
+    url: str, logs: Path, env: dict[str, str], metrics_port: int | None = None
+) -> list[subprocess.Popen[bytes]]:
+    """One worker per organ, each logging to its own file; with ``metrics_port``, serving it plus its index."""
     logs.mkdir(parents=True, exist_ok=True)
     return [
-        spawn_worker(organ, url, env={**FAULT_ENV, **env}, stdout=(logs / f"{organ}.log").open("wb"))
-        for organ in ORGAN_NAMES
+        spawn_worker(
+            organ,
+            url,
+            env={**FAULT_ENV, **env, **({"ICHOR_METRICS_PORT": str(metrics_port + index)} if metrics_port else {})},
+            stdout=(logs / f"{organ}.log").open("wb"),
+        )
+        for index, organ in enumerate(ORGAN_NAMES)
     ]
 
 
@@ -116,9 +125,11 @@ async def test_a_stream_at_its_byte_limit_is_named_in_the_log_and_by_status(tmp_
             # Larger than the room a refused paste left.
             paste = "Why is the tract full?\n\n" + "ERROR [disk] write refused\n" * 200
             ingest = ichor(server.url, "ingest", "-", "--timeout", "5", env=env, stdin=paste)
-            organs = start_organs(server.url, tmp_path / "logs", env)
+            metrics_port = free_port()
+            organs = start_organs(server.url, tmp_path / "logs", env, metrics_port)
             named_after_s, events = wait_for_refusal_logged(tmp_path / "logs")
             status = ichor(server.url, "status", "--wait", "1")
+            refused_series = samples(get(metrics_port, "/metrics")[2])
             # The operator's answer: lift the limit; the organs' own retries then carry every paste through.
             lifted = ichor(server.url, "provision", env={"ICHOR_TRACT_MAX_BYTES": "0"})
             drained_s = await wait_for_ends(tract, len(accepted), timeout=120)
@@ -138,6 +149,7 @@ async def test_a_stream_at_its_byte_limit_is_named_in_the_log_and_by_status(tmp_
     assert refused.cause == "limit.max_bytes"
     assert first.get("refusal") == "limit.max_bytes" and "maximum bytes exceeded" in str(first.get("reason"))
     assert ingest.returncode == 1 and "limit.max_bytes" in ingest.stderr and len(ingest.stderr.splitlines()) == 1
+    assert refused_series['ichor_write_refused{organ="stomach",consumer="stomach",cause="limit.max_bytes"}'] == 1
     assert status.returncode == 6
     assert "stream ICHOR_TRACT is at its byte limit" in status.stderr
     assert "the server refused its last write: limit.max_bytes" in status.stderr
