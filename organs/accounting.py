@@ -11,7 +11,7 @@ import os
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 
 import tiktoken
@@ -83,7 +83,7 @@ def _beside_thread() -> ThreadPoolExecutor:
 
 
 class SharedCount:
-    """Exact counts of ``texts`` that a thread starts on at once and the caller helps finish in ``result``.
+    """Exact counts of texts that a thread starts on at once and the caller helps finish in ``counts``.
 
     The texts are cut where counts add up (``additive_chunks``, for encodings it
     covers) into pieces both take from one queue, from its two ends: the side
@@ -92,21 +92,34 @@ class SharedCount:
     (``Counter.beside``: the reference when the serving backend holds it), so
     its counting overlaps the caller's Python instead of taking turns with it;
     the caller counts with the serving backend, the fastest. On one CPU there is
-    nothing to overlap, and the caller counts everything itself.
+    nothing to overlap, and the caller counts everything itself. Texts can be
+    added while it runs (``add``); a text is counted once however often it is added.
     """
 
     def __init__(self, texts: list[str], encoding: str = DEFAULT_ENCODING, piece_chars: int = _SHARED_PIECE_CHARS):
         self._counter = counter_for(encoding)
-        additive = encoding in _ADDITIVE_ENCODINGS
-        self._pieces: list[tuple[int, str]] = [
-            (owner, piece)
-            for owner, text in enumerate(texts)
-            for piece in (additive_chunks(text, piece_chars) if additive else [text])
-        ]
-        self._owners = len(texts)
-        self._counts = [0] * len(self._pieces)
-        self._queue = deque(range(len(self._pieces)))
-        self._side = _beside_thread().submit(self._take_beside) if (os.cpu_count() or 1) > 1 else None
+        self._additive = encoding in _ADDITIVE_ENCODINGS
+        self._piece_chars = piece_chars
+        self._owners: dict[str, int] = {}
+        self._pieces: list[tuple[int, str]] = []
+        self._counts: list[int] = []
+        self._queue: deque[int] = deque()
+        self._beside = (os.cpu_count() or 1) > 1
+        self._side: Future[None] | None = None
+        self.add(texts)
+
+    def add(self, texts: list[str]) -> None:
+        """Count these texts too (any already added are not counted again)."""
+        for text in texts:
+            if text in self._owners:
+                continue
+            owner = self._owners[text] = len(self._owners)
+            for piece in additive_chunks(text, self._piece_chars) if self._additive else [text]:
+                self._pieces.append((owner, piece))
+                self._counts.append(0)
+                self._queue.append(len(self._pieces) - 1)
+        if self._beside and (self._side is None or self._side.done()):
+            self._side = _beside_thread().submit(self._take_beside)
 
     def _take_beside(self) -> None:
         count = self._counter.beside.count
@@ -118,8 +131,8 @@ class SharedCount:
             piece = self._pieces[index][1]
             self._counts[index] = count(piece) if piece else 0
 
-    def result(self) -> list[int]:
-        """The count of each text, in order."""
+    def counts(self) -> dict[str, int]:
+        """The count of each text added."""
         while True:
             try:
                 index = self._queue.pop()
@@ -128,10 +141,10 @@ class SharedCount:
             self._counts[index] = self._counter.count(self._pieces[index][1])
         if self._side is not None:
             self._side.result()
-        totals = [0] * self._owners
+        totals = [0] * len(self._owners)
         for (owner, _), count in zip(self._pieces, self._counts, strict=True):
             totals[owner] += count
-        return totals
+        return {text: totals[owner] for text, owner in self._owners.items()}
 
 
 def _balanced_shares(texts: list[str], shares: int) -> list[list[str]]:

@@ -192,7 +192,10 @@ def test_a_shared_count_equals_counting_each_text(encoding: str, serving: str, m
         monkeypatch.setattr(accounting, "counter_for", lambda _: counter)
     texts = [path.read_text(encoding="utf-8", errors="replace") for path in CORPUS_FILES[:6]] + ["", "x\n"]
     # Small pieces: many cuts, and every cut must add up.
-    assert SharedCount(texts, encoding, piece_chars=4096).result() == [reference_count(t, encoding) for t in texts]
+    shared = SharedCount(texts[:3], encoding, piece_chars=4096)
+    # Added while it runs, one of them again: each counted once, all of them counted.
+    shared.add(texts[2:])
+    assert shared.counts() == {text: reference_count(text, encoding) for text in texts}
 
 
 def test_remembered_counts_count_a_digest_once_and_forget_the_oldest() -> None:

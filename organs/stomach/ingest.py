@@ -65,7 +65,7 @@ from organs.stomach.distill.table import distill_table
 from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
 from organs.stomach.distill.trace import distill_trace
 from organs.stomach.redact import PasteRedaction, describe, redact_paste
-from organs.stomach.segments import Plan, Segment, plan_paste, segment_texts
+from organs.stomach.segments import Plan, Segment, cut_blocks, plan_blocks, segment_texts
 from organs.stomach.tiers import choose_tier
 from organs.stomach.timestamps import leading_stamp, window_of
 
@@ -304,22 +304,30 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
         deferred_backlog=config.deferred_backlog,
     )
     # Blocks are cut from the normal form and placed back in the received text, where every span is.
-    plan = plan_paste(text, intent, config.max_blocks)
+    blocks = cut_blocks(text, config.max_blocks)
+    # A large paste's blocks are counted on a side thread from here on, while they are classified and rendered:
+    # nearly always they are its segments (the goal, anchors and evidence), received and served.
+    full_counts = None
+    if len(text) >= THREADED_COUNT_CHARS:
+        full_counts = SharedCount(list(dict.fromkeys(text[block.start : block.end] for block in blocks)), encoding)
+    plan = plan_blocks(text, blocks, intent, config.max_blocks)
     # Secrets go before anything is counted or rendered; a goal is never rewritten, so it is counted as received.
     redaction = redact_paste(text, [segment.block for segment in plan.segments], config.redact_personal)
     if redaction.changed:
         _apply_redaction(plan, redaction)
-    # Every distinct segment is counted in full, received and served (frames, the goal, anchors): a large
-    # paste on a long-lived thread from here on, while it is rendered; a small one right away.
+    # Every distinct segment is counted in full, received and served (frames, the goal, anchors); what the
+    # blocks did not hold (a redacted text, a normal form, a block cut around glued lines) is added.
     counted_texts = list(
         dict.fromkeys(
             (*(piece for segment in plan.segments for piece in (segment.text, segment.served)), *redaction.received)
         )
     )
-    overlapped = sum(len(segment) for segment in counted_texts) >= THREADED_COUNT_CHARS
-    full_counts = SharedCount(counted_texts, encoding) if overlapped else None
+    if full_counts is not None:
+        full_counts.add(counted_texts)
     # Counted first when small, so the budget is shared out by exact sizes rather than estimates.
-    segment_tokens = None if overlapped else _counted(counted_texts, count_tokens_exact(counted_texts, encoding, 1))
+    segment_tokens = None
+    if full_counts is None:
+        segment_tokens = _counted(counted_texts, count_tokens_exact(counted_texts, encoding, 1))
     evidence: dict[str, _Evidence] = {}
     for segment in plan.segments:
         if segment.outcome != "frame":
@@ -352,7 +360,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
             item.title = _title(item, None)
     if segment_tokens is None:
         assert full_counts is not None
-        segment_tokens = _counted(counted_texts, full_counts.result())
+        segment_tokens = full_counts.counts()
         _set_full_tokens(items, segment_tokens)
     rendered = [item for item in items if shorter_compact(item)]
     _measure(rendered, encoding, config.token_threads)

@@ -21,7 +21,7 @@ from organs.stomach.intent import ask_strength, glued_lines, glued_tail_lines, o
 from organs.stomach.normal import normal_form, normalize
 from organs.stomach.split import Block, split_blocks
 
-__all__ = ["Plan", "Segment", "plan_paste", "segment_texts"]
+__all__ = ["Plan", "Segment", "cut_blocks", "plan_blocks", "segment_texts"]
 
 
 @dataclass(slots=True)
@@ -95,8 +95,9 @@ def _classified(text: str, block: Block) -> list[Segment]:
     return segments
 
 
-def _resolve(text: str, blocks: list[Block], intent: str | None, max_blocks: int) -> Plan:
-    """Classify the blocks (spans in ``text``, the received paste) and pick the goal (rules: ``intent``)."""
+def plan_blocks(text: str, blocks: list[Block], intent: str | None, max_blocks: int) -> Plan:
+    """The paste's segments, in order, with its goal and anchors: the blocks (``cut_blocks``: spans in ``text``,
+    the received paste) classified, and the goal picked (rules: ``intent``)."""
     segments = [segment for block in blocks for segment in _classified(text, block)]
     if blocks and blocks[-1].remainder:
         segments[-1].note = f"; the last of max_blocks {max_blocks} blocks: it holds the rest of the paste whole"
@@ -133,12 +134,11 @@ def _resolve(text: str, blocks: list[Block], intent: str | None, max_blocks: int
     return plan
 
 
-def plan_paste(text: str, intent: str | None, max_blocks: int) -> Plan:
-    """The paste's segments, in order, with spans in ``text`` (the received paste), its goal and anchors."""
+def cut_blocks(text: str, max_blocks: int) -> list[Block]:
+    """The paste's blocks, cut from its normal form, with spans in ``text`` (the received paste)."""
     normal = normalize(text)
-    blocks = [
+    return [
         replace(block, start=start, end=end)
         for block in split_blocks(normal.text, max_blocks)
         for start, end in [normal.received_span(block.start, block.end)]
     ]
-    return _resolve(text, blocks, intent, max_blocks)

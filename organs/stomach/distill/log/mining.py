@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from organs.stomach.distill.log.alerts import alert_kind, separating_spans
 from organs.stomach.distill.log.config import CONFIG
@@ -108,7 +108,7 @@ def _refined(shape: Shape, line: str, cache: dict[tuple[int, str], Shape]) -> Sh
     refined = cache.get((id(shape), values))
     if refined is None:
         kind = shape.kind or alert_kind(line)
-        refined = replace(shape, kind=kind, split=values)
+        refined = Shape(shape.stamp_end, shape.masked, kind, shape.words, shape.spans, values)
         cache[id(shape), values] = refined
     return refined
 
