@@ -190,11 +190,11 @@ class Worker:
         self.spec = spec
         self.stats = WorkerStats()
         self.log = get_logger(spec.organ)
+        self.on_settled: SettledObserver | None = None
         self.bound = False
         self.abandoned = 0
         self._resubscribe = asyncio.Event()
         self._in_hand: dict[asyncio.Task[None], Msg] = {}
-        self.on_settled: SettledObserver | None = None
 
     def on_reconnected(self) -> None:
         """A pull subscription can go silent after a server restart; bind it anew."""
