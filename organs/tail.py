@@ -10,8 +10,8 @@ import msgspec
 
 from envelopes.codec import DecodeError, decode
 from envelopes.types import Envelope
+from organs.runtime import metrics
 from organs.runtime.bus import Tract
-from organs.runtime.metrics import tokens_of
 from organs.stomach.redact import scrub_secrets
 
 __all__ = ["TailLine", "describe", "follow"]
@@ -65,7 +65,7 @@ def describe(subject: str, data: bytes, headers: dict[str, str] | None, prefix: 
         envelope = decode(data)
     except DecodeError as error:
         return _unread_line("", hop, "undecodable", str(error))
-    tokens_in, tokens_out, outcome = tokens_of(envelope)
+    tokens_in, tokens_out, outcome = metrics.tokens_of(envelope)
     return TailLine(
         at=envelope.created_at,
         hop=hop,
