@@ -189,8 +189,12 @@ async def get_letter(tract: Tract, letter_id: int) -> tuple[DeadLetter, bytes]:
 async def replay_letter(tract: Tract, letter_id: int, *, keep: bool = False) -> Replayed:
     """Publish a dead letter's bytes back to the subject it failed on, then (unless ``keep``) remove it."""
     letter, data = await get_letter(tract, letter_id)
-    if not letter.subject:
-        raise IchorError(f"dead letter {letter_id} does not say which subject it failed on ({SUBJECT} is missing)")
+    if letter.subject not in tract.subjects.tract_subjects:
+        # Only the tract's own inputs go back: a letter naming any other subject was not written by an organ.
+        raise IchorError(
+            f"dead letter {letter_id} names {letter.subject or 'no subject'} ({SUBJECT}), not one of the tract's "
+            "subjects; not replayed"
+        )
     headers = replay_headers(letter, tract.subjects.dlq_stream)
     ack = await tract.js.publish(letter.subject, data, headers=headers)
     if not keep:

@@ -12,6 +12,7 @@ import json
 import sys
 
 import msgspec
+import nats.errors
 from nats.js.errors import APIError, NotFoundError
 
 from organs.anatomy import ORGAN_NAMES
@@ -61,6 +62,8 @@ async def _run(args: argparse.Namespace, settings: BusSettings) -> int:
         raise IchorError(describe_bus_error(error)) from None
     except TimeoutError:
         raise IchorError(f"JetStream on {settings.url} did not answer in time") from None
+    except nats.errors.Error as error:
+        raise IchorError(f"JetStream on {settings.url}: {describe_bus_error(error)}") from None
     finally:
         await tract.nc.close()
 

@@ -115,6 +115,8 @@ async def test_the_command_lists_shows_replays_and_purges(tract: Tract, nats_ser
     assert "hunter2-secret-value" in json.loads(ichor_dlq(url, "show", str(first), "--json", "--raw").stdout)["content"]
     binary = ichor_dlq(url, "show", str(second + 1))
     assert "content (hex):" in binary.stdout and "\x1b" not in binary.stdout
+    elsewhere = ichor_dlq(url, "replay", str(second + 1))
+    assert elsewhere.returncode == 1 and "not one of the tract's subjects; not replayed" in elsewhere.stderr
 
     replayed = ichor_dlq(url, "replay", str(second))
     assert replayed.returncode == 0 and f"to {tract.subjects.stomach_in}" in replayed.stdout
