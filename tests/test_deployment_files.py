@@ -68,6 +68,15 @@ def test_the_secure_profile_uses_the_files_ichor_security_init_writes(tmp_path: 
         assert environment["ICHOR_NATS_USER"] == organ
         assert environment["ICHOR_SIGNING_SEED_FILE"].startswith("/etc/ichor/security/")
         assert environment["ICHOR_PROVISION"] == "0"
+        # Per-user credentials: the service mounts its own seed (where its env file says) and the public keys.
+        mounts = dict(volume.removesuffix(":ro").split(":") for volume in service["volumes"])
+        assert mounts == {
+            f"./security/seeds/{organ}.seed": environment["ICHOR_NATS_NKEY_FILE"],
+            "./security/keys.json": environment["ICHOR_TRUSTED_KEYS_FILE"],
+        }
+        assert environment["ICHOR_SIGNING_SEED_FILE"] == environment["ICHOR_NATS_NKEY_FILE"]
+    # The server sees its configuration and the public keys, no seed.
+    assert all("seeds" not in volume for volume in services["nats-secure"]["volumes"])
 
 
 def test_dockerfile_installs_the_ichor_command() -> None:
@@ -80,3 +89,25 @@ def test_ci_calls_the_readme_test_command() -> None:
     assert "make test" in (ROOT / ".ci" / "run").read_text()
     readme = (ROOT / "README.md").read_text()
     assert "make test" in readme and "make run" in readme
+
+
+def test_every_organ_service_is_health_checked_on_its_metrics_port() -> None:
+    from organs.settings import Settings
+
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    nats_check = services["nats"]["healthcheck"]["test"]
+    assert nats_check[0] == "CMD" and "8222/healthz" in nats_check[-1]
+    assert "8222" in services["nats"]["command"], "the check asks the server's monitoring port"
+    for organ in ORGAN_NAMES:
+        for name in (organ, f"{organ}-c", f"{organ}-s"):
+            service = services[name]
+            environment = {**service.get("environment", {})}
+            # The settings the organ reads accept what compose gives it.
+            settings = Settings.from_environ({key: str(value) for key, value in environment.items()})
+            assert settings.metrics_port is not None and settings.metrics_host == "0.0.0.0", name
+            check = service["healthcheck"]["test"]
+            assert check[:3] == ["CMD", "python", "-c"], name
+            assert f"127.0.0.1:{settings.metrics_port}/readyz" in check[3], name
+            compile(check[3], name, "exec")
+    assert services["stomach"]["depends_on"]["nats"]["condition"] == "service_healthy"
+

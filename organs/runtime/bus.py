@@ -22,7 +22,9 @@ from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFo
 from nats.js.kv import KeyValue
 
 from envelopes.subjects import Subjects
-from organs.errors import BusUnavailableError
+from organs.errors import BusUnavailableError, ConfigError
+from organs.runtime.limits import StoreLimits, apply_bucket_limits, object_store_config, stream_limits
+from organs.runtime.refusals import RefusalAwareJetStream, refusal_of
 from organs.settings import Settings, redelivery_backoff_s
 
 __all__ = [
@@ -41,6 +43,8 @@ DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 # Room left in a message for what surrounds inline text (an envelope, a reply, headers):
 # text larger than the server's max_payload less this travels by reference.
 INLINE_HEADROOM = 64 * 1024
+# How long an uploaded paste waits for the stomach: far longer than any redelivery schedule.
+UPLOADS_TTL_S = 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ class BusSettings:
     ``max_deliver`` how many deliveries an input gets before it is dead-lettered;
     ``kill_before_ack`` is the crash tests' fault switch (die after publishing,
     before acking), ``kill_on`` theirs for an input that kills its worker.
+    ``nkey_file`` is the user's nkey seed (authentication without a password);
+    ``user`` then only names the user, for its private inbox and its seal.
     """
 
     url: str = DEFAULT_NATS_URL
@@ -69,9 +75,11 @@ class BusSettings:
     instance: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
     user: str | None = None
     password: str | None = None
+    nkey_file: str | None = None
     provision: bool = True
     kill_before_ack: bool = False
     kill_on: bytes | None = None
+    limits: StoreLimits = field(default_factory=StoreLimits)
 
     @property
     def redelivery_backoff_s(self) -> tuple[float, ...]:
@@ -91,9 +99,19 @@ class BusSettings:
             instance=settings.instance or f"{socket.gethostname()}-{os.getpid()}",
             user=settings.nats_user,
             password=settings.nats_password,
+            nkey_file=settings.nats_nkey_file,
             provision=settings.provision,
             kill_before_ack=settings.fault_kill_before_ack,
             kill_on=settings.fault_kill_on.encode() if settings.fault_kill_on else None,
+            limits=StoreLimits(
+                tract_max_bytes=settings.tract_max_bytes,
+                dlq_max_bytes=settings.dlq_max_bytes,
+                dlq_max_age_s=float(settings.dlq_max_age_s),
+                frames_max_bytes=settings.frames_max_bytes,
+                raw_max_bytes=settings.raw_max_bytes,
+                index_max_bytes=settings.index_max_bytes,
+                store_max_age_s=float(settings.store_max_age_s),
+            ),
         )
 
 
@@ -129,9 +147,13 @@ async def connect(settings: BusSettings, name: str, *, persistent: bool = True, 
         "allow_reconnect": True,
         **callbacks,
     }
-    if settings.user:
+    if settings.nkey_file:
+        # The client signs the server's nonce with the seed: nothing secret crosses the wire or sits in the server.
+        options["nkeys_seed"] = settings.nkey_file
+    elif settings.user:
         options["user"] = settings.user
         options["password"] = settings.password or ""
+    if settings.user:
         # Replies and pull deliveries arrive under the user's own prefix, the only inbox it may read.
         options["inbox_prefix"] = inbox_prefix(settings.user)
     errors: list[str] = []
@@ -146,7 +168,7 @@ async def connect(settings: BusSettings, name: str, *, persistent: bool = True, 
     except (nats.errors.NoServersError, OSError, TimeoutError) as error:
         cause = errors[-1] if errors else str(error)
         raise BusUnavailableError(f"cannot connect to {settings.url}: {cause}") from error
-    return Tract(nc=nc, js=nc.jetstream(timeout=10), settings=settings)
+    return Tract(nc=nc, js=RefusalAwareJetStream(nc, timeout=10), settings=settings)
 
 
 async def _ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> None:
@@ -172,7 +194,13 @@ async def provision(tract: Tract, *, patience_s: float = 60.0) -> None:
         try:
             await _provision_once(tract)
             return
-        except (TimeoutError, nats.errors.TimeoutError, nats.errors.NoRespondersError, APIError):
+        except (TimeoutError, nats.errors.TimeoutError, nats.errors.NoRespondersError, APIError) as error:
+            refusal = refusal_of(error)
+            if refusal is not None and refusal.cause == "server.storage_reservation":
+                raise ConfigError(
+                    f"the server refused the tract's limits: {refusal}; lower the ICHOR_*_MAX_BYTES settings "
+                    "or give the server more storage"
+                ) from error
             if time.monotonic() > deadline:
                 raise
             await asyncio.sleep(0.5)
@@ -190,6 +218,7 @@ async def _provision_once(tract: Tract) -> None:
             duplicate_window=settings.duplicate_window_s,
             max_age=settings.max_age_s,
             num_replicas=settings.replicas,
+            **stream_limits(settings.limits.tract_max_bytes),
         ),
     )
     await _ensure_stream(
@@ -201,22 +230,39 @@ async def _provision_once(tract: Tract) -> None:
             retention=api.RetentionPolicy.LIMITS,
             duplicate_window=settings.duplicate_window_s,
             num_replicas=settings.replicas,
+            **stream_limits(settings.limits.dlq_max_bytes, settings.limits.dlq_max_age_s),
         ),
     )
+    limits = settings.limits
+    for bucket, max_bytes in (
+        (subjects.frames_bucket, limits.frames_max_bytes),
+        (subjects.raw_bucket, limits.raw_max_bytes),
+    ):
+        try:
+            await js.object_store(bucket)
+        except BucketNotFoundError:
+            await js.create_object_store(
+                bucket, config=object_store_config(bucket, max_bytes, limits.store_max_age_s, settings.replicas)
+            )
     try:
-        await js.object_store(subjects.frames_bucket)
+        await js.object_store(subjects.uploads_bucket)
     except BucketNotFoundError:
-        await js.create_object_store(subjects.frames_bucket, storage=api.StorageType.FILE, replicas=settings.replicas)
-    try:
-        await js.object_store(subjects.raw_bucket)
-    except BucketNotFoundError:
-        await js.create_object_store(subjects.raw_bucket, storage=api.StorageType.FILE, replicas=settings.replicas)
+        # A sender's upload is read once by the stomach, which keeps the paste in the frames store.
+        await js.create_object_store(
+            subjects.uploads_bucket, storage=api.StorageType.FILE, replicas=settings.replicas, ttl=UPLOADS_TTL_S
+        )
     try:
         await js.key_value(subjects.frame_index_bucket)
     except BucketNotFoundError:
         await js.create_key_value(
-            bucket=subjects.frame_index_bucket, storage=api.StorageType.FILE, replicas=settings.replicas, history=1
+            bucket=subjects.frame_index_bucket,
+            storage=api.StorageType.FILE,
+            replicas=settings.replicas,
+            history=1,
+            max_bytes=limits.index_max_bytes or -1,
+            ttl=limits.store_max_age_s or None,
         )
+    await apply_bucket_limits(js, subjects, limits)
 
 
 async def open_key_value(tract: Tract, name: str, ttl_s: float) -> KeyValue:

@@ -152,22 +152,18 @@ class FrameStore:
         else:
             await asyncio.to_thread(path.write_bytes, data)
             return
-        with path.open("wb") as file:
-            try:
-                await (await self._objects()).get(_hex(ref), writeinto=file)
-                return
-            except ObjectNotFoundError:
-                pass
-            if self._raw is None:
-                self._raw = await self.tract.js.object_store(self.tract.subjects.raw_bucket)
-            try:
-                await self._raw.get(_hex(ref), writeinto=file)
-            except ObjectNotFoundError as error:
-                raise FrameNotFound(f"no paste {ref} in the frames store") from error
+        for store in await self._paste_stores():
+            with path.open("wb") as file:
+                try:
+                    await store.get(_hex(ref), writeinto=file)
+                    return
+                except ObjectNotFoundError:
+                    continue
+        raise FrameNotFound(f"no paste {ref} in the frames store")
 
     async def paste_size(self, ref: str) -> int:
         """The bytes of the paste stored under ``ref``, asked of the store without fetching it."""
-        for store in (await self._objects(), await self._raw_store()):
+        for store in await self._paste_stores():
             try:
                 info = await store.get_info(_hex(ref))
             except ObjectNotFoundError:
@@ -178,10 +174,13 @@ class FrameStore:
         except KeyNotFoundError as error:
             raise FrameNotFound(f"no paste {ref} in the frames store") from error
 
-    async def _raw_store(self) -> ObjectStore:
+    async def _paste_stores(self) -> list[ObjectStore]:
+        """Where a paste too large for one message may be, in the order ``get_paste`` looks: the frames store,
+        the raw store, then the uploads bucket its sender put it in."""
         if self._raw is None:
             self._raw = await self.tract.js.object_store(self.tract.subjects.raw_bucket)
-        return self._raw
+        uploads = await self.tract.js.object_store(self.tract.subjects.uploads_bucket)
+        return [await self._objects(), self._raw, uploads]
 
     async def store(self, text: str, ref: str, records: list[FrameRecord]) -> None:
         """Store the paste under ``ref`` (unless this stomach already has) and every frame's record;
@@ -243,6 +242,12 @@ class FrameStore:
             self._raw = await self.tract.js.object_store(self.tract.subjects.raw_bucket)
         try:
             return await self._raw.get(_hex(ref))
+        except ObjectNotFoundError:
+            pass
+        # A paste too large for one message, as its sender uploaded it: read once, then kept in the frames store.
+        uploads = await self.tract.js.object_store(self.tract.subjects.uploads_bucket)
+        try:
+            return await uploads.get(_hex(ref))
         except ObjectNotFoundError as error:
             raise FrameNotFound(f"no paste {ref} in the frames store") from error
 
