@@ -228,6 +228,30 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def descendants(pid: int) -> list[int]:
+    """Every live process started, directly or not, by ``pid`` (a counting process, its fork server)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found: list[int] = []
+    frontier = [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [child for child, its_parent in parents.items() if its_parent == parent]
+        found += children
+        frontier += children
+    return found
+
+
+def process_tree_cpu_seconds() -> float:
+    """CPU time of this process and every live process it started: work handed to a helper process counts."""
+    return time.process_time() + sum(cpu_seconds(child) for child in descendants(os.getpid()))
+
+
 # --- the load driver ----------------------------------------------------------------------
 
 
@@ -256,6 +280,16 @@ class PhaseResult:
 
     def percentile(self, p: float) -> float:
         return percentile(self.latencies, p)
+
+
+def best_time(action: Callable[[], object], repeats: int) -> float:
+    """The least wall time of ``repeats`` runs of ``action``: the run the machine's other load disturbed least."""
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - started)
+    return best
 
 
 def percentile(values: Sequence[float], p: float) -> float:

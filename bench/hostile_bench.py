@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import Row, emit_rows, log  # noqa: E402
+from bench.common import Row, best_time, emit_rows, log  # noqa: E402
 from envelopes.codec import DecodeError, decode  # noqa: E402
 from envelopes.types import Envelope  # noqa: E402
 from organs.absorption.core import yield_context  # noqa: E402
@@ -35,11 +34,10 @@ from organs.border.guard import BASE64_ALPHABET, RunPattern, WordPattern  # noqa
 from organs.border.segments import PromptModule, PromptSegment  # noqa: E402
 from organs.stomach import classify as ladder  # noqa: E402
 from organs.stomach.ingest import ingest_paste  # noqa: E402
-from tests.support.envelopes import AT, HOST, digested_envelope, note_frame  # noqa: E402
+from tests.support.envelopes import AT, HOST, digested_envelope, fresh_paste, note_frame  # noqa: E402
 from tests.support.hostile import (  # noqa: E402
     nested_arrays,
     nested_maps,
-    paste,
     pathological_lines,
     raw_map,
     repeat_to,
@@ -52,26 +50,17 @@ INGEST_GOAL = 10.0
 ASK = "Why is this slow?"
 
 
-def _best(action: Callable[[], object], repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.perf_counter()
-        action()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def _growth(family: str, make: Callable[[int], Callable[[], object]], size: int, repeats: int) -> tuple[float, str]:
     """Time at ``4 * size`` over time at ``size``, each the best of ``repeats``, and a note of both."""
-    small = _best(make(size), repeats)
-    large = _best(make(4 * size), repeats)
+    small = best_time(make(size), repeats)
+    large = best_time(make(4 * size), repeats)
     growth = large / max(small, 1e-6)
     log(f"{family}: {small * 1000:.1f} ms at {size:,}, {large * 1000:.1f} ms at {4 * size:,}: {growth:.1f}×")
     return growth, f"{family}: {small * 1000:.1f} → {large * 1000:.1f} ms"
 
 
 def _decode_skipping(nesting: Callable[[int], bytes]) -> Callable[[int], Callable[[], object]]:
-    base = raw_map(paste())
+    base = raw_map(fresh_paste())
 
     def make(depth: int) -> Callable[[], object]:
         data = splice(base, ("x_extra",), nesting(depth))
@@ -171,22 +160,22 @@ def main(argv: list[str] | None = None) -> int:
 
     # Prose walks the whole ladder, as a pathological block does, and fills the sample the same way.
     prose = _prose_block()
-    prose_classify = _best(lambda: ladder.classify(prose, fenced=False), repeats)
+    prose_classify = best_time(lambda: ladder.classify(prose, fenced=False), repeats)
     classify_ratios = []
     for shape in pathological_lines():
         block = "\n".join([shape.line] * shape.lines)
-        seconds = _best(lambda block=block: ladder.classify(block, fenced=False), repeats)  # type: ignore[misc]
+        seconds = best_time(lambda block=block: ladder.classify(block, fenced=False), repeats)  # type: ignore[misc]
         classify_ratios.append((seconds / prose_classify, shape.name))
     worst_classify, classify_shape = max(classify_ratios)
     log(f"classify: prose block {prose_classify * 1000:.2f} ms; worst {classify_shape} {worst_classify:.1f}×")
 
     megabyte = 1_000_000 // scale
     ordinary = _ordinary_log(megabyte) + "\n\n" + ASK
-    ordinary_ingest = _best(lambda: ingest_paste(ordinary, intent=ASK), 1)
+    ordinary_ingest = best_time(lambda: ingest_paste(ordinary, intent=ASK), 1)
     ingest_ratios = []
     for shape in shapes:
         text = repeat_to(shape.line, megabyte) + "\n\n" + ASK
-        seconds = _best(lambda text=text: ingest_paste(text, intent=ASK), 1)  # type: ignore[misc]
+        seconds = best_time(lambda text=text: ingest_paste(text, intent=ASK), 1)  # type: ignore[misc]
         ingest_ratios.append((seconds / ordinary_ingest, shape.name))
     worst_ingest, ingest_shape = max(ingest_ratios)
     log(f"ingest: ordinary {megabyte:,} chars {ordinary_ingest:.2f} s; worst {ingest_shape} {worst_ingest:.1f}×")

@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import functools
 import sys
-import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.common import Row, emit_rows  # noqa: E402
+from bench.common import Row, best_time, emit_rows  # noqa: E402
 from bench.planted_secrets import planted_pastes  # noqa: E402
 from organs.accounting import DEFAULT_ENCODING, encoding_for  # noqa: E402
 from organs.stomach.redact import PERSONAL_RULES, SECRET_RULES, Redactor, find_secrets, redact_paste  # noqa: E402
@@ -60,15 +58,6 @@ def adversarial_inputs(run: int) -> dict[str, str]:
     return families
 
 
-def _best(action: Callable[[], object], repeats: int = REPEATS) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.perf_counter()
-        action()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def _recall() -> tuple[int, int, list[str]]:
     caught, total, missed = 0, 0, []
     for seed in SEEDS:
@@ -95,8 +84,8 @@ def main() -> int:
     # Interleaved, so that a busy machine slows both sides of the ratio alike.
     redaction_s = encode_s = float("inf")
     for _ in range(SPEED_REPEATS):
-        redaction_s = min(redaction_s, _best(lambda: redact_paste(corpus, blocks), 1))
-        encode_s = min(encode_s, _best(lambda: tokenizer.encode_ordinary(corpus), 1))
+        redaction_s = min(redaction_s, best_time(lambda: redact_paste(corpus, blocks), 1))
+        encode_s = min(encode_s, best_time(lambda: tokenizer.encode_ordinary(corpus), 1))
     speed = redaction_s / encode_s
     print(
         f"redaction of Loghub ({megabytes:.1f} MB): {redaction_s:.3f}s = {megabytes / redaction_s:.1f} MB/s; "
@@ -127,8 +116,8 @@ def main() -> int:
     small, large = adversarial_inputs(4096), adversarial_inputs(16384)
     everything = frozenset({"emails", "ips", "phones"})
     for family, text in small.items():
-        small_s = _best(functools.partial(Redactor(everything).redact, text))
-        large_s = _best(functools.partial(Redactor(everything).redact, large[family]))
+        small_s = best_time(functools.partial(Redactor(everything).redact, text), REPEATS)
+        large_s = best_time(functools.partial(Redactor(everything).redact, large[family]), REPEATS)
         growth = max(growth, large_s / max(small_s, 1e-6))
     print(
         f"adversarial inputs, 4× the size: at most {growth:.1f}× the time "

@@ -85,6 +85,11 @@ class Subjects:
         return f"{self.prefix}-raw"
 
     @property
+    def uploads_bucket(self) -> str:
+        """Where a sender puts a paste too large for one message (write-only for senders; the stomach reads it)."""
+        return f"{self.prefix}-uploads"
+
+    @property
     def frame_index_bucket(self) -> str:
         return f"{self.prefix}-frame-index"
 

@@ -56,6 +56,7 @@ __all__ = [
     "Redaction",
     "Rejected",
     "Representation",
+    "Seal",
     "SegmentKind",
     "SegmentOutcome",
     "SegmentReport",
@@ -149,7 +150,9 @@ class Step(msgspec.Struct, frozen=True):
 
     ``signature`` is the emitting organ's Ed25519 signature (base64url) over
     its claim for this step (see ``organs.signing``); the last step an organ
-    appends carries it, and it covers every step before it.
+    appends carries it, and it covers every step before it. ``key_id`` names
+    the key that signed (its nkey public key), so a verifier picks the key by id
+    and a rotated or foreign key is a named rejection, not a guess.
     """
 
     stage: Stage
@@ -158,21 +161,34 @@ class Step(msgspec.Struct, frozen=True):
     at: str
     envelope_id: str
     signature: str | None = None
+    key_id: str | None = None
 
     def __post_init__(self) -> None:
         _require_timestamp(self.at, "at")
+
+
+class Seal(msgspec.Struct, frozen=True):
+    """Who really handed a paste in: its sender's signature (base64url) over the paste's origin, input
+    digest, trace and session, and the id of the sender's key (its nkey public key, which is also the
+    sender's NATS identity). The border keys its rate limit on the sender a valid seal names."""
+
+    key_id: str
+    signature: str
 
 
 class ProvenanceChain(msgspec.Struct, frozen=True):
     origin: AnyProvenance
     input_digest: str
     steps: tuple[Step, ...] = ()
+    seal: Seal | None = None
 
     def __post_init__(self) -> None:
         _require_digest(self.input_digest, "input_digest")
 
     def append(self, step: Step) -> ProvenanceChain:
-        return ProvenanceChain(origin=self.origin, input_digest=self.input_digest, steps=(*self.steps, step))
+        return ProvenanceChain(
+            origin=self.origin, input_digest=self.input_digest, steps=(*self.steps, step), seal=self.seal
+        )
 
 
 # --- the stomach's output ---------------------------------------------------

@@ -7,11 +7,10 @@ special token (``<|endoftext|>``) is counted as the text it is, never rejected.
 
 from __future__ import annotations
 
-import os
 import threading
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import tiktoken
@@ -19,6 +18,7 @@ import tiktoken
 from envelopes.ids import digest_text
 from envelopes.types import DEFAULT_ENCODING, Frame
 from organs.counting import counter_for, reference_encoding
+from organs.counting.beside import SharedCount
 
 __all__ = [
     "DEFAULT_ENCODING",
@@ -71,80 +71,6 @@ def count_tokens_many(texts: list[str], encoding: str = DEFAULT_ENCODING, num_th
     groups = _balanced_shares(texts, _POOL_THREADS)
     counted = _counting_pool().map(lambda group: [counter.count(text) for text in group], groups)
     return [count for group_counts in counted for count in group_counts]
-
-
-_SHARED_PIECE_CHARS = 64 * 1024
-
-
-@lru_cache(maxsize=1)
-def _beside_thread() -> ThreadPoolExecutor:
-    # Made on first use, not at import, like the counting pool.
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="ichor-count-beside")
-
-
-class SharedCount:
-    """Exact counts of texts that a thread starts on at once and the caller helps finish in ``counts``.
-
-    The texts are cut where counts add up (``additive_chunks``, for encodings it
-    covers) into pieces both take from one queue, from its two ends: the side
-    thread while the caller does other Python work, the caller once it needs the
-    counts. The side thread counts with a backend that releases the GIL
-    (``Counter.beside``: the reference when the serving backend holds it), so
-    its counting overlaps the caller's Python instead of taking turns with it;
-    the caller counts with the serving backend, the fastest. On one CPU there is
-    nothing to overlap, and the caller counts everything itself. Texts can be
-    added while it runs (``add``); a text is counted once however often it is added.
-    """
-
-    def __init__(self, texts: list[str], encoding: str = DEFAULT_ENCODING, piece_chars: int = _SHARED_PIECE_CHARS):
-        self._counter = counter_for(encoding)
-        self._additive = encoding in _ADDITIVE_ENCODINGS
-        self._piece_chars = piece_chars
-        self._owners: dict[str, int] = {}
-        self._pieces: list[tuple[int, str]] = []
-        self._counts: list[int] = []
-        self._queue: deque[int] = deque()
-        self._beside = (os.cpu_count() or 1) > 1
-        self._side: Future[None] | None = None
-        self.add(texts)
-
-    def add(self, texts: list[str]) -> None:
-        """Count these texts too (any already added are not counted again)."""
-        for text in texts:
-            if text in self._owners:
-                continue
-            owner = self._owners[text] = len(self._owners)
-            for piece in additive_chunks(text, self._piece_chars) if self._additive else [text]:
-                self._pieces.append((owner, piece))
-                self._counts.append(0)
-                self._queue.append(len(self._pieces) - 1)
-        if self._beside and (self._side is None or self._side.done()):
-            self._side = _beside_thread().submit(self._take_beside)
-
-    def _take_beside(self) -> None:
-        count = self._counter.beside.count
-        while True:
-            try:
-                index = self._queue.popleft()  # atomic: each piece is counted by exactly one thread
-            except IndexError:
-                return
-            piece = self._pieces[index][1]
-            self._counts[index] = count(piece) if piece else 0
-
-    def counts(self) -> dict[str, int]:
-        """The count of each text added."""
-        while True:
-            try:
-                index = self._queue.pop()
-            except IndexError:
-                break
-            self._counts[index] = self._counter.count(self._pieces[index][1])
-        if self._side is not None:
-            self._side.result()
-        totals = [0] * len(self._owners)
-        for (owner, _), count in zip(self._pieces, self._counts, strict=True):
-            totals[owner] += count
-        return {text: totals[owner] for text, owner in self._owners.items()}
 
 
 def _balanced_shares(texts: list[str], shares: int) -> list[list[str]]:

@@ -178,7 +178,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 def _as_user(settings: BusSettings, security_dir: Path, user: str) -> BusSettings:
     environment = user_environment(security_dir, user)
-    return dataclasses.replace(settings, user=user, password=environment["ICHOR_NATS_PASSWORD"], provision=False)
+    return dataclasses.replace(settings, user=user, nkey_file=environment["ICHOR_NATS_NKEY_FILE"], provision=False)
 
 
 async def _provision_as_admin(settings: BusSettings, security_dir: Path) -> None:
@@ -230,13 +230,14 @@ def cmd_security(args: argparse.Namespace) -> int:
     (directory / "server.conf").write_text(
         "jetstream {\n  store_dir: /data\n}\nmax_payload: 8MB\ninclude ./auth.conf\n"
     )
-    for organ in ORGAN_NAMES:
-        environment = organ_environment(directory, organ)
-        for key in ("ICHOR_SIGNING_SEED_FILE", "ICHOR_TRUSTED_KEYS_FILE"):
-            environment[key] = environment[key].replace(str(directory), "/etc/ichor/security")
+    # Paths as the containers see them: each service mounts its own seed there (compose.yaml's secrets).
+    for user in (*ORGAN_NAMES, "admin"):
+        environment = organ_environment(directory, user) if user in ORGAN_NAMES else user_environment(directory, user)
+        for key in ("ICHOR_NATS_NKEY_FILE", "ICHOR_SIGNING_SEED_FILE", "ICHOR_TRUSTED_KEYS_FILE"):
+            if key in environment:
+                environment[key] = environment[key].replace(str(directory), "/etc/ichor/security")
         (directory / "env").mkdir(exist_ok=True)
-        _write_env_file(directory / "env" / f"{organ}.env", environment)
-    _write_env_file(directory / "env" / "admin.env", user_environment(directory, "admin"))
+        _write_env_file(directory / "env" / f"{user}.env", environment)
     print(f"wrote users, permissions and keys to {directory} (secrets are mode 0600; keep them out of git)")
     return 0
 

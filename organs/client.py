@@ -6,25 +6,62 @@ This is what an upstream organ (or the ``ichor`` command) does on the bus.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import json
+import secrets
+from datetime import UTC, datetime
+from typing import Any
 
 import msgspec
+from nats.js import api
 
 from envelopes.codec import decode, decode_frame_reply, encode
 from envelopes.ids import digest_bytes, digest_text, utc_now
 from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, RawReply, Rejected, Session
 from organs.frame_check import verify_frame
 from organs.runtime.bus import INLINE_HEADROOM, Tract
+from organs.runtime.stream_reader import follow_stream
 from organs.secretion import paste_envelope
+from organs.signing import Signer, seal_paste
 
 __all__ = ["chat_messages", "fetch_frame", "fetch_raw", "hand_in_paste", "store_blob"]
 
+_CHUNK_BYTES = 128 * 1024
+
 
 async def store_blob(tract: Tract, data: bytes) -> str:
-    """Put bytes in the frames object store under their blake3 hex; returns the digest."""
+    """Put bytes in the uploads bucket under their blake3 hex, as an object the stomach reads; returns the digest.
+
+    A sender may only write there, never read or list (``organs.operations.security``), so the object is
+    written as the object store lays one out (chunks, then the description that names them) without the
+    store client's read-back; the stomach checks the bytes against their name before using them.
+    """
     digest = digest_bytes(data)
-    store = await tract.js.object_store(tract.subjects.frames_bucket)
-    await store.put(digest.removeprefix("blake3:"), data)
+    bucket, name, nuid = tract.subjects.uploads_bucket, digest.removeprefix("blake3:"), secrets.token_hex(11)
+    for start in range(0, len(data), _CHUNK_BYTES):
+        await tract.js.publish(f"$O.{bucket}.C.{nuid}", data[start : start + _CHUNK_BYTES])
+    info = api.ObjectInfo(
+        name=name,
+        bucket=bucket,
+        nuid=nuid,
+        size=len(data),
+        chunks=-(-len(data) // _CHUNK_BYTES),
+        mtime=datetime.now(UTC).isoformat(),
+        digest="SHA-256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).decode(),
+        options=api.ObjectMetaOptions(max_chunk_size=_CHUNK_BYTES),
+    )
+    meta = f"$O.{bucket}.M.{base64.urlsafe_b64encode(name.encode()).decode()}"
+    await tract.js.publish(meta, json.dumps(info.as_dict()).encode(), headers={"Nats-Rollup": "sub"})
     return digest
+
+
+def _sender(tract: Tract) -> Signer | None:
+    """The connection's own identity, which seals what it hands in: its nkey seed names who really sent it."""
+    settings = tract.settings
+    if not settings.nkey_file:
+        return None
+    return Signer.from_file(settings.user or "sender", settings.nkey_file)
 
 
 async def hand_in_paste(
@@ -67,9 +104,12 @@ async def hand_in_paste(
         now=utc_now(),
         session=None if session is None else Session(id=session, resend=resend),
     )
+    sender = _sender(tract)
+    if sender is not None:
+        paste = seal_paste(paste, sender)
     outcome: asyncio.Future[Envelope] = asyncio.get_running_loop().create_future()
 
-    async def watch(msg: object) -> None:
+    async def watch(msg: Any) -> None:
         data = getattr(msg, "data", b"")
         try:
             envelope = decode(data)
@@ -79,10 +119,8 @@ async def hand_in_paste(
         if is_outcome and envelope.trace_id == paste.trace_id and not outcome.done():
             outcome.set_result(envelope)
 
-    subscriptions = [
-        await tract.nc.subscribe(tract.subjects.brain_in, cb=watch),
-        await tract.nc.subscribe(tract.subjects.border_rejected, cb=watch),
-    ]
+    # Through the stream: an outcome the stream dropped as a duplicate is never seen.
+    subscription = await follow_stream(tract, [tract.subjects.brain_in, tract.subjects.border_rejected], watch)
     try:
         await tract.js.publish(
             tract.subjects.stomach_in,
@@ -91,8 +129,7 @@ async def hand_in_paste(
         )
         return paste, await asyncio.wait_for(outcome, timeout=timeout)
     finally:
-        for subscription in subscriptions:
-            await subscription.unsubscribe()
+        await subscription.unsubscribe()
 
 
 def chat_messages(outcome: Envelope) -> list[dict[str, str]]:

@@ -81,6 +81,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     instance: Word | None = None
     nats_user: Word | None = None
     nats_password: str | None = None
+    # The file holding the user's nkey seed: the server checks a signature, never stores a secret.
+    nats_nkey_file: str | None = None
     provision: bool = True
     nats_server: str | None = None
     # The stomach's core (unset: the core's own defaults).
@@ -97,6 +99,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     border_allow_external: bool = False
     border_rate: Positive | None = None
     border_rate_window_s: PositiveSeconds | None = None
+    # Envelopes per window of one authenticated sender (its seal's key), every actor it names together.
+    border_sender_rate: Positive | None = None
     border_budget_tokens: Positive | None = None
     # A credential in the goal (never rewritten): reject the yield, or admit it with a finding.
     border_secret_in_goal: Literal["reject", "admit"] = "reject"
@@ -137,6 +141,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 f"{variable_of('ack_wait_s')}={settings.ack_wait_s:g} with {variable_of('max_deliver')}="
                 f"{settings.max_deliver} is not allowed: its redeliveries span {sum(schedule):g} s, which must stay "
                 f"below {variable_of('duplicate_window_s')}={settings.duplicate_window_s}"
+            )
+        if settings.nats_nkey_file is not None and not os.access(settings.nats_nkey_file, os.R_OK):
+            raise ConfigError(
+                f"{variable_of('nats_nkey_file')}={settings.nats_nkey_file!r} is not allowed: a readable nkey seed file"
             )
         if settings.nats_server is not None and not os.access(settings.nats_server, os.X_OK):
             raise ConfigError(

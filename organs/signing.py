@@ -9,9 +9,20 @@ Those fields pass through later hops unchanged, so the border can verify every
 signature of the chain on the envelope it receives, and an envelope altered
 anywhere, by anyone without the organ's seed, fails verification.
 
+Every signature names its key (``key_id``, the nkey public key), and the
+verifier picks the key by that id among the trusted ones: a key nobody trusts is
+``signature.unknown_key``, a trusted key of another signer ``signature.wrong_signer``.
+
+A sender seals the paste it hands in (``seal_paste``) with the same nkey it
+connects with: the seal names who really sent it, whatever actor the paste claims.
+One seed serves both: NATS has the client sign the server's nonce, text that is
+valid UTF-8, while every claim here is a msgpack array whose first byte (0x90-0x9f)
+never begins valid UTF-8, so a signature made for one can never pass for the other.
+
 Seeds are read from a file (``ICHOR_SIGNING_SEED_FILE``) or the environment
-(``ICHOR_SIGNING_SEED``) and never logged; the organs' public keys are
-configuration (``ICHOR_TRUSTED_KEYS_FILE``, a JSON object organ → public key).
+(``ICHOR_SIGNING_SEED``) and never logged; the trusted public keys are
+configuration (``ICHOR_TRUSTED_KEYS_FILE``, a JSON object name → public key, or
+→ a list of keys while one is rotated out).
 """
 
 from __future__ import annotations
@@ -30,20 +41,27 @@ import nacl.exceptions
 import nacl.signing
 import nkeys
 
-from envelopes.types import Digested, Envelope, Yield
+from envelopes.types import Digested, Envelope, Seal, Yield
 from organs.errors import ConfigError, SigningError
 from organs.settings import Settings, variable_of
 
 __all__ = [
+    "SignatureProblem",
     "Signer",
     "SigningError",
+    "TrustedKeys",
     "load_signer",
     "load_trusted_keys",
     "new_seed",
     "public_key_of",
+    "seal_paste",
     "sign_last_step",
     "verify_chain",
+    "verify_seal",
 ]
+
+TrustedKeys = Mapping[str, str | list[str]]
+"""Signer name (an organ's wire name, a sender's user name) → its public key, or its keys during a rotation."""
 
 _claim_encoder = msgspec.msgpack.Encoder()
 
@@ -75,6 +93,10 @@ class Signer:
 
     organ: str
     _key: Any
+
+    @classmethod
+    def from_file(cls, organ: str, path: str | Path) -> Signer:
+        return cls.from_seed(organ, Path(path).read_text())
 
     @classmethod
     def from_seed(cls, organ: str, seed: str) -> Signer:
@@ -129,38 +151,101 @@ def _claim(envelope: Envelope, index: int) -> bytes:
 
 
 def sign_last_step(envelope: Envelope, signer: Signer) -> Envelope:
-    """The envelope with its last step signed by ``signer``."""
+    """The envelope with its last step signed by ``signer`` (the step names the key: ``key_id``)."""
     steps = envelope.chain.steps
-    claim = _claim(envelope, len(steps) - 1)
-    signed = msgspec.structs.replace(steps[-1], signature=signer.sign(claim))
-    chain = msgspec.structs.replace(envelope.chain, steps=(*steps[:-1], signed))
+    keyed = msgspec.structs.replace(steps[-1], key_id=signer.public_key)
+    chain = msgspec.structs.replace(envelope.chain, steps=(*steps[:-1], keyed))
+    claim = _claim(msgspec.structs.replace(envelope, chain=chain), len(steps) - 1)
+    signed = msgspec.structs.replace(keyed, signature=signer.sign(claim))
+    chain = msgspec.structs.replace(chain, steps=(*steps[:-1], signed))
     return msgspec.structs.replace(envelope, chain=chain)
 
 
-def verify_chain(envelope: Envelope, trusted_keys: Mapping[str, str], required: tuple[str, ...]) -> list[str]:
+def _seal_claim(envelope: Envelope, key_id: str) -> bytes:
+    # What stays the same from the paste to the border: who it is from, its bytes, its trace and conversation.
+    chain = envelope.chain
+    claim = ("seal", key_id, chain.origin, chain.input_digest, envelope.trace_id, envelope.session)
+    return _claim_encoder.encode(claim)
+
+
+def seal_paste(paste: Envelope, sender: Signer) -> Envelope:
+    """The paste with its sender's seal: the proof, carried to the border, of who handed it in."""
+    seal = Seal(key_id=sender.public_key, signature=sender.sign(_seal_claim(paste, sender.public_key)))
+    return msgspec.structs.replace(paste, chain=msgspec.structs.replace(paste.chain, seal=seal))
+
+
+@dataclass(frozen=True)
+class SignatureProblem:
+    """Why a signature does not hold: ``code`` is the border's reason code, ``message`` says which and why."""
+
+    code: str
+    message: str
+
+
+def _owners(trusted_keys: TrustedKeys) -> dict[str, str]:
+    """Key id → the name it is trusted for."""
+    owners: dict[str, str] = {}
+    for name, keys in trusted_keys.items():
+        for key in [keys] if isinstance(keys, str) else keys:
+            owners[key] = name
+    return owners
+
+
+def _check_signature(public_key: str, claim: bytes, signature: str) -> bool:
+    try:
+        raw = base64.urlsafe_b64decode(signature + "=" * (-len(signature) % 4))
+        _verify_key(public_key).verify(claim, raw)
+    except (SigningError, binascii.Error, ValueError, nacl.exceptions.BadSignatureError):
+        return False
+    return True
+
+
+def _short(key_id: str) -> str:
+    return f"{key_id[:10]}…"
+
+
+def verify_chain(envelope: Envelope, trusted_keys: TrustedKeys, required: tuple[str, ...]) -> list[SignatureProblem]:
     """Problems with the chain's signatures; empty when every ``required`` stage is signed and valid.
 
     ``required`` names the stages whose step must carry a valid signature of
     the organ that appended it (``digested`` for the stomach, ``yielded`` for
-    absorption). Any other signature present is verified too.
+    absorption). Any other signature present is verified too, each with the
+    trusted key its ``key_id`` names, which must belong to the step's organ.
     """
-    problems: list[str] = []
-    chain = envelope.chain
-    for index, step in enumerate(chain.steps):
+    problems: list[SignatureProblem] = []
+    owners = _owners(trusted_keys)
+    for index, step in enumerate(envelope.chain.steps):
+        which = f"step {index} ({step.stage} by {step.organ})"
         if step.signature is None:
             if step.stage in required:
-                problems.append(f"step {index} ({step.stage} by {step.organ}) is not signed")
+                problems.append(SignatureProblem("signature.missing", f"{which} is not signed"))
             continue
-        public_key = trusted_keys.get(step.organ)
-        if public_key is None:
-            problems.append(f"no trusted key for organ {step.organ!r}")
-            continue
-        try:
-            signature = base64.urlsafe_b64decode(step.signature + "=" * (-len(step.signature) % 4))
-            _verify_key(public_key).verify(_claim(envelope, index), signature)
-        except (SigningError, binascii.Error, ValueError, nacl.exceptions.BadSignatureError):
-            problems.append(f"step {index} ({step.stage} by {step.organ}) has an invalid signature")
+        owner = owners.get(step.key_id or "")
+        if owner is None:
+            named = "no key id" if step.key_id is None else f"key {_short(step.key_id)}, which no one trusts"
+            problems.append(SignatureProblem("signature.unknown_key", f"{which} is signed with {named}"))
+        elif owner != step.organ:
+            problems.append(
+                SignatureProblem("signature.wrong_signer", f"{which} is signed with {owner!r}'s key, not its own")
+            )
+        elif not _check_signature(str(step.key_id), _claim(envelope, index), step.signature):
+            problems.append(SignatureProblem("signature.invalid", f"{which} has an invalid signature"))
     return problems
+
+
+def verify_seal(envelope: Envelope, trusted_keys: TrustedKeys) -> tuple[str | None, SignatureProblem | None]:
+    """(the sender a valid seal names, None) or (None, why the paste has no sender anyone can vouch for)."""
+    seal = envelope.chain.seal
+    if seal is None:
+        return None, SignatureProblem("sender.unsealed", "the paste carries no sender's seal")
+    sender = _owners(trusted_keys).get(seal.key_id)
+    if sender is None:
+        return None, SignatureProblem(
+            "sender.unknown_key", f"the paste is sealed with key {_short(seal.key_id)}, which no one trusts"
+        )
+    if not _check_signature(seal.key_id, _seal_claim(envelope, seal.key_id), seal.signature):
+        return None, SignatureProblem("sender.invalid", f"{sender!r}'s seal does not match the paste it came with")
+    return sender, None
 
 
 def load_signer(organ: str, settings: Settings) -> Signer | None:
@@ -183,8 +268,8 @@ def load_signer(organ: str, settings: Settings) -> Signer | None:
     return None
 
 
-def load_trusted_keys(settings: Settings) -> dict[str, str] | None:
-    """Organ → public key from the ``trusted_keys_file`` setting (JSON); None when unset.
+def load_trusted_keys(settings: Settings) -> dict[str, str | list[str]] | None:
+    """Name → public key (or keys) from the ``trusted_keys_file`` setting (JSON); None when unset.
 
     Every key is checked now, at start, not on the first envelope; a file that cannot
     be used raises ``ConfigError`` naming the variable.
@@ -195,12 +280,19 @@ def load_trusted_keys(settings: Settings) -> dict[str, str] | None:
     try:
         keys = json.loads(Path(path).read_text())
         if not isinstance(keys, dict):
-            raise SigningError("not a JSON object of organ names to public keys")
-        for public_key in keys.values():
-            _verify_key(str(public_key))
+            raise SigningError("not a JSON object of names to public keys")
+        trusted: dict[str, str | list[str]] = {}
+        for name, value in keys.items():
+            listed = value if isinstance(value, list) else [value]
+            for public_key in listed:
+                _verify_key(str(public_key))
+            trusted[str(name)] = [str(key) for key in value] if isinstance(value, list) else str(value)
+        owners = _owners(trusted)
+        if len(owners) < sum(1 if isinstance(value, str) else len(value) for value in trusted.values()):
+            raise SigningError("one public key is trusted under two names")
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise ConfigError(f"{variable_of('trusted_keys_file')}={path!r} is not allowed: {_reason(error)}") from None
-    return {str(organ): str(public_key) for organ, public_key in keys.items()}
+    return trusted
 
 
 def _reason(error: Exception) -> str:

@@ -7,11 +7,13 @@ import sys
 from typing import Any
 
 import msgspec
+from nats.js.errors import NotFoundError
 
 from envelopes.codec import DecodeError, decode
 from envelopes.types import Envelope
 from organs.runtime import metrics
 from organs.runtime.bus import Tract
+from organs.runtime.stream_reader import follow_stream
 from organs.stomach.redact import scrub_secrets
 
 __all__ = ["TailLine", "describe", "follow"]
@@ -98,7 +100,9 @@ def render(line: TailLine, colour: bool) -> str:
 
 
 async def follow(tract: Tract, *, as_json: bool, stop: asyncio.Event, limit: int | None = None) -> int:
-    """Print every envelope on the tract's subjects until ``stop`` (or ``limit`` lines)."""
+    """Print every envelope the tract's streams store from now on until ``stop`` (or ``limit`` lines).
+
+    Read through the streams, so a message a stream dropped as a duplicate is never shown."""
     prefix = tract.subjects.prefix
     colour = sys.stdout.isatty() and not as_json
     printed = 0
@@ -106,7 +110,7 @@ async def follow(tract: Tract, *, as_json: bool, stop: asyncio.Event, limit: int
 
     async def show(msg: Any) -> None:
         nonlocal printed
-        if msg.subject == tract.subjects.frames_get or done.is_set():
+        if done.is_set():
             return
         line = describe(msg.subject, msg.data, msg.headers, prefix)
         print(msgspec.json.encode(line).decode() if as_json else render(line, colour), flush=True)
@@ -114,10 +118,23 @@ async def follow(tract: Tract, *, as_json: bool, stop: asyncio.Event, limit: int
         if limit is not None and printed >= limit:
             done.set()
 
-    subscriptions = [
-        await tract.nc.subscribe(subject, cb=show)
-        for subject in (*tract.subjects.tract_subjects, tract.subjects.dlq_all)
-    ]
+    subjects = tract.subjects
+    subscriptions = []
+    for stream, followed in (
+        (subjects.tract_stream, subjects.tract_subjects),
+        (subjects.dlq_stream, [subjects.dlq_all]),
+    ):
+        # A tail started before the tract is provisioned waits for its streams.
+        while not stop.is_set():
+            try:
+                follower = await follow_stream(tract, followed, show, stream=stream)
+            except NotFoundError:
+                await asyncio.sleep(0.2)
+                continue
+            subscriptions.append(follower)
+            # On stderr, apart from the lines: where reading starts, and that it has.
+            print(f"ichor tail: following {stream} from sequence {follower.next_sequence}", file=sys.stderr)
+            break
     waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(done.wait())]
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
     for waiter in waiters:

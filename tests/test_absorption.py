@@ -10,8 +10,7 @@ from envelopes.types import Envelope, External, OrganSecretion, SystemInternal, 
 from organs.absorption import yield_context
 from organs.accounting import yield_cost
 from organs.errors import PoisonError
-from tests.support.envelopes import AT, digested_envelope
-from tests.support.hostile import deferred_notice_envelope, paste
+from tests.support.envelopes import AT, deferred_notice_envelope, digested_envelope, fresh_paste
 
 
 def test_yield_has_every_required_field() -> None:
@@ -75,7 +74,7 @@ def test_output_id_is_deterministic_for_redelivery() -> None:
 
 
 @pytest.mark.parametrize(
-    "make", [paste, deferred_notice_envelope, lambda: yield_context(digested_envelope(), "a", now=AT)], ids=str
+    "make", [fresh_paste, deferred_notice_envelope, lambda: yield_context(digested_envelope(), "a", now=AT)], ids=str
 )
 def test_a_non_digested_input_is_poison_and_only_poison(make: Callable[[], Envelope]) -> None:
     with pytest.raises(PoisonError, match="digested"):

@@ -11,14 +11,14 @@ import pytest
 import structlog
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from structlog.testing import capture_logs
 
-from organs import accounting
-from organs.accounting import RememberedCounts, SharedCount, count_tokens, digest_text
+from organs.accounting import DEFAULT_ENCODING, RememberedCounts, SharedCount, count_tokens, digest_text
 from organs.counting import (
     ENCODINGS,
     PROBES,
-    Counter,
     EncodingName,
+    beside,
     choose_backend,
     counter_for,
     first_disagreement,
@@ -184,18 +184,29 @@ def test_a_worker_with_an_unknown_encoding_exits_2_with_one_line() -> None:
 
 
 @pytest.mark.parametrize("encoding", list(ENCODINGS))
-@pytest.mark.parametrize("serving", ["fastest", "tiktoken"])
-def test_a_shared_count_equals_counting_each_text(encoding: str, serving: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    if serving == "tiktoken":  # the fallback releases the GIL, so the side thread counts with it too
-        reference = reference_backend(encoding)
-        counter = Counter(encoding, "tiktoken", True, (), reference, reference)
-        monkeypatch.setattr(accounting, "counter_for", lambda _: counter)
+@pytest.mark.parametrize("beside", [True, False])
+def test_a_shared_count_equals_counting_each_text(encoding: str, beside: bool) -> None:
     texts = [path.read_text(encoding="utf-8", errors="replace") for path in CORPUS_FILES[:6]] + ["", "x\n"]
-    # Small pieces: many cuts, and every cut must add up.
-    shared = SharedCount(texts[:3], encoding, piece_chars=4096)
+    shared = SharedCount(texts[:3], encoding, beside=beside)
     # Added while it runs, one of them again: each counted once, all of them counted.
     shared.add(texts[2:])
     assert shared.counts() == {text: reference_count(text, encoding) for text in texts}
+
+
+def test_a_counting_process_that_dies_leaves_the_counting_to_the_caller() -> None:
+    assert SharedCount(["alpha beta"], DEFAULT_ENCODING).counts() == {"alpha beta": count_tokens("alpha beta")}
+    child = beside._counting_child()
+    assert child is not None
+    # Killed, as an out-of-memory kill would, before the next paste is handed to it.
+    child._process.kill()
+    child._process.wait()
+    with capture_logs() as logs:
+        counted = SharedCount(["delta epsilon"], DEFAULT_ENCODING).counts()
+    assert counted == {"delta epsilon": count_tokens("delta epsilon")}
+    assert [entry["event"] for entry in logs] == ["counting.beside_failed"]
+    # The next paste starts a new child.
+    assert beside._counting_child() is not child
+    assert SharedCount(["zeta"], DEFAULT_ENCODING).counts() == {"zeta": count_tokens("zeta")}
 
 
 def test_remembered_counts_count_a_digest_once_and_forget_the_oldest() -> None:

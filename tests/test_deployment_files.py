@@ -68,6 +68,15 @@ def test_the_secure_profile_uses_the_files_ichor_security_init_writes(tmp_path: 
         assert environment["ICHOR_NATS_USER"] == organ
         assert environment["ICHOR_SIGNING_SEED_FILE"].startswith("/etc/ichor/security/")
         assert environment["ICHOR_PROVISION"] == "0"
+        # Per-user credentials: the service mounts its own seed (where its env file says) and the public keys.
+        mounts = dict(volume.removesuffix(":ro").split(":") for volume in service["volumes"])
+        assert mounts == {
+            f"./security/seeds/{organ}.seed": environment["ICHOR_NATS_NKEY_FILE"],
+            "./security/keys.json": environment["ICHOR_TRUSTED_KEYS_FILE"],
+        }
+        assert environment["ICHOR_SIGNING_SEED_FILE"] == environment["ICHOR_NATS_NKEY_FILE"]
+    # The server sees its configuration and the public keys, no seed.
+    assert all("seeds" not in volume for volume in services["nats-secure"]["volumes"])
 
 
 def test_dockerfile_installs_the_ichor_command() -> None:

@@ -37,6 +37,8 @@ BAD_VALUES = {
     "ICHOR_BORDER_ALLOW_EXTERNAL": "maybe",
     "ICHOR_BORDER_RATE": "abc",
     "ICHOR_BORDER_RATE_WINDOW_S": "0",
+    "ICHOR_BORDER_SENDER_RATE": "0",
+    "ICHOR_NATS_NKEY_FILE": "/nonexistent/user.seed",
     "ICHOR_BORDER_BUDGET_TOKENS": "1.5",
     "ICHOR_BORDER_SECRET_IN_GOAL": "allow",
     "ICHOR_SIGNING_SEED_FILE": "/nonexistent/organ.seed",

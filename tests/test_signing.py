@@ -11,29 +11,44 @@ import pytest
 from envelopes.types import Admitted, Rejected, Session, UserInput
 from organs.absorption import yield_context
 from organs.border import BorderConfig, GuardState, border_decide
+from organs.errors import ConfigError
 from organs.secretion import paste_envelope
 from organs.settings import Settings
-from organs.signing import Signer, load_signer, load_trusted_keys, new_seed, public_key_of, verify_chain
+from organs.signing import (
+    Signer,
+    load_signer,
+    load_trusted_keys,
+    new_seed,
+    public_key_of,
+    seal_paste,
+    verify_chain,
+)
 from organs.stomach import ingest_paste
 from organs.stomach.worker import digest_paste
 from tests.support.envelopes import AT
 
 EXAMPLE = (Path(__file__).resolve().parent.parent / "examples" / "paste.txt").read_text()
-SEEDS = {organ: new_seed() for organ in ("stomach", "absorption", "ada_border")}
+SEEDS = {organ: new_seed() for organ in ("stomach", "absorption", "ada_border", "host")}
 SIGNERS = {organ: Signer.from_seed(organ, seed) for organ, seed in SEEDS.items()}
-TRUSTED = {organ: signer.public_key for organ, signer in SIGNERS.items()}
+TRUSTED: dict[str, str | list[str]] = {organ: signer.public_key for organ, signer in SIGNERS.items()}
 
 
-def signed_yield(stomach: Signer | None = SIGNERS["stomach"], absorption: Signer | None = SIGNERS["absorption"]):  # type: ignore[no-untyped-def]
+def signed_yield(  # type: ignore[no-untyped-def]
+    stomach: Signer | None = SIGNERS["stomach"],
+    absorption: Signer | None = SIGNERS["absorption"],
+    sender: Signer | None = SIGNERS["host"],
+):
     paste = paste_envelope(EXAMPLE, origin=UserInput(actor="ana"), source="test", instance="t", now=AT)
+    if sender is not None:
+        paste = seal_paste(paste, sender)
     digested = digest_paste(paste, ingest_paste(EXAMPLE), instance="s1", signer=stomach, now=AT)
     return yield_context(digested, "a1", signer=absorption, now=AT)
 
 
-def decide(envelope):  # type: ignore[no-untyped-def]
+def decide(envelope, trusted=TRUSTED):  # type: ignore[no-untyped-def]
     config = BorderConfig()
     config = dataclasses.replace(
-        config, policy=dataclasses.replace(config.policy, trusted_keys=TRUSTED), signer=SIGNERS["ada_border"]
+        config, policy=dataclasses.replace(config.policy, trusted_keys=trusted), signer=SIGNERS["ada_border"]
     )
     return border_decide(envelope, config, GuardState(), instance="b1", now=0.0, at=AT)
 
@@ -43,6 +58,67 @@ def test_a_signed_chain_is_admitted_and_the_border_signs_its_step() -> None:
     assert isinstance(out.payload, Admitted), out.payload
     signed = [step.stage for step in out.chain.steps if step.signature]
     assert signed == ["digested", "yielded", "admitted"]
+    # Every signature names its key; the seal names the sender's.
+    signers = {SIGNERS[name].public_key: name for name in SIGNERS}
+    assert [signers[str(step.key_id)] for step in out.chain.steps if step.signature] == [
+        "stomach",
+        "absorption",
+        "ada_border",
+    ]
+    assert out.chain.seal is not None and signers[out.chain.seal.key_id] == "host"
+
+
+def codes(out):  # type: ignore[no-untyped-def]
+    assert isinstance(out.payload, Rejected), out.payload
+    return {reason.code for reason in out.payload.reasons}
+
+
+def test_a_step_signed_with_a_key_no_one_trusts_is_rejected_by_its_key_id() -> None:
+    out = decide(signed_yield(absorption=Signer.from_seed("absorption", new_seed())))
+    assert codes(out) == {"signature.unknown_key"}
+    assert any("which no one trusts" in reason.message for reason in out.payload.reasons)  # type: ignore[union-attr]
+
+
+def test_a_step_signed_with_another_organs_trusted_key_is_rejected() -> None:
+    out = decide(signed_yield(absorption=Signer.from_seed("absorption", SEEDS["stomach"])))
+    assert codes(out) == {"signature.wrong_signer"}
+
+
+def test_a_key_id_that_names_another_key_than_the_one_that_signed_is_invalid() -> None:
+    envelope = signed_yield()
+    steps = envelope.chain.steps
+    relabelled = msgspec.structs.replace(steps[-1], key_id=SIGNERS["stomach"].public_key)
+    chain = msgspec.structs.replace(envelope.chain, steps=(*steps[:-1], relabelled))
+    assert "signature.wrong_signer" in codes(decide(msgspec.structs.replace(envelope, chain=chain)))
+
+
+def test_during_a_rotation_both_keys_of_an_organ_are_trusted_and_each_is_picked_by_its_id() -> None:
+    rotated = Signer.from_seed("absorption", new_seed())
+    both = {**TRUSTED, "absorption": [SIGNERS["absorption"].public_key, rotated.public_key]}
+    assert isinstance(decide(signed_yield(), both).payload, Admitted)
+    assert isinstance(decide(signed_yield(absorption=rotated), both).payload, Admitted)
+
+
+def test_a_paste_without_a_trusted_senders_seal_is_rejected_with_its_reason() -> None:
+    assert codes(decide(signed_yield(sender=None))) == {"sender.unsealed"}
+    assert codes(decide(signed_yield(sender=Signer.from_seed("host", new_seed())))) == {"sender.unknown_key"}
+    envelope = signed_yield()
+    assert envelope.chain.seal is not None
+    moved = msgspec.structs.replace(
+        envelope, chain=msgspec.structs.replace(envelope.chain, seal=signed_yield(sender=SIGNERS["host"]).chain.seal)
+    )
+    # A seal lifted from another paste of the same text and actor names another trace: it does not hold here.
+    assert "sender.invalid" in codes(decide(moved))
+
+
+def test_a_key_id_relabelled_to_another_trusted_key_of_the_same_organ_fails_verification() -> None:
+    rotated = Signer.from_seed("absorption", new_seed())
+    both = {**TRUSTED, "absorption": [SIGNERS["absorption"].public_key, rotated.public_key]}
+    envelope = signed_yield()
+    steps = envelope.chain.steps
+    relabelled = msgspec.structs.replace(steps[-1], key_id=rotated.public_key)
+    chain = msgspec.structs.replace(envelope.chain, steps=(*steps[:-1], relabelled))
+    assert codes(decide(msgspec.structs.replace(envelope, chain=chain), both)) == {"signature.invalid"}
 
 
 def test_an_altered_goal_is_rejected_even_with_publish_rights() -> None:
@@ -106,3 +182,13 @@ def test_an_envelope_with_an_altered_trace_report_or_session_is_rejected(field: 
     out = decide(altered)
     assert isinstance(out.payload, Rejected)
     assert "signature.invalid" in {reason.code for reason in out.payload.reasons}
+
+
+def test_a_keys_file_may_list_keys_for_a_rotation_but_not_trust_one_key_under_two_names(tmp_path: Path) -> None:
+    keys_file = tmp_path / "keys.json"
+    rotated = {**TRUSTED, "absorption": [SIGNERS["absorption"].public_key, public_key_of(new_seed())]}
+    keys_file.write_text(msgspec.json.encode(rotated).decode())
+    assert load_trusted_keys(Settings(trusted_keys_file=str(keys_file))) == rotated
+    keys_file.write_text(msgspec.json.encode({**TRUSTED, "upstream": SIGNERS["host"].public_key}).decode())
+    with pytest.raises(ConfigError, match="trusted under two names"):
+        load_trusted_keys(Settings(trusted_keys_file=str(keys_file)))

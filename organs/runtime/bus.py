@@ -43,6 +43,8 @@ DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 # Room left in a message for what surrounds inline text (an envelope, a reply, headers):
 # text larger than the server's max_payload less this travels by reference.
 INLINE_HEADROOM = 64 * 1024
+# How long an uploaded paste waits for the stomach: far longer than any redelivery schedule.
+UPLOADS_TTL_S = 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,8 @@ class BusSettings:
     ``max_deliver`` how many deliveries an input gets before it is dead-lettered;
     ``kill_before_ack`` is the crash tests' fault switch (die after publishing,
     before acking), ``kill_on`` theirs for an input that kills its worker.
+    ``nkey_file`` is the user's nkey seed (authentication without a password);
+    ``user`` then only names the user, for its private inbox and its seal.
     """
 
     url: str = DEFAULT_NATS_URL
@@ -71,6 +75,7 @@ class BusSettings:
     instance: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
     user: str | None = None
     password: str | None = None
+    nkey_file: str | None = None
     provision: bool = True
     kill_before_ack: bool = False
     kill_on: bytes | None = None
@@ -94,6 +99,7 @@ class BusSettings:
             instance=settings.instance or f"{socket.gethostname()}-{os.getpid()}",
             user=settings.nats_user,
             password=settings.nats_password,
+            nkey_file=settings.nats_nkey_file,
             provision=settings.provision,
             kill_before_ack=settings.fault_kill_before_ack,
             kill_on=settings.fault_kill_on.encode() if settings.fault_kill_on else None,
@@ -140,9 +146,13 @@ async def connect(settings: BusSettings, name: str, *, persistent: bool = True, 
         "allow_reconnect": True,
         **callbacks,
     }
-    if settings.user:
+    if settings.nkey_file:
+        # The client signs the server's nonce with the seed: nothing secret crosses the wire or sits in the server.
+        options["nkeys_seed"] = settings.nkey_file
+    elif settings.user:
         options["user"] = settings.user
         options["password"] = settings.password or ""
+    if settings.user:
         # Replies and pull deliveries arrive under the user's own prefix, the only inbox it may read.
         options["inbox_prefix"] = inbox_prefix(settings.user)
     errors: list[str] = []
@@ -233,6 +243,13 @@ async def _provision_once(tract: Tract) -> None:
             await js.create_object_store(
                 bucket, config=object_store_config(bucket, max_bytes, limits.store_max_age_s, settings.replicas)
             )
+    try:
+        await js.object_store(subjects.uploads_bucket)
+    except BucketNotFoundError:
+        # A sender's upload is read once by the stomach, which keeps the paste in the frames store.
+        await js.create_object_store(
+            subjects.uploads_bucket, storage=api.StorageType.FILE, replicas=settings.replicas, ttl=UPLOADS_TTL_S
+        )
     try:
         await js.key_value(subjects.frame_index_bucket)
     except BucketNotFoundError:

@@ -147,6 +147,12 @@ class FrameStore:
             self._raw = await self.tract.js.object_store(self.tract.subjects.raw_bucket)
         try:
             return await self._raw.get(_hex(ref))
+        except ObjectNotFoundError:
+            pass
+        # A paste too large for one message, as its sender uploaded it: read once, then kept in the frames store.
+        uploads = await self.tract.js.object_store(self.tract.subjects.uploads_bucket)
+        try:
+            return await uploads.get(_hex(ref))
         except ObjectNotFoundError as error:
             raise FrameNotFound(f"no paste {ref} in the frames store") from error
 

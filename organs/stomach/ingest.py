@@ -25,12 +25,11 @@ resolve the intent → distill each distinct evidence segment → fit the token 
   because nothing of them was read beyond the classifier's sample.
 
 Every distinct segment is counted in full exactly once. For a paste of 64 KiB or
-more that starts on a side thread (``organs.accounting.SharedCount``) from the
-moment the paste is split, while this thread classifies and distills, and this
-thread takes the rest of it once it needs the counts; long segments are cut at
-boundaries where counts provably add up (``organs.accounting.additive_chunks``),
-so both threads stay busy even for a single log. A smaller paste is counted
-inline: handing it to a thread costs more than the overlap gives.
+more that starts beside this thread, in a counting process on the other CPU
+(``organs.counting.beside``), as soon as the paste is cut into blocks, while this
+thread classifies and distills; it collects the counts once it needs them. A
+smaller paste is counted inline: handing it over costs more than the overlap gives;
+so is a deferred one, of which nothing is rendered for the counting to overlap.
 """
 
 from __future__ import annotations
@@ -305,10 +304,11 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     )
     # Blocks are cut from the normal form and placed back in the received text, where every span is.
     blocks = cut_blocks(text, config.max_blocks)
-    # A large paste's blocks are counted on a side thread from here on, while they are classified and rendered:
+    # A large paste's blocks are counted beside this thread from here on, while they are classified and rendered:
     # nearly always they are its segments (the goal, anchors and evidence), received and served.
     full_counts = None
-    if len(text) >= THREADED_COUNT_CHARS:
+    # A deferred paste is only counted, so nothing would overlap the counting, and handing it over would copy it.
+    if len(text) >= THREADED_COUNT_CHARS and tier != "deferred":
         full_counts = SharedCount(list(dict.fromkeys(text[block.start : block.end] for block in blocks)), encoding)
     plan = plan_blocks(text, blocks, intent, config.max_blocks)
     # Secrets go before anything is counted or rendered; a goal is never rewritten, so it is counted as received.

@@ -22,8 +22,8 @@ from organs.absorption.core import yield_context
 from organs.border import BorderConfig, CompileError, GuardState, border_decide, compile, screen
 from organs.border.guard import Admission, Rejection
 from organs.border.prompt import builtin_modules, paste_modules
-from tests.support.envelopes import AT, digested_envelope, note_frame
-from tests.support.hostile import deferred_notice_envelope, valid_envelopes
+from tests.support.envelopes import AT, deferred_notice_envelope, digested_envelope, note_frame
+from tests.support.hostile import valid_envelopes
 
 ASK = "Why is this slow?"
 VALID = valid_envelopes()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_security_files import exposed_secret_files, secrets_in
+from tests.test_security_files import assert_no_stored_secret, exposed_secret_files, secrets_in
 
 pytestmark = pytest.mark.bus
 
@@ -105,10 +105,14 @@ def test_up_secure_runs_least_privileged_signing_organs(tmp_path: Path) -> None:
             "yielded",
             "admitted",
         ]
-        # Every file `ichor up --secure` wrote that holds a password or a seed is the owner's alone.
+        # Every file `ichor up --secure` wrote that holds a secret (a seed) is the owner's alone; the
+        # server's configuration holds public keys only.
         holding, exposed = exposed_secret_files(tmp_path / "data", secrets_in(tmp_path / "data" / "security"))
-        assert "nats-server.conf" in {path.name for path in holding}
+        assert holding and all(path.suffix == ".seed" for path in holding)
         assert exposed == []
+        [server_config] = (tmp_path / "data").rglob("nats-server.conf")
+        assert "nkey:" in server_config.read_text()
+        assert_no_stored_secret(server_config.read_text())
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
@@ -120,10 +124,13 @@ def test_up_then_ingest_prints_an_admitted_prompt(ichor_up) -> None:  # type: ig
     tail = subprocess.Popen(
         [sys.executable, "-m", "organs.cli", "tail", "--json", "--limit", "4", "--nats", url],
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
     )
-    time.sleep(1.0)  # let tail subscribe before the paste goes in
+    # tail reads from the streams' next message on: the paste goes in once it says it follows both streams.
+    assert tail.stderr is not None
+    assert [tail.stderr.readline().split()[3] for _ in range(2)] == ["ICHOR_TRACT", "ICHOR_DLQ"]
     result = ichor("ingest", str(EXAMPLE), "--nats", url, "--actor", "ana", "--json", "--timeout", "60")
     tail_out, _ = tail.communicate(timeout=30)
     hops = [json.loads(line) for line in tail_out.splitlines()]

@@ -36,7 +36,7 @@ def rss_kib(pid: int) -> int:
 
 @dataclass
 class OrganProcesses:
-    """One or more ``ichor worker`` processes per organ, killable and restartable."""
+    """One or more ``ichor worker`` processes per organ, killable and restartable; ``with`` starts and stops them."""
 
     url: str
     replicas: int = 1
@@ -49,6 +49,12 @@ class OrganProcesses:
             for replica in range(self.replicas):
                 self.spawn(organ, replica)
         return self
+
+    def __enter__(self) -> OrganProcesses:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
 
     def spawn(self, organ: str, replica: int = 0) -> None:
         self.processes[(organ, replica)] = spawn_worker(

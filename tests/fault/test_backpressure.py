@@ -23,8 +23,7 @@ async def test_a_burst_steps_down_to_shallow_then_deferred_and_is_digested_later
     tract: Tract, nats_server: EmbeddedServer
 ) -> None:
     pastes = make_pastes(800, "burst")
-    organs = OrganProcesses(nats_server.url).start()
-    try:
+    with OrganProcesses(nats_server.url) as organs:
         started = time.monotonic()
         await publish_all(tract, pastes)
         burst_published_s = time.monotonic() - started
@@ -42,8 +41,6 @@ async def test_a_burst_steps_down_to_shallow_then_deferred_and_is_digested_later
                 break
             organs.sample_rss()
             await asyncio.sleep(0.5)
-    finally:
-        organs.stop()
     result.print(
         "backpressure",
         burst_published_s=round(burst_published_s, 2),

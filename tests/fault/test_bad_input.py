@@ -29,16 +29,8 @@ from organs.runtime.bus import BusSettings, Tract
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import consumer_settled, read_envelopes, read_subject, subject_count, wait_for_count
 from tests.conftest import running_organ
-from tests.support.envelopes import AT, digested_envelope, note_frame
-from tests.support.hostile import (
-    deferred_notice_envelope,
-    msgpack_str,
-    nested_arrays,
-    paste,
-    raw_map,
-    replaced,
-    splice,
-)
+from tests.support.envelopes import AT, deferred_notice_envelope, digested_envelope, fresh_paste, note_frame
+from tests.support.hostile import msgpack_str, nested_arrays, raw_map, replaced, splice
 from tests.support.servers import small_tract
 
 ASK = "Why is this slow?"
@@ -59,7 +51,7 @@ class Bad:
 
 def bad_batch() -> list[Bad]:
     """Bad messages for every input subject; every one has distinct bytes."""
-    paste_map = raw_map(paste())
+    paste_map = raw_map(fresh_paste())
     digested = digested_envelope(goal="Why is the bus test bad?")
     yielded = yield_context(digested_envelope(goal="Why is this yield bad?"), "absorption-fault", now=AT)
     digested_map = raw_map(digested)
@@ -71,7 +63,7 @@ def bad_batch() -> list[Bad]:
             Bad(f"{organ}: empty", organ, b"" if number == 0 else b" " * number),
             Bad(f"{organ}: garbage", organ, f"\x92\xa3not an envelope for {organ}".encode()),
             Bad(f"{organ}: json", organ, f'{{"v": 1, "organ": "{organ}"}}'.encode()),
-            Bad(f"{organ}: truncated", organ, encode(paste(f"cut short for {organ}"))[:-7]),
+            Bad(f"{organ}: truncated", organ, encode(fresh_paste(f"cut short for {organ}"))[:-7]),
             Bad(
                 f"{organ}: invalid utf-8",
                 organ,
@@ -93,15 +85,15 @@ def bad_batch() -> list[Bad]:
                 msgspec.msgpack.encode(replaced(paste_map, ("payload", "kind"), f"x-{organ}")),
             ),
         ]
-    wrong_digest = paste("these bytes are not the digested ones", input_digest=digest_text("other bytes"))
-    missing_ref = paste("", text_ref=digest_text("never stored"), input_digest=digest_text("never stored"))
+    wrong_digest = fresh_paste("these bytes are not the digested ones", input_digest=digest_text("other bytes"))
+    missing_ref = fresh_paste("", text_ref=digest_text("never stored"), input_digest=digest_text("never stored"))
     batch += [
         Bad("stomach: digest does not match text", "stomach", encode(wrong_digest)),
         Bad("stomach: text_ref not in the store", "stomach", encode(missing_ref)),
         Bad("stomach: a digested envelope", "stomach", encode(digested_envelope(goal="Why send me a digest?"))),
         Bad("stomach: a deferred notice on the main subject", "stomach", encode(deferred_notice_envelope())),
         Bad("stomach: a yield", "stomach", encode(yielded)),
-        Bad("absorption: a paste", "absorption", encode(paste("a paste for absorption"))),
+        Bad("absorption: a paste", "absorption", encode(fresh_paste("a paste for absorption"))),
         Bad(
             "absorption: a yield",
             "absorption",
@@ -118,7 +110,7 @@ def bad_batch() -> list[Bad]:
             msgspec.msgpack.encode(replaced(digested_map, ("tier",), "raw")),
         ),
         # Decodable envelopes are the border's to judge: it answers them with a rejection, not a dead letter.
-        Bad("border: a paste", "border", encode(paste("a paste for the border")), "rejected"),
+        Bad("border: a paste", "border", encode(fresh_paste("a paste for the border")), "rejected"),
         Bad("border: a digest", "border", encode(digested_envelope(goal="Why skip absorption?")), "rejected"),
         Bad(
             "border: a dishonest yield",
@@ -133,7 +125,7 @@ def bad_batch() -> list[Bad]:
 
 def good_paste(n: int) -> Envelope:
     evidence = f"2026-11-29T08:00:0{n % 10}Z ERROR [api] request {n} failed: upstream timeout"
-    return paste(f"{evidence}\n\n./services/api/handler_{n}.py\n\nWhy did request {n} fail?")
+    return fresh_paste(f"{evidence}\n\n./services/api/handler_{n}.py\n\nWhy did request {n} fail?")
 
 
 def input_subject(tract: Tract, organ: str) -> str:
@@ -226,7 +218,7 @@ async def test_deep_nesting_in_an_unknown_field_is_dead_lettered_not_fatal(
 @pytest.mark.bus
 async def test_a_digest_too_large_for_a_message_is_dead_lettered_not_fatal(tmp_path: Path) -> None:
     async with small_tract(tmp_path / "small", max_payload=128 * 1024, instance="fault") as (small_settings, small):
-        oversized = paste("x\n\n" * 10_000 + ASK)  # 30 KB in; even capped at max_blocks, ~0.5 MB of digest out
+        oversized = fresh_paste("x\n\n" * 10_000 + ASK)  # 30 KB in; even capped at max_blocks, ~0.5 MB of digest out
         assert len(encode(oversized)) < 64 * 1024
         async with running_organ("stomach", small_settings, build_stomach(small_settings)):
             await publish_good(small, oversized)

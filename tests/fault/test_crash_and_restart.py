@@ -18,10 +18,9 @@ async def test_killing_each_organ_in_turn_loses_and_duplicates_nothing(
     tract: Tract, nats_server: EmbeddedServer
 ) -> None:
     pastes = make_pastes(2000, "crash")
-    organs = OrganProcesses(nats_server.url).start()
-    try:
+    recovery: list[float] = []
+    with OrganProcesses(nats_server.url) as organs:
         await publish_all(tract, pastes)
-        recovery = []
         for organ in ("stomach", "absorption", "border"):
             await wait_for_ends(tract, await ends_reached(tract) + 150, timeout=60, organs=organs)
             organs.kill(organ)
@@ -33,8 +32,6 @@ async def test_killing_each_organ_in_turn_loses_and_duplicates_nothing(
         await wait_for_ends(tract, len(pastes), timeout=240, organs=organs)
         # Give a late duplicate, if there were one, the time to show up.
         await asyncio.sleep(1)
-    finally:
-        organs.stop()
     result = await tally(tract, pastes)
     result.print("crash", recovery_s=recovery, peak_rss_kib=organs.peak_rss_kib)
     assert result.lost == 0
@@ -46,8 +43,7 @@ async def test_a_broker_restart_mid_load_loses_and_duplicates_nothing(
     tract: Tract, nats_server: EmbeddedServer
 ) -> None:
     pastes = make_pastes(1000, "broker")
-    organs = OrganProcesses(nats_server.url).start()
-    try:
+    with OrganProcesses(nats_server.url) as organs:
         await publish_all(tract, pastes)
         await wait_for_ends(tract, 200, timeout=60, organs=organs)
         nats_server.stop()
@@ -60,8 +56,6 @@ async def test_a_broker_restart_mid_load_loses_and_duplicates_nothing(
         recovery = round(time.monotonic() - stopped_at, 2)
         await wait_for_ends(tract, len(pastes), timeout=180, organs=organs)
         await asyncio.sleep(1)
-    finally:
-        organs.stop()
     result = await tally(tract, pastes)
     result.print(
         "broker_restart", recovery_s=recovery, resumed_within_s=round(resumed, 2), peak_rss_kib=organs.peak_rss_kib
@@ -72,13 +66,10 @@ async def test_a_broker_restart_mid_load_loses_and_duplicates_nothing(
 
 async def test_two_replicas_per_organ_process_nothing_twice(tract: Tract, nats_server: EmbeddedServer) -> None:
     pastes = make_pastes(1000, "replicas")
-    organs = OrganProcesses(nats_server.url, replicas=2).start()
-    try:
+    with OrganProcesses(nats_server.url, replicas=2) as organs:
         await publish_all(tract, pastes)
         elapsed = await wait_for_ends(tract, len(pastes), timeout=180, organs=organs)
         await asyncio.sleep(1)
-    finally:
-        organs.stop()
     result = await tally(tract, pastes)
     result.print(
         "scale_out",

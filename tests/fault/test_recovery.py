@@ -41,9 +41,8 @@ async def wait_for_ready_stomachs(tract: Tract, replicas: int) -> None:
 async def test_what_a_killed_stomach_held_comes_out_within_seconds(tract: Tract, nats_server: EmbeddedServer) -> None:
     pastes = make_pastes(80, "sigkill")
     main = STOMACH.consumers[0]
-    organs = OrganProcesses(nats_server.url).start()
-    organs.spawn(STOMACH.name, replica=1)
-    try:
+    with OrganProcesses(nats_server.url) as organs:
+        organs.spawn(STOMACH.name, replica=1)
         # Both replicas take their share at once; one of them dies holding it.
         await wait_for_ready_stomachs(tract, replicas=2)
         await publish_all(tract, pastes)
@@ -58,8 +57,6 @@ async def test_what_a_killed_stomach_held_comes_out_within_seconds(tract: Tract,
         await wait_for_ends(tract, len(pastes) + 1, timeout=60, organs=organs)
         all_out_s = round(time.monotonic() - killed_at, 2)
         await asyncio.sleep(1)
-    finally:
-        organs.stop()
     info = await tract.js.consumer_info(tract.subjects.tract_stream, main.durable)
     redelivered = info.delivered.consumer_seq - await subject_count(tract, main.address(tract.subjects))
     result = await tally(tract, [*pastes, *late])
@@ -81,18 +78,17 @@ async def test_a_long_digest_is_not_taken_over_by_a_second_replica(tract: Tract,
     ack_wait_s = 0.5
     # Full tier for the whole paste, so the digest is long on a quiet machine as well as a busy one.
     full_tier = {"ICHOR_SHALLOW_CHARS": str(1 << 30), "ICHOR_DEFERRED_CHARS": str(1 << 31)}
-    organs = OrganProcesses(nats_server.url, env={"ICHOR_ACK_WAIT_S": str(ack_wait_s), **full_tier}).start()
-    organs.spawn(STOMACH.name, replica=1)
-    lines = [f"2026-11-29T08:{n % 60:02d}:01Z INFO [api-{n % 13}] request {n} took {n % 97}ms" for n in range(200_000)]
-    try:
+    with OrganProcesses(nats_server.url, env={"ICHOR_ACK_WAIT_S": str(ack_wait_s), **full_tier}) as organs:
+        organs.spawn(STOMACH.name, replica=1)
+        lines = [
+            f"2026-11-29T08:{n % 60:02d}:01Z INFO [api-{n % 13}] request {n} took {n % 97}ms" for n in range(200_000)
+        ]
         started = time.monotonic()
         _, outcome = await hand_in_paste(
             tract, "\n".join(lines), origin=UserInput(actor="long-digest"), intent="Why is it slow?", timeout=120
         )
         digest_s = round(time.monotonic() - started, 2)
         await asyncio.sleep(2 * ack_wait_s)
-    finally:
-        organs.stop()
     deliveries = 0
     for consumer in STOMACH.consumers:
         info = await tract.js.consumer_info(tract.subjects.tract_stream, consumer.durable)
@@ -108,12 +104,13 @@ async def test_a_long_digest_is_not_taken_over_by_a_second_replica(tract: Tract,
 
 async def test_small_pastes_are_not_held_back_by_a_long_digest(tract: Tract, nats_server: EmbeddedServer) -> None:
     # The long paste is digested in full on the main consumer, beside the small ones.
-    organs = OrganProcesses(
+    with OrganProcesses(
         nats_server.url, env={**FAULT_ENV, "ICHOR_DEFERRED_CHARS": "100000000", "ICHOR_SHALLOW_CHARS": "100000000"}
-    ).start()
-    lines = [f"2026-11-29T08:{n % 60:02d}:01Z INFO [api-{n % 13}] request {n} took {n % 97}ms" for n in range(150_000)]
-    small = make_pastes(40, "beside-long")
-    try:
+    ) as organs:
+        lines = [
+            f"2026-11-29T08:{n % 60:02d}:01Z INFO [api-{n % 13}] request {n} took {n % 97}ms" for n in range(150_000)
+        ]
+        small = make_pastes(40, "beside-long")
         await wait_for_ready_stomachs(tract, replicas=1)
         started = time.monotonic()
         long_digest = asyncio.create_task(
@@ -125,8 +122,6 @@ async def test_small_pastes_are_not_held_back_by_a_long_digest(tract: Tract, nat
         await long_digest
         long_s = round(time.monotonic() - started, 2)
         await asyncio.sleep(1)
-    finally:
-        organs.stop()
     result = await tally(tract, small)
     result.print("long_digest_beside_small", small_all_out_s=small_out_s, long_digest_s=long_s)
     assert result.lost == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -24,7 +23,7 @@ from organs.operations.supervisor import spawn_worker
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.server import EmbeddedServer
 from organs.secretion import paste_envelope
-from organs.signing import Signer
+from organs.signing import Signer, seal_paste
 from organs.stomach import ingest_paste
 from organs.stomach.worker import digest_paste
 from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
@@ -40,22 +39,23 @@ async def connect_as(url: str, directory: Path, user: str, errors: list[str]) ->
     async def record(error: Exception) -> None:
         errors.append(str(error))
 
-    settings = BusSettings(url=url, user=user, password=environment["ICHOR_NATS_PASSWORD"], provision=False)
+    settings = BusSettings(url=url, user=user, nkey_file=environment["ICHOR_NATS_NKEY_FILE"], provision=False)
     return await connect(settings, name=f"test-{user}", error_cb=record)
 
 
 async def provisioned_with_organs(
-    url: str, directory: Path, workers: list[subprocess.Popen[bytes]], errors: list[str]
+    url: str,
+    directory: Path,
+    workers: list[subprocess.Popen[bytes]],
+    errors: list[str],
+    extra_env: dict[str, str] | None = None,
 ) -> Tract:
     """Provision as admin, then start each organ as its own least-privileged user; returns the admin."""
     admin = await connect_as(url, directory, "admin", errors)
     await provision(admin)
     for organ in ORGAN_NAMES:
-        workers.append(
-            spawn_worker(
-                organ, url, env=organ_environment(directory, organ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-            )
-        )
+        environment = {**organ_environment(directory, organ), **(extra_env or {})}
+        workers.append(spawn_worker(organ, url, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
     return admin
 
 
@@ -92,10 +92,9 @@ async def test_organs_with_least_privilege_deliver_a_signed_prompt(secured) -> N
         worker.send_signal(signal.SIGTERM)
     output = "".join(worker.communicate(timeout=30)[0].decode() for worker in workers)
     workers.clear()
-    passwords = json.loads((directory / "credentials.json").read_text()).values()
     seeds = [path.read_text().strip() for path in (directory / "seeds").iterdir()]
     assert "envelope.handled" in output
-    assert not [secret for secret in [*passwords, *seeds] if secret in output]
+    assert not [secret for secret in seeds if secret in output]
     await host.nc.close()
     await admin.nc.close()
 
@@ -153,9 +152,10 @@ async def test_a_forged_yield_from_a_client_with_publish_rights_is_rejected(secu
         await tract.nc.close()
 
 
-def report(attack: str, outcome: str) -> None:
-    """One line of the security scenario: refused at the door / rejected with reason / admitted."""
-    print(f"[security] {attack}: {outcome}")
+def report(finding: int, attack: str, outcome: str) -> None:
+    """One row of the security scenario: the issue's finding, the attack, and refused at the door /
+    rejected with reason / admitted (run with ``-s`` and keep the ``[security]`` lines for the table)."""
+    print(f"[security] #{finding} | {attack} | {outcome}")
 
 
 async def test_no_user_reads_or_injects_into_anothers_replies_or_pull_deliveries(secured) -> None:  # type: ignore[no-untyped-def]
@@ -194,7 +194,7 @@ async def test_no_user_reads_or_injects_into_anothers_replies_or_pull_deliveries
             if victim != attacker:
                 assert f'subscription to "_inbox_{victim}.>"' in refused, (attacker, victim, refused)
                 assert f'publish to "_inbox_{victim}.injected"' in refused, (attacker, victim, refused)
-        report(f"{attacker} reads or injects into other users' inboxes", "refused at the door")
+        report(1, f"{attacker} reads or injects into other users' inboxes", "refused at the door")
     assert leaked == []
     assert not errors, errors
     for tract in (*connections, host, admin):
@@ -222,7 +222,7 @@ async def test_no_one_but_the_stomach_rewrites_evidence_and_readers_refuse_what_
     await asyncio.sleep(0.3)
     assert "permissions violation for publish" in " ".join(host_errors).lower()
     assert decode_frame_record((await index.get(key)).value or b"") == record
-    report("host rewrites a frame record", "refused at the door")
+    report(4, "host rewrites a frame record", "refused at the door")
 
     # Evidence rewritten behind the stomach's back (here by the admin) is an error to every reader, never output.
     await index.put(key, msgspec.msgpack.encode(forged))
@@ -241,7 +241,7 @@ async def test_no_one_but_the_stomach_rewrites_evidence_and_readers_refuse_what_
         timeout=60,
     )
     assert shown.returncode != 0 and forged_text not in shown.stdout, shown
-    report("a rewritten frame record is served", "rejected with reason (frame hashes differ)")
+    report(4, "a frame record rewritten behind the stomach's back is served", "rejected with reason (hashes to)")
     for tract in (host, admin):
         await tract.nc.close()
 
@@ -273,34 +273,40 @@ async def test_a_replayed_admission_is_rejected_as_replay_whenever_it_comes(secu
     await asyncio.sleep(0.3)
     assert await subject_count(admin, admin.subjects.brain_in) == 1
     assert seen_by_plain_subscriber == []
-    report("an admitted yield replayed inside the duplicate window without Nats-Msg-Id", "rejected with reason replay")
-    report("an admitted yield replayed after the duplicate window", "rejected with reason replay")
+    report(
+        3, "an admitted yield replayed inside the duplicate window without Nats-Msg-Id", "rejected with reason replay"
+    )
+    report(3, "an admitted yield replayed after the duplicate window", "rejected with reason replay")
     assert not errors, errors
     for tract in (absorption, host, admin):
         await tract.nc.close()
 
 
-def signed_yields(directory: Path, count: int, actor: str) -> list[Envelope]:
-    """``count`` distinct pastes from ``actor``, digested and yielded as the organs would, with their seeds."""
-    seeds = {organ: (directory / "seeds" / f"{organ}.seed").read_text().strip() for organ in ("stomach", "absorption")}
+def signed_yields(directory: Path, actors: list[str]) -> list[Envelope]:
+    """One paste from each of ``actors``, sealed by the host, digested and yielded as the organs would,
+    with their seeds."""
+    seeds = {user: (directory / "seeds" / f"{user}.seed").read_text().strip() for user in ("stomach", "absorption")}
     stomach, absorption = (Signer.from_seed(organ, seed) for organ, seed in seeds.items())
+    host = Signer.from_file("host", directory / "seeds" / "host.seed")
     bundle = ingest_paste(EXAMPLE)
     yields = []
-    for _ in range(count):
+    for actor in actors:
         paste = paste_envelope(EXAMPLE, origin=UserInput(actor=actor), source="test", instance="t", now=utc_now())
+        paste = seal_paste(paste, host)
         digested = digest_paste(paste, bundle, instance="s1", signer=stomach, now=utc_now())
         yields.append(yield_context(digested, "a1", signer=absorption, now=utc_now()))
     return yields
 
 
-async def test_two_border_replicas_admit_the_configured_rate_for_one_actor_not_double(secured) -> None:  # type: ignore[no-untyped-def]
+async def test_two_border_replicas_admit_the_configured_rate_for_one_user_not_double(secured) -> None:  # type: ignore[no-untyped-def]
     server, directory, workers = secured
     errors: list[str] = []
     admin = await connect_as(server.url, directory, "admin", errors)
     await provision(admin)
-    rate = {"ICHOR_BORDER_RATE": "5", "ICHOR_BORDER_RATE_WINDOW_S": "3600"}
+    # One user (the host's key) under twelve actor names: the user's rate holds, whatever names it gives.
+    rate = {"ICHOR_BORDER_SENDER_RATE": "5", "ICHOR_BORDER_RATE": "5", "ICHOR_BORDER_RATE_WINDOW_S": "3600"}
     absorption = await connect_as(server.url, directory, "absorption", errors)
-    sent = signed_yields(directory, 12, actor="alice")
+    sent = signed_yields(directory, [f"actor-{n}" for n in range(12)])
     # One replica takes the first half, another (started after the first stopped) the second: with
     # buckets in each replica's memory the second would admit 5 more.
     for replica, half in enumerate((sent[:6], sent[6:])):
@@ -332,8 +338,11 @@ async def test_two_border_replicas_admit_the_configured_rate_for_one_actor_not_d
         for reason in envelope.payload.reasons  # type: ignore[union-attr]
     }
     assert reasons == {"rate.limited"}
-    print(f"[security] two border replicas, rate 5 per actor, 12 envelopes: {admitted} admitted, {rejected} rejected")
-    report("N border replicas admit N times the rate", "rejected with reason rate.limited beyond the shared rate")
+    report(
+        5,
+        f"two border replicas, one sender at rate 5, 12 envelopes: {admitted} admitted, {rejected} rejected",
+        "rejected with reason rate.limited beyond the shared rate",
+    )
     assert not errors, errors
     for tract in (absorption, admin):
         await tract.nc.close()

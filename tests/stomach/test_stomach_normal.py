@@ -35,6 +35,7 @@ from tests.support.honesty import assert_bundle_honest
     ],
 )
 def test_the_normal_form_is_what_a_terminal_shows(received: str, shown: str) -> None:
+    assert normal_form(shown) is shown, "what a terminal shows holds no controls left to apply"
     assert normal_form(received) == shown
 
 

@@ -4,10 +4,13 @@ break one thing at a time with ``msgspec.structs.replace``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from envelopes.ids import digest_text
 from envelopes.types import (
     SCHEMA_VERSION,
     AnyProvenance,
+    DeferredNotice,
     DegradationTier,
     Digested,
     Envelope,
@@ -25,7 +28,9 @@ from organs.secretion import paste_envelope, secrete
 __all__ = [
     "AT",
     "HOST",
+    "deferred_notice_envelope",
     "digested_envelope",
+    "fresh_paste",
     "host_paste",
     "note_frame",
     "reference_frame",
@@ -104,6 +109,31 @@ def host_paste(text: str = "paste", origin: AnyProvenance = HOST) -> Envelope:
         trace=_TRACE,
         created_at=AT,
         payload=Paste(text=text),
+    )
+
+
+def fresh_paste(text: str = "the build failed at step 3\n\nWhy does the build fail?", **fields: Any) -> Envelope:
+    """A paste as a host hands it in (``organs.secretion.paste_envelope``): a fresh id on every call.
+    ``fields`` are the paste's optional ones (``intent``, ``budget_tokens``, ``input_digest``, ...)."""
+    return paste_envelope(
+        text, origin=UserInput(actor="fresh"), source="test-host", instance="t", **{"now": AT, **fields}
+    )
+
+
+def deferred_notice_envelope() -> Envelope:
+    """The stomach's note to itself that a paste was deferred, as its worker secretes one."""
+    parent = fresh_paste()
+    notice = DeferredNotice(paste_ref=digest_text("nowhere"), deferred_envelope_id=parent.id)
+    return secrete(
+        parent,
+        organ="stomach",
+        instance="stomach-1",
+        dest="stomach",
+        payload=notice,
+        stages=(),
+        tier="deferred",
+        role="x",
+        now=AT,
     )
 
 

@@ -15,11 +15,9 @@ import msgspec
 from hypothesis import strategies as st
 
 from envelopes.codec import encode
-from envelopes.ids import digest_text
-from envelopes.types import DeferredNotice, Envelope, UserInput
+from envelopes.types import Envelope
 from organs.absorption.core import yield_context
-from organs.secretion import paste_envelope, secrete
-from tests.support.envelopes import AT, digested_envelope
+from tests.support.envelopes import AT, digested_envelope, fresh_paste
 
 # A marker string that cannot occur in a real envelope: it is encoded, then its
 # msgpack bytes are swapped for raw bytes that no encoder would ever write.
@@ -34,32 +32,15 @@ PROVENANCE_TAGS = ("user_input", "external", "system_internal", "organ_secretion
 # --- valid envelopes and their raw maps -------------------------------------------------
 
 
-def paste(text: str = "the build failed at step 3\n\nWhy does the build fail?", **kwargs: Any) -> Envelope:
-    return paste_envelope(
-        text, origin=UserInput(actor="fuzz"), source="fault-suite", instance="f", **{"now": AT, **kwargs}
-    )
-
-
-def deferred_notice_envelope() -> Envelope:
-    parent = paste()
-    notice = DeferredNotice(paste_ref=digest_text("nowhere"), deferred_envelope_id=parent.id)
-    return secrete(
-        parent,
-        organ="stomach",
-        instance="f",
-        dest="stomach",
-        payload=notice,
-        stages=(),
-        tier="deferred",
-        role="x",
-        now=AT,
-    )
-
-
 def valid_envelopes() -> list[Envelope]:
     """One envelope of every kind a worker may receive, built the way organs build them."""
     digested = digested_envelope()
-    return [paste(), paste("x", intent="why?", budget_tokens=0), digested, yield_context(digested, "f", now=AT)]
+    return [
+        fresh_paste(),
+        fresh_paste("x", intent="why?", budget_tokens=0),
+        digested,
+        yield_context(digested, "f", now=AT),
+    ]
 
 
 def raw_map(envelope: Envelope) -> dict[str, Any]:
