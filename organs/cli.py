@@ -8,11 +8,13 @@
     ichor mcp [--http PORT] [--host ADDR]
     ichor tail [--json] [--limit N]
     ichor status [--json]
+    ichor dlq {ls|show ID|replay ID|purge} [--organ ORGAN]
     ichor schema
     ichor asyncapi
 
 Exit codes: 0 success, 1 an error, 2 bad usage, 3 a timeout waiting on the
-tract, 4 the paste was rejected by the border, 5 an organ is missing or not ready.
+tract, 4 the paste was rejected by the border, 5 an organ is missing or not ready,
+6 the server refuses writes (JetStream down, a stream at its limit, storage exhausted).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any, TypeVar, get_args
 
 import msgspec
 import nats.errors
+import nats.js.errors
 from nats.micro.service import ServiceStats
 
 from envelopes.codec import encode_json, envelope_schema
@@ -109,6 +112,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         bus,
         _organ_builder(args.organ, bus, args.settings),
         warm_up=lambda: counter_for(encoding).describe(),
+        health=None if args.settings.metrics_port is None else (args.settings.metrics_host, args.settings.metrics_port),
     )
     return 0
 
@@ -143,6 +147,10 @@ def cmd_up(args: argparse.Namespace) -> int:
         nats_url = server.url
         log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid, secure=args.secure)
     environments = {organ: organ_environment(security_dir, organ) for organ in ORGAN_NAMES} if args.secure else {}
+    if args.settings.metrics_port is not None:
+        # Each worker its own port: the base plus the organ's place in the tract (stomach +0, absorption +1, border +2).
+        for index, organ in enumerate(ORGAN_NAMES):
+            environments.setdefault(organ, {})["ICHOR_METRICS_PORT"] = str(args.settings.metrics_port + index)
     supervisor = Supervisor(nats_url, log, environments, log_level=args.settings.log_level)
     try:
         if args.secure:
@@ -431,6 +439,17 @@ def cmd_tail(args: argparse.Namespace) -> int:
 # --- ichor status --------------------------------------------------------------
 
 EXIT_NOT_READY = 5
+EXIT_REFUSED = 6
+
+
+async def _storage_problems(settings: BusSettings) -> list[str]:
+    from organs.operations.storage import storage_problems
+
+    tract = await connect(settings, name="ichor-status", persistent=False)
+    try:
+        return await storage_problems(tract)
+    finally:
+        await tract.nc.close()
 
 
 async def _gather_stats(settings: BusSettings, wait: float) -> list[ServiceStats]:
@@ -474,8 +493,21 @@ def cmd_status(args: argparse.Namespace) -> int:
     missing = [organ for organ in ORGAN_NAMES if organ not in ready]
     if missing:
         print(f"ichor status: not ready or missing: {', '.join(missing)}", file=sys.stderr)
-        return EXIT_NOT_READY
-    return 0
+    from organs.operations.storage import organ_refusals
+
+    problems = asyncio.run(_storage_problems(_bus(args)))
+    problems += organ_refusals({reply.id: reply.metadata for reply in organs})
+    for problem in problems:
+        print(f"ichor status: {problem}", file=sys.stderr)
+    if problems:
+        return EXIT_REFUSED
+    return EXIT_NOT_READY if missing else 0
+
+
+def cmd_dlq(args: argparse.Namespace) -> int:
+    from organs.operations.dlq_command import run_dlq
+
+    return run_dlq(args, _bus(args))
 
 
 def cmd_asyncapi(_: argparse.Namespace) -> int:
@@ -571,6 +603,10 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true")
     status.add_argument("--wait", type=float, default=0.5, help="seconds to collect replies")
 
+    from organs.operations.dlq_command import add_dlq_arguments
+
+    add_dlq_arguments(command("dlq", cmd_dlq, "list, show, replay or purge dead letters"))
+
     command("schema", cmd_schema, "print the JSON Schema of the envelope")
     command("asyncapi", cmd_asyncapi, "print the AsyncAPI 3.0 document of the tract")
     return parser
@@ -613,6 +649,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (OSError, UnicodeDecodeError) as error:
         print(f"ichor {args.command}: {error}", file=sys.stderr)
+        return 1
+    except nats.js.errors.APIError as error:
+        # A write the server refused (a stream at its limit, storage exhausted) or a request it turned down.
+        from organs.runtime.refusals import describe_bus_error
+
+        print(f"ichor {args.command}: {describe_bus_error(error)}", file=sys.stderr)
         return 1
 
 

@@ -65,6 +65,19 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     ack_wait_s: PositiveSeconds = 3.0
     # Deliveries of one input before it is dead-lettered, a crash of its worker included.
     max_deliver: Annotated[int, msgspec.Meta(ge=2, le=20)] = 6
+    # What the server keeps (0: no limit); a limit refuses new writes, never drops stored ones.
+    tract_max_bytes: NonNegative = 1 << 30
+    dlq_max_bytes: NonNegative = 256 << 20
+    dlq_max_age_s: NonNegative = 30 * 24 * 3600
+    frames_max_bytes: NonNegative = 1 << 30
+    raw_max_bytes: NonNegative = 256 << 20
+    index_max_bytes: NonNegative = 64 << 20
+    store_max_age_s: NonNegative = 30 * 24 * 3600
+    # A worker serves /healthz, /readyz and /metrics here (unset: no server); ``ichor up`` gives
+    # its workers this port plus their index in the tract (stomach +0, absorption +1, border +2).
+    metrics_port: Annotated[int, msgspec.Meta(ge=1, le=65533)] | None = None
+    # Where that server listens: loopback unless told (a container sets 0.0.0.0 for its scraper).
+    metrics_host: Word = "127.0.0.1"
     instance: Word | None = None
     nats_user: Word | None = None
     nats_password: str | None = None

@@ -10,7 +10,8 @@ import msgspec
 from nats.js.errors import NotFoundError
 
 from envelopes.codec import DecodeError, decode
-from envelopes.types import Admitted, Digested, Envelope, Paste, Rejected, Yield
+from envelopes.types import Envelope
+from organs.runtime import metrics
 from organs.runtime.bus import Tract
 from organs.runtime.stream_reader import follow_stream
 from organs.stomach.redact import scrub_secrets
@@ -40,22 +41,6 @@ def _origin(envelope: Envelope) -> str:
     return f"{origin['kind']}:{label}"
 
 
-def _tokens(envelope: Envelope) -> tuple[int | None, int | None, str]:
-    payload = envelope.payload
-    match payload:
-        case Paste():
-            return None, None, "submitted"
-        case Digested():
-            return sum(f.full_tokens for f in payload.frames), sum(f.token_cost for f in payload.frames), "digested"
-        case Yield():
-            return sum(f.full_tokens for f in payload.frames), payload.meta.actual_cost, "yielded"
-        case Admitted():
-            return payload.meta.actual_cost, payload.prompt.tokens, "admitted"
-        case Rejected():
-            return (payload.meta.actual_cost if payload.meta else None), 0, "rejected"
-    return None, None, envelope.kind
-
-
 def _unread_line(at: str, hop: str, kind: str, reason: str) -> TailLine:
     """A line for a message with no envelope to read (a dead letter, undecodable bytes): its kind is its outcome."""
     return TailLine(
@@ -82,7 +67,7 @@ def describe(subject: str, data: bytes, headers: dict[str, str] | None, prefix: 
         envelope = decode(data)
     except DecodeError as error:
         return _unread_line("", hop, "undecodable", str(error))
-    tokens_in, tokens_out, outcome = _tokens(envelope)
+    tokens_in, tokens_out, outcome = metrics.tokens_of(envelope)
     return TailLine(
         at=envelope.created_at,
         hop=hop,

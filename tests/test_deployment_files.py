@@ -89,3 +89,25 @@ def test_ci_calls_the_readme_test_command() -> None:
     assert "make test" in (ROOT / ".ci" / "run").read_text()
     readme = (ROOT / "README.md").read_text()
     assert "make test" in readme and "make run" in readme
+
+
+def test_every_organ_service_is_health_checked_on_its_metrics_port() -> None:
+    from organs.settings import Settings
+
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    nats_check = services["nats"]["healthcheck"]["test"]
+    assert nats_check[0] == "CMD" and "8222/healthz" in nats_check[-1]
+    assert "8222" in services["nats"]["command"], "the check asks the server's monitoring port"
+    for organ in ORGAN_NAMES:
+        for name in (organ, f"{organ}-c", f"{organ}-s"):
+            service = services[name]
+            environment = {**service.get("environment", {})}
+            # The settings the organ reads accept what compose gives it.
+            settings = Settings.from_environ({key: str(value) for key, value in environment.items()})
+            assert settings.metrics_port is not None and settings.metrics_host == "0.0.0.0", name
+            check = service["healthcheck"]["test"]
+            assert check[:3] == ["CMD", "python", "-c"], name
+            assert f"127.0.0.1:{settings.metrics_port}/readyz" in check[3], name
+            compile(check[3], name, "exec")
+    assert services["stomach"]["depends_on"]["nats"]["condition"] == "service_healthy"
+

@@ -48,6 +48,15 @@ BAD_VALUES = {
     "ICHOR_FRAME_TOOLS": "get_frame,rm_rf",
     "ICHOR_SESSION_TTL_S": "0",
     "ICHOR_FAULT_KILL_BEFORE_ACK": "maybe",
+    "ICHOR_TRACT_MAX_BYTES": "-1",
+    "ICHOR_DLQ_MAX_BYTES": "1GB",
+    "ICHOR_DLQ_MAX_AGE_S": "forever",
+    "ICHOR_FRAMES_MAX_BYTES": "2.5",
+    "ICHOR_RAW_MAX_BYTES": "lots",
+    "ICHOR_INDEX_MAX_BYTES": "-64",
+    "ICHOR_STORE_MAX_AGE_S": "-1",
+    "ICHOR_METRICS_PORT": "70000",
+    "ICHOR_METRICS_HOST": "two words",
 }
 FREE_TEXT = {
     "ICHOR_NATS_PASSWORD",

@@ -22,7 +22,9 @@ from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFo
 from nats.js.kv import KeyValue
 
 from envelopes.subjects import Subjects
-from organs.errors import BusUnavailableError
+from organs.errors import BusUnavailableError, ConfigError
+from organs.runtime.limits import StoreLimits, apply_bucket_limits, object_store_config, stream_limits
+from organs.runtime.refusals import RefusalAwareJetStream, refusal_of
 from organs.settings import Settings, redelivery_backoff_s
 
 __all__ = [
@@ -77,6 +79,7 @@ class BusSettings:
     provision: bool = True
     kill_before_ack: bool = False
     kill_on: bytes | None = None
+    limits: StoreLimits = field(default_factory=StoreLimits)
 
     @property
     def redelivery_backoff_s(self) -> tuple[float, ...]:
@@ -100,6 +103,15 @@ class BusSettings:
             provision=settings.provision,
             kill_before_ack=settings.fault_kill_before_ack,
             kill_on=settings.fault_kill_on.encode() if settings.fault_kill_on else None,
+            limits=StoreLimits(
+                tract_max_bytes=settings.tract_max_bytes,
+                dlq_max_bytes=settings.dlq_max_bytes,
+                dlq_max_age_s=float(settings.dlq_max_age_s),
+                frames_max_bytes=settings.frames_max_bytes,
+                raw_max_bytes=settings.raw_max_bytes,
+                index_max_bytes=settings.index_max_bytes,
+                store_max_age_s=float(settings.store_max_age_s),
+            ),
         )
 
 
@@ -155,7 +167,7 @@ async def connect(settings: BusSettings, name: str, *, persistent: bool = True, 
     except (nats.errors.NoServersError, OSError, TimeoutError) as error:
         cause = errors[-1] if errors else str(error)
         raise BusUnavailableError(f"cannot connect to {settings.url}: {cause}") from error
-    return Tract(nc=nc, js=nc.jetstream(timeout=10), settings=settings)
+    return Tract(nc=nc, js=RefusalAwareJetStream(nc, timeout=10), settings=settings)
 
 
 async def _ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> None:
@@ -181,7 +193,13 @@ async def provision(tract: Tract, *, patience_s: float = 60.0) -> None:
         try:
             await _provision_once(tract)
             return
-        except (TimeoutError, nats.errors.TimeoutError, nats.errors.NoRespondersError, APIError):
+        except (TimeoutError, nats.errors.TimeoutError, nats.errors.NoRespondersError, APIError) as error:
+            refusal = refusal_of(error)
+            if refusal is not None and refusal.cause == "server.storage_reservation":
+                raise ConfigError(
+                    f"the server refused the tract's limits: {refusal}; lower the ICHOR_*_MAX_BYTES settings "
+                    "or give the server more storage"
+                ) from error
             if time.monotonic() > deadline:
                 raise
             await asyncio.sleep(0.5)
@@ -199,6 +217,7 @@ async def _provision_once(tract: Tract) -> None:
             duplicate_window=settings.duplicate_window_s,
             max_age=settings.max_age_s,
             num_replicas=settings.replicas,
+            **stream_limits(settings.limits.tract_max_bytes),
         ),
     )
     await _ensure_stream(
@@ -210,16 +229,20 @@ async def _provision_once(tract: Tract) -> None:
             retention=api.RetentionPolicy.LIMITS,
             duplicate_window=settings.duplicate_window_s,
             num_replicas=settings.replicas,
+            **stream_limits(settings.limits.dlq_max_bytes, settings.limits.dlq_max_age_s),
         ),
     )
-    try:
-        await js.object_store(subjects.frames_bucket)
-    except BucketNotFoundError:
-        await js.create_object_store(subjects.frames_bucket, storage=api.StorageType.FILE, replicas=settings.replicas)
-    try:
-        await js.object_store(subjects.raw_bucket)
-    except BucketNotFoundError:
-        await js.create_object_store(subjects.raw_bucket, storage=api.StorageType.FILE, replicas=settings.replicas)
+    limits = settings.limits
+    for bucket, max_bytes in (
+        (subjects.frames_bucket, limits.frames_max_bytes),
+        (subjects.raw_bucket, limits.raw_max_bytes),
+    ):
+        try:
+            await js.object_store(bucket)
+        except BucketNotFoundError:
+            await js.create_object_store(
+                bucket, config=object_store_config(bucket, max_bytes, limits.store_max_age_s, settings.replicas)
+            )
     try:
         await js.object_store(subjects.uploads_bucket)
     except BucketNotFoundError:
@@ -231,8 +254,14 @@ async def _provision_once(tract: Tract) -> None:
         await js.key_value(subjects.frame_index_bucket)
     except BucketNotFoundError:
         await js.create_key_value(
-            bucket=subjects.frame_index_bucket, storage=api.StorageType.FILE, replicas=settings.replicas, history=1
+            bucket=subjects.frame_index_bucket,
+            storage=api.StorageType.FILE,
+            replicas=settings.replicas,
+            history=1,
+            max_bytes=limits.index_max_bytes or -1,
+            ttl=limits.store_max_age_s or None,
         )
+    await apply_bucket_limits(js, subjects, limits)
 
 
 async def open_key_value(tract: Tract, name: str, ttl_s: float) -> KeyValue:

@@ -46,7 +46,9 @@ async def register_service(
     def metadata() -> dict[str, str]:
         bound = all(worker.bound for worker in workers())
         ready = "true" if nc.is_connected and bound else "false"
-        return {**(facts or {}), "organ": organ, "instance": instance, "ready": ready}
+        # The server's last refusal of a write, for ``ichor status`` to name.
+        refusal = next((worker.stats.last_refusal for worker in workers() if worker.stats.last_refusal), "")
+        return {**(facts or {}), "organ": organ, "instance": instance, "ready": ready, "refusal": refusal}
 
     def endpoint_stats(worker: Worker) -> EndpointStats:
         stats = worker.stats

@@ -15,6 +15,7 @@ import nats.errors
 
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.discovery import register_service
+from organs.runtime.health import HealthServer, OrganProbes
 from organs.runtime.logs import get_logger
 from organs.runtime.worker import Worker, WorkerSpec
 
@@ -111,16 +112,31 @@ async def _unless_stopped(stop: asyncio.Event, work: Awaitable[_T]) -> _T | None
 
 
 def run_organ(
-    organ: str, settings: BusSettings, build: OrganBuilder, warm_up: Callable[[], Mapping[str, str]] | None = None
+    organ: str,
+    settings: BusSettings,
+    build: OrganBuilder,
+    warm_up: Callable[[], Mapping[str, str]] | None = None,
+    health: tuple[str, int] | None = None,
 ) -> None:
-    """The process entry of ``ichor worker``: SIGTERM or SIGINT stops it within seconds, in any state."""
+    """The process entry of ``ichor worker``: SIGTERM or SIGINT stops it within seconds, in any state.
+
+    With ``health`` (host, port), ``/healthz``, ``/readyz`` and ``/metrics`` are served there from the start.
+    """
 
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
-        workers = await serve_organ(organ, settings, build, stop, warm_up=warm_up)
+        probes = OrganProbes(organ)
+        server = None
+        if health is not None:
+            server = await HealthServer(organ, *health, ready=probes.readiness, metrics=probes.scrape).start()
+        try:
+            workers = await serve_organ(organ, settings, build, stop, on_ready=probes.attach, warm_up=warm_up)
+        finally:
+            if server is not None:
+                await server.close()
         if any(worker.abandoned for worker in workers):
             # An abandoned digest still runs on a thread that cannot be interrupted, and the
             # interpreter would wait for it at exit; its input is nak'ed already, so leave now.

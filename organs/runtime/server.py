@@ -71,9 +71,12 @@ class EmbeddedServer:
         server_name: str | None = None,
         ready_timeout: float = 20.0,
         binary: str | None = None,
+        max_file_store: int | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.binary = binary
+        # The server's own storage limit (unset: three quarters of the free disk), for the storage fault tests.
+        self.max_file_store = max_file_store
         self.host = host
         self.port = port
         self.max_payload = max_payload
@@ -98,12 +101,13 @@ class EmbeddedServer:
     def _write_config(self) -> Path:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         name_line = f"server_name: {self.server_name}\n" if self.server_name else ""
+        store_limit = f"  max_file_store: {self.max_file_store}\n" if self.max_file_store else ""
         config = (
             f"{name_line}"
             f"host: {self.host}\n"
             f"port: {self.port if self.port else -1}\n"
             f"max_payload: {self.max_payload}\n"
-            f"jetstream {{\n  store_dir: {str(self.data_dir / 'jetstream')!r}\n}}\n"
+            f"jetstream {{\n  store_dir: {str(self.data_dir / 'jetstream')!r}\n{store_limit}}}\n"
             f"{self.extra_config}\n"
         )
         path = self.data_dir / "nats-server.conf"

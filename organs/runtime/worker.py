@@ -34,6 +34,7 @@ from envelopes.types import Envelope
 from organs.errors import PoisonError, TransientError
 from organs.runtime.bus import Tract
 from organs.runtime.logs import envelope_fields, get_logger
+from organs.runtime.refusals import describe_bus_error, refusal_of
 from organs.runtime.tracing import hop_span
 from organs.stomach.redact import scrub_secrets
 
@@ -42,6 +43,7 @@ __all__ = [
     "Delivery",
     "Handler",
     "Output",
+    "SettledObserver",
     "Worker",
     "WorkerSpec",
     "WorkerStats",
@@ -112,6 +114,8 @@ class Delivery:
 
 
 Handler = Callable[[Envelope, Delivery], Awaitable[Sequence[Output]]]
+SettledObserver = Callable[[Envelope, Sequence[Output], float], None]
+"""Told of each input settled (acked): the input, the outputs it gave, the seconds it took."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,8 @@ class WorkerStats:
     total_ms: float = 0.0
     last_error: str = ""
     last_pending: int = 0
+    last_refusal: str = ""
+    """The server's refusal of this worker's last write, until a write succeeds again ("" when none)."""
 
     @property
     def average_ms(self) -> float:
@@ -184,6 +190,7 @@ class Worker:
         self.spec = spec
         self.stats = WorkerStats()
         self.log = get_logger(spec.organ)
+        self.on_settled: SettledObserver | None = None
         self.bound = False
         self.abandoned = 0
         self._resubscribe = asyncio.Event()
@@ -296,8 +303,8 @@ class Worker:
         try:
             handled = await self._handle(msg, started)
             if handled is not None:
-                envelope, futures = handled
-                await self._settle(msg, envelope, futures, started)
+                envelope, outputs, futures = handled
+                await self._settle(msg, envelope, futures, started, outputs)
         except Exception as error:
             # Whatever slipped past the handling above, the worker lives on and the
             # input comes back after its ack wait; it is never acked, so never lost.
@@ -305,7 +312,9 @@ class Worker:
             self.stats.last_error = scrub_secrets(f"unexpected {type(error).__name__}: {error}")
             self.log.exception("envelope.unexpected_error", outcome="unacked", error=repr(error))
 
-    async def _handle(self, msg: Msg, started: float) -> tuple[Envelope, list[asyncio.Future[Any]]] | None:
+    async def _handle(
+        self, msg: Msg, started: float
+    ) -> tuple[Envelope, Sequence[Output], list[asyncio.Future[Any]]] | None:
         delivered, limit = msg.metadata.num_delivered, self.tract.settings.max_deliver
         if delivered >= limit:
             # The server gives no delivery after this one; an input that killed its worker on every
@@ -335,7 +344,7 @@ class Worker:
             with hop_span(self.spec.organ, envelope):
                 outputs = await self.spec.handle(envelope, delivery)
         except BUS_ERRORS as error:
-            await self._retry(msg, envelope, f"transient: {error!r}", started)
+            await self._retry(msg, envelope, f"transient: {describe_bus_error(error)}", started, error)
             return None
         except PoisonError as error:
             await self._poison(msg, envelope, str(error), started)
@@ -357,15 +366,22 @@ class Worker:
                 for output in outputs
             ]
         except BUS_OR_STALL_ERRORS as error:
-            await self._retry(msg, envelope, f"publish failed: {error!r}", started)
+            await self._retry(msg, envelope, f"publish failed: {describe_bus_error(error)}", started, error)
             return None
         except nats.errors.MaxPayloadError as error:
             # The same input always yields the same too-large output: no retry can help.
             await self._poison(msg, envelope, f"output larger than the server's max payload: {error}", started)
             return None
-        return envelope, futures
+        return envelope, outputs, futures
 
-    async def _settle(self, msg: Msg, envelope: Envelope, futures: list[asyncio.Future[Any]], started: float) -> None:
+    async def _settle(
+        self,
+        msg: Msg,
+        envelope: Envelope,
+        futures: list[asyncio.Future[Any]],
+        started: float,
+        outputs: Sequence[Output] = (),
+    ) -> None:
         try:
             await asyncio.wait_for(asyncio.gather(*futures), timeout=CONFIRM_TIMEOUT_S)
             # Fault injection for the crash tests: die after the outputs are stored but
@@ -374,19 +390,29 @@ class Worker:
                 os.kill(os.getpid(), signal.SIGKILL)
             await msg.ack_sync(timeout=CONFIRM_TIMEOUT_S)
         except BUS_OR_API_ERRORS as error:
-            await self._retry(msg, envelope, f"publish or ack not confirmed: {error!r}", started)
+            await self._retry(
+                msg, envelope, f"publish or ack not confirmed: {describe_bus_error(error)}", started, error
+            )
             return
+        self.stats.last_refusal = ""
         duration_ms = (time.perf_counter() - started) * 1000
         self.stats.processed += 1
         self.stats.total_ms += duration_ms
+        if self.on_settled is not None:
+            self.on_settled(envelope, outputs, duration_ms / 1000)
         self.log.info(
             "envelope.handled", **envelope_fields(envelope), outcome="forwarded", duration_ms=round(duration_ms, 3)
         )
 
-    async def _retry(self, msg: Msg, envelope: Envelope | None, reason: str, started: float) -> None:
+    async def _retry(
+        self, msg: Msg, envelope: Envelope | None, reason: str, started: float, error: BaseException | None = None
+    ) -> None:
         reason = scrub_secrets(reason)
         self.stats.errors += 1
         self.stats.last_error = reason
+        refusal = refusal_of(error) if error is not None else None
+        if refusal is not None:
+            self.stats.last_refusal = str(refusal)
         # If the nak is lost too, the ack wait expires and the server redelivers anyway.
         with contextlib.suppress(*BUS_ERRORS):
             await msg.nak(delay=self._retry_delay_s(msg))
@@ -395,6 +421,7 @@ class Worker:
             **_fields(envelope),
             outcome="nak",
             reason=reason,
+            refusal=refusal.cause if refusal is not None else None,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
 
@@ -414,7 +441,7 @@ class Worker:
             await msg.term()
         except BUS_ERRORS as error:
             # Not dead-lettered yet, so it must not be terminated: let it come back.
-            await self._retry(msg, envelope, f"dead-letter failed: {error!r}", started)
+            await self._retry(msg, envelope, f"dead-letter failed: {describe_bus_error(error)}", started, error)
             return
         self.stats.dead_lettered += 1
         self.log.error(

@@ -236,10 +236,23 @@ def distill_trace(text: str, target_tokens: int | None = None) -> TraceDigest:
     if target_tokens is None:
         return TraceDigest(_render(sections, _DEFAULT_PLAN, summary), exception)
     budget_chars = target_tokens * CHARS_PER_TOKEN
-    rendering = ""
-    for plan in _PLANS:
-        rendering = _render(sections, plan, summary)
-        if len(rendering) <= budget_chars:
-            return TraceDigest(rendering, exception)
-    # Too many sections for even their first lines: the ends of the chain, the middle counted.
-    return TraceDigest(head_tail(rendering, target_tokens), exception)
+    # Plans go from the richest to the leanest, so renderings shorten along them: the richest that fits is
+    # found by halving, a few renderings instead of one per plan.
+    renderings: dict[int, str] = {}
+
+    def rendered(index: int) -> str:
+        if index not in renderings:
+            renderings[index] = _render(sections, _PLANS[index], summary)
+        return renderings[index]
+
+    low, high = 0, len(_PLANS) - 1
+    if len(rendered(high)) > budget_chars:
+        # Too many sections for even their first lines: the ends of the chain, the middle counted.
+        return TraceDigest(head_tail(rendered(high), target_tokens), exception)
+    while low < high:
+        middle = (low + high) // 2
+        if len(rendered(middle)) <= budget_chars:
+            high = middle
+        else:
+            low = middle + 1
+    return TraceDigest(rendered(low), exception)

@@ -1,0 +1,203 @@
+"""An organ's figures in the Prometheus text format (version 0.0.4), from the standard library.
+
+``OrganMetrics.observe`` is told of every input a worker settled (its outputs and the time it
+took); ``render`` writes those figures with each consumer's counts and the bus's view of it.
+Every series carries ``organ`` and ``consumer`` (the durable), so one scrape config serves
+every organ and replica. Names follow Prometheus's conventions: ``_total`` for counters,
+``_seconds`` for durations, base units.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from envelopes.types import Admitted, Digested, Envelope, Paste, Rejected, Yield
+
+__all__ = ["HANDLING_BUCKETS_S", "ConsumerView", "OrganMetrics", "tokens_of"]
+
+# From a small paste handled inline (milliseconds) to a deferred full digest (a minute).
+HANDLING_BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+def tokens_of(envelope: Envelope) -> tuple[int | None, int | None, str]:
+    """Tokens an envelope took in and gave out at its hop, and the outcome that hop names."""
+    payload = envelope.payload
+    match payload:
+        case Paste():
+            return None, None, "submitted"
+        case Digested():
+            return sum(f.full_tokens for f in payload.frames), sum(f.token_cost for f in payload.frames), "digested"
+        case Yield():
+            return sum(f.full_tokens for f in payload.frames), payload.meta.actual_cost, "yielded"
+        case Admitted():
+            return payload.meta.actual_cost, payload.prompt.tokens, "admitted"
+        case Rejected():
+            return (payload.meta.actual_cost if payload.meta else None), 0, "rejected"
+    return None, None, envelope.kind
+
+
+@dataclass(frozen=True)
+class ConsumerView:
+    """One consumer as a scrape sees it: the worker's counts and, when the bus answered, the consumer's."""
+
+    consumer: str
+    subject: str
+    processed: int
+    failed: int
+    dead_lettered: int
+    bound: bool
+    pending: int | None = None
+    ack_pending: int | None = None
+    redelivered: int | None = None
+    refusal: str = ""
+    """The cause of the server's refusal of the worker's last write ("" when its last write was stored)."""
+
+
+@dataclass
+class _Histogram:
+    counts: list[int] = field(default_factory=lambda: [0] * len(HANDLING_BUCKETS_S))
+    total: float = 0.0
+    count: int = 0
+
+    def observe(self, seconds: float) -> None:
+        index = bisect.bisect_left(HANDLING_BUCKETS_S, seconds)
+        if index < len(self.counts):
+            self.counts[index] += 1
+        self.total += seconds
+        self.count += 1
+
+
+class OrganMetrics:
+    """What one organ process has settled since it started."""
+
+    def __init__(self, organ: str) -> None:
+        self.organ = organ
+        self.outputs: Counter[tuple[str, str, str]] = Counter()
+        self.tokens_in: Counter[str] = Counter()
+        self.tokens_out: Counter[str] = Counter()
+        self.rejections: Counter[str] = Counter()
+        self.handling: dict[str, _Histogram] = {}
+
+    def observe(self, consumer: str, outputs: Iterable[Envelope], seconds: float) -> None:
+        self.handling.setdefault(consumer, _Histogram()).observe(seconds)
+        for envelope in outputs:
+            self.outputs[(consumer, envelope.kind, envelope.tier or "none")] += 1
+            tokens_in, tokens_out, _ = tokens_of(envelope)
+            self.tokens_in[consumer] += tokens_in or 0
+            self.tokens_out[consumer] += tokens_out or 0
+            if isinstance(envelope.payload, Rejected):
+                for reason in envelope.payload.reasons:
+                    self.rejections[reason.code] += 1
+
+    def render(self, consumers: Sequence[ConsumerView], *, connected: bool) -> str:
+        lines: list[str] = []
+        organ = ("organ", self.organ)
+
+        def family(name: str, kind: str, help_text: str, samples: Iterable[tuple[str, dict[str, str], float]]) -> None:
+            lines.append(f"# HELP {name} {help_text}")
+            lines.append(f"# TYPE {name} {kind}")
+            for suffix, labels, value in samples:
+                lines.append(f"{name}{suffix}{_labels(dict([organ, *labels.items()]))} {_number(value)}")
+
+        def per_consumer(attribute: str) -> list[tuple[str, dict[str, str], float]]:
+            return [
+                ("", {"consumer": view.consumer}, float(getattr(view, attribute)))
+                for view in consumers
+                if getattr(view, attribute) is not None
+            ]
+
+        family("ichor_bus_connected", "gauge", "1 while the organ is connected to NATS.", [("", {}, float(connected))])
+        family("ichor_consumer_bound", "gauge", "1 while the consumer is bound to its durable.", per_consumer("bound"))
+        family(
+            "ichor_write_refused",
+            "gauge",
+            "1 while the server refuses the consumer's writes, labelled with the cause.",
+            [("", {"consumer": view.consumer, "cause": view.refusal}, 1.0) for view in consumers if view.refusal],
+        )
+        family("ichor_inputs_processed_total", "counter", "Inputs handled and acked.", per_consumer("processed"))
+        family(
+            "ichor_inputs_failed_total",
+            "counter",
+            "Failed attempts at an input: retried (nak) or dead-lettered.",
+            per_consumer("failed"),
+        )
+        family("ichor_inputs_dead_lettered_total", "counter", "Inputs dead-lettered.", per_consumer("dead_lettered"))
+        family("ichor_consumer_pending", "gauge", "Inputs the consumer has not delivered yet.", per_consumer("pending"))
+        family(
+            "ichor_consumer_ack_pending", "gauge", "Inputs delivered and not yet acked.", per_consumer("ack_pending")
+        )
+        family(
+            "ichor_consumer_redelivered",
+            "gauge",
+            "Inputs delivered more than once and not yet acked.",
+            per_consumer("redelivered"),
+        )
+        family(
+            "ichor_outputs_total",
+            "counter",
+            "Envelopes published, by kind and digestion tier.",
+            [
+                ("", {"consumer": consumer, "kind": kind, "tier": tier}, float(count))
+                for (consumer, kind, tier), count in sorted(self.outputs.items())
+            ],
+        )
+        family(
+            "ichor_tokens_in_total",
+            "counter",
+            "Tokens taken in at this hop (the named encoding).",
+            [("", {"consumer": consumer}, float(count)) for consumer, count in sorted(self.tokens_in.items())],
+        )
+        family(
+            "ichor_tokens_out_total",
+            "counter",
+            "Tokens given out at this hop (the named encoding).",
+            [("", {"consumer": consumer}, float(count)) for consumer, count in sorted(self.tokens_out.items())],
+        )
+        family(
+            "ichor_rejections_total",
+            "counter",
+            "Envelopes rejected, by reason code.",
+            [("", {"reason": reason}, float(count)) for reason, count in sorted(self.rejections.items())],
+        )
+        family(
+            "ichor_handling_seconds",
+            "histogram",
+            "Seconds from taking an input to acking it.",
+            [
+                sample
+                for consumer, histogram in sorted(self.handling.items())
+                for sample in _buckets(consumer, histogram)
+            ],
+        )
+        return "\n".join(lines) + "\n"
+
+
+def _buckets(consumer: str, histogram: _Histogram) -> list[tuple[str, dict[str, str], float]]:
+    samples = []
+    running = 0
+    for bound, count in zip(HANDLING_BUCKETS_S, histogram.counts, strict=True):
+        running += count
+        samples.append(("_bucket", {"consumer": consumer, "le": _number(bound)}, float(running)))
+    samples.append(("_bucket", {"consumer": consumer, "le": "+Inf"}, float(histogram.count)))
+    samples.append(("_sum", {"consumer": consumer}, histogram.total))
+    samples.append(("_count", {"consumer": consumer}, float(histogram.count)))
+    return samples
+
+
+def _labels(labels: dict[str, str]) -> str:
+    return "{" + ",".join(f'{key}="{_escape(value)}"' for key, value in labels.items()) + "}"
+
+
+def _escape(value: str) -> str:
+    # The text format's three escapes in label values: backslash, double quote, line feed.
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _number(value: float) -> str:
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
