@@ -48,6 +48,7 @@ class StreamFollower:
         self._woken = asyncio.Event()
         self._wakers: list[Any] = []
         self._task: asyncio.Task[None] | None = None
+        self._stopped = False
 
     async def start(self) -> None:
         async def wake(_: Any) -> None:
@@ -67,7 +68,8 @@ class StreamFollower:
         return min(found, key=lambda msg: msg.seq or 0, default=None)
 
     async def _follow(self) -> None:
-        while True:
+        # Checked as well as cancelled: a cancel that lands as a request completes can be lost inside it.
+        while not self._stopped:
             self._woken.clear()
             try:
                 msg = await self._next_stored()
@@ -83,6 +85,7 @@ class StreamFollower:
             await self.cb(msg)
 
     async def unsubscribe(self) -> None:
+        self._stopped = True
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

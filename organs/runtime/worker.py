@@ -34,7 +34,7 @@ from envelopes.types import Envelope
 from organs.errors import PoisonError, TransientError
 from organs.runtime.bus import Tract
 from organs.runtime.logs import envelope_fields, get_logger
-from organs.runtime.refusals import describe_bus_error, refusal_of
+from organs.runtime.refusals import describe_bus_error, refusal_of, unconfirmed_write
 from organs.runtime.tracing import hop_span
 from organs.stomach.redact import scrub_secrets
 
@@ -431,11 +431,16 @@ class Worker:
         self, msg: Msg, envelope: Envelope | None, reason: str, started: float, error: BaseException | None = None
     ) -> None:
         reason = scrub_secrets(reason)
-        self.stats.errors += 1
-        self.stats.last_error = reason
-        refusal = refusal_of(error) if error is not None else None
+        refusal = None
+        if error is not None:
+            refusal = refusal_of(error)
+            if refusal is None and (silence := unconfirmed_write(error, self.tract.nc.is_connected, CONFIRM_TIMEOUT_S)):
+                # A timeout says nothing by itself; while connected, it is the server that stays silent.
+                refusal, reason = silence, f"{reason}: {silence}"
         if refusal is not None:
             self.stats.last_refusal = str(refusal)
+        self.stats.errors += 1
+        self.stats.last_error = reason
         # If the nak is lost too, the ack wait expires and the server redelivers anyway.
         with contextlib.suppress(*BUS_ERRORS):
             await msg.nak(delay=self._retry_delay_s(msg))
