@@ -58,7 +58,8 @@ def test_sigterm_stops_a_worker_that_cannot_reach_its_server() -> None:
 async def test_sigterm_stops_a_worker_mid_digest_and_hands_the_paste_on(
     tract: Tract, nats_server: EmbeddedServer
 ) -> None:
-    env = {"ICHOR_ACK_WAIT_S": "1"}
+    # Digested by the worker itself, not handed to the large-paste digester: the worker is what is stopped.
+    env = {"ICHOR_ACK_WAIT_S": "1", "ICHOR_LARGE_PASTE_BYTES": str(64 << 20), "ICHOR_MAX_PASTE_BYTES": str(128 << 20)}
     doomed = spawn_worker(STOMACH.name, nats_server.url, env=env, stdout=subprocess.DEVNULL)
     others = [
         spawn_worker(organ, nats_server.url, env=env, stdout=subprocess.DEVNULL) for organ in ("absorption", "border")
