@@ -110,4 +110,3 @@ def test_every_organ_service_is_health_checked_on_its_metrics_port() -> None:
             assert f"127.0.0.1:{settings.metrics_port}/readyz" in check[3], name
             compile(check[3], name, "exec")
     assert services["stomach"]["depends_on"]["nats"]["condition"] == "service_healthy"
-
