@@ -25,6 +25,12 @@ class Subjects:
         return f"{self.prefix}.stomach.deferred"
 
     @property
+    def stomach_large(self) -> str:
+        """Where the stomach moves a paste over ``ICHOR_LARGE_PASTE_BYTES``: its own consumer, so one large
+        digest never holds a place among the small pastes."""
+        return f"{self.prefix}.stomach.large"
+
+    @property
     def absorption_in(self) -> str:
         return f"{self.prefix}.absorption.in"
 
@@ -62,6 +68,7 @@ class Subjects:
             self.stomach_in,
             self.stomach_deferred,
             self.absorption_in,
+            self.stomach_large,
             self.border_in,
             self.brain_in,
             self.border_rejected,

@@ -62,8 +62,12 @@ class OrganEntry:
 STOMACH = OrganEntry(
     name="stomach",
     wire_name="stomach",
-    consumers=(Consumer("stomach", "stomach_in"), Consumer("stomach-deferred", "stomach_deferred")),
-    outputs=("absorption_in", "stomach_deferred"),
+    consumers=(
+        Consumer("stomach", "stomach_in"),
+        Consumer("stomach-deferred", "stomach_deferred"),
+        Consumer("stomach-large", "stomach_large"),
+    ),
+    outputs=("absorption_in", "stomach_deferred", "stomach_large"),
     serves_frames=True,
 )
 ABSORPTION = OrganEntry(

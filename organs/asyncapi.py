@@ -21,6 +21,7 @@ __all__ = ["asyncapi_document"]
 _TRACT_CHANNELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("stomachIn", "stomach_in", ("paste",)),
     ("stomachDeferred", "stomach_deferred", ("deferred_notice",)),
+    ("stomachLarge", "stomach_large", ("paste",)),
     ("absorptionIn", "absorption_in", ("digested",)),
     ("borderIn", "border_in", ("yield",)),
     ("brainIn", "brain_in", ("admitted",)),

@@ -85,9 +85,15 @@ def _bus(args: argparse.Namespace, url: str | None = None) -> BusSettings:
 def _organ_builder(organ: str, bus: BusSettings, settings: Settings) -> OrganBuilder:
     match organ:
         case STOMACH.name:
+            from organs.stomach.large import PasteLimits
             from organs.stomach.worker import build_stomach, ingest_config
 
-            return build_stomach(bus, ingest_config(settings), signer=load_signer(STOMACH.wire_name, settings))
+            return build_stomach(
+                bus,
+                ingest_config(settings),
+                signer=load_signer(STOMACH.wire_name, settings),
+                limits=PasteLimits.from_settings(settings),
+            )
         case ABSORPTION.name:
             from organs.absorption.worker import build_absorption
 

@@ -93,6 +93,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     deferred_backlog: NonNegative | None = None
     max_blocks: Positive | None = None
     encoding: EncodingName | None = None
+    # A paste over this many bytes is digested on its own consumer (``<prefix>.stomach.large``), in a child
+    # process, so that it neither holds a place among the small pastes nor takes their CPU.
+    large_paste_bytes: Positive = 2 * 1024 * 1024
+    # A paste over this many bytes is refused: dead-lettered with a reason that names this setting.
+    max_paste_bytes: Positive = 128 * 1024 * 1024
     # Personal-data categories to pseudonymise, comma-separated (the stomach checks the names).
     redact: str | None = None
     # The border.
@@ -141,6 +146,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
                 f"{variable_of('ack_wait_s')}={settings.ack_wait_s:g} with {variable_of('max_deliver')}="
                 f"{settings.max_deliver} is not allowed: its redeliveries span {sum(schedule):g} s, which must stay "
                 f"below {variable_of('duplicate_window_s')}={settings.duplicate_window_s}"
+            )
+        if settings.large_paste_bytes > settings.max_paste_bytes:
+            raise ConfigError(
+                f"{variable_of('large_paste_bytes')}={settings.large_paste_bytes} is not allowed: at most "
+                f"{variable_of('max_paste_bytes')}={settings.max_paste_bytes}"
             )
         if settings.nats_nkey_file is not None and not os.access(settings.nats_nkey_file, os.R_OK):
             raise ConfigError(

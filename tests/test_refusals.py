@@ -6,7 +6,7 @@ import nats.errors
 import nats.js.errors
 
 from organs.operations.storage import StreamUse, full_streams, organ_refusals
-from organs.runtime.refusals import describe_bus_error, refusal_of
+from organs.runtime.refusals import describe_bus_error, refusal_of, unconfirmed_write
 
 
 def _unavailable(err_code: int | None, description: str | None) -> nats.js.errors.ServiceUnavailableError:
@@ -66,3 +66,10 @@ def test_an_organs_reported_refusal_is_named_with_the_organ() -> None:
     assert problems == [
         "stomach (stomach-1): the server refused its last write: limit.max_bytes: a stream is at its byte limit"
     ]
+
+
+def test_a_write_unanswered_while_connected_is_named_and_one_while_away_is_not() -> None:
+    stalled = unconfirmed_write(nats.errors.TimeoutError(), connected=True, waited_s=3.0)
+    assert stalled is not None and stalled.cause == "server.write_unconfirmed" and "within 3 s" in stalled.detail
+    assert unconfirmed_write(TimeoutError(), connected=False, waited_s=3.0) is None
+    assert unconfirmed_write(nats.errors.ConnectionClosedError(), connected=True, waited_s=3.0) is None

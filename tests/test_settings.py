@@ -32,6 +32,8 @@ BAD_VALUES = {
     "ICHOR_SHALLOW_BACKLOG": "-1",
     "ICHOR_DEFERRED_BACKLOG": "many",
     "ICHOR_MAX_BLOCKS": "1.5",
+    "ICHOR_LARGE_PASTE_BYTES": "2MB",
+    "ICHOR_MAX_PASTE_BYTES": "0",
     "ICHOR_ENCODING": "no_such_encoding",
     "ICHOR_REDACT": "emails,shoe_sizes",
     "ICHOR_BORDER_ALLOW_EXTERNAL": "maybe",
@@ -155,3 +157,10 @@ def test_the_log_level_flag_is_read_before_the_command() -> None:
     args = _parser().parse_args(["--log-level", "DEBUG", "worker", "border"])
     assert (args.log_level, args.command, args.organ) == ("debug", "worker", "border")
     assert _parser().parse_args(["schema"]).log_level is None
+
+
+def test_the_large_paste_threshold_cannot_exceed_the_maximum() -> None:
+    with pytest.raises(
+        ConfigError, match="ICHOR_LARGE_PASTE_BYTES=300 is not allowed: at most ICHOR_MAX_PASTE_BYTES=200"
+    ):
+        Settings.from_environ({"ICHOR_LARGE_PASTE_BYTES": "300", "ICHOR_MAX_PASTE_BYTES": "200"})

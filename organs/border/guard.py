@@ -255,10 +255,11 @@ class GuardState:
             if len(self.buckets) >= self.prune_above:
                 self._prune(rate, now)
             bucket = self.buckets[actor] = TokenBucket(float(rate.capacity), now)
-        # A clock that steps back refills nothing rather than draining the bucket.
+        # A clock that steps back refills nothing, and the bucket counts on from the new reading: kept at the
+        # old one, a step back of an hour would refill nothing for an hour.
         elapsed = max(0.0, now - bucket.updated_at)
         bucket.tokens = min(float(rate.capacity), bucket.tokens + elapsed * rate.refill_per_s)
-        bucket.updated_at = max(bucket.updated_at, now)
+        bucket.updated_at = now
         if bucket.tokens < 1.0:
             return False
         bucket.tokens -= 1.0

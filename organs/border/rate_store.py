@@ -6,9 +6,16 @@ meanwhile (compare-and-set on the key's revision); if one did, the envelope is
 decided again on the fresh bucket. So N replicas admit the configured rate, not
 N times it, and a restarted replica starts from the fleet's buckets. A key
 expires once a bucket would have refilled completely, which is the same as no key.
+
+Buckets are stamped by a ``RateClock``: the wall clock as read when the border started, advanced by the
+monotonic clock, so a step of the host's clock (NTP, an operator, a VM resumed) while the border runs
+neither refills nor freezes a bucket; stamps stay comparable between replicas on synchronised hosts.
 """
 
 from __future__ import annotations
+
+import time
+from collections.abc import Callable
 
 import msgspec
 import nats.errors
@@ -19,10 +26,21 @@ from organs.border.guard import TokenBucket
 from organs.errors import TransientError
 from organs.runtime.bus import KeyValueOnFirstUse, Tract
 
-__all__ = ["SharedBuckets"]
+__all__ = ["RateClock", "SharedBuckets"]
 
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(tuple[float, float]).decode
+
+
+class RateClock:
+    """Seconds since the epoch that only ever move forward at the monotonic clock's pace."""
+
+    def __init__(self, wall: Callable[[], float] = time.time, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._monotonic = monotonic
+        self._offset = wall() - monotonic()
+
+    def __call__(self) -> float:
+        return self._offset + self._monotonic()
 
 
 def _key(actor: tuple[str, str]) -> str:

@@ -18,7 +18,7 @@ from organs.border.decide import BorderConfig, border_decide, reject_replay
 from organs.border.guard import GuardState, RateLimit
 from organs.border.ledger import ReplayLedger, older_than_ledger
 from organs.border.prompt import FRAME_TOOLS
-from organs.border.rate_store import SharedBuckets
+from organs.border.rate_store import RateClock, SharedBuckets
 from organs.border.senders import rate_keys
 from organs.border.session import delivered_frames
 from organs.border.session_store import SessionStore
@@ -122,6 +122,7 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         buckets = SharedBuckets(tract, decide_config.policy.rate.window_s)
+        rate_clock = RateClock()
         sessions = SessionStore(tract, decide_config.session_ttl_s)
         ledger = ReplayLedger(tract)
 
@@ -166,7 +167,7 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
                     decide_config,
                     state,
                     instance=settings.instance,
-                    now=now,
+                    now=rate_clock(),
                     at=at,
                     delivered=delivered,
                 )

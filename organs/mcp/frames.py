@@ -96,7 +96,7 @@ class BusFrames:
         # The stomach's own reader of its storage, so the layout is known in one place.
         from organs.stomach.frames_store import FrameNotFound, FrameStore
 
-        store = FrameStore(tract, cached_pastes=1)
+        store = FrameStore(tract, cache_bytes=0)
         try:
             record = await store.record(compact.id)
             text = (await store.get_paste(record.paste_ref))[record.span[0] : record.span[1]]

@@ -20,7 +20,7 @@ import nats.js.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
-__all__ = ["Refusal", "RefusalAwareJetStream", "describe_bus_error", "refusal_of"]
+__all__ = ["Refusal", "RefusalAwareJetStream", "describe_bus_error", "refusal_of", "unconfirmed_write"]
 
 # JetStream's error codes (nats-server's errors.json) for a write the server will not store.
 _BY_ERR_CODE: dict[int, tuple[str, str]] = {
@@ -79,6 +79,21 @@ def refusal_of(error: BaseException) -> Refusal | None:
         # error, or without a leader in a cluster.
         return Refusal("server.jetstream_unavailable", "JetStream did not serve the request" + said)
     return None
+
+
+def unconfirmed_write(error: BaseException, connected: bool, waited_s: float) -> Refusal | None:
+    """A write the server neither stored nor refused while the connection was up, or ``None``.
+
+    A server whose disk is full answers no write at all (its log says "no space left on device"),
+    so the silence itself is the cause a worker can name.
+    """
+    if not connected or not isinstance(error, TimeoutError):
+        return None
+    return Refusal(
+        "server.write_unconfirmed",
+        f"the server is connected but confirmed no write within {waited_s:g} s: its disk may be full or JetStream "
+        "stalled (the server's log names which)",
+    )
 
 
 def describe_bus_error(error: BaseException) -> str:

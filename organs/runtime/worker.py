@@ -34,7 +34,7 @@ from envelopes.types import Envelope
 from organs.errors import PoisonError, TransientError
 from organs.runtime.bus import Tract
 from organs.runtime.logs import envelope_fields, get_logger
-from organs.runtime.refusals import describe_bus_error, refusal_of
+from organs.runtime.refusals import describe_bus_error, refusal_of, unconfirmed_write
 from organs.runtime.tracing import hop_span
 from organs.stomach.redact import scrub_secrets
 
@@ -90,17 +90,23 @@ async def call_core(size: int, core: Callable[_P, _T], *args: _P.args, **kwargs:
 FETCH_EXPIRY_S = 1.0
 # On a stop signal, inputs not settled by then are nak'ed so that another replica takes them now.
 STOP_GRACE_S = 2.0
+CANCEL_GRACE_S = 1.0
 
 # How long a publish ack or an ack confirmation may take before the input is
 # nak'ed: a stream answers in milliseconds, so a longer wait means the broker is
 # away, and the input is better retried than waited on.
 CONFIRM_TIMEOUT_S = 3.0
+# How often an input on its last delivery tries again to store its dead letter.
+DEAD_LETTER_RETRY_S = 1.0
 
 
 @dataclass(frozen=True)
 class Output:
     subject: str
     envelope: Envelope
+    msg_id: str | None = None
+    """The ``Nats-Msg-Id`` when it cannot be the envelope's id: an input moved unchanged to another subject
+    of the same stream, whose first id the duplicate window holds already."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,8 @@ class Delivery:
     num_pending: int
     stream_sequence: int = 0
     """The message's place in its stream: a redelivery keeps it, a replay of the same bytes gets a new one."""
+    size: int = 0
+    """The message's bytes, known before anything is decoded or fetched."""
 
 
 Handler = Callable[[Envelope, Delivery], Awaitable[Sequence[Output]]]
@@ -195,10 +203,17 @@ class Worker:
         self.abandoned = 0
         self._resubscribe = asyncio.Event()
         self._in_hand: dict[asyncio.Task[None], Msg] = {}
+        self._riding_out: set[asyncio.Task[None]] = set()
 
     def on_reconnected(self) -> None:
-        """A pull subscription can go silent after a server restart; bind it anew."""
+        """A pull subscription can go silent after a server restart; bind it anew.
+
+        An input in hand across the outage may wait out a request lost with the old connection (the
+        JetStream timeout, 10 s); it settles or comes back on its own, but holds no room the fresh
+        fetches need, so the organ takes new inputs as soon as the server is back.
+        """
         self._resubscribe.set()
+        self._riding_out.update(self._in_hand)
 
     def consumer_config(self) -> api.ConsumerConfig:
         settings = self.tract.settings
@@ -250,7 +265,8 @@ class Worker:
                     continue
             # After a crash, what comes back is taken one input at a time, alone: an input that kills its
             # worker then takes no other input down with it, so only it runs out of deliveries.
-            room = 1 - len(self._in_hand) if careful else self.spec.batch - len(self._in_hand)
+            held = len(self._in_hand) - len(self._riding_out)
+            room = 1 - held if careful else self.spec.batch - held
             if room <= 0:
                 await asyncio.wait(self._in_hand, timeout=FETCH_EXPIRY_S, return_when=asyncio.FIRST_COMPLETED)
                 continue
@@ -277,6 +293,7 @@ class Worker:
         task = asyncio.create_task(self._process(msg))
         self._in_hand[task] = msg
         task.add_done_callback(self._in_hand.pop)
+        task.add_done_callback(self._riding_out.discard)
 
     async def _heartbeat(self) -> None:
         period = self.tract.settings.ack_wait_s / 3
@@ -297,6 +314,9 @@ class Worker:
             task.cancel()
             self.abandoned += 1
             self.log.warning("envelope.abandoned", outcome="nak", reason="worker stopping", subject=msg.subject)
+        if self._in_hand:
+            # Let the cancelled handlers clean up (a large paste's digester process is killed and reaped).
+            await asyncio.wait(self._in_hand, timeout=CANCEL_GRACE_S)
 
     async def _process(self, msg: Msg) -> None:
         started = time.perf_counter()
@@ -337,7 +357,10 @@ class Worker:
             return None
         metadata = msg.metadata
         delivery = Delivery(
-            subject=msg.subject, num_pending=metadata.num_pending or 0, stream_sequence=metadata.sequence.stream
+            subject=msg.subject,
+            num_pending=metadata.num_pending or 0,
+            stream_sequence=metadata.sequence.stream,
+            size=len(msg.data),
         )
         self.stats.last_pending = delivery.num_pending
         try:
@@ -358,7 +381,7 @@ class Worker:
                     output.subject,
                     encode(output.envelope),
                     headers={
-                        "Nats-Msg-Id": output.envelope.id,
+                        "Nats-Msg-Id": output.msg_id or output.envelope.id,
                         "traceparent": output.envelope.trace,
                         "Ichor-Kind": output.envelope.kind,
                     },
@@ -408,11 +431,16 @@ class Worker:
         self, msg: Msg, envelope: Envelope | None, reason: str, started: float, error: BaseException | None = None
     ) -> None:
         reason = scrub_secrets(reason)
-        self.stats.errors += 1
-        self.stats.last_error = reason
-        refusal = refusal_of(error) if error is not None else None
+        refusal = None
+        if error is not None:
+            refusal = refusal_of(error)
+            if refusal is None and (silence := unconfirmed_write(error, self.tract.nc.is_connected, CONFIRM_TIMEOUT_S)):
+                # A timeout says nothing by itself; while connected, it is the server that stays silent.
+                refusal, reason = silence, f"{reason}: {silence}"
         if refusal is not None:
             self.stats.last_refusal = str(refusal)
+        self.stats.errors += 1
+        self.stats.last_error = reason
         # If the nak is lost too, the ack wait expires and the server redelivers anyway.
         with contextlib.suppress(*BUS_ERRORS):
             await msg.nak(delay=self._retry_delay_s(msg))
@@ -436,13 +464,22 @@ class Worker:
         reason = scrub_secrets(reason)
         self.stats.errors += 1
         self.stats.last_error = reason
-        try:
-            await dead_letter(self.tract, self.spec.organ, msg, reason)
-            await msg.term()
-        except BUS_ERRORS as error:
-            # Not dead-lettered yet, so it must not be terminated: let it come back.
-            await self._retry(msg, envelope, f"dead-letter failed: {describe_bus_error(error)}", started, error)
-            return
+        while True:
+            try:
+                await dead_letter(self.tract, self.spec.organ, msg, reason)
+                await msg.term()
+                break
+            except BUS_ERRORS as error:
+                if msg.metadata.num_delivered < self.tract.settings.max_deliver:
+                    # Not dead-lettered yet, so it must not be terminated: let it come back.
+                    await self._retry(msg, envelope, f"dead-letter failed: {describe_bus_error(error)}", started, error)
+                    return
+                # The server delivers this input no more: nak'ed, it would sit unsettled for good. It stays in
+                # hand, heartbeaten, until its dead letter is stored (or the worker stops and hands it back).
+                self.log.warning(
+                    "envelope.dead_letter_retry", **_fields(envelope), outcome="held", error=describe_bus_error(error)
+                )
+                await asyncio.sleep(DEAD_LETTER_RETRY_S)
         self.stats.dead_lettered += 1
         self.log.error(
             "envelope.dead_lettered",

@@ -16,12 +16,19 @@ usually put it already (a paste too large for a message travels by reference).
 A paste whose evidence held secrets is stored twice: redacted as above (all that
 ``frames.get`` serves), and as received in the ``<prefix>-raw`` object store,
 which only the stomach's user may read (the operator asks on ``frames.raw``).
+
+Recent pastes are kept in memory up to ``cache_bytes`` in all (64 MiB), the least recently used
+first to go; a paste larger than a quarter of that is never kept, so one large paste cannot evict
+every small one. A large paste is streamed between a file and the store (``fetch_paste_into``,
+``store_file``), never held whole by the worker.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import OrderedDict
+from pathlib import Path
 from typing import TypeVar
 
 from nats.js.errors import KeyNotFoundError, ObjectNotFoundError
@@ -56,14 +63,42 @@ def _keep_recent(recent: OrderedDict[str, _V], key: str, value: _V, limit: int) 
         recent.popitem(last=False)
 
 
-class FrameStore:
-    """The frames object store and the frame index, with a small cache of pastes."""
+class PasteCache:
+    """Recent pastes by ref, bounded by the memory their texts take rather than by their number."""
 
-    def __init__(self, tract: Tract, cached_pastes: int = 16, remembered_refs: int = 65536) -> None:
+    def __init__(self, limit_bytes: int) -> None:
+        self.limit_bytes = limit_bytes
+        self.held_bytes = 0
+        self._texts: OrderedDict[str, str] = OrderedDict()
+
+    def get(self, ref: str) -> str | None:
+        text = self._texts.get(ref)
+        if text is not None:
+            self._texts.move_to_end(ref)
+        return text
+
+    def keep(self, ref: str, text: str) -> None:
+        size = sys.getsizeof(text)
+        if ref in self._texts or size > self.limit_bytes // 4:
+            return
+        self._texts[ref] = text
+        self.held_bytes += size
+        while self.held_bytes > self.limit_bytes:
+            _, dropped = self._texts.popitem(last=False)
+            self.held_bytes -= sys.getsizeof(dropped)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+
+class FrameStore:
+    """The frames object store and the frame index, with a cache of recent pastes bounded by bytes."""
+
+    def __init__(self, tract: Tract, cache_bytes: int = 64 << 20, remembered_refs: int = 65536) -> None:
         self.tract = tract
-        self._cache: OrderedDict[str, str] = OrderedDict()
-        self._cache_size = cached_pastes
-        # A ref is the hash of its content, so "already stored" never goes stale.
+        self._cache = PasteCache(cache_bytes)
+        # A ref is the hash of its content, so "already stored" never goes stale; refs are of one size, so their
+        # number bounds their bytes (about 7 MB at the default).
         self._stored: OrderedDict[str, None] = OrderedDict()
         self._stored_size = remembered_refs
         self._store: ObjectStore | None = None
@@ -85,7 +120,67 @@ class FrameStore:
             except ObjectNotFoundError:
                 await self._raw.put(_hex(ref), text.encode("utf-8", "surrogatepass"))
             _keep_recent(self._stored, ref, None, self._stored_size)
-        _keep_recent(self._cache, ref, text, self._cache_size)
+        self._cache.keep(ref, text)
+
+    async def store_raw_file(self, path: Path, ref: str) -> None:
+        """``store_raw`` for a paste in a file, streamed from it."""
+        if self._raw is None:
+            self._raw = await self.tract.js.object_store(self.tract.subjects.raw_bucket)
+        if ref not in self._stored:
+            await _put_file(self._raw, _hex(ref), path)
+            _keep_recent(self._stored, ref, None, self._stored_size)
+
+    async def store_file(self, path: Path, ref: str, records: list[FrameRecord]) -> None:
+        """``store`` for a paste in a file: one that fits a message goes to the index, a larger one is streamed."""
+        writes = [(_hex(record.compact.id), encode(record)) for record in records]
+        unstored = ref not in self._stored
+        if unstored:
+            if path.stat().st_size <= self._inline_paste_bytes():
+                writes.append((_PASTE_KEY_PREFIX + _hex(ref), await asyncio.to_thread(path.read_bytes)))
+            else:
+                await _put_file(await self._objects(), _hex(ref), path)
+        await self._write_index(writes)
+        if unstored:
+            _keep_recent(self._stored, ref, None, self._stored_size)
+
+    async def fetch_paste_into(self, ref: str, path: Path) -> None:
+        """Write the paste stored under ``ref`` to ``path``, a large one streamed; the reader checks its digest."""
+        try:
+            data = await self._index_value(_PASTE_KEY_PREFIX + _hex(ref))
+        except KeyNotFoundError:
+            pass
+        else:
+            await asyncio.to_thread(path.write_bytes, data)
+            return
+        for store in await self._paste_stores():
+            with path.open("wb") as file:
+                try:
+                    await store.get(_hex(ref), writeinto=file)
+                    return
+                except ObjectNotFoundError:
+                    continue
+        raise FrameNotFound(f"no paste {ref} in the frames store")
+
+    async def paste_size(self, ref: str) -> int:
+        """The bytes of the paste stored under ``ref``, asked of the store without fetching it."""
+        for store in await self._paste_stores():
+            try:
+                info = await store.get_info(_hex(ref))
+            except ObjectNotFoundError:
+                continue
+            return int(info.size or 0)
+        try:
+            return len(await self._index_value(_PASTE_KEY_PREFIX + _hex(ref)))
+        except KeyNotFoundError as error:
+            raise FrameNotFound(f"no paste {ref} in the frames store") from error
+
+    async def _paste_stores(self) -> list[ObjectStore]:
+        """Where a paste too large for one message may be, in the order ``get_paste`` looks: the frames store,
+        the raw store, then the uploads bucket its sender put it in."""
+        if self._raw is None:
+            self._raw = await self.tract.js.object_store(self.tract.subjects.raw_bucket)
+        uploads = await self.tract.js.object_store(self.tract.subjects.uploads_bucket)
+        return [await self._objects(), self._raw, uploads]
 
     async def store(self, text: str, ref: str, records: list[FrameRecord]) -> None:
         """Store the paste under ``ref`` (unless this stomach already has) and every frame's record;
@@ -101,7 +196,7 @@ class FrameStore:
         await self._write_index(writes)
         if unstored:
             _keep_recent(self._stored, ref, None, self._stored_size)
-        _keep_recent(self._cache, ref, text, self._cache_size)
+        self._cache.keep(ref, text)
 
     def _inline_paste_bytes(self) -> int:
         return int(self.tract.nc.max_payload) - INLINE_HEADROOM
@@ -120,14 +215,14 @@ class FrameStore:
 
     async def get_paste(self, ref: str) -> str:
         """The paste stored under ``ref``; its bytes are checked against the ref."""
-        if ref in self._cache:
-            self._cache.move_to_end(ref)
-            return self._cache[ref]
+        cached = self._cache.get(ref)
+        if cached is not None:
+            return cached
         data = await self._stored_bytes(ref)
         if digest_bytes(data) != ref:
             raise PoisonError(f"stored paste {ref} does not match its digest")
         text = data.decode("utf-8", "surrogatepass")
-        _keep_recent(self._cache, ref, text, self._cache_size)
+        self._cache.keep(ref, text)
         return text
 
     async def _stored_bytes(self, ref: str) -> bytes:
@@ -167,3 +262,12 @@ class FrameStore:
             return decode_frame_record(await self._index_value(_hex(frame_id)))
         except KeyNotFoundError as error:
             raise FrameNotFound(f"no frame {frame_id}") from error
+
+
+async def _put_file(store: ObjectStore, name: str, path: Path) -> None:
+    """Put the file at ``path`` under ``name`` unless it is there already, read in chunks as it is sent."""
+    try:
+        await store.get_info(name)
+    except ObjectNotFoundError:
+        with path.open("rb") as file:
+            await store.put(name, file)

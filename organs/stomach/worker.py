@@ -11,6 +11,11 @@ A deferred paste also queues a notice on ``<prefix>.stomach.deferred``; a
 second, low-priority consumer digests it in full once the main subject is
 idle and publishes a follow-up digest with the same origin. The worker also
 answers ``<prefix>.frames.get`` and ``<prefix>.frames.raw``.
+
+A paste over ``ICHOR_MAX_PASTE_BYTES`` is dead-lettered with a ``paste.too_large`` reason; one over
+``ICHOR_LARGE_PASTE_BYTES`` is moved, unchanged, from the main consumer to ``<prefix>.stomach.large``,
+whose own consumer digests one at a time in a child process (``organs.stomach.large``), as the
+deferred consumer does for a large paste's follow-up: the main consumer spends milliseconds on it.
 """
 
 from __future__ import annotations
@@ -24,8 +29,7 @@ import msgspec
 
 from envelopes.codec import DecodeError, decode_frame_request, encode
 from envelopes.ids import utc_now
-from envelopes.types import DeferredNotice, Digested, Envelope, FrameRecord, FrameReply, Paste
-from organs.accounting import digest_text
+from envelopes.types import DeferredNotice, DegradationTier, Digested, Envelope, FrameReply, Paste
 from organs.anatomy import ABSORPTION, STOMACH
 from organs.errors import ConfigError, FrameTampered
 from organs.frame_check import verify_frame
@@ -45,7 +49,9 @@ from organs.secretion import secrete
 from organs.settings import Settings
 from organs.signing import Signer
 from organs.stomach.frames_store import FrameNotFound, FrameStore
-from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
+from organs.stomach.ingest import IngestBundle, IngestConfig
+from organs.stomach.large import PasteLimits, digest_apart
+from organs.stomach.parts import DigestParts, digest_parts, digested_payload
 from organs.stomach.raw import answer_raw_request
 from organs.stomach.redact import parse_personal
 
@@ -88,92 +94,103 @@ def digest_paste(
     signer: Signer | None = None,
 ) -> Envelope:
     """The digested envelope for a paste's bundle: pure, the origin untouched."""
+    return _secrete_digest(
+        parent, digested_payload(bundle, follow_up_of), bundle.tier, instance=instance, now=now, signer=signer
+    )
+
+
+def _secrete_digest(
+    parent: Envelope, payload: Digested, tier: DegradationTier, *, instance: str, now: str, signer: Signer | None
+) -> Envelope:
     return secrete(
         parent,
         organ=STOMACH.wire_name,
         instance=instance,
         dest=ABSORPTION.wire_name,
-        payload=Digested(
-            goal=bundle.query.goal,
-            anchors=bundle.query.anchors,
-            frames=bundle.provider.frames,
-            report=bundle.report,
-            budget_tokens=bundle.query.budget_tokens,
-            encoding=bundle.encoding,
-            source_ref=bundle.source_digest,
-            tier_reason=bundle.tier_reason,
-            follow_up_of=follow_up_of,
-        ),
+        payload=payload,
         stages=("ingested", "classified", "digested"),
-        tier=bundle.tier,
+        tier=tier,
         now=now,
         signer=signer,
     )
 
 
-def _frame_records(bundle: IngestBundle, served_ref: str) -> list[FrameRecord]:
-    # A deferred paste is indexed with its references: rendering them now is the work deferral
-    # puts off. The follow-up digest indexes the same frame ids again with their renderings.
-    # With secrets redacted, full text is served from the redacted paste; the raw one is only named.
-    redaction = bundle.redaction
-    return [
-        FrameRecord(
-            paste_ref=served_ref,
-            span=redaction.span(bundle.provider.span(frame.id)),
-            compact=frame if bundle.tier == "deferred" else bundle.provider.serve(frame.id, "compact"),
-            raw_ref=bundle.source_digest if redaction.changed else None,
-            raw_span=bundle.provider.span(frame.id) if redaction.changed else None,
-        )
-        for frame in bundle.provider.frames
-    ]
-
-
 def build_stomach(
-    settings: BusSettings, config: IngestConfig | None = None, *, signer: Signer | None = None
+    settings: BusSettings,
+    config: IngestConfig | None = None,
+    *,
+    signer: Signer | None = None,
+    limits: PasteLimits | None = None,
 ) -> OrganBuilder:
     base_config = config or IngestConfig()
+    paste_limits = limits or PasteLimits()
     log = get_logger(STOMACH.name)
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         store = FrameStore(tract)
         main_backlog = {"pending": 0}
 
-        async def digest(text: str, ingest_config: IngestConfig, intent: str | None, expected: str) -> IngestBundle:
-            bundle = await call_core(len(text), ingest_paste, text, ingest_config, intent=intent)
-            # The core digests the whole paste anyway; its digest is the check, before anything is stored.
-            if bundle.source_digest != expected:
-                raise PoisonError(f"the paste's bytes digest to {bundle.source_digest}, not {expected}")
-            redaction = bundle.redaction
-            if redaction.changed:
-                served_ref = digest_text(redaction.text)
-                await store.store_raw(text, bundle.source_digest)
-                await store.store(redaction.text, served_ref, _frame_records(bundle, served_ref))
+        async def digest(
+            paste: Paste | DeferredNotice, size: int, ingest_config: IngestConfig, expected: str
+        ) -> DigestParts:
+            """The paste digested and stored: a large one by a child process, through a file; a small one here."""
+            ref = paste.text_ref if isinstance(paste, Paste) else paste.paste_ref
+            inline = paste.text if isinstance(paste, Paste) and paste.text_ref is None else None
+            if paste_limits.is_large(size):
+                return await digest_apart(
+                    store, ref=ref, text=inline, config=ingest_config, intent=paste.intent, expected=expected
+                )
+            text = inline if inline is not None else await _stored_text(store, ref or "")
+            parts, redacted = await call_core(len(text), digest_parts, text, ingest_config, paste.intent, expected)
+            if redacted is not None:
+                await store.store_raw(text, parts.source_digest)
+                await store.store(redacted, parts.served_ref, list(parts.records))
             else:
-                await store.store(text, bundle.source_digest, _frame_records(bundle, bundle.source_digest))
-            return bundle
+                await store.store(text, parts.source_digest, list(parts.records))
+            return parts
+
+        async def paste_size(paste: Paste, delivery: Delivery) -> int:
+            if paste.text_ref is None:
+                return delivery.size
+            try:
+                return await store.paste_size(paste.text_ref)
+            except FrameNotFound as error:
+                raise PoisonError(f"paste reference {paste.text_ref} is not in the frames store") from error
 
         async def handle_paste(envelope: Envelope, delivery: Delivery) -> Sequence[Output]:
             paste = envelope.payload
             if not isinstance(paste, Paste):
                 raise PoisonError(f"the stomach takes a 'paste' envelope, got {envelope.kind!r}")
-            main_backlog["pending"] = delivery.num_pending
+            on_main = delivery.subject == tract.subjects.stomach_in
+            if on_main:
+                main_backlog["pending"] = delivery.num_pending
             if paste.encoding is not None and paste.encoding != base_config.encoding:
                 # Loading an encoding a sender names could mean a download; only the configured one is used.
                 raise PoisonError(
                     f"encoding {paste.encoding!r} is not accepted; this stomach counts in {base_config.encoding!r}"
                 )
-            text = await _paste_text(store, paste)
+            size = await paste_size(paste, delivery)
+            refusal = paste_limits.refusal(size)
+            if refusal is not None:
+                raise PoisonError(refusal)
+            if on_main and paste_limits.is_large(size):
+                # Moved unchanged (origin, chain and id kept) to the large pastes' own consumer, under an id of its
+                # own there: the paste's id is in the duplicate window already.
+                log.info("stomach.moved_apart", envelope_id=envelope.id, bytes=size)
+                return [Output(tract.subjects.stomach_large, envelope, msg_id=f"{envelope.id}-large")]
             ingest_config = dataclasses.replace(
                 base_config,
                 backlog=delivery.num_pending,
                 budget_tokens=base_config.budget_tokens if paste.budget_tokens is None else paste.budget_tokens,
             )
-            bundle = await digest(text, ingest_config, paste.intent, envelope.chain.input_digest)
-            digested = digest_paste(envelope, bundle, instance=settings.instance, signer=signer, now=utc_now())
+            parts = await digest(paste, size, ingest_config, envelope.chain.input_digest)
+            digested = _secrete_digest(
+                envelope, parts.payload, parts.tier, instance=settings.instance, signer=signer, now=utc_now()
+            )
             outputs = [Output(tract.subjects.absorption_in, digested)]
-            if bundle.tier == "deferred":
+            if parts.tier == "deferred":
                 notice = DeferredNotice(
-                    paste_ref=bundle.source_digest,
+                    paste_ref=parts.source_digest,
                     intent=paste.intent,
                     encoding=ingest_config.encoding,
                     budget_tokens=paste.budget_tokens,
@@ -198,9 +215,9 @@ def build_stomach(
             log.info(
                 "stomach.digested",
                 envelope_id=digested.id,
-                tier=bundle.tier,
-                tier_reason=bundle.tier_reason,
-                redacted=bundle.redaction.totals(),
+                tier=parts.tier,
+                tier_reason=parts.payload.tier_reason,
+                redacted=parts.redacted,
             )
             return outputs
 
@@ -208,22 +225,25 @@ def build_stomach(
             notice = envelope.payload
             if not isinstance(notice, DeferredNotice):
                 raise PoisonError(f"the deferred subject takes a 'deferred_notice', got {envelope.kind!r}")
-            text = await store.get_paste(notice.paste_ref)
+            try:
+                size = await store.paste_size(notice.paste_ref)
+            except FrameNotFound as error:
+                raise PoisonError(str(error)) from error
             # Later, in full: no size or backlog step-down; a zero budget falls back to the default.
             ingest_config = dataclasses.replace(
                 base_config,
                 backlog=0,
-                shallow_chars=max(base_config.deferred_chars, len(text) + 1),
-                deferred_chars=max(base_config.deferred_chars, len(text) + 1),
+                shallow_chars=max(base_config.deferred_chars, size + 1),
+                deferred_chars=max(base_config.deferred_chars, size + 1),
                 budget_tokens=notice.budget_tokens or base_config.budget_tokens,
                 encoding=notice.encoding or base_config.encoding,
             )
-            bundle = await digest(text, ingest_config, notice.intent, notice.paste_ref)
-            follow_up = digest_paste(
+            parts = await digest(notice, size, ingest_config, notice.paste_ref)
+            follow_up = _secrete_digest(
                 envelope,
-                bundle,
+                msgspec.structs.replace(parts.payload, follow_up_of=notice.deferred_envelope_id),
+                parts.tier,
                 instance=settings.instance,
-                follow_up_of=notice.deferred_envelope_id,
                 signer=signer,
                 now=utc_now(),
             )
@@ -240,7 +260,7 @@ def build_stomach(
         await tract.nc.subscribe(tract.subjects.frames_get, queue=STOMACH.name, cb=serve_frame)
         # Only the operator user may publish here (see organs.operations.security); no organ can.
         await tract.nc.subscribe(tract.subjects.frames_raw, queue=STOMACH.name, cb=serve_raw)
-        main, deferred = STOMACH.consumers
+        main, deferred, large = STOMACH.consumers
         return [
             WorkerSpec(
                 organ=STOMACH.name, durable=main.durable, subject=main.address(tract.subjects), handle=handle_paste
@@ -253,18 +273,24 @@ def build_stomach(
                 batch=1,
                 gate=lambda: main_backlog["pending"] == 0,
             ),
+            # One large paste at a time, each in a child process of its own.
+            WorkerSpec(
+                organ=STOMACH.name,
+                durable=large.durable,
+                subject=large.address(tract.subjects),
+                handle=handle_paste,
+                batch=1,
+            ),
         ]
 
     return build
 
 
-async def _paste_text(store: FrameStore, paste: Paste) -> str:
-    if paste.text_ref is None:
-        return paste.text
+async def _stored_text(store: FrameStore, ref: str) -> str:
     try:
-        return await store.get_paste(paste.text_ref)
+        return await store.get_paste(ref)
     except FrameNotFound as error:
-        raise PoisonError(f"paste reference {paste.text_ref} is not in the frames store") from error
+        raise PoisonError(f"paste reference {ref} is not in the frames store") from error
 
 
 async def _answer_frame_request(store: FrameStore, data: bytes, limit: int) -> FrameReply:

@@ -7,11 +7,13 @@ the cause named in both (the log's ``refusal`` and status's exit 6 with a senten
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import nats.js.errors
@@ -23,7 +25,7 @@ from organs.anatomy import ORGAN_NAMES
 from organs.operations.supervisor import spawn_worker
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.limits import StoreLimits
-from organs.runtime.refusals import Refusal, refusal_of
+from organs.runtime.refusals import Refusal, refusal_of, unconfirmed_write
 from organs.runtime.server import EmbeddedServer, free_port
 from tests.bus.test_cli_bus import ROOT
 from tests.bus.test_health_bus import get, samples
@@ -32,6 +34,7 @@ from tests.fault.harness import FAULT_ENV, make_pastes, wait_for_ends
 pytestmark = pytest.mark.bus
 
 NO_LIMITS = StoreLimits(0, 0, 0, 0, 0, 0, 0)
+PUBLISH_WAIT_S = 3.0
 LIMIT_VARIABLES = (
     "ICHOR_TRACT_MAX_BYTES",
     "ICHOR_DLQ_MAX_BYTES",
@@ -42,13 +45,16 @@ LIMIT_VARIABLES = (
 
 
 async def fill(tract: Tract, run: str) -> tuple[list[Envelope], Refusal]:
-    """Pastes published one by one until the server refuses one: those it accepted, and why it refused."""
+    """Pastes published one by one until the server refuses one (or leaves it unconfirmed): those it
+    accepted, and why it refused."""
     accepted = []
-    for paste in make_pastes(5000, run):
+    for paste in make_pastes(20_000, run):
         try:
-            await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
-        except nats.js.errors.APIError as error:
-            refusal = refusal_of(error)
+            await tract.js.publish(
+                tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id}, timeout=PUBLISH_WAIT_S
+            )
+        except (nats.js.errors.APIError, TimeoutError) as error:
+            refusal = refusal_of(error) or unconfirmed_write(error, tract.nc.is_connected, PUBLISH_WAIT_S)
             assert refusal is not None, error
             return accepted, refusal
         accepted.append(paste)
@@ -182,3 +188,48 @@ async def test_a_server_out_of_storage_is_named_in_the_log_and_by_status(tmp_pat
     assert first.get("refusal") == "server.insufficient_resources"
     assert status.returncode == 6
     assert "server.insufficient_resources" in status.stderr
+
+
+@contextlib.contextmanager
+def small_disk(path: Path, size: str) -> Iterator[Path]:
+    """A filesystem of ``size`` at ``path`` (tmpfs; root only), unmounted afterwards."""
+    path.mkdir(parents=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"a small filesystem cannot be mounted here: {mounted.stderr.decode().strip()}")
+    try:
+        yield path
+    finally:
+        if subprocess.run(["umount", str(path)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(path)], check=True)
+
+
+@pytest.mark.slow
+async def test_a_full_disk_is_named_in_the_log_and_by_status(tmp_path: Path) -> None:
+    # The server's own storage limit far above the disk, so the disk itself fills (no space left on device):
+    # the server then answers no write at all, and the silence is what the organs can name.
+    env = dict.fromkeys(LIMIT_VARIABLES, "0")
+    with small_disk(tmp_path / "disk", "2m") as disk, EmbeddedServer(disk / "nats", max_file_store=1 << 30) as server:
+        tract = await connect(BusSettings(url=server.url, instance="filler", limits=NO_LIMITS), name="filler")
+        organs = start_organs(server.url, tmp_path / "logs", env)
+        try:
+            await provision(tract)
+            accepted, refused = await fill(tract, "disk")
+            named_after_s, events = wait_for_refusal_logged(tmp_path / "logs")
+            status = ichor(server.url, "status", "--wait", "1", env=env)
+        finally:
+            stop_organs(organs)
+            await tract.nc.close()
+        server_said = [line for line in server.output_tail(200).splitlines() if "no space left" in line][:1]
+    first = events[0] if events else {}
+    print(
+        f"\n[fault:disk_full] disk=2MiB accepted={len(accepted)} client_refused={refused.cause} "
+        f"named_in_log_after_s={named_after_s} log_refusal={first.get('refusal')} log_reason={first.get('reason')!r}"
+        f"\n  status_exit={status.returncode} status_said={status.stderr.strip()!r}"
+        f"\n  server_said={server_said}"
+    )
+    assert server_said, "the disk filled"
+    assert refused.cause == "server.write_unconfirmed"
+    assert first.get("refusal") == "server.write_unconfirmed" and "disk may be full" in str(first.get("reason"))
+    assert status.returncode == 6
+    assert "server.write_unconfirmed" in status.stderr and "disk may be full" in status.stderr

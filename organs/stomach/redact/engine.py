@@ -61,6 +61,7 @@ class _Lines:
     def __init__(self, text: str, keywords: tuple[str, ...]) -> None:
         lowered = text.lower()
         self._found: dict[str, dict[int, int]] = {keyword: {} for keyword in keywords}
+        self.found = False
         if not keywords:
             return
         # Lower-casing can change the length (U+0130 becomes two characters): positions would not line up,
@@ -72,6 +73,8 @@ class _Lines:
             matches = over_bytes.find_matches_as_indexes(lowered.encode("ascii"), overlapping=True)
         else:
             matches = over_text.find_matches_as_indexes(lowered, overlapping=True)
+        # Whether any keyword occurs at all: most texts hold none, and then no rule needs a look.
+        self.found = bool(matches)
         line_of: dict[int, tuple[int, int]] = {}
         for which, position, _ in matches:
             found = self._found[keywords[which]]
@@ -109,8 +112,15 @@ def _private_keys(text: str, lines: list[tuple[int, int]], rule: Rule) -> Iterab
             yield Hit(header.start(), covered, rule.id, False)
 
 
+@lru_cache(maxsize=8)
+def _keywords(rules: tuple[Rule, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(keyword for rule in rules for keyword in rule.keywords))
+
+
 def _candidates(text: str, rules: tuple[Rule, ...]) -> Iterable[tuple[int, Hit]]:
-    found = _Lines(text, tuple(dict.fromkeys(keyword for rule in rules for keyword in rule.keywords)))
+    found = _Lines(text, _keywords(rules))
+    if not found.found:
+        return
     for order, rule in enumerate(rules):
         lines = found.holding(rule.keywords)
         if not lines:

@@ -1,0 +1,167 @@
+"""Large pastes: refused above a maximum, otherwise each digested by a child process, apart.
+
+A digest of tens of megabytes spends seconds at a time inside C calls that hold the GIL (splitting,
+translating, hashing the whole text); on a thread beside the worker's event loop it stalled every
+small paste, heartbeat and ack for as long (measured: small pastes' p99 84 times their p99 alone
+beside a 50 MB paste). A child process takes a core of its own and never the loop.
+
+The paste travels through a temporary file: the object store streams it there and the frames
+store streams it back from there, so the worker holds no copy of a large paste in memory. A fresh
+child digests each large paste and exits, which hands its peak memory back to the system at once
+instead of keeping it in an idle process. Running ``python -m organs.stomach.large`` is the child:
+it reads a ``LargeDigestRequest`` on stdin and writes a ``LargeDigestReply`` on stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from organs.errors import PoisonError, TransientError
+from organs.settings import Settings, variable_of
+from organs.stomach.frames_store import FrameStore
+from organs.stomach.ingest import IngestConfig
+from organs.stomach.parts import DigestParts, digest_parts
+
+__all__ = ["LargeDigestReply", "LargeDigestRequest", "PasteLimits", "digest_apart", "digest_file"]
+
+_UTF8 = ("utf-8", "surrogatepass")
+_DEFAULTS = Settings()
+CHILD_NICENESS = 10
+ORPHAN_CHECK_S = 0.5
+
+
+@dataclass(frozen=True)
+class PasteLimits:
+    """``ICHOR_LARGE_PASTE_BYTES`` and ``ICHOR_MAX_PASTE_BYTES`` (see ``organs.settings`` for the defaults)."""
+
+    large_bytes: int = _DEFAULTS.large_paste_bytes
+    max_bytes: int = _DEFAULTS.max_paste_bytes
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> PasteLimits:
+        return cls(large_bytes=settings.large_paste_bytes, max_bytes=settings.max_paste_bytes)
+
+    def is_large(self, size: int) -> bool:
+        return size > self.large_bytes
+
+    def refusal(self, size: int) -> str | None:
+        """Why a paste of ``size`` bytes is refused, or ``None`` when it is not."""
+        if size <= self.max_bytes:
+            return None
+        return (
+            f"paste.too_large: the paste is {size:,} bytes, more than {variable_of('max_paste_bytes')}="
+            f"{self.max_bytes:,}; split it, or raise the limit"
+        )
+
+
+class LargeDigestRequest(msgspec.Struct, frozen=True):
+    paste_path: str
+    redacted_path: str
+    config: IngestConfig
+    intent: str | None
+    expected: str
+
+
+class LargeDigestReply(msgspec.Struct, frozen=True):
+    parts: DigestParts | None = None
+    poison: str | None = None
+
+
+def digest_file(request: LargeDigestRequest) -> LargeDigestReply:
+    """The child's work: digest the paste in ``paste_path``; a redacted text goes to ``redacted_path``."""
+    text = Path(request.paste_path).read_bytes().decode(*_UTF8)
+    try:
+        parts, redacted = digest_parts(text, request.config, request.intent, request.expected)
+    except PoisonError as error:
+        return LargeDigestReply(poison=str(error))
+    except Exception as error:
+        return LargeDigestReply(poison=f"core raised {type(error).__name__}: {error}")
+    if redacted is not None:
+        Path(request.redacted_path).write_bytes(redacted.encode(*_UTF8))
+    return LargeDigestReply(parts=parts)
+
+
+async def _digest_in_child(request: LargeDigestRequest) -> DigestParts:
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        __name__,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await child.communicate(msgspec.msgpack.encode(request))
+    except BaseException:
+        # A worker stopping (or an input given up) takes its child with it.
+        with contextlib.suppress(ProcessLookupError):
+            child.kill()
+        await child.wait()
+        raise
+    if child.returncode != 0:
+        # Killed (out of memory, say) or broken: the input comes back, and is dead-lettered once its deliveries
+        # run out, with this reason in the log of each attempt.
+        last = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        raise TransientError(f"the large-paste digester exited with {child.returncode}: {last[0]}")
+    reply = msgspec.msgpack.decode(out, type=LargeDigestReply)
+    if reply.poison is not None:
+        raise PoisonError(reply.poison)
+    assert reply.parts is not None
+    return reply.parts
+
+
+async def digest_apart(
+    store: FrameStore,
+    *,
+    ref: str | None,
+    text: str | None,
+    config: IngestConfig,
+    intent: str | None,
+    expected: str,
+) -> DigestParts:
+    """Digest a large paste (stored under ``ref``, or given as ``text``) in a child process and store its parts."""
+    with tempfile.TemporaryDirectory(prefix="ichor-large-") as folder:
+        paste, redacted = Path(folder, "paste"), Path(folder, "redacted")
+        if text is not None:
+            await asyncio.to_thread(paste.write_bytes, text.encode(*_UTF8))
+        else:
+            assert ref is not None
+            await store.fetch_paste_into(ref, paste)
+        parts = await _digest_in_child(LargeDigestRequest(str(paste), str(redacted), config, intent, expected))
+        if parts.served_ref != parts.source_digest:
+            await store.store_raw_file(paste, parts.source_digest)
+            await store.store_file(redacted, parts.served_ref, list(parts.records))
+        else:
+            await store.store_file(paste, parts.source_digest, list(parts.records))
+    return parts
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    """A worker killed outright (SIGKILL, out of memory) cannot kill its digester; the digester then stops itself."""
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK_S)
+    os._exit(1)
+
+
+def _main() -> None:
+    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
+    # Background work: on a busy machine the scheduler serves the tract's small pastes first.
+    with contextlib.suppress(OSError):
+        os.nice(CHILD_NICENESS)
+    request = msgspec.msgpack.decode(sys.stdin.buffer.read(), type=LargeDigestRequest)
+    sys.stdout.buffer.write(msgspec.msgpack.encode(digest_file(request)))
+    sys.stdout.buffer.flush()
+
+
+if __name__ == "__main__":
+    _main()

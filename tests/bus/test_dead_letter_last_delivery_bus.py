@@ -1,0 +1,43 @@
+"""An input whose dead letter cannot be stored on its last delivery is held until it can be, never left stuck."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+
+import pytest
+
+from organs.absorption import build_absorption
+from organs.runtime.bus import BusSettings, Tract, provision
+from tests.bus.helpers import consumer_settled, read_subject, wait_for_count
+from tests.conftest import running_organ
+
+pytestmark = pytest.mark.bus
+
+
+async def test_a_dead_letter_refused_on_the_last_delivery_is_stored_once_the_stream_is_back(
+    tract: Tract, bus_settings: BusSettings
+) -> None:
+    settings = dataclasses.replace(bus_settings, ack_wait_s=1.0, max_deliver=2)
+    garbage = b"\x92\xa3not an envelope"
+    async with running_organ("absorption", settings, build_absorption(settings)):
+        # No dead-letter stream: every dead letter is refused ("no responders") until it is made again.
+        await tract.js.delete_stream(tract.subjects.dlq_stream)
+        await tract.js.publish(tract.subjects.absorption_in, garbage)
+        # Both deliveries are spent: the first nak'ed (the letter refused), the second held.
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            info = await tract.js.consumer_info(tract.subjects.tract_stream, "absorption")
+            if info.delivered.consumer_seq >= 2:
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.5)  # the last delivery's letter refused too, and more than one ack wait passes
+        await provision(tract)
+        dlq = tract.subjects.dlq("absorption")
+        assert await wait_for_count(tract, dlq, 1, timeout=10, stream=tract.subjects.dlq_stream) == 1
+        info = await consumer_settled(tract, "absorption", timeout=10)
+    assert info.num_ack_pending == 0
+    [letter] = await read_subject(tract, dlq, stream=tract.subjects.dlq_stream)
+    assert letter.data == garbage
+    assert "delivered 2 times (ICHOR_MAX_DELIVER=2)" in (letter.headers or {})["Ichor-Dlq-Reason"]

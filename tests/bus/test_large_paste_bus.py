@@ -1,0 +1,180 @@
+"""Large pastes against a real nats-server: moved to their own consumer, digested apart, refused above a maximum."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from envelopes.codec import encode
+from envelopes.ids import digest_text
+from envelopes.types import Digested, UserInput
+from organs.absorption import build_absorption
+from organs.border.worker import build_border
+from organs.client import fetch_frame, hand_in_paste, store_blob
+from organs.runtime.bus import BusSettings, Tract
+from organs.secretion import paste_envelope
+from organs.stomach.frames_store import PasteCache
+from organs.stomach.ingest import IngestConfig
+from organs.stomach.large import PasteLimits
+from organs.stomach.worker import build_stomach
+from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
+from tests.conftest import running_organ
+from tests.support.envelopes import AT
+from tests.support.servers import small_tract
+
+pytestmark = pytest.mark.bus
+
+# Small limits, so that a paste of a few kilobytes is "large" and the test stays quick.
+LIMITS = PasteLimits(large_bytes=2_000, max_bytes=200_000)
+SECRET = "AKIAIOSFODNN7EXAMPLE"
+
+
+def log_text(lines: int, secret: bool = False) -> str:
+    body = [f"2026-11-29T08:{n % 60:02d}:01Z INFO [queue] job {n} done in {n % 89} ms" for n in range(lines)]
+    if secret:
+        body[lines // 2] = f"2026-11-29T08:00:02Z WARN [queue] retry with aws_access_key_id={SECRET}"
+    return "\n".join(body) + "\n\nWhy are jobs slow?"
+
+
+async def test_a_large_paste_moves_to_its_own_consumer_and_is_digested_once_with_its_origin(
+    tract: Tract, bus_settings: BusSettings
+) -> None:
+    text = log_text(200)
+    origin = UserInput(actor="ana", channel="test")
+    async with (
+        running_organ("stomach", bus_settings, build_stomach(bus_settings, limits=LIMITS)),
+        running_organ("absorption", bus_settings, build_absorption(bus_settings)),
+        running_organ("border", bus_settings, build_border(bus_settings)),
+    ):
+        paste, outcome = await hand_in_paste(tract, text, origin=origin, timeout=60)
+        [moved] = await read_envelopes(tract, tract.subjects.stomach_large)
+        [digested] = await read_envelopes(tract, tract.subjects.absorption_in)
+        assert isinstance(digested.payload, Digested)
+        for frame in digested.payload.frames:
+            full = await fetch_frame(tract, frame.id, "full")
+            assert full.frame is not None and digest_text(full.frame.content or "") == frame.id
+    assert moved == paste, "moved unchanged: id, origin and chain"
+    assert outcome.kind == "admitted"
+    assert outcome.chain.origin == origin
+    assert outcome.chain.input_digest == digest_text(text)
+    assert [step.stage for step in digested.chain.steps] == ["ingested", "classified", "digested"]
+    assert digested.payload.goal == "Why are jobs slow?"
+
+
+async def test_a_large_paste_with_a_secret_is_served_redacted_and_kept_raw(
+    tract: Tract, bus_settings: BusSettings
+) -> None:
+    text = log_text(200, secret=True)
+    async with running_organ("stomach", bus_settings, build_stomach(bus_settings, limits=LIMITS)):
+        paste = paste_envelope(text, origin=UserInput(actor="ana"), source="t", instance="t", now=AT)
+        await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
+        assert await wait_for_count(tract, tract.subjects.absorption_in, 1) == 1
+        [digested] = await read_envelopes(tract, tract.subjects.absorption_in)
+        assert isinstance(digested.payload, Digested)
+        for frame in digested.payload.frames:
+            full = await fetch_frame(tract, frame.id, "full")
+            assert full.frame is not None and SECRET not in (full.frame.content or "")
+    raw = await tract.js.object_store(tract.subjects.raw_bucket)
+    kept = await raw.get(digest_text(text).removeprefix("blake3:"))
+    assert kept.data == text.encode()
+
+
+async def test_a_paste_over_the_maximum_is_dead_lettered_with_its_reason(tmp_path: Path) -> None:
+    async with small_tract(tmp_path / "small", max_payload=64 * 1024, instance="cap") as (settings, tract):
+        limits = PasteLimits(large_bytes=2_000, max_bytes=20_000)
+        text = log_text(1_000)
+        inline = paste_envelope(log_text(500), origin=UserInput(actor="ana"), **_AT)
+        async with running_organ("stomach", settings, build_stomach(settings, limits=limits)):
+            # By reference (larger than a message) and inline: both refused before anything is fetched or digested.
+            await hand_in_paste_nowait(tract, text)
+            await tract.js.publish(tract.subjects.stomach_in, encode(inline), headers={"Nats-Msg-Id": inline.id})
+            dlq = tract.subjects.dlq("stomach")
+            assert await wait_for_count(tract, dlq, 2, stream=tract.subjects.dlq_stream) == 2
+        letters = await read_subject(tract, dlq, stream=tract.subjects.dlq_stream)
+        reasons = [(letter.headers or {})["Ichor-Dlq-Reason"] for letter in letters]
+        assert all(reason.startswith("paste.too_large: the paste is ") for reason in reasons), reasons
+        assert all("ICHOR_MAX_PASTE_BYTES=20,000" in reason for reason in reasons)
+        assert inline.id in {_envelope_id(letter.data) for letter in letters}
+        assert await subject_count(tract, tract.subjects.absorption_in) == 0
+
+
+_AT = {"source": "t", "instance": "t", "now": AT}
+
+
+def _envelope_id(data: bytes) -> str:
+    from envelopes.codec import decode
+
+    return decode(data).id
+
+
+async def hand_in_paste_nowait(tract: Tract, text: str) -> None:
+    """A paste by reference, as ``hand_in_paste`` sends one, without waiting for an outcome."""
+    ref = await store_blob(tract, text.encode())
+    paste = paste_envelope(
+        "",
+        origin=UserInput(actor="ana"),
+        text_ref=ref,
+        input_digest=digest_text(text),
+        source="t",
+        instance="t",
+        now=AT,
+    )
+    await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
+
+
+def test_the_paste_cache_is_bounded_by_bytes_and_keeps_no_paste_over_a_quarter_of_it() -> None:
+    cache = PasteCache(limit_bytes=40_000)
+    for n in range(10):
+        cache.keep(f"ref-{n}", str(n) * 9_000)
+    assert cache.held_bytes <= 40_000
+    assert len(cache) == 4, "four of 9 kB fit in 40 kB"
+    assert cache.get("ref-0") is None and cache.get("ref-9") == "9" * 9_000
+    cache.keep("large", "x" * 10_001)
+    assert cache.get("large") is None, "over a quarter of the limit: never kept"
+
+
+@pytest.mark.slow
+async def test_a_stomach_stopping_mid_digest_takes_its_digester_with_it(
+    tract: Tract, bus_settings: BusSettings
+) -> None:
+    # Full tier for the whole paste: its digest outlasts the worker's stop grace (2 s).
+    config = dataclasses.replace(IngestConfig(), shallow_chars=1 << 30, deferred_chars=1 << 31)
+    text = log_text(300_000)
+    ref = await store_blob(tract, text.encode())
+    paste = paste_envelope("", origin=UserInput(actor="ana"), text_ref=ref, input_digest=digest_text(text), **_AT)
+    digesters: list[int] = []
+    limits = PasteLimits(large_bytes=LIMITS.large_bytes, max_bytes=1 << 30)
+    async with running_organ("stomach", bus_settings, build_stomach(bus_settings, config, limits=limits)):
+        await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
+        deadline = time.monotonic() + 30
+        while not digesters and time.monotonic() < deadline:
+            digesters = _digesters(os.getpid())
+            await asyncio.sleep(0.05)
+    assert digesters, "a digester ran"
+    assert not set(digesters) & set(_digesters(os.getpid())), "stopped with the worker"
+    assert await subject_count(tract, tract.subjects.absorption_in) == 0
+    # Handed back: the next stomach digests it.
+    async with running_organ("stomach", bus_settings, build_stomach(bus_settings, config, limits=limits)):
+        assert await wait_for_count(tract, tract.subjects.absorption_in, 1, timeout=120) == 1
+
+
+def _digesters(pid: int) -> list[int]:
+    """The large-paste digesters ``pid`` started that are still running."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            children = [int(child) for child in (task / "children").read_text().split()]
+        except OSError:
+            continue
+        for child in children:
+            try:
+                if b"organs.stomach.large" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.append(child)
+            except OSError:
+                continue
+    return found
