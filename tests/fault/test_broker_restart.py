@@ -75,11 +75,12 @@ def _stop_timed(organs: OrganProcesses) -> tuple[float, list[int | None]]:
     return time.monotonic() - started, codes
 
 
-@pytest.mark.parametrize("down_s", [1.0, 5.0])
 async def test_the_tract_resumes_within_seconds_of_a_broker_restart_and_stops_cleanly(
-    tract: Tract, nats_server: EmbeddedServer, down_s: float
+    tract: Tract, nats_server: EmbeddedServer
 ) -> None:
-    pastes = make_pastes(1500, f"restart-{down_s:g}")
+    # Down long enough for every organ to have lost its connection and retried (test_crash_and_restart has 1 s).
+    down_s = 5.0
+    pastes = make_pastes(1000, "restart")
     organs = OrganProcesses(nats_server.url).start()
     try:
         await publish_all(tract, pastes)
