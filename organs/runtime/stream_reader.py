@@ -46,9 +46,9 @@ class StreamFollower:
         self.tract, self.stream, self.subjects, self.cb = tract, stream, tuple(subjects), cb
         self.next_sequence = start
         self._woken = asyncio.Event()
+        self._stopped = False
         self._wakers: list[Any] = []
         self._task: asyncio.Task[None] | None = None
-        self._stopped = False
 
     async def start(self) -> None:
         async def wake(_: Any) -> None:
@@ -68,7 +68,6 @@ class StreamFollower:
         return min(found, key=lambda msg: msg.seq or 0, default=None)
 
     async def _follow(self) -> None:
-        # Checked as well as cancelled: a cancel that lands as a request completes can be lost inside it.
         while not self._stopped:
             self._woken.clear()
             try:
@@ -82,14 +81,15 @@ class StreamFollower:
                     await asyncio.wait_for(self._woken.wait(), timeout=_IDLE_LOOK_S)
                 continue
             self.next_sequence = (msg.seq or self.next_sequence) + 1
-            await self.cb(msg)
+            if not self._stopped:
+                await self.cb(msg)
 
     async def unsubscribe(self) -> None:
+        # Stopped, never cancelled: a request cancelled half-written leaves the connection unusable.
         self._stopped = True
+        self._woken.set()
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await self._task
         for waker in self._wakers:
             await waker.unsubscribe()
 
