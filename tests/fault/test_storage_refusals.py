@@ -7,6 +7,7 @@ the cause named in both (the log's ``refusal`` and status's exit 6 with a senten
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -102,6 +103,16 @@ def wait_for_refusal_logged(logs: Path, timeout: float = 60.0) -> tuple[float, l
             return round(time.monotonic() - started, 2), events
         time.sleep(0.2)
     return float("inf"), []
+
+
+def wait_until_ready(url: str, env: dict[str, str], timeout: float = 60.0) -> bool:
+    """Whether ``ichor status`` found every organ ready within ``timeout`` seconds."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if ichor(url, "status", "--wait", "1", env=env).returncode == 0:
+            return True
+        time.sleep(0.5)
+    return False
 
 
 def ichor(
@@ -214,6 +225,8 @@ async def test_a_full_disk_is_named_in_the_log_and_by_status(tmp_path: Path) -> 
         organs = start_organs(server.url, tmp_path / "logs", env)
         try:
             await provision(tract)
+            # The organs bound to their streams first: a disk filled while they start refuses their own setup.
+            assert await asyncio.to_thread(wait_until_ready, server.url, env), "the organs never became ready"
             accepted, refused = await fill(tract, "disk")
             named_after_s, events = wait_for_refusal_logged(tmp_path / "logs")
             status = ichor(server.url, "status", "--wait", "1", env=env)

@@ -34,19 +34,19 @@ def assert_frame_honest(frame: Frame, full_text: str, encoding: str) -> None:
 def assert_bundle_honest(text: str, bundle: IngestBundle) -> None:
     provider = bundle.provider
     assert bundle.source_digest == digest_text(text)
-    covered = [False] * len(text)
-    for segment in bundle.report:
-        start, end = segment.span
-        assert 0 <= start <= end <= len(text)
-        for position in range(start, end):
-            assert not covered[position], "spans overlap"
-            covered[position] = True
+    spans = sorted(segment.span for segment in bundle.report)
     runs: list[str] = []
-    for position, inside in enumerate(covered):
-        if not inside:
-            if position == 0 or covered[position - 1]:
-                runs.append("")
-            runs[-1] += text[position]
+    reached = 0
+    for start, end in spans:
+        assert 0 <= start <= end <= len(text)
+        if start == end:
+            continue
+        assert start >= reached, "spans overlap"
+        if start > reached:
+            runs.append(text[reached:start])
+        reached = end
+    if reached < len(text):
+        runs.append(text[reached:])
     for run in runs:
         for line in normal_form(run).split("\n"):
             assert not line.strip() or line.lstrip(" ").startswith("```"), (
