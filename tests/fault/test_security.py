@@ -8,9 +8,11 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
+from nats.aio.msg import Msg
 
 from envelopes.codec import decode, decode_frame_record, encode
 from envelopes.ids import utc_now
@@ -57,6 +59,18 @@ async def provisioned_with_organs(
         environment = {**organ_environment(directory, organ), **(extra_env or {})}
         workers.append(spawn_worker(organ, url, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
     return admin
+
+
+async def victims_admitted_paste(secured: Any, errors: list[str], actor: str = "victim") -> tuple[Tract, Tract, Msg]:
+    """Organs started as their own users, and one paste from the host admitted: the admin, the host, and the
+    genuine message the absorption organ sent the border."""
+    server, directory, workers = secured
+    admin = await provisioned_with_organs(server.url, directory, workers, errors)
+    host = await connect_as(server.url, directory, "host", errors)
+    _, outcome = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor=actor), timeout=60)
+    assert isinstance(outcome.payload, Admitted), outcome.payload
+    [genuine] = await read_subject(admin, admin.subjects.border_in)
+    return admin, host, genuine
 
 
 @pytest.fixture
@@ -247,13 +261,9 @@ async def test_no_one_but_the_stomach_rewrites_evidence_and_readers_refuse_what_
 
 
 async def test_a_replayed_admission_is_rejected_as_replay_whenever_it_comes(secured) -> None:  # type: ignore[no-untyped-def]
-    server, directory, workers = secured
+    server, directory, _ = secured
     errors: list[str] = []
-    admin = await provisioned_with_organs(server.url, directory, workers, errors)
-    host = await connect_as(server.url, directory, "host", errors)
-    _, outcome = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="victim"), timeout=60)
-    assert isinstance(outcome.payload, Admitted), outcome.payload
-    [genuine] = await read_subject(admin, admin.subjects.border_in)
+    admin, host, genuine = await victims_admitted_paste(secured, errors)
     seen_by_plain_subscriber: list[bytes] = []
 
     async def listen(msg: object) -> None:

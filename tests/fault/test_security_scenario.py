@@ -30,7 +30,13 @@ from organs.secretion import paste_envelope
 from organs.signing import Signer, new_seed, seal_paste
 from organs.stomach.frames_store import FrameStore
 from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
-from tests.fault.test_security import EXAMPLE, connect_as, provisioned_with_organs, report, secured
+from tests.fault.test_security import (
+    connect_as,
+    provisioned_with_organs,
+    report,
+    secured,
+    victims_admitted_paste,
+)
 from tests.test_security_files import assert_no_stored_secret, exposed_secret_files, secrets_in
 
 pytestmark = pytest.mark.bus
@@ -79,13 +85,9 @@ def reason_codes(envelope: Envelope) -> set[str]:
 
 
 async def test_altered_fields_foreign_keys_and_duplicates_never_reach_a_reader(secured) -> None:  # type: ignore[no-untyped-def]
-    server, directory, workers = secured
+    server, directory, _ = secured
     errors: list[str] = []
-    admin = await provisioned_with_organs(server.url, directory, workers, errors)
-    host = await connect_as(server.url, directory, "host", errors)
-    _, outcome = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="victim"), timeout=60)
-    assert isinstance(outcome.payload, Admitted), outcome.payload
-    [genuine_msg] = await read_subject(admin, admin.subjects.border_in)
+    admin, host, genuine_msg = await victims_admitted_paste(secured, errors)
     genuine = decode(genuine_msg.data)
     steps = genuine.chain.steps
     foreign = Signer.from_seed("absorption", new_seed()).public_key
@@ -136,7 +138,9 @@ async def test_altered_fields_foreign_keys_and_duplicates_never_reach_a_reader(s
     [admitted_msg] = await read_subject(admin, admin.subjects.brain_in)
     border = await connect_as(server.url, directory, "border", errors)
     for _ in range(2):
-        await border.js.publish(admin.subjects.brain_in, admitted_msg.data, headers={"Nats-Msg-Id": outcome.id})
+        await border.js.publish(
+            admin.subjects.brain_in, admitted_msg.data, headers={"Nats-Msg-Id": decode(admitted_msg.data).id}
+        )
     await asyncio.sleep(0.5)
     assert len(plain) == 2 and through_stream == [] and await subject_count(admin, admin.subjects.brain_in) == 1
     report(
