@@ -46,7 +46,8 @@ def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
     return counter_for(encoding).count(text)
 
 
-# Below this many characters in all, starting threads costs more than it saves.
+# Below this many characters in all, handing counts to a thread or to the counting process costs more than it
+# saves.
 THREADED_COUNT_CHARS = 64 * 1024
 _POOL_THREADS = 2
 

@@ -38,7 +38,7 @@ _SEPARATING = (
     ("count", ("fail", "error"), re.compile(r"(?:Failures|Errors): (\d+)| (?:failed|failures?|errors?)\b(?!:)()")),
 )
 # Most line shapes hold none of the stems: one pass finds those a line holds, and rejects most lines.
-_SEPARATING_STEMS = ahocorasick_rs.AhoCorasick(sorted({stem for _, stems, _ in _SEPARATING for stem in stems}))
+_SEPARATING_STEM_FINDER = ahocorasick_rs.AhoCorasick(sorted({stem for _, stems, _ in _SEPARATING for stem in stems}))
 _LEVEL_KINDS = {
     "warning": "warn",
     "w": "warn",
@@ -59,7 +59,7 @@ def separating_spans(key: str) -> tuple[tuple[int, int, str], ...]:
     ``exit``, ``count``): the same places in each of its real lines hold their values (flattening keeps every
     position)."""
     window = key[:LINE_PREFIX]
-    held = set(_SEPARATING_STEMS.find_matches_as_strings(window.lower(), overlapping=True))
+    held = set(_SEPARATING_STEM_FINDER.find_matches_as_strings(window.lower(), overlapping=True))
     if not held:
         return ()
     spans: set[tuple[int, int, str]] = set()
