@@ -7,6 +7,11 @@ decided again on the fresh bucket. So N replicas admit the configured rate, not
 N times it, and a restarted replica starts from the fleet's buckets. A key
 expires once a bucket would have refilled completely, which is the same as no key.
 
+Within one replica, decisions on the same key take turns (``holding``): the
+worker decides many inputs at once, and a burst from one actor would otherwise
+race itself on every write. A replica also remembers what it wrote last, so it
+reads a key back only after another replica wrote it (its write then fails once).
+
 Buckets are stamped by a ``RateClock``: the wall clock as read when the border started, advanced by the
 monotonic clock, so a step of the host's clock (NTP, an operator, a VM resumed) while the border runs
 neither refills nor freezes a bucket; stamps stay comparable between replicas on synchronised hosts.
@@ -14,8 +19,11 @@ neither refills nor freezes a bucket; stamps stay comparable between replicas on
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterable
 
 import msgspec
 import nats.errors
@@ -48,12 +56,45 @@ def _key(actor: tuple[str, str]) -> str:
     return digest_text("\0".join(actor)).removeprefix("blake3:")
 
 
+# How many keys a replica remembers its own last write of; past it, the oldest is read back when next used.
+_REMEMBERED_KEYS = 4096
+
+Actor = tuple[str, str]
+
+
 class SharedBuckets:
     def __init__(self, tract: Tract, window_s: float) -> None:
         self._kv = KeyValueOnFirstUse(tract, tract.subjects.rates_bucket, max(1.0, window_s))
+        self._turns: dict[Actor, tuple[asyncio.Lock, int]] = {}
+        self._written: OrderedDict[Actor, tuple[TokenBucket, int]] = OrderedDict()
 
-    async def load(self, actor: tuple[str, str]) -> tuple[TokenBucket | None, int]:
+    @contextlib.asynccontextmanager
+    async def holding(self, actors: Iterable[Actor]) -> AsyncIterator[None]:
+        """Hold these keys against this replica's other decisions until the block ends (taken in one order)."""
+        ordered = sorted(set(actors))
+        for actor in ordered:
+            lock, users = self._turns.get(actor, (asyncio.Lock(), 0))
+            self._turns[actor] = (lock, users + 1)
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                for actor in ordered:
+                    await stack.enter_async_context(self._turns[actor][0])
+                yield
+        finally:
+            for actor in ordered:
+                lock, users = self._turns[actor]
+                if users == 1:
+                    del self._turns[actor]
+                else:
+                    self._turns[actor] = (lock, users - 1)
+
+    async def load(self, actor: Actor) -> tuple[TokenBucket | None, int]:
         """The actor's bucket (``None``: full) and the revision a write must follow (0: no key)."""
+        written = self._written.get(actor)
+        if written is not None:
+            bucket, revision = written
+            # A copy: a decision takes its token in place, and counts only once it is stored.
+            return TokenBucket(bucket.tokens, bucket.updated_at), revision
         try:
             entry = await (await self._kv()).get(_key(actor))
         except KeyNotFoundError:
@@ -66,17 +107,21 @@ class SharedBuckets:
             return None, entry.revision or 0  # unreadable: treated as full, overwritten
         return TokenBucket(tokens, updated_at), entry.revision or 0
 
-    async def store(self, actor: tuple[str, str], bucket: TokenBucket, revision: int) -> bool:
+    async def store(self, actor: Actor, bucket: TokenBucket, revision: int) -> bool:
         """Write the bucket if ``revision`` is still the latest; False when another replica wrote first."""
         value = _encode((bucket.tokens, bucket.updated_at))
         kv = await self._kv()
+        self._written.pop(actor, None)
         try:
             if revision == 0:
-                await kv.create(_key(actor), value)
+                written = await kv.create(_key(actor), value)
             else:
-                await kv.update(_key(actor), value, last=revision)
+                written = await kv.update(_key(actor), value, last=revision)
         except KeyWrongLastSequenceError:
             return False
         except (nats.errors.Error, APIError, TimeoutError) as error:
             raise TransientError(f"rate bucket: {error!r}") from error
+        self._written[actor] = (bucket, written)
+        if len(self._written) > _REMEMBERED_KEYS:
+            self._written.popitem(last=False)
         return True

@@ -149,32 +149,33 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
                 delivered = (await sessions.read(session.id)).delivered_before(envelope.trace_id)
             now, at = time.time(), utc_now()
             keys = rate_keys(envelope, decide_config.policy.trusted_keys).keys
-            for _ in range(_RATE_ATTEMPTS):
-                # A fresh state holding the fleet's buckets for this sender and actor: the decision takes its
-                # tokens in memory, and they count only if no other replica wrote a bucket meanwhile. A race
-                # lost on the actor's bucket after the sender's was written costs the sender one token more:
-                # the shared limit errs towards refusing.
-                state = GuardState()
-                revisions = {}
-                for key in keys:
-                    bucket, revisions[key] = await buckets.load(key)
-                    if bucket is not None:
-                        state.buckets[key] = bucket
-                decision = await call_core(
-                    served,
-                    border_decide,
-                    envelope,
-                    decide_config,
-                    state,
-                    instance=settings.instance,
-                    now=rate_clock(),
-                    at=at,
-                    delivered=delivered,
-                )
-                if await _store_all(buckets, state, revisions):
-                    break
-            else:
-                raise TransientError(f"{_RATE_ATTEMPTS} border replicas raced for one rate bucket; retrying")
+            async with buckets.holding(keys):
+                for _ in range(_RATE_ATTEMPTS):
+                    # A fresh state holding the fleet's buckets for this sender and actor: the decision takes its
+                    # tokens in memory, and they count only if no other replica wrote a bucket meanwhile. A race
+                    # lost on the actor's bucket after the sender's was written costs the sender one token more:
+                    # the shared limit errs towards refusing.
+                    state = GuardState()
+                    revisions = {}
+                    for key in keys:
+                        bucket, revisions[key] = await buckets.load(key)
+                        if bucket is not None:
+                            state.buckets[key] = bucket
+                    decision = await call_core(
+                        served,
+                        border_decide,
+                        envelope,
+                        decide_config,
+                        state,
+                        instance=settings.instance,
+                        now=rate_clock(),
+                        at=at,
+                        delivered=delivered,
+                    )
+                    if await _store_all(buckets, state, revisions):
+                        break
+                else:
+                    raise TransientError(f"{_RATE_ATTEMPTS} border replicas raced for one rate bucket; retrying")
             if isinstance(decision.payload, Admitted):
                 decision = await unless_replayed(envelope, decision, delivery.stream_sequence, now, at)
             payload = decision.payload
