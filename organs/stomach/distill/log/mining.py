@@ -105,6 +105,8 @@ class _Shared:
 
     masked: dict[str, str] = field(default_factory=dict)
     words: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
+    # Heads with their header fields cut off, and where their body starts: compared by value from here on.
+    cut: dict[tuple[Shape, int], tuple[Shape, int]] = field(default_factory=dict)
 
 
 def _shape_of(key: str, words: dict[str, str], shared: _Shared) -> Shape:
@@ -220,7 +222,8 @@ def records_of(lines: Sequence[str], text: str) -> tuple[Records, list[Shape], H
             cut_shapes[id(shape)] = shape, 0
             continue
         masked = joined(shape.words[cut:]) if shape.words else mask_by_words(body[offset:], words)
-        cut_shapes[id(shape)] = Shape(shape.stamp_end, masked, shape.kind, split=shape.split), offset
+        cut_shape = Shape(shape.stamp_end, masked, shape.kind, split=shape.split), offset
+        cut_shapes[id(shape)] = shared.cut.setdefault(cut_shape, cut_shape)
     cuts = [cut_shapes[id(shape)] for shape in heads]
     body_starts = array("q", (stamp + cut[1] for stamp, cut in zip(stamps, cuts, strict=True)))
     return Records(starts, ends, stamps, body_starts), [cut[0] for cut in cuts], header
