@@ -496,9 +496,10 @@ def pure_cores(n: int) -> dict[str, float]:
     """
     from envelopes.codec import decode, encode
     from organs.absorption.core import yield_context
-    from organs.accounting import count_tokens, encoding_for
+    from organs.accounting import encoding_for
     from organs.border.decide import BorderConfig, border_decide
     from organs.border.guard import BorderPolicy, GuardState, RateLimit
+    from organs.counting import counter_for
     from organs.stomach import IngestConfig, ingest_paste
     from organs.stomach.worker import digest_paste
 
@@ -531,8 +532,9 @@ def pure_cores(n: int) -> dict[str, float]:
         # The counts no build can skip: every segment in full and the served text (the stomach), and the
         # served text again (the border must not take a sender's word for it).
         floor_texts = [text[frame.span[0] : frame.span[1]] for frame in frames] + served + served
+        counter = counter_for(config.encoding)
         for counted in floor_texts:
-            count_tokens(counted)
+            counter.count_afresh(counted)
         t8 = clock()
         for counted in floor_texts:
             reference.encode_ordinary(counted)

@@ -90,11 +90,12 @@ class _Lines:
 
     def holding(self, keywords: tuple[str, ...]) -> list[tuple[int, int]]:
         """The ``[start, end)`` of every line that holds one of ``keywords``, each line once, in order."""
-        if len(keywords) == 1:
-            return sorted(self._found[keywords[0]].items())
+        found = [lines for lines in map(self._found.__getitem__, keywords) if lines]
+        if len(found) <= 1:
+            return sorted(found[0].items()) if found else []
         merged: dict[int, int] = {}
-        for keyword in keywords:
-            merged.update(self._found[keyword])
+        for lines in found:
+            merged.update(lines)
         return sorted(merged.items())
 
 
