@@ -10,7 +10,7 @@ import pytest
 
 from organs.absorption import build_absorption
 from organs.runtime.bus import BusSettings, Tract, provision
-from tests.bus.helpers import consumer_settled, read_subject, wait_for_count
+from tests.bus.helpers import consumer_settled, read_subject, subject_count, wait_for_count
 from tests.conftest import running_organ
 
 pytestmark = pytest.mark.bus
@@ -41,3 +41,31 @@ async def test_a_dead_letter_refused_on_the_last_delivery_is_stored_once_the_str
     [letter] = await read_subject(tract, dlq, stream=tract.subjects.dlq_stream)
     assert letter.data == garbage
     assert "delivered 2 times (ICHOR_MAX_DELIVER=2)" in (letter.headers or {})["Ichor-Dlq-Reason"]
+
+
+async def test_an_input_whose_last_delivery_is_handed_back_unsettled_is_dead_lettered_from_its_advisory(
+    tract: Tract, bus_settings: BusSettings
+) -> None:
+    settings = dataclasses.replace(bus_settings, ack_wait_s=1.0, max_deliver=2)
+    garbage = b"\x92\xa3not an envelope either"
+    async with running_organ("absorption", settings, build_absorption(settings)):
+        await tract.js.delete_stream(tract.subjects.dlq_stream)
+        await tract.js.publish(tract.subjects.absorption_in, garbage)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            info = await tract.js.consumer_info(tract.subjects.tract_stream, "absorption")
+            if info.delivered.consumer_seq >= 2:
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(0.5)
+    # The worker stopped holding the last delivery, its dead letter still refused: the server delivers it no more.
+    await provision(tract)
+    dlq = tract.subjects.dlq("absorption")
+    assert await subject_count(tract, dlq, stream=tract.subjects.dlq_stream) == 0
+    async with running_organ("absorption", settings, build_absorption(settings)):
+        assert await wait_for_count(tract, dlq, 1, timeout=10, stream=tract.subjects.dlq_stream) == 1
+    [letter] = await read_subject(tract, dlq, stream=tract.subjects.dlq_stream)
+    assert letter.data == garbage
+    assert "delivered 2 times (ICHOR_MAX_DELIVER) and its last delivery was never settled" in (
+        (letter.headers or {})["Ichor-Dlq-Reason"]
+    )
