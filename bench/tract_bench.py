@@ -373,15 +373,17 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
                     f"input on {os.cpu_count()} CPUs: at most {bound:,.0f}/s",
                 )
             )  # fmt: skip
-        floor = cores.cpu[COUNTING_FLOOR]
-        # Three hops that only pass bytes on, plus the counts, are the least any build of the tract spends in its
-        # organs: below this, the CPU / floor goal cannot be met on this bus and client.
+        floor, codec = cores.cpu[COUNTING_FLOOR], cores.cpu["codec"]
+        # Three hops that only pass bytes on, each envelope decoded and encoded once per hop, and the counts: the
+        # least any build of the tract spends in its organs with this client and codec; the CPU / floor goal
+        # cannot be met below it.
         hops_cpu = sum(seconds for label, seconds in raw.cpu.items() if "#" in label) / r.sent
         rows.append(
             Row(
-                "tract", "least tract CPU per paste / exact counting floor (relay hops + counts)",
-                (hops_cpu + floor) / floor,
-                note=f"{hops_cpu * 1000:.2f} ms of three relay hops per input + {floor * 1000:.2f} ms of counts",
+                "tract", "least tract CPU per paste / exact counting floor (relay hops + codec + counts)",
+                (hops_cpu + codec + floor) / floor,
+                note=f"{hops_cpu * 1000:.2f} ms of three relay hops per input + {codec * 1000:.2f} ms of envelope "
+                f"codec + {floor * 1000:.2f} ms of counts",
             )
         )  # fmt: skip
         if full is not None:
