@@ -425,7 +425,7 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
             _at_least(
                 "throughput tract/raw (burst, all full tier)",
                 value,
-                0.5,
+                0.35,
                 f"{t.throughput:,.1f} vs {r.throughput:,.1f}/s, N={t.sent}{relay_note(raw)}",
             )
         )
