@@ -27,8 +27,12 @@ is one regex pass or one pass over a line's pieces: linear in the text.
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from organs.stomach.text_views import line_pieces
 
 __all__ = ["NormalText", "normal_form", "normalize"]
 
@@ -56,7 +60,8 @@ def normal_form(text: str) -> str:
     """``text`` as a terminal shows it: no escape sequences, each line in its last drawn state, LF line ends."""
     if not _has_controls(text):
         return text
-    return "\n".join(_render_line(line) for line in text.split("\n"))
+    # A piece of whole lines at a time: a list of a large paste's lines would cost more than the paste.
+    return "\n".join("\n".join(map(_render_line, piece.split("\n"))) for piece in line_pieces(text))
 
 
 def _render_line(line: str) -> str:
@@ -140,8 +145,8 @@ class NormalText:
 
     text: str
     received: str
-    starts: tuple[int, ...] = ()
-    received_starts: tuple[int, ...] = ()
+    starts: Sequence[int] = ()
+    received_starts: Sequence[int] = ()
 
     @property
     def changed(self) -> bool:
@@ -169,7 +174,7 @@ class NormalText:
         return received_start, line_start + len(line if redraws else line.rstrip())
 
 
-def _line_of(starts: tuple[int, ...], position: int) -> int:
+def _line_of(starts: Sequence[int], position: int) -> int:
     return bisect_right(starts, position) - 1
 
 
@@ -177,16 +182,21 @@ def normalize(text: str) -> NormalText:
     """The normal form of ``text`` with the line map that places its spans in ``text``."""
     if not _has_controls(text):
         return NormalText(text, text)
-    starts: list[int] = []
-    received_starts: list[int] = []
-    lines: list[str] = []
+    # Offsets in arrays and lines a piece at a time: a large paste's lines and their offsets as lists and tuples
+    # would cost several times the paste.
+    starts = array("q")
+    received_starts = array("q")
+    pieces: list[str] = []
     normal_position = 0
     received_position = 0
-    for line in text.split("\n"):
-        rendered = _render_line(line)
-        starts.append(normal_position)
-        received_starts.append(received_position)
-        lines.append(rendered)
-        normal_position += len(rendered) + 1
-        received_position += len(line) + 1
-    return NormalText("\n".join(lines), text, tuple(starts), tuple(received_starts))
+    for piece in line_pieces(text):
+        lines: list[str] = []
+        for line in piece.split("\n"):
+            rendered = _render_line(line)
+            starts.append(normal_position)
+            received_starts.append(received_position)
+            lines.append(rendered)
+            normal_position += len(rendered) + 1
+            received_position += len(line) + 1
+        pieces.append("\n".join(lines))
+    return NormalText("\n".join(pieces), text, starts, received_starts)

@@ -31,6 +31,8 @@ __all__ = [
 WILDCARD = "<*>"
 DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
 _MASK_MARK = re.compile(r"[0-9=/]")
+# How many distinct words the masking cache grows to before it keeps only plain words (a log's vocabulary).
+_VALUE_WORDS_KEPT = 1 << 16
 
 # A quoted value. Quote characters are taken by these alternatives only, so a line's quoted values are
 # the same whether found alone or with the rest of ``VARIABLE`` (``mask_by_words`` relies on it).
@@ -106,9 +108,16 @@ def word_masks(body: str, words: dict[str, str]) -> tuple[str, ...] | None:
         masked_word = words.get(word)
         if masked_word is None:
             # Without a digit, ``=`` or ``/`` no alternative can match (quotes were ruled out above).
-            plain = word.isascii() and _MASK_MARK.search(word) is None
-            masked_word = word if plain else VARIABLE.sub(WILDCARD, word)
-            words[word] = masked_word
+            if word.isascii() and _MASK_MARK.search(word) is None:
+                masked_word = words[word] = word
+            else:
+                masked_word = VARIABLE.sub(WILDCARD, word)
+                # The commonest mask is one shared string, kept or not.
+                masked_word = WILDCARD if masked_word == WILDCARD else masked_word
+                # Values (ids, counters) past the cache's size are masked again when they recur: in a log of
+                # ids nearly every line brings new ones, and keeping them all would cost more than the log.
+                if len(words) < _VALUE_WORDS_KEPT:
+                    words[word] = masked_word
         pieces.append(masked_word)
     return tuple(pieces)
 

@@ -27,6 +27,7 @@ from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 from organs.stomach.distill.log.alerts import alert_kind, separating_spans
 from organs.stomach.distill.log.config import CONFIG
@@ -97,13 +98,24 @@ class Records:
     body_start: array[int]
 
 
-def _shape_of(key: str, words: dict[str, str]) -> Shape:
+@dataclass(slots=True)
+class _Shared:
+    """One copy of each masked body and word tuple: lines that differ only in an id share their masks, where a
+    log of ids would otherwise hold one copy per line."""
+
+    masked: dict[str, str] = field(default_factory=dict)
+    words: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
+
+
+def _shape_of(key: str, words: dict[str, str], shared: _Shared) -> Shape:
     stamp = leading_stamp(key)
     stamp_end = -1 if stamp is None else stamp.end
     body = key[max(stamp_end, 0) :]
     masked_words = word_masks(body, words)
     masked = mask_by_words(body, words) if masked_words is None else joined(masked_words)
-    return Shape(stamp_end, masked, alert_kind(key), masked_words or (), separating_spans(key))
+    masked = shared.masked.setdefault(masked, masked)
+    masked_words = shared.words.setdefault(masked_words, masked_words) if masked_words else ()
+    return Shape(stamp_end, masked, alert_kind(key), masked_words, separating_spans(key))
 
 
 def _refined(shape: Shape, line: str, cache: dict[tuple[int, str], Shape]) -> Shape:
@@ -132,6 +144,7 @@ def _continues(line: str) -> bool:
 def records_of(lines: Sequence[str], text: str) -> tuple[Records, list[Shape], Header]:
     """Records (a head line plus its continuation lines), the shape of each record's head, and the header."""
     words: dict[str, str] = {}
+    shared = _Shared()
     shapes_by_key: dict[str, Shape] = {}
     line_shapes: list[Shape] = []
     # Keyed a piece of the text at a time: a list of every line's key would cost as much as the lines.
@@ -139,17 +152,18 @@ def records_of(lines: Sequence[str], text: str) -> tuple[Records, list[Shape], H
         for key in piece.translate(DIGITS_TO_ZERO).split("\n"):
             shape = shapes_by_key.get(key)
             if shape is None:
-                shape = shapes_by_key[key] = _shape_of(key, words)
+                shape = shapes_by_key[key] = _shape_of(key, words, shared)
             line_shapes.append(shape)
-    distinct = {id(shape): (key, shape) for key, shape in shapes_by_key.items()}
+    # Each distinct shape with its key: those of the keys, then those refined by a line's own numbers.
+    refined_keys: dict[int, tuple[str, Shape]] = {}
     refinements: dict[tuple[int, str], Shape] = {}
     for index, shape in enumerate(line_shapes):
         if shape.spans:
             line = lines[index]
             refined = _refined(shape, line, refinements)
             line_shapes[index] = refined
-            distinct[id(refined)] = line.translate(DIGITS_TO_ZERO), refined
-    stamp_ends = [shape.stamp_end for shape in line_shapes]
+            refined_keys[id(refined)] = line.translate(DIGITS_TO_ZERO), refined
+    stamp_ends = array("q", (shape.stamp_end for shape in line_shapes))
     count = len(stamp_ends)
     clocked = count - stamp_ends.count(-1)
     mostly = clocked * 2 >= count
@@ -179,17 +193,18 @@ def records_of(lines: Sequence[str], text: str) -> tuple[Records, list[Shape], H
                 stamps.append(max(shape.stamp_end, 0))
                 heads.append(shape)
     weights = Counter(map(id, heads))
-    # Fields are the non-empty words: columns padded with several spaces stay aligned.
-    split = [
-        (tuple(filter(None, shape.words)), weights[id(shape)])
-        for _, shape in distinct.values()
-        if shape.words and id(shape) in weights
-    ]
-    header = header_columns(split)
+    # Fields are the non-empty words: columns padded with several spaces stay aligned. Shapes with the same
+    # fields count together (the columns are read by weight), so a log of ids holds one entry per template.
+    split: dict[tuple[str, ...], int] = {}
+    for _, shape in chain(shapes_by_key.items(), refined_keys.values()):
+        if shape.words and id(shape) in weights:
+            fields = shape.words if "" not in shape.words else tuple(filter(None, shape.words))
+            split[fields] = split.get(fields, 0) + weights[id(shape)]
+    header = header_columns(list(split.items()))
     if not header.columns:
         return Records(starts, ends, stamps, stamps), heads, header
     cut_shapes: dict[int, tuple[Shape, int]] = {}
-    for key, shape in distinct.values():
+    for key, shape in chain(shapes_by_key.items(), refined_keys.values()):
         if id(shape) not in weights:
             continue
         body = key[max(shape.stamp_end, 0) :]
