@@ -47,8 +47,9 @@ class _ChildGone(Exception):
 
 def count_in_this_process(texts: list[str], encoding: str) -> list[int]:
     """Exact counts of ``texts`` by this process's counter: what the counting child runs."""
+    # Afresh: ``SharedCount`` already counts a text once per paste, and texts rarely recur between pastes.
     counter = counter_for(encoding)
-    return [counter.count(text) for text in texts]
+    return [counter.count_afresh(text) for text in texts]
 
 
 def _read_frame(stream: IO[bytes]) -> bytes | None:
@@ -61,7 +62,9 @@ def _read_frame(stream: IO[bytes]) -> bytes | None:
 
 
 def _write_frame(stream: IO[bytes], body: bytes) -> None:
-    stream.write(_LENGTH.pack(len(body)) + body)
+    # Written apart: a body as large as a paste is not copied to put its length in front of it.
+    stream.write(_LENGTH.pack(len(body)))
+    stream.write(body)
     stream.flush()
 
 
@@ -89,6 +92,8 @@ class _CountingChild:
             except OSError:
                 self.alive = False
                 return
+            # A request is as large as the paste it counts: let it go once written, not at the next request.
+            del request
 
     def ask(self, texts: list[str], encoding: str) -> int:
         """Hand ``texts`` over; the ticket to redeem in ``answer``."""
@@ -187,6 +192,8 @@ def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     decoder = msgspec.msgpack.Decoder(tuple[str, list[str]])
     while (frame := _read_frame(requests)) is not None:
         encoding, texts = decoder.decode(frame)
+        # The encoded texts are not needed while the decoded ones are counted.
+        del frame
         _write_frame(answers, msgspec.msgpack.encode(count_in_this_process(texts, encoding)))
 
 

@@ -99,6 +99,7 @@ from organs.stomach.rungs import (
     weak_log_rung,
 )
 from organs.stomach.signals import LINE_PREFIX
+from organs.stomach.text_views import first_lines
 
 __all__ = [
     "LADDER",
@@ -206,9 +207,15 @@ def sample_lines(text: str) -> list[str]:
 
     The block is the paste's normal form (``organs.stomach.normal``): no escapes, no carriage returns.
     """
-    # A huge block is split only as far as the head needs; the remainder's last lines are the tail.
-    lines = text.split("\n", _SAMPLE_HEAD) if len(text) > 1_000_000 else text.split("\n")
-    if len(lines) > _SAMPLE_HEAD + _SAMPLE_TAIL or (len(lines) > _SAMPLE_HEAD and "\n" in lines[-1]):
+    if len(text) > 1_000_000:
+        # A huge block is read only as far as the head needs; when more lines follow, its last lines are the tail.
+        lines = first_lines(text, _SAMPLE_HEAD + 1)
+        read = sum(len(line) + 1 for line in lines[:-1])
+        sampled = len(lines) > _SAMPLE_HEAD and text.find("\n", read) >= 0
+    else:
+        lines = text.split("\n")
+        sampled = len(lines) > _SAMPLE_HEAD + _SAMPLE_TAIL
+    if sampled:
         tail = text[-LINE_PREFIX * _SAMPLE_TAIL :].split("\n")[1:][-_SAMPLE_TAIL:]
         lines = lines[:_SAMPLE_HEAD] + tail
     return [line[:LINE_PREFIX].rstrip() for line in lines]

@@ -65,6 +65,7 @@ from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
 from organs.stomach.distill.trace import distill_trace
 from organs.stomach.redact import PasteRedaction, describe, redact_paste
 from organs.stomach.segments import Plan, Segment, cut_blocks, plan_blocks, segment_texts
+from organs.stomach.text_views import digest_in_pieces, utf8_size
 from organs.stomach.tiers import choose_tier
 from organs.stomach.timestamps import leading_stamp, window_of
 
@@ -215,7 +216,7 @@ def _build_frame(
         if content is None
         else (evidence.frame_id if content is evidence.received else digest_text(content)),
         token_cost=cost,
-        full_bytes=len(evidence.received.encode("utf-8", "surrogatepass")),
+        full_bytes=utf8_size(evidence.received),
         full_tokens=evidence.received_tokens,
         encoding=encoding,
         span=evidence.span,
@@ -308,11 +309,19 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     # nearly always they are its segments (the goal, anchors and evidence), received and served.
     full_counts = None
     # A deferred paste is only counted, so nothing would overlap the counting, and handing it over would copy it.
+    # Each block's text is sliced once, and counted, classified and redacted as that one copy.
+    block_texts = {(block.start, block.end): text[block.start : block.end] for block in blocks}
     if len(text) >= THREADED_COUNT_CHARS and tier != "deferred":
-        full_counts = SharedCount(list(dict.fromkeys(text[block.start : block.end] for block in blocks)), encoding)
-    plan = plan_blocks(text, blocks, intent, config.max_blocks)
+        full_counts = SharedCount(list(dict.fromkeys(block_texts.values())), encoding)
+    plan = plan_blocks(text, blocks, intent, config.max_blocks, block_texts)
+    del block_texts
     # Secrets go before anything is counted or rendered; a goal is never rewritten, so it is counted as received.
-    redaction = redact_paste(text, [segment.block for segment in plan.segments], config.redact_personal)
+    redaction = redact_paste(
+        text,
+        [segment.block for segment in plan.segments],
+        config.redact_personal,
+        {(segment.block.start, segment.block.end): segment.text for segment in plan.segments},
+    )
     if redaction.changed:
         _apply_redaction(plan, redaction)
     # Every distinct segment is counted in full, received and served (frames, the goal, anchors); what the
@@ -332,7 +341,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     for segment in plan.segments:
         if segment.outcome != "frame":
             continue
-        frame_id = digest_text(segment.text)
+        frame_id = digest_in_pieces(segment.text)
         segment.frame_id = frame_id
         if frame_id in evidence:
             segment.outcome = "duplicate"
@@ -416,7 +425,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     query = ContextQuery(
         goal="\n\n".join(plan.goal_pieces), anchors=tuple(plan.anchors), budget_tokens=config.budget_tokens
     )
-    return IngestBundle(query, provider, report, tier, tier_reason, encoding, digest_text(text), redaction)
+    return IngestBundle(query, provider, report, tier, tier_reason, encoding, digest_in_pieces(text), redaction)
 
 
 def _apply_redaction(plan: Plan, redaction: PasteRedaction) -> None:

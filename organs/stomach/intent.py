@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 
 from organs.stomach.signals import is_trace_frame, trace_header
+from organs.stomach.text_views import first_lines, last_lines
 from organs.stomach.timestamps import leading_stamp
 
 __all__ = [
@@ -199,8 +200,8 @@ def speaks_to_reader(text: str) -> bool:
 
 def glued_lines(text: str) -> int:
     """How many leading lines of an evidence block are the user's words glued to it; 0 when there are none."""
-    lines = text.split("\n", _GLUED_LINES + 1)
-    for count, line in enumerate(lines[: _GLUED_LINES + 1]):
+    lines = first_lines(text, _GLUED_LINES + 1)
+    for count, line in enumerate(lines):
         if machine_line(line) or _SENTENCE.match(line.strip()) is None:
             if count == 0 or not line.strip():
                 return 0
@@ -212,7 +213,7 @@ def glued_lines(text: str) -> int:
 
 def glued_tail_lines(text: str) -> int:
     """How many trailing lines of an evidence block are a question glued under it; 0 when there is none."""
-    lines = text.rsplit("\n", _GLUED_LINES + 1)[-(_GLUED_LINES + 1) :]
+    lines = last_lines(text, _GLUED_LINES + 1)
     for count, line in enumerate(reversed(lines)):
         if machine_line(line):
             if count == 0:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import msgspec
 
-from envelopes.ids import digest_text
 from envelopes.types import DegradationTier, Digested, FrameRecord
 from organs.errors import PoisonError
 from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
+from organs.stomach.text_views import digest_in_pieces
 
 __all__ = ["DigestParts", "digest_parts", "digested_payload", "frame_records"]
 
@@ -72,7 +72,7 @@ def digest_parts(text: str, config: IngestConfig, intent: str | None, expected: 
         raise PoisonError(f"the paste's bytes digest to {bundle.source_digest}, not {expected}")
     redaction = bundle.redaction
     redacted_text = redaction.text if redaction.changed else None
-    served_ref = bundle.source_digest if redacted_text is None else digest_text(redacted_text)
+    served_ref = bundle.source_digest if redacted_text is None else digest_in_pieces(redacted_text)
     parts = DigestParts(
         payload=digested_payload(bundle),
         tier=bundle.tier,

@@ -13,6 +13,7 @@ model is served of it (its normal form).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from envelopes.types import Redaction, SegmentOutcome
@@ -61,13 +62,13 @@ def _line_cuts(text: str, lead: int, tail: int) -> tuple[int, int]:
     return after_lead, newline + 1 if tail else len(text)
 
 
-def _classified(text: str, block: Block) -> list[Segment]:
+def _classified(text: str, block: Block, block_text: str | None) -> list[Segment]:
     """The block's segment, or more when the user's words are glued above or below the evidence.
 
     Evidence is what the ladder found a shape for (with or without the glued lines), or prose whose lines
     are mostly machine-made.
     """
-    full, served = segment_texts(text[block.start : block.end])
+    full, served = segment_texts(text[block.start : block.end] if block_text is None else block_text)
     found = classify(served, fenced=block.fenced, language=block.language)
     if block.fenced or found.kind == "path_ref":
         return [Segment(block, full, served, found)]
@@ -95,10 +96,20 @@ def _classified(text: str, block: Block) -> list[Segment]:
     return segments
 
 
-def plan_blocks(text: str, blocks: list[Block], intent: str | None, max_blocks: int) -> Plan:
+def plan_blocks(
+    text: str,
+    blocks: list[Block],
+    intent: str | None,
+    max_blocks: int,
+    block_texts: Mapping[tuple[int, int], str] | None = None,
+) -> Plan:
     """The paste's segments, in order, with its goal and anchors: the blocks (``cut_blocks``: spans in ``text``,
-    the received paste) classified, and the goal picked (rules: ``intent``)."""
-    segments = [segment for block in blocks for segment in _classified(text, block)]
+    the received paste) classified, and the goal picked (rules: ``intent``). ``block_texts`` holds blocks' texts
+    the caller sliced already, by span, so a large block is not held twice."""
+    known = block_texts or {}
+    segments = [
+        segment for block in blocks for segment in _classified(text, block, known.get((block.start, block.end)))
+    ]
     if blocks and blocks[-1].remainder:
         segments[-1].note = f"; the last of max_blocks {max_blocks} blocks: it holds the rest of the paste whole"
     plan = Plan(segments)

@@ -117,7 +117,17 @@ def _blocks_by_line(text: str, max_blocks: int | None) -> list[Block]:
     return blocks
 
 
+# Trailing whitespace is looked for this many characters at a time: a block's span is never copied whole for it.
+_STRIP_CHARS = 4096
+
+
 def _rstrip_end(text: str, start: int, end: int) -> int:
+    """Where ``text[start:end].rstrip()`` ends in ``text``."""
+    while end - start > _STRIP_CHARS:
+        kept = text[end - _STRIP_CHARS : end].rstrip()
+        if kept:
+            return end - _STRIP_CHARS + len(kept)
+        end -= _STRIP_CHARS
     return start + len(text[start:end].rstrip())
 
 

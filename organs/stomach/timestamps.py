@@ -12,6 +12,7 @@ local offset would be a guess, whereas UTC is the convention servers log in.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -153,7 +154,7 @@ def _instant_of_text(text: str) -> tuple[int, str] | None:
     return None if stamp is None else stamp.instant()
 
 
-def window_of(stamp_texts: list[str]) -> tuple[str | None, str | None]:
+def window_of(stamp_texts: Iterable[str]) -> tuple[str | None, str | None]:
     """The earliest and latest instants among leading stamps, as RFC 3339 UTC (min/max, so order does not matter).
 
     A window is reported only where the stamps bound one: when any stamp names no

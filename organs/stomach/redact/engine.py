@@ -20,8 +20,9 @@ from functools import lru_cache
 import ahocorasick_rs
 
 from organs.stomach.redact.rules import PRIVATE_KEY_KIND, Rule
+from organs.stomach.text_views import line_pieces
 
-__all__ = ["Hit", "find_hits"]
+__all__ = ["Hit", "find_hits", "holds_keyword"]
 
 # A key's body: base64, whitespace, JSON's escaped line breaks and the header lines of an encrypted key,
 # up to (not into) the next run of five dashes.
@@ -59,14 +60,26 @@ class _Lines:
     """
 
     def __init__(self, text: str, keywords: tuple[str, ...]) -> None:
-        lowered = text.lower()
         self._found: dict[str, dict[int, int]] = {keyword: {} for keyword in keywords}
         self.any_keyword = False
         if not keywords:
             return
-        # Lower-casing can change the length (U+0130 becomes two characters): positions would not line up,
-        # so a keyword found anywhere then makes the whole text one line.
-        aligned = len(lowered) == len(text)
+        # A piece of whole lines at a time: no keyword spans a line, and a lower-cased copy and its bytes of the
+        # whole of a large paste would cost twice its size.
+        offset = 0
+        for piece in line_pieces(text):
+            lowered = piece.lower()
+            if len(lowered) != len(piece):
+                # Lower-casing can change the length (U+0130 becomes two characters): positions would not line
+                # up, so a keyword found anywhere then makes the whole text one line.
+                self._found = {keyword: {} for keyword in keywords}
+                self.any_keyword = self._whole_text_found(text.lower(), len(text), keywords)
+                return
+            self._find(lowered, offset, keywords)
+            offset += len(piece) + 1
+
+    def _find(self, lowered: str, offset: int, keywords: tuple[str, ...]) -> None:
+        """The lines of ``lowered`` (which starts at ``offset`` in the text) holding each keyword."""
         over_bytes, over_text = _automata(keywords)
         if over_bytes is not None and lowered.isascii():
             # ASCII: byte offsets are character offsets, and the byte automaton is several times faster.
@@ -74,27 +87,32 @@ class _Lines:
         else:
             matches = over_text.find_matches_as_indexes(lowered, overlapping=True)
         # Whether any keyword occurs at all: most texts hold none, and then no rule needs a look.
-        self.any_keyword = bool(matches)
+        self.any_keyword = self.any_keyword or bool(matches)
         line_of: dict[int, tuple[int, int]] = {}
         for which, position, _ in matches:
-            found = self._found[keywords[which]]
-            if not aligned:
-                found[0] = len(text)
-                continue
             line = line_of.get(position)
             if line is None:
                 start = lowered.rfind("\n", 0, position) + 1
                 end = lowered.find("\n", position)
-                line = line_of[position] = start, len(lowered) if end == -1 else end
-            found[line[0]] = line[1]
+                line = line_of[position] = offset + start, offset + (len(lowered) if end == -1 else end)
+            self._found[keywords[which]][line[0]] = line[1]
+
+    def _whole_text_found(self, lowered: str, length: int, keywords: tuple[str, ...]) -> bool:
+        """Every keyword found in ``lowered`` marks the whole text (``length`` characters) as its one line."""
+        _, over_text = _automata(keywords)
+        matches = over_text.find_matches_as_indexes(lowered, overlapping=True)
+        for which, _, _ in matches:
+            self._found[keywords[which]][0] = length
+        return bool(matches)
 
     def holding(self, keywords: tuple[str, ...]) -> list[tuple[int, int]]:
         """The ``[start, end)`` of every line that holds one of ``keywords``, each line once, in order."""
-        if len(keywords) == 1:
-            return sorted(self._found[keywords[0]].items())
+        found = [lines for lines in map(self._found.__getitem__, keywords) if lines]
+        if len(found) <= 1:
+            return sorted(found[0].items()) if found else []
         merged: dict[int, int] = {}
-        for keyword in keywords:
-            merged.update(self._found[keyword])
+        for lines in found:
+            merged.update(lines)
         return sorted(merged.items())
 
 
@@ -115,6 +133,18 @@ def _private_keys(text: str, lines: list[tuple[int, int]], rule: Rule) -> Iterab
 @lru_cache(maxsize=8)
 def _keywords(rules: tuple[Rule, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(keyword for rule in rules for keyword in rule.keywords))
+
+
+def holds_keyword(text: str, rules: tuple[Rule, ...]) -> bool:
+    """Whether any of the rules' keywords occurs in ``text``: where none does, no rule can match."""
+    keywords = _keywords(rules)
+    if not keywords:
+        return False
+    lowered = text.lower()
+    over_bytes, over_text = _automata(keywords)
+    if over_bytes is not None and lowered.isascii():
+        return bool(over_bytes.find_matches_as_indexes(lowered.encode("ascii")))
+    return bool(over_text.find_matches_as_indexes(lowered))
 
 
 def _candidates(text: str, rules: tuple[Rule, ...]) -> Iterable[tuple[int, Hit]]:

@@ -8,7 +8,7 @@ block's redacted span in it is known and a frame's full text is a slice of it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -66,8 +66,17 @@ def describe(found: Sequence[Redaction]) -> str:
     return "".join(notes)
 
 
-def redact_paste(text: str, blocks: Sequence[_Span], personal: frozenset[str] = frozenset()) -> PasteRedaction:
-    """Redact every block of ``text``; a paste with nothing to redact comes back as the same string."""
+def redact_paste(
+    text: str,
+    blocks: Sequence[_Span],
+    personal: frozenset[str] = frozenset(),
+    block_texts: Mapping[tuple[int, int], str] | None = None,
+) -> PasteRedaction:
+    """Redact every block of ``text``; a paste with nothing to redact comes back as the same string.
+
+    ``block_texts`` holds blocks' texts the caller sliced already, by span, so a large block is not copied again.
+    """
+    known = block_texts or {}
     redactor = Redactor(personal)
     texts: list[str] = []
     found: list[tuple[Redaction, ...]] = []
@@ -76,7 +85,9 @@ def redact_paste(text: str, blocks: Sequence[_Span], personal: frozenset[str] = 
     spans: dict[tuple[int, int], tuple[int, int]] = {}
     done = length = 0
     for block in blocks:
-        block_text = text[block.start : block.end]
+        block_text = known.get((block.start, block.end))
+        if block_text is None:
+            block_text = text[block.start : block.end]
         redacted, counts = redactor.redact(block_text)
         texts.append(redacted)
         found.append(counts)

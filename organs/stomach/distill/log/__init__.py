@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from organs.accounting import count_tokens
@@ -38,6 +39,7 @@ from organs.stomach.distill.log.mining import Records, Shape, Template, mine_tem
 from organs.stomach.distill.log.structured import structured_view
 from organs.stomach.distill.text import head_tail, plural, thousands
 from organs.stomach.signals import is_alert
+from organs.stomach.text_views import lines_of
 from organs.stomach.timestamps import leading_stamp, window_of
 
 __all__ = ["CONFIG", "LogConfig", "LogDigest", "LogDistiller", "distill_log", "mask_variables"]
@@ -68,7 +70,7 @@ def distill_log(
 class _Mined:
     """What mining a log found: everything a rendering needs that does not depend on its target."""
 
-    lines: list[str]
+    lines: Sequence[str]
     records: Records
     heads: list[Shape]
     templates: list[Template]
@@ -91,7 +93,7 @@ class LogDistiller:
     def __init__(self, text: str, ask: AskTerms | None = None) -> None:
         self.text = text
         self.ask = ask
-        self.lines = text.split("\n")
+        self.lines = lines_of(text)
         self._mined: _Mined | None = None
         self._full_tokens: dict[str, int] = {}
 
@@ -112,7 +114,7 @@ class LogDistiller:
         records, heads, fields = records_of(mined, text if view is None else "\n".join(mined))
         templates = mine_templates(mined, records, heads, _asked(mined, records, self.ask))
         valid_from, valid_to = window_of(
-            [mined[start][:end] for start, end in zip(records.start, records.stamp_end, strict=True) if end]
+            mined[start][:end] for start, end in zip(records.start, records.stamp_end, strict=True) if end
         )
         alerts = _alerts_text(templates)
         header = _header(len(lines), len(records.start), len(templates), alerts, valid_from, valid_to)
@@ -141,7 +143,7 @@ class LogDistiller:
             return LogDigest(text, 0, alert_lines, *_window(lines), full_tokens)
         if not mine:
             edge = CONFIG.shallow_stamp_lines
-            stamps = [line[: stamp.end] for line in (lines[:edge] + lines[-edge:]) if (stamp := leading_stamp(line))]
+            stamps = [line[: stamp.end] for line in (*lines[:edge], *lines[-edge:]) if (stamp := leading_stamp(line))]
             valid_from, valid_to = window_of(stamps)
             header = f"[{thousands(len(lines))}-line log · head and tail only (shallow tier)]"
             return LogDigest(header + "\n" + head_tail(text, max(target_tokens - 20, 1)), 0, 0, valid_from, valid_to)
@@ -184,7 +186,7 @@ class LogDistiller:
         return LogDigest(rendering, *counts, *window, tokens)
 
 
-def _window(lines: list[str]) -> tuple[str | None, str | None]:
+def _window(lines: Sequence[str]) -> tuple[str | None, str | None]:
     return window_of([line[: stamp.end] for line in lines if (stamp := leading_stamp(line))])
 
 
@@ -204,7 +206,7 @@ def _header(lines: int, records: int, templates: int, alerts: str, valid_from: s
     return f"[{thousands(lines)}-line log · {record_count}{plural(templates, 'template')} · {alerts}{window}]"
 
 
-def _asked(lines: list[str], records: Records, ask: AskTerms | None) -> dict[int, int]:
+def _asked(lines: Sequence[str], records: Records, ask: AskTerms | None) -> dict[int, int]:
     """The records holding the ask's terms (in any of their lines) and their weight: each term counts once, a
     specific one (a number, a code, an identifier, a quoted string) twice, as it names one thing."""
     if not ask:
@@ -220,7 +222,7 @@ def _asked(lines: list[str], records: Records, ask: AskTerms | None) -> dict[int
     return asked
 
 
-def _tail(lines: list[str], records: Records, heads: list[Shape]) -> list[str]:
+def _tail(lines: Sequence[str], records: Records, heads: list[Shape]) -> list[str]:
     """Among the log's last non-blank lines (a build's outcome, a test run's summary), each clipped, those of rare
     ordinary records: a repeat of a common template says nothing its template line does not, and an alert record
     is shown with the alert templates."""

@@ -21,7 +21,7 @@ counted ``…`` marker. Template lines are spelled out only when the fit reaches
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from organs.stomach.distill.log.config import CONFIG
@@ -86,7 +86,7 @@ ALERT_MARK = " (alert)"
 ASK_MARK = " (matches ask)"
 
 
-def _display(lines: list[str], records: Records, template: Template) -> str:
+def _display(lines: Sequence[str], records: Records, template: Template) -> str:
     """The template with only the fields that vary as ``<*>``, judged on its first, second and last lines.
 
     A short field with one value in every sampled line (a constant ``uid=0``, a
@@ -175,12 +175,12 @@ def _shape_by(values: list[str], split: Callable[[str], tuple[list[str], list[st
     return "".join(piece + separator for piece, separator in zip(shown, [*separators, ""], strict=True))
 
 
-def template_line(lines: list[str], records: Records, template: Template) -> str:
+def template_line(lines: Sequence[str], records: Records, template: Template) -> str:
     shown = _display(lines, records, template).strip()
     return f"{TIMES}{thousands(template.count)} {clip(shown, CONFIG.template_chars)}"
 
 
-def example(lines: list[str], records: Records, template: Template, real: list[str]) -> str:
+def example(lines: Sequence[str], records: Records, template: Template, real: Sequence[str]) -> str:
     """The template's first real line (with its continuation lines) and, if it recurs, when it last did; or the
     line that holds most of the ask's terms, saying so.
 
@@ -205,7 +205,7 @@ def example(lines: list[str], records: Records, template: Template, real: list[s
     return entry
 
 
-def pieces_of(lines: list[str], records: Records, templates: list[Template], tail: list[str]) -> list[Piece]:
+def pieces_of(lines: Sequence[str], records: Records, templates: list[Template], tail: list[str]) -> list[Piece]:
     """Every template's line first (a leading template's real line right after its own), then examples, then
     extra alert lines; the log's ``tail`` lines before the ordinary templates.
 

@@ -12,6 +12,7 @@ then the rest. Kept alert and ask lines say why they were kept.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from organs.accounting import count_tokens
 from organs.fitting import fit_tokens
@@ -33,7 +34,9 @@ _RARE = 5
 _REST = 6
 
 
-def _ranks(lines: list[str], records: Records, heads: list[Shape], ask: AskTerms | None) -> list[tuple[int, int, int]]:
+def _ranks(
+    lines: Sequence[str], records: Records, heads: list[Shape], ask: AskTerms | None
+) -> list[tuple[int, int, int]]:
     """Each line's (reason, tie-break, index): lower reasons are kept first."""
     count = len(lines)
     reasons = [_REST] * count
@@ -60,7 +63,7 @@ def _ranks(lines: list[str], records: Records, heads: list[Shape], ask: AskTerms
     return [(reasons[index], ties[index], index) for index in range(count)]
 
 
-def _rendered(header: str, lines: list[str], kept: set[int], marks: dict[int, str]) -> str:
+def _rendered(header: str, lines: Sequence[str], kept: set[int], marks: dict[int, str]) -> str:
     out = [header]
     gap = 0
     for index, line in enumerate(lines):
@@ -77,8 +80,8 @@ def _rendered(header: str, lines: list[str], kept: set[int], marks: dict[int, st
 
 
 def excerpt(
-    lines: list[str],
-    mined: list[str],
+    lines: Sequence[str],
+    mined: Sequence[str],
     records: Records,
     heads: list[Shape],
     alerts: str,

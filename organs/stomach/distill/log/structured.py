@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 import msgspec
 
@@ -36,11 +38,11 @@ _DECODER = msgspec.json.Decoder()
 class View:
     """The lines to mine (one per real line) and what the header says about how they were read."""
 
-    lines: list[str]
+    lines: Sequence[str]
     note: str
 
 
-def _source_split(lines: list[str]) -> tuple[list[str], Counter[str]] | None:
+def _source_split(lines: Sequence[str]) -> tuple[list[str], Counter[str]] | None:
     """Each line without its source prefix, and the sources, when nearly every line has one."""
     sample = [line for line in lines[: CONFIG.structured_sample] if line.strip()]
     if sum(1 for line in sample if _SOURCE.match(line)) < len(sample) * CONFIG.structured_share or not sample:
@@ -123,7 +125,7 @@ def _logfmt_fields(line: str) -> dict[str, object] | None:
     return {key: value[1:-1] if value.startswith('"') else value for key, value in pairs}
 
 
-def structured_view(lines: list[str]) -> View | None:
+def structured_view(lines: Sequence[str]) -> View | None:
     """The lines to mine when the log has a source prefix or is JSON lines or logfmt, else ``None``."""
     notes: list[str] = []
     split = _source_split(lines)
@@ -133,8 +135,7 @@ def structured_view(lines: list[str]) -> View | None:
         named = ", ".join(f"{name} {count:,}" for name, count in sources.most_common(CONFIG.header_values_shown))
         more = " …" if len(sources) > CONFIG.header_values_shown else ""
         notes.append(f"lines open with their source ({named}{more}): set aside in templates")
-    filled = [body for body in bodies if body.strip()]
-    sample = filled[: CONFIG.structured_sample]
+    sample = list(islice((body for body in bodies if body.strip()), CONFIG.structured_sample))
     for reader, name in ((_json_fields, "JSON"), (_logfmt_fields, "logfmt")):
         readable = sum(1 for body in sample if (fields := reader(body)) is not None and _fielded(fields) is not None)
         if not sample or readable < len(sample) * CONFIG.structured_share:
