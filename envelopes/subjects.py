@@ -83,6 +83,16 @@ class Subjects:
         return f"{self.prefix.upper().replace('.', '_')}_DLQ"
 
     @property
+    def exhausted_stream(self) -> str:
+        """The server's max-deliveries advisories for the tract's consumers, kept until a worker dead-letters
+        the input each names (an input whose last delivery was never settled is delivered no more)."""
+        return f"{self.prefix.upper().replace('.', '_')}_EXHAUSTED"
+
+    def exhausted(self, durable: str = "*") -> str:
+        """The subject of the advisory the server publishes when an input of ``durable`` runs out of deliveries."""
+        return f"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.{self.tract_stream}.{durable}"
+
+    @property
     def frames_bucket(self) -> str:
         return f"{self.prefix}-frames"
 

@@ -205,7 +205,10 @@ async def _provision(settings: BusSettings) -> int:
     finally:
         await tract.nc.close()
     names = settings.subjects
-    print(f"provisioned {names.tract_stream}, {names.dlq_stream}, {names.frames_bucket}, {names.frame_index_bucket}")
+    print(
+        f"provisioned {names.tract_stream}, {names.dlq_stream}, {names.exhausted_stream}, {names.frames_bucket}, "
+        f"{names.frame_index_bucket}"
+    )
     return 0
 
 

@@ -74,7 +74,10 @@ def test_output_id_is_deterministic_for_redelivery() -> None:
 
 
 @pytest.mark.parametrize(
-    "make", [fresh_paste, deferred_notice_envelope, lambda: yield_context(digested_envelope(), "a", now=AT)], ids=str
+    "make",
+    [fresh_paste, deferred_notice_envelope, lambda: yield_context(digested_envelope(), "a", now=AT)],
+    # Ids that are the same in every process, as pytest-xdist's workers must collect the same tests.
+    ids=["paste", "deferred_notice", "yield"],
 )
 def test_a_non_digested_input_is_poison_and_only_poison(make: Callable[[], Envelope]) -> None:
     with pytest.raises(PoisonError, match="digested"):

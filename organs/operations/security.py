@@ -145,6 +145,9 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
         publish = [*common_publish, *organ.output_subjects(subjects), organ.dead_letter_subject(subjects)]
         for durable in organ.durables:
             publish += _consumer_api(stream, durable)
+            # Its inputs that ran out of deliveries unsettled, read from their advisories and dead-lettered.
+            publish += _consumer_api(subjects.exhausted_stream, f"{durable}-exhausted")
+        publish.append(f"$JS.API.STREAM.MSG.GET.{stream}")
         subscribe = [f"{inbox_prefix(organ.nats_user)}.>", "$SRV.>"]
         if organ.serves_frames:
             publish += [*_frame_store_api(subjects, write=True), *_raw_store_api(subjects)]

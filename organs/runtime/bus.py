@@ -233,6 +233,17 @@ async def _provision_once(tract: Tract) -> None:
             **stream_limits(settings.limits.dlq_max_bytes, settings.limits.dlq_max_age_s),
         ),
     )
+    await _ensure_stream(
+        js,
+        api.StreamConfig(
+            name=subjects.exhausted_stream,
+            subjects=[subjects.exhausted()],
+            storage=api.StorageType.FILE,
+            retention=api.RetentionPolicy.LIMITS,
+            num_replicas=settings.replicas,
+            **stream_limits(settings.limits.dlq_max_bytes, settings.limits.dlq_max_age_s),
+        ),
+    )
     limits = settings.limits
     for bucket, max_bytes in (
         (subjects.frames_bucket, limits.frames_max_bytes),

@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 
 from envelopes.types import Envelope
-from organs.stomach.redact import scrub_secrets
+from organs.stomach.redact import scrub_secrets, secret_free
 
 __all__ = ["configure_logging", "envelope_fields", "get_logger"]
 
@@ -30,6 +30,13 @@ def _drop_color_message(_: Any, __: str, event_dict: MutableMapping[str, Any]) -
 
 def _scrub_secrets(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     # Defence in depth: an exception text or a reason may quote a paste; no log line holds a credential.
+    # Most lines hold no rule's keyword at all, which one pass over all their strings tells.
+    strings = [value for value in event_dict.values() if isinstance(value, str)]
+    for value in event_dict.values():
+        if isinstance(value, list | tuple):
+            strings += [item for item in value if isinstance(item, str)]
+    if secret_free(strings):
+        return event_dict
     for key, value in event_dict.items():
         if isinstance(value, str):
             event_dict[key] = scrub_secrets(value)

@@ -29,10 +29,10 @@ from nats.aio.msg import Msg
 from nats.js import api
 
 from envelopes.codec import DecodeError, decode, encode
-from envelopes.ids import utc_now
 from envelopes.types import Envelope
 from organs.errors import PoisonError, TransientError
 from organs.runtime.bus import Tract
+from organs.runtime.dead_letters import ExhaustedInputs, dead_letter
 from organs.runtime.logs import envelope_fields, get_logger
 from organs.runtime.refusals import describe_bus_error, refusal_of, unconfirmed_write
 from organs.runtime.tracing import hop_span
@@ -159,30 +159,6 @@ class WorkerStats:
         return self.total_ms / self.processed if self.processed else 0.0
 
 
-def _header_safe(text: str, limit: int = 1024) -> str:
-    # NATS header values end at a line break; keep the reason on one line.
-    return " ".join(text.split())[:limit]
-
-
-async def dead_letter(tract: Tract, organ: str, msg: Msg, reason: str) -> None:
-    """Publish the original bytes and headers, plus a reason, to ``<prefix>.dlq.<organ>``."""
-    headers = dict(msg.headers or {})
-    headers.pop("Nats-Msg-Id", None)
-    headers.update(
-        {
-            "Ichor-Dlq-Reason": _header_safe(scrub_secrets(reason)),
-            "Ichor-Dlq-Organ": organ,
-            "Ichor-Dlq-Subject": msg.subject,
-            "Ichor-Dlq-At": utc_now(),
-        }
-    )
-    if msg.reply:
-        stream_seq = msg.metadata.sequence.stream
-        # The same poison message dead-lettered twice (crash before term) is stored once.
-        headers["Nats-Msg-Id"] = f"dlq-{organ}-{msg.metadata.stream}-{stream_seq}"
-    await tract.js.publish(tract.subjects.dlq(organ), msg.data, headers=headers)
-
-
 class Worker:
     """Runs one WorkerSpec until ``stop`` is set.
 
@@ -204,6 +180,10 @@ class Worker:
         self._resubscribe = asyncio.Event()
         self._in_hand: dict[asyncio.Task[None], Msg] = {}
         self._riding_out: set[asyncio.Task[None]] = set()
+        self.exhausted = ExhaustedInputs(tract, spec.organ, spec.durable, on_dead_lettered=self._count_dead_letter)
+
+    def _count_dead_letter(self) -> None:
+        self.stats.dead_lettered += 1
 
     def on_reconnected(self) -> None:
         """A pull subscription can go silent after a server restart; bind it anew.
@@ -243,11 +223,15 @@ class Worker:
 
     async def run(self, stop: asyncio.Event) -> None:
         heartbeat = asyncio.create_task(self._heartbeat())
+        exhausted = asyncio.create_task(self.exhausted.run(stop))
         try:
             await self._fetch_until(stop)
         finally:
             await self._let_go()
             heartbeat.cancel()
+            # It sees the stop within one fetch expiry and lets its subscription go before the connection drains.
+            await asyncio.wait({exhausted}, timeout=FETCH_EXPIRY_S * 2)
+            exhausted.cancel()
 
     async def _fetch_until(self, stop: asyncio.Event) -> None:
         subscription = None

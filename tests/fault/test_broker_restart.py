@@ -14,7 +14,7 @@ from organs.runtime.server import EmbeddedServer
 from tests.bus.helpers import subject_count
 from tests.fault.harness import OrganProcesses, make_pastes, publish_all, tally, wait_for_ends
 
-pytestmark = [pytest.mark.bus, pytest.mark.slow]
+pytestmark = [pytest.mark.bus, pytest.mark.slow, pytest.mark.serial]
 
 # The goal is 2 s from the server being ready again; a loaded 2-core machine gets slack.
 RESUME_GOAL_S = 2.0

@@ -28,7 +28,7 @@ from organs.stomach.large import LargeDigestRequest
 from tests.fault.harness import FAULT_ENV, OrganProcesses, make_pastes, rss_kib, tally
 from tests.support.envelopes import AT
 
-pytestmark = [pytest.mark.bus, pytest.mark.slow]
+pytestmark = [pytest.mark.bus, pytest.mark.slow, pytest.mark.serial]
 
 LARGE_BYTES = 50 * 1024 * 1024
 SMALL_PER_S = 20

@@ -44,9 +44,16 @@ def _seconds_to_stop(process: subprocess.Popen[bytes]) -> float:
     return round(time.monotonic() - sent, 2)
 
 
-def test_sigterm_stops_a_worker_that_cannot_reach_its_server() -> None:
-    worker = spawn_worker(STOMACH.name, DEAD_URL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(4)  # past the start, into the connection attempts
+@pytest.mark.serial
+def test_sigterm_stops_a_worker_that_cannot_reach_its_server(tmp_path: Path) -> None:
+    log = tmp_path / "worker.log"
+    with log.open("wb") as output:
+        worker = spawn_worker(STOMACH.name, DEAD_URL, stdout=output, stderr=subprocess.STDOUT)
+    # Past the start, into the connection attempts: it has said more than once that the server refused it.
+    deadline = time.monotonic() + 30
+    while log.read_text().count('"bus.error"') < 3 and worker.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert log.read_text().count('"bus.error"') >= 3, log.read_text()[-2000:]
     assert worker.poll() is None, "the worker waits for its server rather than dying"
     stopped_s = _seconds_to_stop(worker)
     print(f"\n[fault:sigterm_unconnected] stopped_after_s={stopped_s} exit_code={worker.returncode}")
@@ -55,6 +62,7 @@ def test_sigterm_stops_a_worker_that_cannot_reach_its_server() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.serial
 async def test_sigterm_stops_a_worker_mid_digest_and_hands_the_paste_on(
     tract: Tract, nats_server: EmbeddedServer
 ) -> None:

@@ -16,7 +16,7 @@ from organs.runtime.server import EmbeddedServer
 from tests.bus.helpers import subject_count
 from tests.fault.harness import FAULT_ENV, OrganProcesses, ends_reached, make_pastes, publish_all, tally, wait_for_ends
 
-pytestmark = [pytest.mark.bus, pytest.mark.slow]
+pytestmark = [pytest.mark.bus, pytest.mark.slow, pytest.mark.serial]
 
 # The goal is 5 s (an ack wait of 3 s, then the survivor's own pace); a loaded 2-core machine gets slack.
 IN_FLIGHT_GOAL_S = 5.0

@@ -22,7 +22,7 @@ import ahocorasick_rs
 from organs.stomach.redact.rules import PRIVATE_KEY_KIND, Rule
 from organs.stomach.text_views import line_pieces
 
-__all__ = ["Hit", "find_hits"]
+__all__ = ["Hit", "find_hits", "holds_keyword"]
 
 # A key's body: base64, whitespace, JSON's escaped line breaks and the header lines of an encrypted key,
 # up to (not into) the next run of five dashes.
@@ -107,11 +107,12 @@ class _Lines:
 
     def holding(self, keywords: tuple[str, ...]) -> list[tuple[int, int]]:
         """The ``[start, end)`` of every line that holds one of ``keywords``, each line once, in order."""
-        if len(keywords) == 1:
-            return sorted(self._found[keywords[0]].items())
+        found = [lines for lines in map(self._found.__getitem__, keywords) if lines]
+        if len(found) <= 1:
+            return sorted(found[0].items()) if found else []
         merged: dict[int, int] = {}
-        for keyword in keywords:
-            merged.update(self._found[keyword])
+        for lines in found:
+            merged.update(lines)
         return sorted(merged.items())
 
 
@@ -132,6 +133,18 @@ def _private_keys(text: str, lines: list[tuple[int, int]], rule: Rule) -> Iterab
 @lru_cache(maxsize=8)
 def _keywords(rules: tuple[Rule, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(keyword for rule in rules for keyword in rule.keywords))
+
+
+def holds_keyword(text: str, rules: tuple[Rule, ...]) -> bool:
+    """Whether any of the rules' keywords occurs in ``text``: where none does, no rule can match."""
+    keywords = _keywords(rules)
+    if not keywords:
+        return False
+    lowered = text.lower()
+    over_bytes, over_text = _automata(keywords)
+    if over_bytes is not None and lowered.isascii():
+        return bool(over_bytes.find_matches_as_indexes(lowered.encode("ascii")))
+    return bool(over_text.find_matches_as_indexes(lowered))
 
 
 def _candidates(text: str, rules: tuple[Rule, ...]) -> Iterable[tuple[int, Hit]]:

@@ -35,7 +35,9 @@ def entropy(value: str) -> float:
     return -sum(count / total * math.log2(count / total) for count in Counter(value).values())
 
 
-@dataclass(frozen=True, slots=True)
+# Compared and hashed by identity: rules are module constants, and the engine's caches are keyed by tuples
+# of them, which a field-by-field hash (patterns, keyword tuples) made cost more than the search itself.
+@dataclass(frozen=True, slots=True, eq=False)
 class Rule:
     id: str
     keywords: tuple[str, ...]

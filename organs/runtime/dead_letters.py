@@ -1,0 +1,171 @@
+"""Dead letters: an input the tract gives up on, kept with its bytes, its headers and why.
+
+``dead_letter`` stores an input in hand. ``ExhaustedInputs`` catches the inputs no
+worker held to the end: JetStream delivers an input at most ``ICHOR_MAX_DELIVER``
+times, and if its last delivery is never settled (the worker holding it was
+stopped while the server refused its dead letter, or died), the server only
+publishes a max-deliveries advisory and forgets it. The tract keeps those
+advisories in a stream (``Subjects.exhausted_stream``); each worker reads its own
+consumer's, fetches the input from the tract stream by its sequence and
+dead-letters it. The dead letter's ``Nats-Msg-Id`` is derived from the input's
+place in its stream, so an input dead-lettered by both paths is stored once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Mapping
+
+import msgspec
+import nats.errors
+import nats.js.errors
+from nats.aio.msg import Msg
+
+from envelopes.ids import utc_now
+from organs.runtime.bus import Tract
+from organs.runtime.logs import get_logger
+from organs.stomach.redact import scrub_secrets
+
+__all__ = ["ExhaustedInputs", "dead_letter", "dead_letter_stored"]
+
+_BUS_ERRORS: tuple[type[BaseException], ...] = (TimeoutError, nats.errors.Error, nats.js.errors.APIError)
+_FETCH_EXPIRY_S = 1.0
+_RETRY_S = 1.0
+
+
+def _header_safe(text: str, limit: int = 1024) -> str:
+    # NATS header values end at a line break; keep the reason on one line.
+    return " ".join(text.split())[:limit]
+
+
+async def dead_letter_stored(
+    tract: Tract,
+    organ: str,
+    *,
+    subject: str,
+    data: bytes,
+    headers: Mapping[str, str] | None,
+    place: tuple[str, int] | None,
+    reason: str,
+) -> None:
+    """Publish an input's bytes and headers, plus a reason, to ``<prefix>.dlq.<organ>``.
+
+    ``place`` (stream, sequence) is where the input is stored; its dead letter is then stored once however
+    often it is sent."""
+    sent = dict(headers or {})
+    sent.pop("Nats-Msg-Id", None)
+    sent.update(
+        {
+            "Ichor-Dlq-Reason": _header_safe(scrub_secrets(reason)),
+            "Ichor-Dlq-Organ": organ,
+            "Ichor-Dlq-Subject": subject,
+            "Ichor-Dlq-At": utc_now(),
+        }
+    )
+    if place is not None:
+        sent["Nats-Msg-Id"] = f"dlq-{organ}-{place[0]}-{place[1]}"
+    await tract.js.publish(tract.subjects.dlq(organ), data, headers=sent)
+
+
+async def dead_letter(tract: Tract, organ: str, msg: Msg, reason: str) -> None:
+    """Dead-letter the input ``msg`` (see ``dead_letter_stored``)."""
+    place = (msg.metadata.stream, msg.metadata.sequence.stream) if msg.reply else None
+    await dead_letter_stored(
+        tract, organ, subject=msg.subject, data=msg.data, headers=msg.headers, place=place, reason=reason
+    )
+
+
+class _MaxDeliveries(msgspec.Struct):
+    """The fields of the server's ``io.nats.jetstream.advisory.v1.max_deliver`` advisory this reads."""
+
+    stream: str
+    consumer: str
+    stream_seq: int
+    deliveries: int
+
+
+_decode_advisory = msgspec.json.Decoder(_MaxDeliveries).decode
+
+
+class ExhaustedInputs:
+    """Dead-letters each input of one durable that ran out of deliveries with its last one unsettled."""
+
+    def __init__(self, tract: Tract, organ: str, durable: str, on_dead_lettered: Callable[[], None]) -> None:
+        self.tract = tract
+        self.organ = organ
+        self.durable = durable
+        self.on_dead_lettered = on_dead_lettered
+        self.log = get_logger(organ)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        subjects = self.tract.subjects
+        subscription = None
+        while not stop.is_set():
+            try:
+                if subscription is None:
+                    subscription = await self.tract.js.pull_subscribe(
+                        subjects.exhausted(self.durable),
+                        durable=f"{self.durable}-exhausted",
+                        stream=subjects.exhausted_stream,
+                    )
+                advisories = await subscription.fetch(8, timeout=_FETCH_EXPIRY_S)
+            except (TimeoutError, nats.errors.TimeoutError):
+                continue
+            except _BUS_ERRORS as error:
+                self.log.warning("exhausted.fetch_failed", error=repr(error))
+                subscription = None
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=_RETRY_S)
+                continue
+            for advisory in advisories:
+                with contextlib.suppress(*_BUS_ERRORS):
+                    await self._settle(advisory)
+        if subscription is not None:
+            with contextlib.suppress(*_BUS_ERRORS):
+                await subscription.unsubscribe()
+
+    async def _settle(self, advisory: Msg) -> None:
+        try:
+            notice = _decode_advisory(advisory.data)
+        except msgspec.DecodeError as error:
+            self.log.error("exhausted.unreadable_advisory", error=str(error))
+            await advisory.term()
+            return
+        try:
+            stored = await self.tract.js.get_msg(notice.stream, notice.stream_seq)
+        except nats.js.errors.NotFoundError:
+            # Aged out of the stream (or purged) before any worker read the advisory: nothing left to keep.
+            self.log.error("exhausted.input_gone", stream=notice.stream, sequence=notice.stream_seq)
+            await advisory.ack()
+            return
+        except _BUS_ERRORS:
+            await advisory.nak(delay=_RETRY_S)
+            return
+        reason = (
+            f"delivered {notice.deliveries} times (ICHOR_MAX_DELIVER) and its last delivery was never settled: "
+            "the worker holding it stopped or died before the input was handled or dead-lettered"
+        )
+        try:
+            await dead_letter_stored(
+                self.tract,
+                self.organ,
+                subject=stored.subject or "",
+                data=stored.data or b"",
+                headers=stored.headers,
+                place=(notice.stream, notice.stream_seq),
+                reason=reason,
+            )
+        except _BUS_ERRORS:
+            await advisory.nak(delay=_RETRY_S)
+            return
+        await advisory.ack()
+        self.on_dead_lettered()
+        self.log.error(
+            "envelope.dead_lettered",
+            outcome="dead_letter",
+            reason=reason,
+            subject=stored.subject,
+            sequence=notice.stream_seq,
+            bytes=len(stored.data or b""),
+        )
