@@ -15,6 +15,32 @@ from organs.runtime.server import EmbeddedServer
 from organs.runtime.worker import Worker
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On pytest-xdist's workers (``make test``), spread the bus tests evenly among the others.
+
+    A bus test spends much of its time waiting on a server, a subprocess or a redelivery; in the order
+    they are collected the bus tests come together, and both workers would wait at once while a core
+    idles. Spread out, one worker's wait is the other's turn to compute. Every worker sorts the same way,
+    as pytest-xdist requires; a run without workers keeps the collected order.
+    """
+    if not hasattr(config, "workerinput"):
+        return
+    bus = [item for item in items if item.get_closest_marker("bus")]
+    others = [item for item in items if not item.get_closest_marker("bus")]
+    if not bus or not others:
+        return
+
+    def place(index: int, count: int) -> float:
+        return (index + 0.5) / count
+
+    spread = sorted(
+        [(place(index, len(bus)), 0, index, item) for index, item in enumerate(bus)]
+        + [(place(index, len(others)), 1, index, item) for index, item in enumerate(others)],
+        key=lambda entry: entry[:3],
+    )
+    items[:] = [item for *_, item in spread]
+
+
 @pytest.fixture
 def nats_server(tmp_path: Path) -> Iterator[EmbeddedServer]:
     """A real nats-server with JetStream on a free port, stopped after the test."""

@@ -20,8 +20,9 @@ PACKAGES = ("envelopes", "organs")
 # Lower floors first; a module may import its own floor and the ones below it.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("envelopes",),
-    # The redaction rules are a leaf the runtime needs too: logs and dead-letter reasons are scrubbed with them.
-    ("organs.errors", "organs.settings", "organs.anatomy", "organs.stomach.redact"),
+    # The redaction rules are a leaf the runtime needs too: logs and dead-letter reasons are scrubbed with them;
+    # the text views they read a large text through are a leaf too.
+    ("organs.errors", "organs.settings", "organs.anatomy", "organs.stomach.redact", "organs.stomach.text_views"),
     ("organs.runtime",),
     ("organs",),
     ("organs.operations",),
