@@ -308,9 +308,9 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     # A large paste's blocks are counted beside this thread from here on, while they are classified and rendered:
     # nearly always they are its segments (the goal, anchors and evidence), received and served.
     full_counts = None
-    # A deferred paste is only counted, so nothing would overlap the counting, and handing it over would copy it.
     # Each block's text is sliced once, and counted, classified and redacted as that one copy.
     block_texts = {(block.start, block.end): text[block.start : block.end] for block in blocks}
+    # A deferred paste is only counted, so nothing would overlap the counting, and handing it over would copy it.
     if len(text) >= THREADED_COUNT_CHARS and tier != "deferred":
         full_counts = SharedCount(list(dict.fromkeys(block_texts.values())), encoding)
     plan = plan_blocks(text, blocks, intent, config.max_blocks, block_texts)
