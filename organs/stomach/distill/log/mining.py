@@ -134,6 +134,55 @@ def _refined(shape: Shape, key: int, line: str, cache: dict[tuple[int, str], Sha
     return refined
 
 
+# Distinct keys kept whole (about 150 bytes each); those past them cost about 50.
+_KEYS_KEPT = 1 << 16
+
+
+class _KeyNumbers:
+    """Each distinct key's number, in order of first appearance.
+
+    The first ``_KEYS_KEPT`` distinct keys are kept whole. Past them (a log of ids, where nearly every line is a
+    key of its own) a key is kept as its hash and the line it first appeared on, which gives it back: a copy of
+    every line's key would cost as much as the log again.
+    """
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = lines
+        self.kept: dict[str, int] = {}
+        self.kept_keys: list[str] = []
+        self.hashed: dict[int, int] = {}
+        # Keys whose hash an earlier key has.
+        self.colliding: dict[str, int] = {}
+        self.first_line = array("q")
+
+    def key(self, number: int) -> str:
+        """The key numbered ``number``."""
+        if number < len(self.kept_keys):
+            return self.kept_keys[number]
+        return self.lines[self.first_line[number]].translate(DIGITS_TO_ZERO)
+
+    def number(self, key: str, line: int) -> int:
+        """The number of ``key`` (not among the kept keys), first seen on ``line`` when it is new."""
+        fresh = len(self.first_line)
+        if len(self.kept) < _KEYS_KEPT:
+            self.kept[key] = fresh
+            self.kept_keys.append(key)
+        else:
+            hashed = hash(key)
+            known = self.hashed.get(hashed)
+            if known is not None and self.key(known) == key:
+                return known
+            known = self.colliding.get(key) if known is not None else None
+            if known is not None:
+                return known
+            if hashed in self.hashed:
+                self.colliding[key] = fresh
+            else:
+                self.hashed[hashed] = fresh
+        self.first_line.append(line)
+        return fresh
+
+
 _DIGIT_RUN = re.compile(r"\d+")
 _CONTINUATION_OPENINGS = (" ", "\t", "}", "]", ")", '"', "Caused by", "Stack trace", "[stacktrace]", "Traceback")
 
@@ -152,17 +201,19 @@ def records_of(lines: Sequence[str], text: str) -> tuple[Records, list[Shape], H
     shared = _Shared()
     # Each distinct key is numbered, and each line holds its key's number: the header and the cut below are
     # judged key by key. Their shapes are shared by value, so a log of ids holds one per template, not per line.
-    key_numbers: dict[str, int] = {}
+    keys = _KeyNumbers(lines)
+    kept = keys.kept
     key_shapes: list[Shape] = []
     line_keys = array("q")
     line_shapes: list[Shape] = []
     # Keyed a piece of the text at a time: a list of every line's key would cost as much as the lines.
     for piece in line_pieces(text):
         for key in piece.translate(DIGITS_TO_ZERO).split("\n"):
-            number = key_numbers.get(key)
+            number = kept.get(key)
             if number is None:
-                number = key_numbers[key] = len(key_shapes)
-                key_shapes.append(_shape_of(key, words, shared))
+                number = keys.number(key, len(line_keys))
+                if number == len(key_shapes):
+                    key_shapes.append(_shape_of(key, words, shared))
             line_keys.append(number)
             line_shapes.append(key_shapes[number])
     # Shapes refined by a line's own numbers, each with its key's number, in order of appearance.
@@ -227,19 +278,16 @@ def records_of(lines: Sequence[str], text: str) -> tuple[Records, list[Shape], H
     header = header_columns(list(split.items()))
     if not header.columns:
         return Records(starts, ends, stamps, stamps), heads, header
-    keys = list(key_numbers)
-    del key_numbers
     # A key no record heads is never cut: it holds its uncut shape.
     key_cuts = [
-        _cut(keys[number], shape, header, words, shared) if weight else (shape, 0)
+        _cut(keys.key(number), shape, header, words, shared) if weight else (shape, 0)
         for number, (shape, weight) in enumerate(zip(key_shapes, key_weights, strict=True))
     ]
     refined_cuts = {
-        id(shape): _cut(keys[number], shape, header, words, shared)
+        id(shape): _cut(keys.key(number), shape, header, words, shared)
         for number, shape in refined_keys.values()
         if id(shape) in refined_weights
     }
-    del keys
     cuts = [
         refined_cuts[id(shape)] if shape.spans else key_cuts[line_keys[head]]
         for head, shape in zip(starts, heads, strict=True)
