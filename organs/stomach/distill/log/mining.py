@@ -255,21 +255,21 @@ def records_of(lines: Sequence[str], text: str) -> tuple[Records, list[Shape], H
                 ends.append(index + 1)
                 stamps.append(max(shape.stamp_end, 0))
                 heads.append(shape)
-    # Records per key (a key whose lines are refined has none: its refined shapes have them) and per refined shape.
+    # Records per key (a key whose lines are refined has none: its refined shapes have them) and per shape object.
     key_weights = array("q", bytes(8 * len(key_shapes)))
-    refined_weights: Counter[int] = Counter()
-    for head in starts:
-        if line_shapes[head].spans:
-            refined_weights[id(line_shapes[head])] += 1
-        else:
-            key_weights[line_keys[head]] += 1
+    for number in line_keys if heads is line_shapes else map(line_keys.__getitem__, starts):
+        key_weights[number] += 1
+    for number, shape in enumerate(key_shapes):
+        if shape.spans:
+            key_weights[number] = 0
+    shape_weights = Counter(map(id, heads))
     del line_shapes
     # Fields are the non-empty words: columns padded with several spaces stay aligned. Shapes with the same
     # fields count together (the columns are read by weight), so a log of ids holds one entry per template.
     split: dict[tuple[str, ...], int] = {}
     weighed = chain(
         zip(key_shapes, key_weights, strict=True),
-        ((shape, refined_weights[id(shape)]) for _, shape in refined_keys.values() if id(shape) in refined_weights),
+        ((shape, shape_weights[id(shape)]) for _, shape in refined_keys.values() if id(shape) in shape_weights),
     )
     for shape, weight in weighed:
         if shape.words and weight:
@@ -286,7 +286,7 @@ def records_of(lines: Sequence[str], text: str) -> tuple[Records, list[Shape], H
     refined_cuts = {
         id(shape): _cut(keys.key(number), shape, header, words, shared)
         for number, shape in refined_keys.values()
-        if id(shape) in refined_weights
+        if id(shape) in shape_weights
     }
     cuts = [
         refined_cuts[id(shape)] if shape.spans else key_cuts[line_keys[head]]
