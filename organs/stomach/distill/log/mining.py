@@ -288,12 +288,15 @@ def records_of(lines: Sequence[str], text: str) -> tuple[Records, list[Shape], H
         for number, shape in refined_keys.values()
         if id(shape) in shape_weights
     }
-    cuts = [
-        refined_cuts[id(shape)] if shape.spans else key_cuts[line_keys[head]]
-        for head, shape in zip(starts, heads, strict=True)
-    ]
-    body_starts = array("q", (stamp + cut[1] for stamp, cut in zip(stamps, cuts, strict=True)))
-    return Records(starts, ends, stamps, body_starts), [cut[0] for cut in cuts], header
+    # The keys are cut: what numbered them goes before the records' columns are built.
+    del keys, kept, key_shapes, key_weights, refined_keys, shape_weights
+    cut_heads: list[Shape] = []
+    body_starts = array("q")
+    for head, shape, stamp in zip(starts, heads, stamps, strict=True):
+        cut_shape, offset = refined_cuts[id(shape)] if shape.spans else key_cuts[line_keys[head]]
+        cut_heads.append(cut_shape)
+        body_starts.append(stamp + offset)
+    return Records(starts, ends, stamps, body_starts), cut_heads, header
 
 
 def _cut(key: str, shape: Shape, header: Header, words: dict[str, str], shared: _Shared) -> tuple[Shape, int]:
