@@ -5,9 +5,13 @@ caller would only take turns with it, and tiktoken, which releases the GIL,
 spends three times their CPU. So one long-lived child process counts with the
 fast backend instead, on the other CPU: ``python -m organs.counting.beside``,
 reading requests on its standard input and answering on its standard output,
-in order, each a length-prefixed msgpack frame (the encoding and the texts; the
-counts). A thread of the caller writes the requests, so handing over a paste
-costs the caller a queue put. Counts are exact whichever process makes them:
+in order, in length-prefixed frames: a request is a msgpack frame of the
+encoding and the number of texts, then each text's UTF-8 in pieces ended by an
+empty frame; an answer is a msgpack frame of the counts. A thread of the caller
+writes the requests, so handing over a paste costs the caller a queue put. The
+thread encodes a piece only as the pipe takes it: a request waiting behind one
+still being counted (a paste's normal form behind the paste) holds one piece
+encoded, not a copy of its texts. Counts are exact whichever process makes them:
 the child chooses its backend as every process does (``counter_for``), checked
 against the reference.
 
@@ -39,6 +43,10 @@ __all__ = ["SharedCount", "count_in_this_process"]
 
 _log = structlog.get_logger("ichor.counting")
 _LENGTH = struct.Struct(">I")
+# Characters per piece of a text on the pipe: what the feeding thread holds encoded at a time.
+_PIECE_CHARS = 1 << 20
+# Lone surrogates (a paste decoded with ``surrogatepass``) cross the pipe as they are.
+_UTF8 = ("utf-8", "surrogatepass")
 
 
 class _ChildGone(Exception):
@@ -62,10 +70,38 @@ def _read_frame(stream: IO[bytes]) -> bytes | None:
 
 
 def _write_frame(stream: IO[bytes], body: bytes) -> None:
-    # Written apart: a body as large as a paste is not copied to put its length in front of it.
+    # Written apart: a body as large as a piece is not copied to put its length in front of it.
     stream.write(_LENGTH.pack(len(body)))
     stream.write(body)
+
+
+def _write_request(stream: IO[bytes], encoding: str, texts: list[str]) -> None:
+    _write_frame(stream, msgspec.msgpack.encode((encoding, len(texts))))
+    for text in texts:
+        for start in range(0, len(text), _PIECE_CHARS):
+            _write_frame(stream, text[start : start + _PIECE_CHARS].encode(*_UTF8))
+        _write_frame(stream, b"")
     stream.flush()
+
+
+def _read_request(stream: IO[bytes]) -> tuple[str, list[str]] | None:
+    """A request written by ``_write_request``; None once the input ends (or breaks off)."""
+    head = _read_frame(stream)
+    if head is None:
+        return None
+    encoding, number = msgspec.msgpack.decode(head, type=tuple[str, int])
+    texts: list[str] = []
+    for _ in range(number):
+        pieces: list[bytes] = []
+        while piece := _read_frame(stream):
+            pieces.append(piece)
+        if piece is None:
+            return None
+        encoded = b"".join(pieces)
+        pieces.clear()
+        texts.append(encoded.decode(*_UTF8))
+        del encoded
+    return encoding, texts
 
 
 class _CountingChild:
@@ -75,7 +111,7 @@ class _CountingChild:
         self._process = subprocess.Popen(
             [sys.executable, "-m", "organs.counting.beside"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
-        self._requests: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._requests: queue.SimpleQueue[tuple[str, list[str]] | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._asked = 0
         self._answered = 0
@@ -88,11 +124,11 @@ class _CountingChild:
         assert stdin is not None
         while (request := self._requests.get()) is not None:
             try:
-                _write_frame(stdin, request)
+                _write_request(stdin, *request)
             except OSError:
                 self.alive = False
                 return
-            # A request is as large as the paste it counts: let it go once written, not at the next request.
+            # A request's texts may be all that still holds them: let them go once written, not at the next request.
             del request
 
     def ask(self, texts: list[str], encoding: str) -> int:
@@ -102,7 +138,7 @@ class _CountingChild:
                 self.alive = False
                 raise _ChildGone("the counting process has ended")
             self._asked += 1
-            self._requests.put(msgspec.msgpack.encode((encoding, texts)))
+            self._requests.put((encoding, texts))
             return self._asked
 
     def answer(self, ticket: int) -> list[int]:
@@ -188,13 +224,11 @@ class SharedCount:
 
 
 def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
-    """The child's loop: a frame of (encoding, texts) in, a frame of counts out, until the input closes."""
-    decoder = msgspec.msgpack.Decoder(tuple[str, list[str]])
-    while (frame := _read_frame(requests)) is not None:
-        encoding, texts = decoder.decode(frame)
-        # The encoded texts are not needed while the decoded ones are counted.
-        del frame
+    """The child's loop: a request of (encoding, texts) in, a frame of counts out, until the input closes."""
+    while (request := _read_request(requests)) is not None:
+        encoding, texts = request
         _write_frame(answers, msgspec.msgpack.encode(count_in_this_process(texts, encoding)))
+        answers.flush()
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from organs.stomach.text_views import line_pieces
@@ -61,7 +61,18 @@ def normal_form(text: str) -> str:
     if not _has_controls(text):
         return text
     # A piece of whole lines at a time: a list of a large paste's lines would cost more than the paste.
-    return "\n".join("\n".join(map(_render_line, piece.split("\n"))) for piece in line_pieces(text))
+    return _joined_growing("\n".join(map(_render_line, piece.split("\n"))) for piece in line_pieces(text))
+
+
+def _joined_growing(pieces: Iterable[str]) -> str:
+    """``"\\n".join(pieces)``, grown a piece at a time: CPython extends a string that only this frame holds in
+    place, so a large text is built beside one piece of it, not beside a list of all its pieces."""
+    joined = ""
+    for number, piece in enumerate(pieces):
+        if number:
+            joined += "\n"
+        joined += piece
+    return joined
 
 
 def _render_line(line: str) -> str:
@@ -186,10 +197,10 @@ def normalize(text: str) -> NormalText:
     # would cost several times the paste.
     starts = array("q")
     received_starts = array("q")
-    pieces: list[str] = []
+    normal = ""
     normal_position = 0
     received_position = 0
-    for piece in line_pieces(text):
+    for number, piece in enumerate(line_pieces(text)):
         lines: list[str] = []
         for line in piece.split("\n"):
             rendered = _render_line(line)
@@ -198,5 +209,8 @@ def normalize(text: str) -> NormalText:
             lines.append(rendered)
             normal_position += len(rendered) + 1
             received_position += len(line) + 1
-        pieces.append("\n".join(lines))
-    return NormalText("\n".join(pieces), text, starts, received_starts)
+        # Grown in place (see ``_joined_growing``): the normal form is never held beside a list of its pieces.
+        if number:
+            normal += "\n"
+        normal += "\n".join(lines)
+    return NormalText(normal, text, starts, received_starts)
