@@ -19,6 +19,7 @@ and a test report whose sections are separated by blank lines are each one block
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from organs.stomach.intent import speaks_to_reader
@@ -46,8 +47,11 @@ def _is_fence(text: str, start: int, end: int) -> bool:
     return text.startswith("```", position, end)
 
 
-# A run of lines that each hold a non-whitespace character (``\s`` is ``str.isspace``'s whitespace).
-_NON_BLANK_RUN = re.compile(r"^[^\S\n]*\S.*(?:\n[^\S\n]*\S.*)*", re.MULTILINE)
+# A blank line (empty, or only whitespace: ``\s`` is ``str.isspace``'s whitespace): the paste's first line, or
+# one after a line end. The blocks are the runs between them; a regex matching each run whole would keep a
+# backtracking entry for every line of it (2.4 times a large log's size).
+_BLANK_FIRST_LINE = re.compile(r"[^\S\n]*(?=\n|\Z)")
+_BLANK_LINE = re.compile(r"\n[^\S\n]*(?=\n|\Z)")
 
 
 def split_blocks(text: str, max_blocks: int | None = None) -> list[Block]:
@@ -62,13 +66,26 @@ def split_blocks(text: str, max_blocks: int | None = None) -> list[Block]:
     return _merge_continuations(text, _blocks_by_line(text, max_blocks))
 
 
+def _non_blank_runs(text: str) -> Iterator[tuple[int, int]]:
+    """Each run of lines that hold a non-whitespace character: where it starts and where its last line ends."""
+    first = _BLANK_FIRST_LINE.match(text)
+    start = 0 if first is None else first.end() + 1
+    for blank in _BLANK_LINE.finditer(text):
+        # The blank line starts after the line end matched first.
+        if blank.start() + 1 > start:
+            yield start, blank.start()
+        start = blank.end() + 1
+    if start < len(text):
+        yield start, len(text)
+
+
 def _unfenced_blocks(text: str, max_blocks: int | None) -> list[Block]:
     blocks: list[Block] = []
-    for run in _NON_BLANK_RUN.finditer(text):
+    for start, end in _non_blank_runs(text):
         if max_blocks is not None and len(blocks) >= max_blocks - 1:
-            blocks.append(Block(run.start(), _rstrip_end(text, run.start(), len(text)), fenced=False, remainder=True))
+            blocks.append(Block(start, _rstrip_end(text, start, len(text)), fenced=False, remainder=True))
             break
-        blocks.append(Block(run.start(), _rstrip_end(text, run.start(), run.end()), fenced=False))
+        blocks.append(Block(start, _rstrip_end(text, start, end), fenced=False))
     return blocks
 
 

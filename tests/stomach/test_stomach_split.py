@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import random
+
 from organs.stomach import ingest_paste
-from organs.stomach.split import split_blocks
+from organs.stomach.split import _non_blank_runs, split_blocks
 from tests.support.honesty import assert_bundle_honest
 
 
@@ -132,3 +134,23 @@ def test_a_banner_opens_a_report_only_until_something_does_not_join_it() -> None
     config = '<Project Sdk="Microsoft.NET.Sdk">\n  <TargetFramework>net8.0</TargetFramework>\n</Project>'
     text = f"{build}\n\nHere is the project file:\n\n{config}\n\nWhat is missing?"
     assert _texts(text) == [build, "Here is the project file:", config, "What is missing?"]
+
+
+def test_the_unfenced_runs_are_the_lines_holding_a_non_whitespace_character() -> None:
+    pieces = ["a", "é", " ", "\t", "\n", "\n", "\r", "\x0b", "\x85", "\u2028", "\xa0", "x\n", "\n \n"]
+    rng = random.Random(16)
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(16)))
+        expected: list[tuple[int, int]] = []
+        position, run_start = 0, -1
+        for line in text.split("\n"):
+            if not line.strip():
+                if run_start >= 0:
+                    expected.append((run_start, position - 1))
+                run_start = -1
+            elif run_start < 0:
+                run_start = position
+            position += len(line) + 1
+        if run_start >= 0:
+            expected.append((run_start, len(text)))
+        assert list(_non_blank_runs(text)) == expected, repr(text)
