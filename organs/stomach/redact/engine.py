@@ -105,6 +105,9 @@ class _Lines:
             self._found[keywords[which]][0] = length
         return bool(matches)
 
+    def keywords_found(self) -> list[str]:
+        return [keyword for keyword, lines in self._found.items() if lines]
+
     def holding(self, keywords: tuple[str, ...]) -> list[tuple[int, int]]:
         """The ``[start, end)`` of every line that holds one of ``keywords``, each line once, in order."""
         found = [lines for lines in map(self._found.__getitem__, keywords) if lines]
@@ -147,11 +150,24 @@ def holds_keyword(text: str, rules: tuple[Rule, ...]) -> bool:
     return bool(over_text.find_matches_as_indexes(lowered))
 
 
+@lru_cache(maxsize=8)
+def _rules_by_keyword(rules: tuple[Rule, ...]) -> dict[str, tuple[int, ...]]:
+    """Each keyword's rules, by their place in ``rules``."""
+    places: dict[str, list[int]] = {}
+    for order, rule in enumerate(rules):
+        for keyword in rule.keywords:
+            places.setdefault(keyword, []).append(order)
+    return {keyword: tuple(orders) for keyword, orders in places.items()}
+
+
 def _candidates(text: str, rules: tuple[Rule, ...]) -> Iterable[tuple[int, Hit]]:
     found = _Lines(text, _keywords(rules))
     if not found.any_keyword:
         return
-    for order, rule in enumerate(rules):
+    # Only the rules one of whose keywords occurs, in their order: most texts hold one or two keywords of forty.
+    by_keyword = _rules_by_keyword(rules)
+    for order in sorted({order for keyword in found.keywords_found() for order in by_keyword[keyword]}):
+        rule = rules[order]
         lines = found.holding(rule.keywords)
         if not lines:
             continue
