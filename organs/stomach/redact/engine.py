@@ -88,14 +88,15 @@ class _Lines:
             matches = over_text.find_matches_as_indexes(lowered, overlapping=True)
         # Whether any keyword occurs at all: most texts hold none, and then no rule needs a look.
         self.any_keyword = self.any_keyword or bool(matches)
-        line_of: dict[int, tuple[int, int]] = {}
+        # Matches come in order of position, many on one line: its bounds are looked up once per line, not once
+        # per match (a long line full of keywords made that quadratic).
+        line_start = line_end = -1
         for which, position, _ in matches:
-            line = line_of.get(position)
-            if line is None:
-                start = lowered.rfind("\n", 0, position) + 1
+            if not line_start <= position < line_end:
+                line_start = lowered.rfind("\n", 0, position) + 1
                 end = lowered.find("\n", position)
-                line = line_of[position] = offset + start, offset + (len(lowered) if end == -1 else end)
-            self._found[keywords[which]][line[0]] = line[1]
+                line_end = len(lowered) if end == -1 else end
+            self._found[keywords[which]][offset + line_start] = offset + line_end
 
     def _whole_text_found(self, lowered: str, length: int, keywords: tuple[str, ...]) -> bool:
         """Every keyword found in ``lowered`` marks the whole text (``length`` characters) as its one line."""
