@@ -11,9 +11,12 @@ modules, tokenizer) per byte of the paste; both come from this run.
 The pastes are generated logs of varied services: clocks, levels, hosts, HTTP
 access lines, JSON lines, stack traces, and ids (hex sessions, trace ids) that
 make about a quarter of the lines distinct after digits are flattened;
-``--ids`` puts a request id on every line, a log where nearly every line is.
+``--ids`` puts a request id on every line, a log where nearly every line is;
+``--colour`` colours two lines in three's clock (ANSI escapes, as a terminal
+shows them), so the paste's normal form is a second text; ``--newline`` ends the
+paste in a newline, as a file's contents do.
 
-    python -m bench.large_paste_memory_bench [--sizes 8,20,50] [--ids]
+    python -m bench.large_paste_memory_bench [--sizes 8,20,50] [--ids] [--colour] [--newline]
 """
 
 from __future__ import annotations
@@ -74,16 +77,18 @@ def _record(rng: random.Random, n: int, ids: bool) -> list[str]:
     return [f"{clock} INFO scheduler: placed task {task} on {rng.choice(_HOSTS)} (cpu={rng.randrange(64)})"]
 
 
-def log_paste(size: int, *, ids: bool, seed: int = 16) -> str:
+def log_paste(size: int, *, ids: bool, colour: bool = False, newline: bool = False, seed: int = 16) -> str:
     rng = random.Random(seed)
     lines: list[str] = []
     total = n = 0
     while total < size:
         for line in _record(rng, n, ids):
+            if colour and len(lines) % 3:
+                line = f"\x1b[32m{line[:24]}\x1b[0m{line[24:]}"
             lines.append(line)
             total += len(line) + 1
         n += 1
-    return "\n".join(lines)
+    return "\n".join(lines) + ("\n" if newline else "")
 
 
 def _status_kib(pid: int, field: str) -> int:
@@ -152,17 +157,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="8,20,50", help="paste sizes in MiB, comma-separated")
     parser.add_argument("--ids", action="store_true", help="a request id on every line")
+    parser.add_argument("--colour", action="store_true", help="ANSI colour codes on two lines in three")
+    parser.add_argument("--newline", action="store_true", help="the paste ends in a newline")
+    parser.add_argument("--only", choices=("first", "follow-up"), help="only this one of the two digests")
     args = parser.parse_args(argv)
+    shape = {"ids": args.ids, "colour": args.colour, "newline": args.newline}
+    named = "".join(f", {name}" for name, chosen in shape.items() if chosen)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="ichor-memory-bench-") as name:
         folder = Path(name)
-        small = log_paste(RESTING_BYTES, ids=args.ids)
-        resting = {label: measure(folder, small, config)[0] for label, config in configs(len(small)).items()}
+        small = log_paste(RESTING_BYTES, **shape)
+        resting = {
+            label: measure(folder, small, config)[0]
+            for label, config in configs(len(small)).items()
+            if args.only in (None, label)
+        }
         print(f"resting digester: {', '.join(f'{label} {kib / 1024:.0f} MiB' for label, kib in resting.items())}")
         for mib in (float(size) for size in args.sizes.split(",")):
-            text = log_paste(int(mib * 2**20), ids=args.ids)
+            text = log_paste(int(mib * 2**20), **shape)
             size = len(text.encode())
             for label, config in configs(len(text)).items():
+                if label not in resting:
+                    continue
                 digester, counting, tier = measure(folder, text, config)
                 multiple = (digester - resting[label]) * 1024 / size
                 print(
@@ -173,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(
                     Row(
                         "large paste memory",
-                        f"digester growth / paste, {mib:g} MiB log{' of ids' if args.ids else ''}, {label}",
+                        f"digester growth / paste, {mib:g} MiB log{named}, {label}",
                         multiple,
                         goal=f"< {GOAL}",
                         met=multiple < GOAL,

@@ -35,7 +35,7 @@ so is a deferred one, of which nothing is rendered for the counting to overlap.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from envelopes.types import DegradationTier, Frame, FrameKind, SegmentKind, SegmentReport
@@ -65,7 +65,7 @@ from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
 from organs.stomach.distill.trace import distill_trace
 from organs.stomach.redact import PasteRedaction, describe, redact_paste
 from organs.stomach.segments import Plan, Segment, cut_blocks, plan_blocks, segment_texts
-from organs.stomach.text_views import digest_in_pieces, utf8_size
+from organs.stomach.text_views import HandedText, digest_in_pieces, utf8_size
 from organs.stomach.tiers import choose_tier
 from organs.stomach.timestamps import leading_stamp, window_of
 
@@ -290,8 +290,17 @@ def _measure(items: list[_Evidence], encoding: str, threads: int) -> None:
         item.compact_tokens = compact_tokens
 
 
-def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str | None = None) -> IngestBundle:
-    """Digest one paste: the goal verbatim, path anchors, budgeted evidence frames and a report per segment."""
+def ingest_paste(
+    text: str | HandedText, config: IngestConfig | None = None, *, intent: str | None = None
+) -> IngestBundle:
+    """Digest one paste: the goal verbatim, path anchors, budgeted evidence frames and a report per segment.
+
+    A paste handed over (``HandedText``) is let go once its segments are cut and redacted, before anything is
+    rendered; its bundle's ``redaction.text`` is then empty unless a secret was redacted.
+    """
+    handed = isinstance(text, HandedText)
+    if isinstance(text, HandedText):
+        text = text.take()
     config = config or IngestConfig()
     encoding = config.encoding
     tier, tier_reason = choose_tier(
@@ -324,6 +333,13 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     )
     if redaction.changed:
         _apply_redaction(plan, redaction)
+    source_digest = digest_in_pieces(text)
+    if handed:
+        # Held here alone: a paste that differs from its one block by a trailing newline is otherwise held twice
+        # while the block is rendered.
+        if not redaction.changed:
+            redaction = replace(redaction, text="")
+        del text
     # Every distinct segment is counted in full, received and served (frames, the goal, anchors); what the
     # blocks did not hold (a redacted text, a normal form, a block cut around glued lines) is added.
     counted_texts = list(
@@ -425,7 +441,7 @@ def ingest_paste(text: str, config: IngestConfig | None = None, *, intent: str |
     query = ContextQuery(
         goal="\n\n".join(plan.goal_pieces), anchors=tuple(plan.anchors), budget_tokens=config.budget_tokens
     )
-    return IngestBundle(query, provider, report, tier, tier_reason, encoding, digest_in_pieces(text), redaction)
+    return IngestBundle(query, provider, report, tier, tier_reason, encoding, source_digest, redaction)
 
 
 def _apply_redaction(plan: Plan, redaction: PasteRedaction) -> None:

@@ -31,6 +31,7 @@ from organs.settings import Settings, variable_of
 from organs.stomach.frames_store import FrameStore
 from organs.stomach.ingest import IngestConfig
 from organs.stomach.parts import DigestParts, digest_parts
+from organs.stomach.text_views import HandedText
 
 __all__ = ["LargeDigestReply", "LargeDigestRequest", "PasteLimits", "digest_apart", "digest_file"]
 
@@ -79,7 +80,8 @@ class LargeDigestReply(msgspec.Struct, frozen=True):
 
 def digest_file(request: LargeDigestRequest) -> LargeDigestReply:
     """The child's work: digest the paste in ``paste_path``; a redacted text goes to ``redacted_path``."""
-    text = Path(request.paste_path).read_bytes().decode(*_UTF8)
+    # Handed over, not held here: the digest lets the paste go once it is cut into blocks.
+    text = HandedText(Path(request.paste_path).read_bytes().decode(*_UTF8))
     try:
         parts, redacted = digest_parts(text, request.config, request.intent, request.expected)
     except PoisonError as error:

@@ -12,7 +12,7 @@ import msgspec
 from envelopes.types import DegradationTier, Digested, FrameRecord
 from organs.errors import PoisonError
 from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
-from organs.stomach.text_views import digest_in_pieces
+from organs.stomach.text_views import HandedText, digest_in_pieces
 
 __all__ = ["DigestParts", "digest_parts", "digested_payload", "frame_records"]
 
@@ -63,9 +63,12 @@ def frame_records(bundle: IngestBundle, served_ref: str) -> list[FrameRecord]:
     ]
 
 
-def digest_parts(text: str, config: IngestConfig, intent: str | None, expected: str) -> tuple[DigestParts, str | None]:
+def digest_parts(
+    text: str | HandedText, config: IngestConfig, intent: str | None, expected: str
+) -> tuple[DigestParts, str | None]:
     """Digest ``text``, check it is the paste ``expected`` names, and return its parts with the redacted text
-    (``None`` when no secret was found, so the paste is served as received)."""
+    (``None`` when no secret was found, so the paste is served as received). A paste handed over is let go of
+    as the digest goes (see ``ingest_paste``)."""
     bundle = ingest_paste(text, config, intent=intent)
     # The core digests the whole paste anyway; its digest is the check, before anything is stored.
     if bundle.source_digest != expected:

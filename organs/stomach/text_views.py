@@ -22,6 +22,7 @@ from envelopes.ids import digest_text
 __all__ = [
     "LINES_BY_OFFSET_CHARS",
     "PIECE_CHARS",
+    "HandedText",
     "TextLines",
     "digest_in_pieces",
     "line_pieces",
@@ -35,6 +36,23 @@ PIECE_CHARS = 1 << 20
 # their characters again).
 LINES_BY_OFFSET_CHARS = 1 << 20
 _UTF8 = ("utf-8", "surrogatepass")
+
+
+class HandedText:
+    """A text its owner hands over and keeps no reference to: whoever takes it holds it alone, so it can let
+    it go once it has what it needs of it (a large paste, once its blocks are cut)."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, text: str) -> None:
+        self._text: str | None = text
+
+    def take(self) -> str:
+        """The text, once: the handle lets go of it."""
+        text, self._text = self._text, None
+        if text is None:
+            raise ValueError("a handed-over text is taken once")
+        return text
 
 
 def line_pieces(text: str, size: int = PIECE_CHARS) -> Iterator[str]:

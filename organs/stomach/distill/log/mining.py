@@ -105,7 +105,8 @@ class _Shared:
 
     masked: dict[str, str] = field(default_factory=dict)
     words: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
-    # Heads with their header fields cut off, and where their body starts: compared by value from here on.
+    # Shapes, and heads with their header fields cut off (with where their body starts): compared by value.
+    shapes: dict[Shape, Shape] = field(default_factory=dict)
     cut: dict[tuple[Shape, int], tuple[Shape, int]] = field(default_factory=dict)
 
 
@@ -117,18 +118,69 @@ def _shape_of(key: str, words: dict[str, str], shared: _Shared) -> Shape:
     masked = mask_by_words(body, words) if masked_words is None else joined(masked_words)
     masked = shared.masked.setdefault(masked, masked)
     masked_words = shared.words.setdefault(masked_words, masked_words) if masked_words else ()
-    return Shape(stamp_end, masked, alert_kind(key), masked_words, separating_spans(key))
+    shape = Shape(stamp_end, masked, alert_kind(key), masked_words, separating_spans(key))
+    return shared.shapes.setdefault(shape, shape)
 
 
-def _refined(shape: Shape, line: str, cache: dict[tuple[int, str], Shape]) -> Shape:
-    """The shape of a real line whose numbers may tell an alert apart: its own kind and split."""
+def _refined(shape: Shape, key: int, line: str, cache: dict[tuple[int, str], Shape]) -> Shape:
+    """The shape of a real line (of the ``key``-th distinct key) whose numbers may tell an alert apart: its own
+    kind and split."""
     values = "|".join(line[start:end] for start, end, _ in shape.spans)
-    refined = cache.get((id(shape), values))
+    refined = cache.get((key, values))
     if refined is None:
         kind = shape.kind or alert_kind(line)
         refined = Shape(shape.stamp_end, shape.masked, kind, shape.words, shape.spans, values)
-        cache[id(shape), values] = refined
+        cache[key, values] = refined
     return refined
+
+
+# Distinct keys kept whole (about 150 bytes each); those past them cost about 50.
+_KEYS_KEPT = 1 << 16
+
+
+class _KeyNumbers:
+    """Each distinct key's number, in order of first appearance.
+
+    The first ``_KEYS_KEPT`` distinct keys are kept whole. Past them (a log of ids, where nearly every line is a
+    key of its own) a key is kept as its hash and the line it first appeared on, which gives it back: a copy of
+    every line's key would cost as much as the log again.
+    """
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = lines
+        self.kept: dict[str, int] = {}
+        self.kept_keys: list[str] = []
+        self.hashed: dict[int, int] = {}
+        # Keys whose hash an earlier key has.
+        self.colliding: dict[str, int] = {}
+        self.first_line = array("q")
+
+    def key(self, number: int) -> str:
+        """The key numbered ``number``."""
+        if number < len(self.kept_keys):
+            return self.kept_keys[number]
+        return self.lines[self.first_line[number]].translate(DIGITS_TO_ZERO)
+
+    def number(self, key: str, line: int) -> int:
+        """The number of ``key`` (not among the kept keys), first seen on ``line`` when it is new."""
+        fresh = len(self.first_line)
+        if len(self.kept) < _KEYS_KEPT:
+            self.kept[key] = fresh
+            self.kept_keys.append(key)
+        else:
+            hashed = hash(key)
+            known = self.hashed.get(hashed)
+            if known is not None and self.key(known) == key:
+                return known
+            known = self.colliding.get(key) if known is not None else None
+            if known is not None:
+                return known
+            if hashed in self.hashed:
+                self.colliding[key] = fresh
+            else:
+                self.hashed[hashed] = fresh
+        self.first_line.append(line)
+        return fresh
 
 
 _DIGIT_RUN = re.compile(r"\d+")
@@ -147,24 +199,33 @@ def records_of(lines: Sequence[str], text: str) -> tuple[Records, list[Shape], H
     """Records (a head line plus its continuation lines), the shape of each record's head, and the header."""
     words: dict[str, str] = {}
     shared = _Shared()
-    shapes_by_key: dict[str, Shape] = {}
+    # Each distinct key is numbered, and each line holds its key's number: the header and the cut below are
+    # judged key by key. Their shapes are shared by value, so a log of ids holds one per template, not per line.
+    keys = _KeyNumbers(lines)
+    kept = keys.kept
+    key_shapes: list[Shape] = []
+    line_keys = array("q")
     line_shapes: list[Shape] = []
     # Keyed a piece of the text at a time: a list of every line's key would cost as much as the lines.
     for piece in line_pieces(text):
         for key in piece.translate(DIGITS_TO_ZERO).split("\n"):
-            shape = shapes_by_key.get(key)
-            if shape is None:
-                shape = shapes_by_key[key] = _shape_of(key, words, shared)
-            line_shapes.append(shape)
-    # Each distinct shape with its key: those of the keys, then those refined by a line's own numbers.
-    refined_keys: dict[int, tuple[str, Shape]] = {}
+            number = kept.get(key)
+            if number is None:
+                number = keys.number(key, len(line_keys))
+                if number == len(key_shapes):
+                    key_shapes.append(_shape_of(key, words, shared))
+            line_keys.append(number)
+            line_shapes.append(key_shapes[number])
+    # Shapes refined by a line's own numbers, each with its key's number, in order of appearance.
+    refined_keys: dict[int, tuple[int, Shape]] = {}
     refinements: dict[tuple[int, str], Shape] = {}
     for index, shape in enumerate(line_shapes):
         if shape.spans:
-            line = lines[index]
-            refined = _refined(shape, line, refinements)
+            number = line_keys[index]
+            refined = _refined(shape, number, lines[index], refinements)
             line_shapes[index] = refined
-            refined_keys[id(refined)] = line.translate(DIGITS_TO_ZERO), refined
+            refined_keys[id(refined)] = number, refined
+    del refinements
     stamp_ends = array("q", (shape.stamp_end for shape in line_shapes))
     count = len(stamp_ends)
     clocked = count - stamp_ends.count(-1)
@@ -194,39 +255,65 @@ def records_of(lines: Sequence[str], text: str) -> tuple[Records, list[Shape], H
                 ends.append(index + 1)
                 stamps.append(max(shape.stamp_end, 0))
                 heads.append(shape)
-    weights = Counter(map(id, heads))
+    # Records per key (a key whose lines are refined has none: its refined shapes have them) and per shape object.
+    key_weights = array("q", bytes(8 * len(key_shapes)))
+    for number in line_keys if heads is line_shapes else map(line_keys.__getitem__, starts):
+        key_weights[number] += 1
+    for number, shape in enumerate(key_shapes):
+        if shape.spans:
+            key_weights[number] = 0
+    shape_weights = Counter(map(id, heads))
+    del line_shapes
     # Fields are the non-empty words: columns padded with several spaces stay aligned. Shapes with the same
     # fields count together (the columns are read by weight), so a log of ids holds one entry per template.
     split: dict[tuple[str, ...], int] = {}
-    for _, shape in chain(shapes_by_key.items(), refined_keys.values()):
-        if shape.words and id(shape) in weights:
+    weighed = chain(
+        zip(key_shapes, key_weights, strict=True),
+        ((shape, shape_weights[id(shape)]) for _, shape in refined_keys.values() if id(shape) in shape_weights),
+    )
+    for shape, weight in weighed:
+        if shape.words and weight:
             fields = shape.words if "" not in shape.words else tuple(filter(None, shape.words))
-            split[fields] = split.get(fields, 0) + weights[id(shape)]
+            split[fields] = split.get(fields, 0) + weight
     header = header_columns(list(split.items()))
     if not header.columns:
         return Records(starts, ends, stamps, stamps), heads, header
-    cut_shapes: dict[int, tuple[Shape, int]] = {}
-    for key, shape in chain(shapes_by_key.items(), refined_keys.values()):
-        if id(shape) not in weights:
-            continue
-        body = key[max(shape.stamp_end, 0) :]
-        raw_words = body.split(" ")
-        cut = cut_fields(raw_words, header.columns)
-        if not cut:
-            cut_shapes[id(shape)] = shape, 0
-            continue
-        # The cut words and the space after each.
-        offset = len(" ".join(raw_words[:cut])) + 1
-        if shape.spans and shape.spans[0][0] < max(shape.stamp_end, 0) + offset:
-            # A number that tells alerts apart is never left out with the header fields.
-            cut_shapes[id(shape)] = shape, 0
-            continue
-        masked = joined(shape.words[cut:]) if shape.words else mask_by_words(body[offset:], words)
-        cut_shape = Shape(shape.stamp_end, masked, shape.kind, split=shape.split), offset
-        cut_shapes[id(shape)] = shared.cut.setdefault(cut_shape, cut_shape)
-    cuts = [cut_shapes[id(shape)] for shape in heads]
-    body_starts = array("q", (stamp + cut[1] for stamp, cut in zip(stamps, cuts, strict=True)))
-    return Records(starts, ends, stamps, body_starts), [cut[0] for cut in cuts], header
+    # A key no record heads is never cut: it holds its uncut shape.
+    key_cuts = [
+        _cut(keys.key(number), shape, header, words, shared) if weight else (shape, 0)
+        for number, (shape, weight) in enumerate(zip(key_shapes, key_weights, strict=True))
+    ]
+    refined_cuts = {
+        id(shape): _cut(keys.key(number), shape, header, words, shared)
+        for number, shape in refined_keys.values()
+        if id(shape) in shape_weights
+    }
+    # The keys are cut: what numbered them goes before the records' columns are built.
+    del keys, kept, key_shapes, key_weights, refined_keys, shape_weights
+    cut_heads: list[Shape] = []
+    body_starts = array("q")
+    for head, shape, stamp in zip(starts, heads, stamps, strict=True):
+        cut_shape, offset = refined_cuts[id(shape)] if shape.spans else key_cuts[line_keys[head]]
+        cut_heads.append(cut_shape)
+        body_starts.append(stamp + offset)
+    return Records(starts, ends, stamps, body_starts), cut_heads, header
+
+
+def _cut(key: str, shape: Shape, header: Header, words: dict[str, str], shared: _Shared) -> tuple[Shape, int]:
+    """A head's shape with its header fields cut off, and where its body starts (0 when nothing is cut)."""
+    body = key[max(shape.stamp_end, 0) :]
+    raw_words = body.split(" ")
+    cut = cut_fields(raw_words, header.columns)
+    if not cut:
+        return shape, 0
+    # The cut words and the space after each.
+    offset = len(" ".join(raw_words[:cut])) + 1
+    if shape.spans and shape.spans[0][0] < max(shape.stamp_end, 0) + offset:
+        # A number that tells alerts apart is never left out with the header fields.
+        return shape, 0
+    masked = joined(shape.words[cut:]) if shape.words else mask_by_words(body[offset:], words)
+    cut_shape = Shape(shape.stamp_end, masked, shape.kind, split=shape.split), offset
+    return shared.cut.setdefault(cut_shape, cut_shape)
 
 
 def mine_templates(
