@@ -368,7 +368,7 @@ async def _ask_once(
 async def _raw_frame(settings: BusSettings, frame_id: str, as_json: bool) -> int:
     from organs.client import fetch_raw
 
-    silence = "no answer on the raw subject; only the operator user may ask it"
+    silence = "no answer on the raw subject; are the organs up? (only the operator user may ask it)"
     reply = await _ask_once(settings, lambda tract: fetch_raw(tract, frame_id), silence)
     if reply is None:
         return EXIT_TIMEOUT

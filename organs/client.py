@@ -21,6 +21,7 @@ from envelopes.ids import digest_bytes, digest_text, utc_now
 from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, RawReply, Rejected, Session
 from organs.frame_check import verify_frame
 from organs.runtime.bus import INLINE_HEADROOM, Tract
+from organs.runtime.bus import request as bus_request
 from organs.runtime.stream_reader import follow_stream
 from organs.secretion import paste_envelope
 from organs.signing import Signer, seal_paste
@@ -146,9 +147,10 @@ def chat_messages(outcome: Envelope) -> list[dict[str, str]]:
 async def fetch_raw(tract: Tract, frame_id: str, timeout: float = 10.0) -> RawReply:
     """Ask the stomach for a frame's bytes as received, secrets and all, over ``<prefix>.frames.raw``.
 
-    Only the ``operator`` user may publish there; anyone else's request is refused by the server.
+    Only the ``operator`` user may publish there; anyone else's request is refused by the server
+    (``PermissionRefused``, at once).
     """
-    reply = await tract.nc.request(tract.subjects.frames_raw, encode(FrameRequest(id=frame_id)), timeout=timeout)
+    reply = await bus_request(tract, tract.subjects.frames_raw, encode(FrameRequest(id=frame_id)), timeout)
     return msgspec.msgpack.decode(reply.data, type=RawReply)
 
 
@@ -157,8 +159,8 @@ async def fetch_frame(
 ) -> FrameReply:
     """Ask the stomach for a frame over ``<prefix>.frames.get``; a frame that does not hash to
     what it claims is ``FrameTampered``, never returned."""
-    request = FrameRequest(id=frame_id, representation="full" if representation == "full" else "compact")
-    answer = await tract.nc.request(tract.subjects.frames_get, encode(request), timeout=timeout)
+    asked = FrameRequest(id=frame_id, representation="full" if representation == "full" else "compact")
+    answer = await bus_request(tract, tract.subjects.frames_get, encode(asked), timeout)
     reply = decode_frame_reply(answer.data)
     if reply.frame is not None:
         verify_frame(reply.frame, frame_id)

@@ -7,6 +7,7 @@ A caller can catch everything Ichor raises with one clause, or any branch of it:
     │   └── BorderConfigError        a border setting cannot be used (also a ValueError)
     ├── EmbeddedServerError          the nats-server binary is absent, or did not become ready
     ├── BusUnavailableError          a client could not connect (refused, unreachable, not authorized)
+    ├── PermissionRefused            the server refused this user a publish (a request it may not make)
     ├── TransientError               the bus is away or slow: retry the envelope later (nak)
     ├── PoisonError                  this envelope can never succeed: dead-letter it (term)
     ├── SigningError                 a seed, public key or signed step cannot be read (also a ValueError)
@@ -39,6 +40,7 @@ __all__ = [
     "IchorError",
     "InvalidPromptInputError",
     "ModuleIdReuseError",
+    "PermissionRefused",
     "PoisonError",
     "RequiredOverflowError",
     "SegmentIdReuseError",
@@ -53,6 +55,10 @@ class IchorError(Exception):
 
 class ConfigError(IchorError):
     """A setting is missing or malformed."""
+
+
+class PermissionRefused(IchorError):
+    """The server refused this user a publish: its permissions do not allow the subject."""
 
 
 class EmbeddedServerError(IchorError):

@@ -61,6 +61,10 @@ _REMEMBERED_KEYS = 4096
 
 Actor = tuple[str, str]
 
+# A bucket's read or write is given up after this long (the input is retried later): the actor's other decisions
+# wait behind it, and one lost with a broken connection would otherwise hold them all for the JetStream timeout.
+_BUCKET_TIMEOUT_S = 2.0
+
 
 class SharedBuckets:
     def __init__(self, tract: Tract, window_s: float) -> None:
@@ -96,7 +100,7 @@ class SharedBuckets:
             # A copy: a decision takes its token in place, and counts only once it is stored.
             return TokenBucket(bucket.tokens, bucket.updated_at), revision
         try:
-            entry = await (await self._kv()).get(_key(actor))
+            entry = await asyncio.wait_for((await self._kv()).get(_key(actor)), _BUCKET_TIMEOUT_S)
         except KeyNotFoundError:
             return None, 0
         except (nats.errors.Error, APIError, TimeoutError) as error:
@@ -113,10 +117,8 @@ class SharedBuckets:
         kv = await self._kv()
         self._written.pop(actor, None)
         try:
-            if revision == 0:
-                written = await kv.create(_key(actor), value)
-            else:
-                written = await kv.update(_key(actor), value, last=revision)
+            writing = kv.create(_key(actor), value) if revision == 0 else kv.update(_key(actor), value, last=revision)
+            written = await asyncio.wait_for(writing, _BUCKET_TIMEOUT_S)
         except KeyWrongLastSequenceError:
             return False
         except (nats.errors.Error, APIError, TimeoutError) as error:

@@ -9,20 +9,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import socket
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import nats
 import nats.errors
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 
 from envelopes.subjects import Subjects
-from organs.errors import BusUnavailableError, ConfigError
+from organs.errors import BusUnavailableError, ConfigError, PermissionRefused
 from organs.runtime.limits import StoreLimits, apply_bucket_limits, object_store_config, stream_limits
 from organs.runtime.refusals import RefusalAwareJetStream, refusal_of
 from organs.settings import Settings, redelivery_backoff_s
@@ -32,11 +35,13 @@ __all__ = [
     "INLINE_HEADROOM",
     "BusSettings",
     "KeyValueOnFirstUse",
+    "PublishRefusals",
     "Tract",
     "connect",
     "inbox_prefix",
     "open_key_value",
     "provision",
+    "request",
 ]
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
@@ -115,6 +120,38 @@ class BusSettings:
         )
 
 
+class PublishRefusals:
+    """The publishes the server refused this connection, for a request on a refused subject to fail at once.
+
+    The server answers a publish its permissions forbid with an error on the connection, not a reply, so a
+    request would otherwise wait out its whole timeout for an answer that cannot come.
+    """
+
+    def __init__(self) -> None:
+        self._watching: dict[str, list[asyncio.Future[None]]] = {}
+
+    def heard(self, error: Exception) -> None:
+        refused = _REFUSED_PUBLISH.search(str(error))
+        for waiter in self._watching.get(refused.group(1), []) if refused else []:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    @contextlib.contextmanager
+    def watching(self, subject: str) -> Iterator[asyncio.Future[None]]:
+        """A future that completes if the server refuses a publish to ``subject`` while the block runs."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._watching.setdefault(subject, []).append(waiter)
+        try:
+            yield waiter
+        finally:
+            self._watching[subject].remove(waiter)
+            if not self._watching[subject]:
+                del self._watching[subject]
+
+
+_REFUSED_PUBLISH = re.compile(r"Permissions Violation for Publish to \"?([^\"'\s]+)", re.IGNORECASE)
+
+
 @dataclass
 class Tract:
     """A live connection with its JetStream context and the names it uses."""
@@ -122,6 +159,7 @@ class Tract:
     nc: Client
     js: JetStreamContext
     settings: BusSettings
+    refusals: PublishRefusals = field(default_factory=PublishRefusals)
 
     @property
     def subjects(self) -> Subjects:
@@ -157,18 +195,37 @@ async def connect(settings: BusSettings, name: str, *, persistent: bool = True, 
         # Replies and pull deliveries arrive under the user's own prefix, the only inbox it may read.
         options["inbox_prefix"] = inbox_prefix(settings.user)
     errors: list[str] = []
-    if "error_cb" not in options:
+    refusals = PublishRefusals()
+    passed_on = options.get("error_cb")
 
-        async def remember(error: Exception) -> None:
-            errors.append(str(error))
+    async def remember(error: Exception) -> None:
+        errors.append(str(error))
+        del errors[:-1]
+        refusals.heard(error)
+        if passed_on is not None:
+            await passed_on(error)
 
-        options["error_cb"] = remember
+    options["error_cb"] = remember
     try:
         nc = await nats.connect(**options)
     except (nats.errors.NoServersError, OSError, TimeoutError) as error:
         cause = errors[-1] if errors else str(error)
         raise BusUnavailableError(f"cannot connect to {settings.url}: {cause}") from error
-    return Tract(nc=nc, js=RefusalAwareJetStream(nc, timeout=10), settings=settings)
+    return Tract(nc=nc, js=RefusalAwareJetStream(nc, timeout=10), settings=settings, refusals=refusals)
+
+
+async def request(tract: Tract, subject: str, payload: bytes, timeout: float) -> Msg:
+    """``nc.request``, but a publish the server refuses this user raises ``PermissionRefused`` at once."""
+    with tract.refusals.watching(subject) as refused:
+        asked = asyncio.ensure_future(tract.nc.request(subject, payload, timeout=timeout))
+        either: set[asyncio.Future[Any]] = {asked, refused}
+        try:
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            if asked.done():
+                return asked.result()
+        finally:
+            asked.cancel()
+        raise PermissionRefused(f"the server refused this user a request on {subject}: its permissions forbid it")
 
 
 async def _ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> None:

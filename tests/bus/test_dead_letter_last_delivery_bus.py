@@ -33,8 +33,11 @@ async def _both_deliveries_spent_with_no_dead_letter_stream(tract: Tract, garbag
         await asyncio.sleep(0.1)
 
 
-async def _the_dead_letter(tract: Tract) -> Msg:
-    [letter] = await read_subject(tract, tract.subjects.dlq("absorption"), stream=tract.subjects.dlq_stream)
+async def _one_dead_letter(tract: Tract) -> Msg:
+    """The dead letter, once it is stored (within 10 s); it must be the only one."""
+    dlq = tract.subjects.dlq("absorption")
+    assert await wait_for_count(tract, dlq, 1, timeout=10, stream=tract.subjects.dlq_stream) == 1
+    [letter] = await read_subject(tract, dlq, stream=tract.subjects.dlq_stream)
     return letter
 
 
@@ -47,11 +50,9 @@ async def test_a_dead_letter_refused_on_the_last_delivery_is_stored_once_the_str
         await _both_deliveries_spent_with_no_dead_letter_stream(tract, garbage)
         await asyncio.sleep(1.5)  # the last delivery's letter refused too, and more than one ack wait passes
         await provision(tract)
-        dlq = tract.subjects.dlq("absorption")
-        assert await wait_for_count(tract, dlq, 1, timeout=10, stream=tract.subjects.dlq_stream) == 1
+        letter = await _one_dead_letter(tract)
         info = await consumer_settled(tract, "absorption", timeout=10)
     assert info.num_ack_pending == 0
-    letter = await _the_dead_letter(tract)
     assert letter.data == garbage
     assert "delivered 2 times (ICHOR_MAX_DELIVER=2)" in (letter.headers or {})["Ichor-Dlq-Reason"]
 
@@ -66,11 +67,9 @@ async def test_an_input_whose_last_delivery_is_handed_back_unsettled_is_dead_let
         await asyncio.sleep(0.5)
     # The worker stopped holding the last delivery, its dead letter still refused: the server delivers it no more.
     await provision(tract)
-    dlq = tract.subjects.dlq("absorption")
-    assert await subject_count(tract, dlq, stream=tract.subjects.dlq_stream) == 0
+    assert await subject_count(tract, tract.subjects.dlq("absorption"), stream=tract.subjects.dlq_stream) == 0
     async with running_organ("absorption", settings, build_absorption(settings)):
-        assert await wait_for_count(tract, dlq, 1, timeout=10, stream=tract.subjects.dlq_stream) == 1
-    letter = await _the_dead_letter(tract)
+        letter = await _one_dead_letter(tract)
     assert letter.data == garbage
     assert (
         "delivered 2 times (ICHOR_MAX_DELIVER) and its last delivery was never settled"

@@ -88,14 +88,15 @@ class _Lines:
             matches = over_text.find_matches_as_indexes(lowered, overlapping=True)
         # Whether any keyword occurs at all: most texts hold none, and then no rule needs a look.
         self.any_keyword = self.any_keyword or bool(matches)
-        line_of: dict[int, tuple[int, int]] = {}
+        # Matches come in order of position, many on one line: its bounds are looked up once per line, not once
+        # per match (a long line full of keywords made that quadratic).
+        line_start = line_end = -1
         for which, position, _ in matches:
-            line = line_of.get(position)
-            if line is None:
-                start = lowered.rfind("\n", 0, position) + 1
+            if not line_start <= position < line_end:
+                line_start = lowered.rfind("\n", 0, position) + 1
                 end = lowered.find("\n", position)
-                line = line_of[position] = offset + start, offset + (len(lowered) if end == -1 else end)
-            self._found[keywords[which]][line[0]] = line[1]
+                line_end = len(lowered) if end == -1 else end
+            self._found[keywords[which]][offset + line_start] = offset + line_end
 
     def _whole_text_found(self, lowered: str, length: int, keywords: tuple[str, ...]) -> bool:
         """Every keyword found in ``lowered`` marks the whole text (``length`` characters) as its one line."""
@@ -104,6 +105,9 @@ class _Lines:
         for which, _, _ in matches:
             self._found[keywords[which]][0] = length
         return bool(matches)
+
+    def keywords_found(self) -> list[str]:
+        return [keyword for keyword, lines in self._found.items() if lines]
 
     def holding(self, keywords: tuple[str, ...]) -> list[tuple[int, int]]:
         """The ``[start, end)`` of every line that holds one of ``keywords``, each line once, in order."""
@@ -147,11 +151,24 @@ def holds_keyword(text: str, rules: tuple[Rule, ...]) -> bool:
     return bool(over_text.find_matches_as_indexes(lowered))
 
 
+@lru_cache(maxsize=8)
+def _rules_by_keyword(rules: tuple[Rule, ...]) -> dict[str, tuple[int, ...]]:
+    """Each keyword's rules, by their place in ``rules``."""
+    places: dict[str, list[int]] = {}
+    for order, rule in enumerate(rules):
+        for keyword in rule.keywords:
+            places.setdefault(keyword, []).append(order)
+    return {keyword: tuple(orders) for keyword, orders in places.items()}
+
+
 def _candidates(text: str, rules: tuple[Rule, ...]) -> Iterable[tuple[int, Hit]]:
     found = _Lines(text, _keywords(rules))
     if not found.any_keyword:
         return
-    for order, rule in enumerate(rules):
+    # Only the rules one of whose keywords occurs, in their order: most texts hold one or two keywords of forty.
+    by_keyword = _rules_by_keyword(rules)
+    for order in sorted({order for keyword in found.keywords_found() for order in by_keyword[keyword]}):
+        rule = rules[order]
         lines = found.holding(rule.keywords)
         if not lines:
             continue
