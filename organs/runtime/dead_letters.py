@@ -25,12 +25,11 @@ from nats.aio.msg import Msg
 from envelopes.ids import utc_now
 from organs.runtime.bus import Tract
 from organs.runtime.logs import get_logger
+from organs.runtime.pulling import FETCH_ERRORS, FETCH_EXPIRY_S, sleep_unless
 from organs.stomach.redact import scrub_secrets
 
 __all__ = ["ExhaustedInputs", "dead_letter", "dead_letter_stored"]
 
-_BUS_ERRORS: tuple[type[BaseException], ...] = (TimeoutError, nats.errors.Error, nats.js.errors.APIError)
-_FETCH_EXPIRY_S = 1.0
 _RETRY_S = 1.0
 
 
@@ -109,20 +108,19 @@ class ExhaustedInputs:
                         durable=f"{self.durable}-exhausted",
                         stream=subjects.exhausted_stream,
                     )
-                advisories = await subscription.fetch(8, timeout=_FETCH_EXPIRY_S)
+                advisories = await subscription.fetch(8, timeout=FETCH_EXPIRY_S)
             except (TimeoutError, nats.errors.TimeoutError):
                 continue
-            except _BUS_ERRORS as error:
+            except FETCH_ERRORS as error:
                 self.log.warning("exhausted.fetch_failed", error=repr(error))
                 subscription = None
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=_RETRY_S)
+                await sleep_unless(stop, _RETRY_S)
                 continue
             for advisory in advisories:
-                with contextlib.suppress(*_BUS_ERRORS):
+                with contextlib.suppress(*FETCH_ERRORS):
                     await self._settle(advisory)
         if subscription is not None:
-            with contextlib.suppress(*_BUS_ERRORS):
+            with contextlib.suppress(*FETCH_ERRORS):
                 await subscription.unsubscribe()
 
     async def _settle(self, advisory: Msg) -> None:
@@ -139,7 +137,7 @@ class ExhaustedInputs:
             self.log.error("exhausted.input_gone", stream=notice.stream, sequence=notice.stream_seq)
             await advisory.ack()
             return
-        except _BUS_ERRORS:
+        except FETCH_ERRORS:
             await advisory.nak(delay=_RETRY_S)
             return
         reason = (
@@ -156,7 +154,7 @@ class ExhaustedInputs:
                 place=(notice.stream, notice.stream_seq),
                 reason=reason,
             )
-        except _BUS_ERRORS:
+        except FETCH_ERRORS:
             await advisory.nak(delay=_RETRY_S)
             return
         await advisory.ack()

@@ -30,10 +30,18 @@ from nats.js import api
 
 from envelopes.codec import DecodeError, decode, encode
 from envelopes.types import Envelope
-from organs.errors import PoisonError, TransientError
+from organs.errors import PoisonError
 from organs.runtime.bus import Tract
 from organs.runtime.dead_letters import ExhaustedInputs, dead_letter
 from organs.runtime.logs import envelope_fields, get_logger
+from organs.runtime.pulling import (
+    BUS_ERRORS,
+    BUS_OR_API_ERRORS,
+    BUS_OR_STALL_ERRORS,
+    FETCH_ERRORS,
+    FETCH_EXPIRY_S,
+    sleep_unless,
+)
 from organs.runtime.refusals import describe_bus_error, refusal_of, unconfirmed_write
 from organs.runtime.tracing import hop_span
 from organs.stomach.redact import scrub_secrets
@@ -51,22 +59,6 @@ __all__ = [
     "dead_letter",
 ]
 
-# Errors that mean "the bus is away or slow", never "this envelope is bad".
-BUS_ERRORS: tuple[type[BaseException], ...] = (
-    TimeoutError,
-    nats.errors.ConnectionClosedError,
-    nats.errors.ConnectionReconnectingError,
-    nats.errors.NoRespondersError,
-    nats.errors.OutboundBufferLimitError,
-    nats.errors.StaleConnectionError,
-    nats.js.errors.NoStreamResponseError,
-    nats.js.errors.ServiceUnavailableError,
-    TransientError,
-)
-BUS_OR_API_ERRORS: tuple[type[BaseException], ...] = (*BUS_ERRORS, nats.js.errors.APIError)
-# Any client error while fetching: bind the consumer anew rather than let the worker die.
-FETCH_ERRORS: tuple[type[BaseException], ...] = (*BUS_OR_API_ERRORS, nats.errors.Error)
-BUS_OR_STALL_ERRORS: tuple[type[BaseException], ...] = (*BUS_ERRORS, nats.js.errors.TooManyStalledMsgsError)
 
 # Up to this many characters of input, a pure core runs on the event loop: it then takes a few
 # milliseconds, and measured under a burst, handing it to a thread cost the stomach and the border
@@ -85,9 +77,6 @@ async def call_core(size: int, core: Callable[_P, _T], *args: _P.args, **kwargs:
     return await asyncio.to_thread(core, *args, **kwargs)
 
 
-# A pull request the server has not filled by then expires, so a worker that died leaves no
-# request open that new inputs would be handed to.
-FETCH_EXPIRY_S = 1.0
 # On a stop signal, inputs not settled by then are nak'ed so that another replica takes them now.
 STOP_GRACE_S = 2.0
 CANCEL_GRACE_S = 1.0
@@ -245,7 +234,7 @@ class Worker:
                 except BUS_OR_API_ERRORS as error:
                     self.bound = False
                     self.log.warning("consumer.bind_failed", error=repr(error))
-                    await _sleep_unless(stop, 0.5)
+                    await sleep_unless(stop, 0.5)
                     continue
             # After a crash, what comes back is taken one input at a time, alone: an input that kills its
             # worker then takes no other input down with it, so only it runs out of deliveries.
@@ -255,7 +244,7 @@ class Worker:
                 await asyncio.wait(self._in_hand, timeout=FETCH_EXPIRY_S, return_when=asyncio.FIRST_COMPLETED)
                 continue
             if self.spec.gate is not None and not self.spec.gate():
-                await _sleep_unless(stop, 0.2)
+                await sleep_unless(stop, 0.2)
                 continue
             try:
                 messages = await subscription.fetch(room, timeout=FETCH_EXPIRY_S)
@@ -264,7 +253,7 @@ class Worker:
             except FETCH_ERRORS as error:
                 self.log.warning("consumer.fetch_failed", error=repr(error))
                 self._resubscribe.set()
-                await _sleep_unless(stop, 0.5)
+                await sleep_unless(stop, 0.5)
                 continue
             careful = any(msg.metadata.num_delivered > 1 for msg in messages)
             for msg in messages:
@@ -479,8 +468,3 @@ def _fields(envelope: Envelope | None) -> dict[str, Any]:
     if envelope is None:
         return {"envelope_id": None, "trace_id": None, "kind": None, "tier": None}
     return envelope_fields(envelope)
-
-
-async def _sleep_unless(stop: asyncio.Event, seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), timeout=seconds)

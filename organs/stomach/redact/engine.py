@@ -52,6 +52,15 @@ def _automata(keywords: tuple[str, ...]) -> tuple[ahocorasick_rs.BytesAhoCorasic
     return over_bytes, ahocorasick_rs.AhoCorasick(list(keywords))
 
 
+def _keyword_matches(lowered: str, keywords: tuple[str, ...], *, overlapping: bool) -> list[tuple[int, int, int]]:
+    """(keyword index, start, end) of the keywords in ``lowered``, in one pass."""
+    over_bytes, over_text = _automata(keywords)
+    if over_bytes is not None and lowered.isascii():
+        # ASCII: byte offsets are character offsets, and the byte automaton is several times faster.
+        return over_bytes.find_matches_as_indexes(lowered.encode("ascii"), overlapping=overlapping)
+    return over_text.find_matches_as_indexes(lowered, overlapping=overlapping)
+
+
 class _Lines:
     """The lines of one text that hold each keyword, found for every keyword in one pass over the text.
 
@@ -61,7 +70,6 @@ class _Lines:
 
     def __init__(self, text: str, keywords: tuple[str, ...]) -> None:
         self._found: dict[str, dict[int, int]] = {keyword: {} for keyword in keywords}
-        self.any_keyword = False
         if not keywords:
             return
         # A piece of whole lines at a time: no keyword spans a line, and a lower-cased copy and its bytes of the
@@ -73,21 +81,14 @@ class _Lines:
                 # Lower-casing can change the length (U+0130 becomes two characters): positions would not line
                 # up, so a keyword found anywhere then makes the whole text one line.
                 self._found = {keyword: {} for keyword in keywords}
-                self.any_keyword = self._whole_text_found(text.lower(), len(text), keywords)
+                self._whole_text_found(text.lower(), len(text), keywords)
                 return
             self._find(lowered, offset, keywords)
             offset += len(piece) + 1
 
     def _find(self, lowered: str, offset: int, keywords: tuple[str, ...]) -> None:
         """The lines of ``lowered`` (which starts at ``offset`` in the text) holding each keyword."""
-        over_bytes, over_text = _automata(keywords)
-        if over_bytes is not None and lowered.isascii():
-            # ASCII: byte offsets are character offsets, and the byte automaton is several times faster.
-            matches = over_bytes.find_matches_as_indexes(lowered.encode("ascii"), overlapping=True)
-        else:
-            matches = over_text.find_matches_as_indexes(lowered, overlapping=True)
-        # Whether any keyword occurs at all: most texts hold none, and then no rule needs a look.
-        self.any_keyword = self.any_keyword or bool(matches)
+        matches = _keyword_matches(lowered, keywords, overlapping=True)
         # Matches come in order of position, many on one line: its bounds are looked up once per line, not once
         # per match (a long line full of keywords made that quadratic).
         line_start = line_end = -1
@@ -98,15 +99,13 @@ class _Lines:
                 line_end = len(lowered) if end == -1 else end
             self._found[keywords[which]][offset + line_start] = offset + line_end
 
-    def _whole_text_found(self, lowered: str, length: int, keywords: tuple[str, ...]) -> bool:
+    def _whole_text_found(self, lowered: str, length: int, keywords: tuple[str, ...]) -> None:
         """Every keyword found in ``lowered`` marks the whole text (``length`` characters) as its one line."""
-        _, over_text = _automata(keywords)
-        matches = over_text.find_matches_as_indexes(lowered, overlapping=True)
-        for which, _, _ in matches:
+        for which, _, _ in _keyword_matches(lowered, keywords, overlapping=True):
             self._found[keywords[which]][0] = length
-        return bool(matches)
 
     def keywords_found(self) -> list[str]:
+        """The keywords that occur (most texts hold none, and then no rule needs a look)."""
         return [keyword for keyword, lines in self._found.items() if lines]
 
     def holding(self, keywords: tuple[str, ...]) -> list[tuple[int, int]]:
@@ -144,11 +143,7 @@ def holds_keyword(text: str, rules: tuple[Rule, ...]) -> bool:
     keywords = _keywords(rules)
     if not keywords:
         return False
-    lowered = text.lower()
-    over_bytes, over_text = _automata(keywords)
-    if over_bytes is not None and lowered.isascii():
-        return bool(over_bytes.find_matches_as_indexes(lowered.encode("ascii")))
-    return bool(over_text.find_matches_as_indexes(lowered))
+    return bool(_keyword_matches(text.lower(), keywords, overlapping=False))
 
 
 @lru_cache(maxsize=8)
@@ -163,15 +158,11 @@ def _rules_by_keyword(rules: tuple[Rule, ...]) -> dict[str, tuple[int, ...]]:
 
 def _candidates(text: str, rules: tuple[Rule, ...]) -> Iterable[tuple[int, Hit]]:
     found = _Lines(text, _keywords(rules))
-    if not found.any_keyword:
-        return
     # Only the rules one of whose keywords occurs, in their order: most texts hold one or two keywords of forty.
     by_keyword = _rules_by_keyword(rules)
     for order in sorted({order for keyword in found.keywords_found() for order in by_keyword[keyword]}):
         rule = rules[order]
         lines = found.holding(rule.keywords)
-        if not lines:
-            continue
         if rule.id == PRIVATE_KEY_KIND:
             yield from ((order, hit) for hit in _private_keys(text, lines, rule))
             continue
