@@ -31,10 +31,12 @@ def _drop_color_message(_: Any, __: str, event_dict: MutableMapping[str, Any]) -
 def _scrub_secrets(_: Any, __: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     # Defence in depth: an exception text or a reason may quote a paste; no log line holds a credential.
     # Most lines hold no rule's keyword at all, which one pass over all their strings tells.
-    strings = [value for value in event_dict.values() if isinstance(value, str)]
+    strings: list[str] = []
     for value in event_dict.values():
-        if isinstance(value, list | tuple):
-            strings += [item for item in value if isinstance(item, str)]
+        if isinstance(value, str):
+            strings.append(value)
+        elif isinstance(value, list | tuple):
+            strings.extend(item for item in value if isinstance(item, str))
     if secret_free(strings):
         return event_dict
     for key, value in event_dict.items():

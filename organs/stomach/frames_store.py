@@ -40,6 +40,7 @@ from envelopes.ids import digest_bytes
 from envelopes.types import FrameRecord
 from organs.errors import FrameNotFound, PoisonError
 from organs.runtime.bus import INLINE_HEADROOM, Tract
+from organs.stomach.text_views import utf8_size
 
 __all__ = ["FrameNotFound", "FrameStore"]
 
@@ -103,6 +104,7 @@ class FrameStore:
         self._stored_size = remembered_refs
         self._store: ObjectStore | None = None
         self._raw: ObjectStore | None = None
+        self._uploads: ObjectStore | None = None
         self._index: KeyValue | None = None
 
     async def _objects(self) -> ObjectStore:
@@ -110,24 +112,31 @@ class FrameStore:
             self._store = await self.tract.js.object_store(self.tract.subjects.frames_bucket)
         return self._store
 
-    async def store_raw(self, text: str, ref: str) -> None:
-        """Keep a paste as received (it held secrets) where only the stomach can read it."""
+    async def _raw_objects(self) -> ObjectStore:
         if self._raw is None:
             self._raw = await self.tract.js.object_store(self.tract.subjects.raw_bucket)
+        return self._raw
+
+    async def _uploaded_objects(self) -> ObjectStore:
+        if self._uploads is None:
+            self._uploads = await self.tract.js.object_store(self.tract.subjects.uploads_bucket)
+        return self._uploads
+
+    async def store_raw(self, text: str, ref: str) -> None:
+        """Keep a paste as received (it held secrets) where only the stomach can read it."""
+        raw = await self._raw_objects()
         if ref not in self._stored:
             try:
-                await self._raw.get_info(_hex(ref))
+                await raw.get_info(_hex(ref))
             except ObjectNotFoundError:
-                await self._raw.put(_hex(ref), text.encode("utf-8", "surrogatepass"))
+                await raw.put(_hex(ref), text.encode("utf-8", "surrogatepass"))
             _keep_recent(self._stored, ref, None, self._stored_size)
         self._cache.keep(ref, text)
 
     async def store_raw_file(self, path: Path, ref: str) -> None:
         """``store_raw`` for a paste in a file, streamed from it."""
-        if self._raw is None:
-            self._raw = await self.tract.js.object_store(self.tract.subjects.raw_bucket)
         if ref not in self._stored:
-            await _put_file(self._raw, _hex(ref), path)
+            await _put_file(await self._raw_objects(), _hex(ref), path)
             _keep_recent(self._stored, ref, None, self._stored_size)
 
     async def store_file(self, path: Path, ref: str, records: list[FrameRecord]) -> None:
@@ -162,7 +171,11 @@ class FrameStore:
         raise FrameNotFound(f"no paste {ref} in the frames store")
 
     async def paste_size(self, ref: str) -> int:
-        """The bytes of the paste stored under ``ref``, asked of the store without fetching it."""
+        """The bytes of the paste stored under ``ref``: of the paste this stomach holds in memory, else asked of
+        the store without fetching it (a deferred paste's follow-up comes back to the stomach that stored it)."""
+        cached = self._cache.get(ref)
+        if cached is not None:
+            return utf8_size(cached)
         for store in await self._paste_stores():
             try:
                 info = await store.get_info(_hex(ref))
@@ -177,10 +190,7 @@ class FrameStore:
     async def _paste_stores(self) -> list[ObjectStore]:
         """Where a paste too large for one message may be, in the order ``get_paste`` looks: the frames store,
         the raw store, then the uploads bucket its sender put it in."""
-        if self._raw is None:
-            self._raw = await self.tract.js.object_store(self.tract.subjects.raw_bucket)
-        uploads = await self.tract.js.object_store(self.tract.subjects.uploads_bucket)
-        return [await self._objects(), self._raw, uploads]
+        return [await self._objects(), await self._raw_objects(), await self._uploaded_objects()]
 
     async def store(self, text: str, ref: str, records: list[FrameRecord]) -> None:
         """Store the paste under ``ref`` (unless this stomach already has) and every frame's record;
@@ -238,16 +248,13 @@ class FrameStore:
         return bytes(result.data or b"")
 
     async def _raw_object(self, ref: str) -> ObjectStore.ObjectResult:
-        if self._raw is None:
-            self._raw = await self.tract.js.object_store(self.tract.subjects.raw_bucket)
         try:
-            return await self._raw.get(_hex(ref))
+            return await (await self._raw_objects()).get(_hex(ref))
         except ObjectNotFoundError:
             pass
         # A paste too large for one message, as its sender uploaded it: read once, then kept in the frames store.
-        uploads = await self.tract.js.object_store(self.tract.subjects.uploads_bucket)
         try:
-            return await uploads.get(_hex(ref))
+            return await (await self._uploaded_objects()).get(_hex(ref))
         except ObjectNotFoundError as error:
             raise FrameNotFound(f"no paste {ref} in the frames store") from error
 
