@@ -138,7 +138,7 @@ def build_stomach(
             inline = paste.text if isinstance(paste, Paste) and paste.text_ref is None else None
             if paste_limits.is_large(size):
                 return await digest_apart(
-                    store, ref=ref, text=inline, config=ingest_config, intent=paste.intent, expected=expected
+                    tract.settings, ref=ref, text=inline, config=ingest_config, intent=paste.intent, expected=expected
                 )
             text = inline if inline is not None else await _stored_text(store, ref or "")
             parts, redacted = await call_core(len(text), digest_parts, text, ingest_config, paste.intent, expected)
