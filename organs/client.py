@@ -19,6 +19,7 @@ from nats.js import api
 from envelopes.codec import decode, decode_frame_reply, encode
 from envelopes.ids import digest_bytes, digest_text, utc_now
 from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, RawReply, Rejected, Session
+from organs.errors import PermissionRefused
 from organs.frame_check import verify_frame
 from organs.runtime.bus import INLINE_HEADROOM, Tract
 from organs.runtime.bus import request as bus_request
@@ -121,7 +122,14 @@ async def hand_in_paste(
             outcome.set_result(envelope)
 
     # Through the stream: an outcome the stream dropped as a duplicate is never seen.
-    subscription = await follow_stream(tract, [tract.subjects.brain_in, tract.subjects.border_rejected], watch)
+    try:
+        subscription = await follow_stream(tract, [tract.subjects.brain_in, tract.subjects.border_rejected], watch)
+    except PermissionRefused as error:
+        # Found before the paste is handed in: a paste whose outcome no one waits for is not sent.
+        raise PermissionRefused(
+            f"{error}. Handing a paste in and waiting for its outcome takes a user that may read the tract "
+            "(under --secure the 'host' user; 'upstream' may only publish pastes)"
+        ) from error
     try:
         await tract.js.publish(
             tract.subjects.stomach_in,

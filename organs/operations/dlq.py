@@ -24,7 +24,7 @@ from nats.js.errors import NotFoundError
 
 from envelopes.codec import DecodeError, decode
 from organs.errors import IchorError
-from organs.runtime.bus import Tract
+from organs.runtime.bus import Tract, stream_info
 from organs.stomach.redact import scrub_secrets
 
 __all__ = [
@@ -147,7 +147,7 @@ async def list_letters(tract: Tract, organ: str | None = None) -> list[DeadLette
     """Every dead letter (of ``organ``), oldest first, read as headers only: the bytes stay on the server."""
     subjects = tract.subjects
     subject = subjects.dlq(organ) if organ else subjects.dlq_all
-    info = await tract.js.stream_info(subjects.dlq_stream, subjects_filter=subject)
+    info = await stream_info(tract, subjects.dlq_stream, subjects_filter=subject)
     total = sum((info.state.subjects or {}).values()) if organ else info.state.messages
     if total == 0:
         return []
@@ -205,10 +205,10 @@ async def replay_letter(tract: Tract, letter_id: int, *, keep: bool = False) -> 
 async def purge_letters(tract: Tract, organ: str | None = None) -> int:
     """Remove every dead letter (of ``organ``); how many were removed."""
     subjects = tract.subjects
-    before = await tract.js.stream_info(subjects.dlq_stream)
+    before = await stream_info(tract, subjects.dlq_stream)
     if organ:
         await tract.js.purge_stream(subjects.dlq_stream, subject=subjects.dlq(organ))
     else:
         await tract.js.purge_stream(subjects.dlq_stream)
-    after = await tract.js.stream_info(subjects.dlq_stream)
+    after = await stream_info(tract, subjects.dlq_stream)
     return before.state.messages - after.state.messages

@@ -12,9 +12,9 @@ import os
 import re
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import nats
 import nats.errors
@@ -42,7 +42,11 @@ __all__ = [
     "open_key_value",
     "provision",
     "request",
+    "stream_info",
+    "unless_refused",
 ]
+
+_T = TypeVar("_T")
 
 DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 # Room left in a message for what surrounds inline text (an envelope, a reply, headers):
@@ -132,7 +136,7 @@ class PublishRefusals:
 
     def heard(self, error: Exception) -> None:
         refused = _REFUSED_PUBLISH.search(str(error))
-        for waiter in self._watching.get(refused.group(1), []) if refused else []:
+        for waiter in self._watching.get(refused.group(1).lower(), []) if refused else []:
             if not waiter.done():
                 waiter.set_result(None)
 
@@ -140,13 +144,15 @@ class PublishRefusals:
     def watching(self, subject: str) -> Iterator[asyncio.Future[None]]:
         """A future that completes if the server refuses a publish to ``subject`` while the block runs."""
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._watching.setdefault(subject, []).append(waiter)
+        # The client lowercases the server's error text, subject included ("$js.api.stream.info.ichor_tract").
+        key = subject.lower()
+        self._watching.setdefault(key, []).append(waiter)
         try:
             yield waiter
         finally:
-            self._watching[subject].remove(waiter)
-            if not self._watching[subject]:
-                del self._watching[subject]
+            self._watching[key].remove(waiter)
+            if not self._watching[key]:
+                del self._watching[key]
 
 
 _REFUSED_PUBLISH = re.compile(r"Permissions Violation for Publish to \"?([^\"'\s]+)", re.IGNORECASE)
@@ -214,10 +220,10 @@ async def connect(settings: BusSettings, name: str, *, persistent: bool = True, 
     return Tract(nc=nc, js=RefusalAwareJetStream(nc, timeout=10), settings=settings, refusals=refusals)
 
 
-async def request(tract: Tract, subject: str, payload: bytes, timeout: float) -> Msg:
-    """``nc.request``, but a publish the server refuses this user raises ``PermissionRefused`` at once."""
+async def unless_refused(tract: Tract, subject: str, call: Awaitable[_T]) -> _T:
+    """``call``'s result; ``PermissionRefused`` at once if the server refuses this user its publish to ``subject``."""
     with tract.refusals.watching(subject) as refused:
-        asked = asyncio.ensure_future(tract.nc.request(subject, payload, timeout=timeout))
+        asked = asyncio.ensure_future(call)
         either: set[asyncio.Future[Any]] = {asked, refused}
         try:
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
@@ -226,6 +232,17 @@ async def request(tract: Tract, subject: str, payload: bytes, timeout: float) ->
         finally:
             asked.cancel()
         raise PermissionRefused(f"the server refused this user a request on {subject}: its permissions forbid it")
+
+
+async def request(tract: Tract, subject: str, payload: bytes, timeout: float) -> Msg:
+    """``nc.request``, but a publish the server refuses this user raises ``PermissionRefused`` at once."""
+    return await unless_refused(tract, subject, tract.nc.request(subject, payload, timeout=timeout))
+
+
+async def stream_info(tract: Tract, name: str, subjects_filter: str | None = None) -> api.StreamInfo:
+    """``js.stream_info``, but a user without the right to ask fails at once instead of after the API timeout."""
+    subject = f"{api.DEFAULT_PREFIX}.STREAM.INFO.{name}"
+    return await unless_refused(tract, subject, tract.js.stream_info(name, subjects_filter=subjects_filter))
 
 
 async def _ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> None:

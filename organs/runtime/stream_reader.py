@@ -24,7 +24,7 @@ import nats.errors
 from nats.js import api
 from nats.js.errors import NotFoundError
 
-from organs.runtime.bus import Tract
+from organs.runtime.bus import Tract, stream_info
 
 __all__ = ["StreamFollower", "follow_stream"]
 
@@ -104,7 +104,7 @@ async def follow_stream(
     """Call ``cb`` with each message the stream (default: the tract's) stores from now on under ``subjects``;
     ``unsubscribe()`` on the result ends it."""
     name = stream or tract.subjects.tract_stream
-    info = await tract.js.stream_info(name)
+    info = await stream_info(tract, name)
     follower = StreamFollower(tract, name, subjects, cb, start=info.state.last_seq + 1)
     await follower.start()
     return follower

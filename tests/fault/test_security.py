@@ -20,6 +20,7 @@ from envelopes.types import Admitted, Envelope, Rejected, UserInput
 from organs.absorption import yield_context
 from organs.anatomy import ORGAN_NAMES
 from organs.client import fetch_frame, hand_in_paste
+from organs.errors import PermissionRefused
 from organs.operations.security import generate_security, organ_environment, user_environment
 from organs.operations.supervisor import spawn_worker
 from organs.runtime.bus import BusSettings, Tract, connect, provision
@@ -133,6 +134,20 @@ async def test_an_unprivileged_client_can_neither_feed_the_border_nor_read_the_b
     violations = " ".join(errors).lower()
     assert "permissions violation for publish to" in violations and admin.subjects.border_in in violations
     assert "permissions violation for subscription to" in violations and admin.subjects.brain_in in violations
+    await upstream.nc.close()
+    await admin.nc.close()
+
+
+async def test_a_user_that_may_not_read_the_tract_is_told_at_once_and_hands_nothing_in(secured) -> None:  # type: ignore[no-untyped-def]
+    server, directory, _ = secured
+    errors: list[str] = []
+    admin = await connect_as(server.url, directory, "admin", errors)
+    await provision(admin)
+    upstream = await connect_as(server.url, directory, "upstream", errors)
+    # Refused by name (the server's error on the connection), not a TimeoutError after the API's 10 s.
+    with pytest.raises(PermissionRefused, match=r"STREAM\.INFO\.ICHOR_TRACT.*'host' user"):
+        await hand_in_paste(upstream, EXAMPLE, origin=UserInput(actor="ana"), timeout=60)
+    assert await subject_count(admin, admin.subjects.stomach_in) == 0
     await upstream.nc.close()
     await admin.nc.close()
 
