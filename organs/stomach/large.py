@@ -20,12 +20,14 @@ memory benchmark measures the digest alone that way).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
 import sys
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,7 +41,14 @@ from organs.stomach.ingest import IngestConfig
 from organs.stomach.parts import DigestParts, digest_parts
 from organs.stomach.text_views import HandedText
 
-__all__ = ["LargeDigestReply", "LargeDigestRequest", "PasteLimits", "digest_apart", "digest_file", "digest_on_the_bus"]
+__all__ = [
+    "ApartDigester",
+    "LargeDigestReply",
+    "LargeDigestRequest",
+    "PasteLimits",
+    "digest_file",
+    "digest_on_the_bus",
+]
 
 _UTF8 = ("utf-8", "surrogatepass")
 _DEFAULTS = Settings()
@@ -158,26 +167,64 @@ async def _digest_in_child(request: LargeDigestRequest) -> DigestParts:
     return reply.parts
 
 
-async def digest_apart(
-    bus: BusSettings,
-    *,
-    ref: str | None,
-    text: str | None,
-    config: IngestConfig,
-    intent: str | None,
-    expected: str,
-) -> DigestParts:
-    """Digest a large paste (stored under ``ref``, or given as ``text``) in a child process that stores its parts."""
-    with tempfile.TemporaryDirectory(prefix="ichor-large-") as folder:
-        paste, redacted = Path(folder, "paste"), Path(folder, "redacted")
-        if text is not None:
-            await asyncio.to_thread(paste.write_bytes, text.encode(*_UTF8))
-        else:
-            assert ref is not None
-        request = LargeDigestRequest(
-            str(paste), str(redacted), config, intent, expected, bus=bus, fetch_ref=ref if text is None else None
-        )
-        return await _digest_in_child(request)
+class ApartDigester:
+    """Digests large pastes in child processes, and keeps a deferred paste's file for its follow-up.
+
+    A large paste is digested twice: at once, deferred, and later in full. When the follow-up comes back to
+    this worker, the file the first digest fetched is still on disk, and the paste is not fetched again (a
+    50 MB fetch is over a second of the server's and the digester's time). At most ``keep_bytes`` are kept,
+    the oldest paste first to go; a follow-up another replica takes fetches the paste as before.
+    """
+
+    def __init__(self, bus: BusSettings, keep_bytes: int) -> None:
+        self.bus = bus
+        self.keep_bytes = keep_bytes
+        self._folder = tempfile.TemporaryDirectory(prefix="ichor-large-kept-")
+        atexit.register(self._folder.cleanup)
+        self._kept: OrderedDict[str, int] = OrderedDict()
+
+    def kept(self) -> list[str]:
+        """The refs of the pastes kept on disk, oldest first."""
+        return list(self._kept)
+
+    def _kept_path(self, ref: str) -> Path:
+        return Path(self._folder.name, ref.removeprefix("blake3:"))
+
+    def _keep(self, ref: str, path: Path) -> None:
+        size = path.stat().st_size
+        if size > self.keep_bytes or ref in self._kept:
+            return
+        path.replace(self._kept_path(ref))
+        self._kept[ref] = size
+        while sum(self._kept.values()) > self.keep_bytes:
+            dropped, _ = self._kept.popitem(last=False)
+            self._kept_path(dropped).unlink(missing_ok=True)
+
+    def _take(self, ref: str, path: Path) -> bool:
+        if self._kept.pop(ref, None) is None:
+            return False
+        self._kept_path(ref).replace(path)
+        return True
+
+    async def digest(
+        self, *, ref: str | None, text: str | None, config: IngestConfig, intent: str | None, expected: str
+    ) -> DigestParts:
+        """Digest a large paste (stored under ``ref``, or given as ``text``) in a child process that stores its
+        parts."""
+        with tempfile.TemporaryDirectory(prefix="ichor-large-") as folder:
+            paste, redacted = Path(folder, "paste"), Path(folder, "redacted")
+            fetch_ref = None
+            if text is not None:
+                await asyncio.to_thread(paste.write_bytes, text.encode(*_UTF8))
+            elif ref is None or not self._take(ref, paste):
+                fetch_ref = ref
+            request = LargeDigestRequest(
+                str(paste), str(redacted), config, intent, expected, bus=self.bus, fetch_ref=fetch_ref
+            )
+            parts = await _digest_in_child(request)
+            if parts.tier == "deferred":
+                self._keep(parts.source_digest, paste)
+            return parts
 
 
 def _exit_when_orphaned(parent: int) -> None:

@@ -50,7 +50,7 @@ from organs.settings import Settings
 from organs.signing import Signer
 from organs.stomach.frames_store import FrameNotFound, FrameStore
 from organs.stomach.ingest import IngestBundle, IngestConfig
-from organs.stomach.large import PasteLimits, digest_apart
+from organs.stomach.large import ApartDigester, PasteLimits
 from organs.stomach.parts import DigestParts, digest_parts, digested_payload
 from organs.stomach.raw import answer_raw_request
 from organs.stomach.redact import parse_personal
@@ -128,6 +128,7 @@ def build_stomach(
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
         store = FrameStore(tract)
+        apart = ApartDigester(tract.settings, keep_bytes=paste_limits.max_bytes)
         main_backlog = {"pending": 0}
 
         async def digest(
@@ -137,8 +138,8 @@ def build_stomach(
             ref = paste.text_ref if isinstance(paste, Paste) else paste.paste_ref
             inline = paste.text if isinstance(paste, Paste) and paste.text_ref is None else None
             if paste_limits.is_large(size):
-                return await digest_apart(
-                    tract.settings, ref=ref, text=inline, config=ingest_config, intent=paste.intent, expected=expected
+                return await apart.digest(
+                    ref=ref, text=inline, config=ingest_config, intent=paste.intent, expected=expected
                 )
             text = inline if inline is not None else await _stored_text(store, ref or "")
             parts, redacted = await call_core(len(text), digest_parts, text, ingest_config, paste.intent, expected)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import time
 from pathlib import Path
 
 import pytest
+from nats.js.errors import ObjectNotFoundError
 
 from envelopes.codec import encode
 from envelopes.ids import digest_text
@@ -20,7 +22,7 @@ from organs.runtime.bus import BusSettings, Tract
 from organs.secretion import paste_envelope
 from organs.stomach.frames_store import PasteCache
 from organs.stomach.ingest import IngestConfig
-from organs.stomach.large import PasteLimits
+from organs.stomach.large import ApartDigester, PasteLimits
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
 from tests.conftest import running_organ
@@ -32,6 +34,8 @@ pytestmark = pytest.mark.bus
 # Small limits, so that a paste of a few kilobytes is "large" and the test stays quick.
 LIMITS = PasteLimits(large_bytes=2_000, max_bytes=200_000)
 SECRET = "AKIAIOSFODNN7EXAMPLE"
+# A digest of a few kilobytes that is deferred, as a large paste's first digest is.
+DEFERRING = IngestConfig(shallow_chars=500, deferred_chars=1_000)
 
 
 def log_text(lines: int, secret: bool = False) -> str:
@@ -178,3 +182,44 @@ def _digesters(pid: int) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+async def _forget_stored_paste(tract: Tract, ref: str) -> None:
+    """Delete a paste from every store that holds it: a digest that still finds it can only have read a kept file."""
+    for bucket in (tract.subjects.uploads_bucket, tract.subjects.frames_bucket):
+        store = await tract.js.object_store(bucket)
+        with contextlib.suppress(ObjectNotFoundError):
+            await store.delete(ref.removeprefix("blake3:"))
+
+
+async def test_a_deferred_large_paste_is_kept_on_disk_for_its_follow_up_not_fetched_again(
+    tract: Tract, bus_settings: BusSettings
+) -> None:
+    text = log_text(200)
+    ref = await store_blob(tract, text.encode())
+    apart = ApartDigester(bus_settings, keep_bytes=1_000_000)
+    first = await apart.digest(ref=ref, text=None, config=DEFERRING, intent=None, expected=digest_text(text))
+    assert first.tier == "deferred"
+    assert apart.kept() == [first.source_digest]
+    await _forget_stored_paste(tract, first.source_digest)
+    follow_up = await apart.digest(
+        ref=first.source_digest, text=None, config=IngestConfig(), intent=None, expected=first.source_digest
+    )
+    assert follow_up.tier == "full"
+    assert apart.kept() == []
+
+
+async def test_kept_large_pastes_are_bounded_by_bytes_the_oldest_going_first(
+    tract: Tract, bus_settings: BusSettings
+) -> None:
+    texts = [log_text(200), log_text(201), log_text(202)]
+    apart = ApartDigester(bus_settings, keep_bytes=len(texts[1].encode()) + len(texts[2].encode()))
+    digests = []
+    for text in texts:
+        parts = await apart.digest(ref=None, text=text, config=DEFERRING, intent=None, expected=digest_text(text))
+        digests.append(parts.source_digest)
+    assert apart.kept() == digests[1:]
+    # The one let go is fetched again, as on another replica.
+    again = await apart.digest(ref=digests[0], text=None, config=IngestConfig(), intent=None, expected=digests[0])
+    assert again.tier == "full"
+    assert apart.kept() == digests[1:]
