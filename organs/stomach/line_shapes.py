@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 
 __all__ = [
+    "is_box_border",
+    "is_boxed_level",
     "is_ci_marker",
     "is_compiler_diagnostic",
     "is_json_record",
@@ -21,6 +23,7 @@ __all__ = [
     "labelled_stamp_end",
     "listing_key",
     "source_column_end",
+    "unboxed",
 ]
 
 
@@ -68,9 +71,11 @@ def labelled_stamp_end(line: str) -> int:
 
 
 # gcc/clang/javac/tsc "file:12:3: error: …", rustc/cargo "error[E0599]: …" and "  --> src/a.rs:4:5",
-# make's "make: *** [x.o] Error 1" and "make[1]: Entering directory", MSBuild "file(12,3): error CS…".
+# make's "make: *** [x.o] Error 1" and "make[1]: Entering directory", MSBuild "file(12,3): error CS…",
+# tsc's and eslint's pretty form "src/a.ts:12:3 - error TS2345: …".
 is_compiler_diagnostic = _opens_with(
     r"[^\s:]{1,300}:\d+(?::\d+)?: (?:fatal error|error|warning|note|remark|info)\b"
+    r"|[^\s:]{1,300}:\d+:\d+ - (?:error|warning)\b"
     r"|[^\s(]{1,300}\(\d+(?:,\d+)?\): (?:error|warning) [A-Z]{1,4}\d{1,6}:"
     r"|(?:error|warning)(?:\[[A-Z]{0,3}\d{1,6}\])?: "
     r"|\s{0,8}--> [^\s:]{1,300}:\d+:\d+"
@@ -90,6 +95,8 @@ is_test_report = _opens_with(
     r"|collected \d+ items?|(?:FAILED|PASSED|ERROR|SKIPPED|XFAIL|XPASS) [\w/.-]{1,200}(?:::|\.py)"
     r"|[\w/.-]{1,200}\.py::\S{1,200} (?:PASSED|FAILED|ERROR|SKIPPED)"
     r"|(?:=== RUN|--- (?:FAIL|PASS|SKIP):|ok  \t|FAIL\t|PASS$|FAIL$)"
+    # testify's failure fields under a go test's "--- FAIL:"
+    r"|\s{1,12}(?:Error Trace|Test|Messages):\s"
     r"|running \d+ tests?$|test [\w:]{1,200} \.\.\. (?:ok|FAILED|ignored)|test result: "
     r"|\s{0,8}(?:Tests?|Test Suites|Suites):\s{1,4}\d"
     r"|\s{0,8}(?:[✓✔✗✘✕×●]|ok \d|not ok \d)\s{1,4}|\s{0,2}(?:PASS|FAIL) {1,2}\S"
@@ -99,6 +106,31 @@ is_test_report = _opens_with(
     r"|[\w/.-]{1,200}\.py [.FEsxX]{1,400}\s{0,80}\[\s{0,2}\d{1,3}%\]|>\s{3,}\S|E(?: {1,12}\S|\s*$)"
     r"|[\w/.-]{1,200}\.py:\d+: \w{1,100}(?:Error|Exception|Failed|Warning)\b"
 )
+
+
+# Box-drawn diagnostics (Terraform and other HashiCorp tools): "╷", "│ Error: …", "│   on main.tf line 3", "╵".
+_BOX_BORDERS = "│┃║╷╵"
+_BOXED_LEVEL = re.compile(r"(?:Error|Warning): \S")
+
+
+def is_box_border(line: str) -> bool:
+    """A line that is only a box's border (its top, its bottom, or an empty row)."""
+    stripped = line.strip()
+    return bool(stripped) and stripped[0] in _BOX_BORDERS and not stripped[1:].strip()
+
+
+def unboxed(line: str) -> tuple[str, bool]:
+    """A line without the border a box draws at its left, and whether it had one."""
+    stripped = line.lstrip()
+    if stripped[:1] in _BOX_BORDERS:
+        return stripped[1:].lstrip(), True
+    return line, False
+
+
+def is_boxed_level(line: str) -> bool:
+    """A box's "Error: …" or "Warning: …" row: a diagnostic whatever the case of its first word."""
+    text, boxed = unboxed(line)
+    return boxed and _BOXED_LEVEL.match(text) is not None
 
 
 # "npm info it worked", "npm ERR! code E404", "yarn warn …", "pnpm WARN …": a tool, then its level.

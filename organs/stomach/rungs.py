@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from envelopes.types import SegmentKind
 from organs.stomach.line_shapes import (
+    is_box_border,
+    is_boxed_level,
     is_compiler_diagnostic,
     is_json_record,
     is_psql_rule,
@@ -21,6 +23,7 @@ from organs.stomach.line_shapes import (
     labelled_stamp_end,
     listing_key,
     source_column_end,
+    unboxed,
 )
 from organs.stomach.signals import (
     STRONG_HEADERS,
@@ -192,21 +195,31 @@ def source_column_rung(lines: list[str]) -> Classification | None:
 
 def _diagnostic(line: str) -> bool:
     # A line that asks ("error: x when I run y?") is the user's, whatever it quotes.
-    return is_compiler_diagnostic(line) and not line.endswith("?")
+    if line.endswith("?"):
+        return False
+    return is_compiler_diagnostic(unboxed(line)[0]) or is_boxed_level(line)
+
+
+def _written(lines: list[str]) -> list[str]:
+    """The lines that hold something: blank lines (a whitespace-only line inside a fence, say) and a box's bare
+    borders take no side in a share."""
+    return [line for line in lines if line.strip() and not is_box_border(line)]
 
 
 def diagnostics_rung(lines: list[str]) -> Classification | None:
-    diagnostics = sum(1 for line in lines if _diagnostic(line))
-    if diagnostics == 0 or not (_diagnostic(lines[0]) or diagnostics * 4 >= len(lines)):
+    written = _written(lines)
+    diagnostics = sum(1 for line in written if _diagnostic(line))
+    if diagnostics == 0 or not (_diagnostic(written[0]) or diagnostics * 4 >= len(written)):
         return None
-    return Classification("log", f"rung 4e: compiler or build diagnostics ({diagnostics}/{len(lines)} lines)")
+    return Classification("log", f"rung 4e: compiler or build diagnostics ({diagnostics}/{len(written)} lines)")
 
 
 def test_report_rung(lines: list[str]) -> Classification | None:
-    reported = sum(1 for line in lines if is_test_report(line))
-    if reported < min(2, len(lines)) or reported * 4 < len(lines):
+    written = _written(lines)
+    reported = sum(1 for line in written if is_test_report(line))
+    if not written or reported < min(2, len(written)) or reported * 4 < len(written):
         return None
-    return Classification("log", f"rung 4f: a test run's report ({reported}/{len(lines)} runner lines)")
+    return Classification("log", f"rung 4f: a test run's report ({reported}/{len(written)} runner lines)")
 
 
 def _same_count_share(counts: list[int]) -> tuple[int, float]:

@@ -352,6 +352,43 @@ def test_rung_4e_compiler_diagnostics() -> None:
     assert kind_of(clang) == "log"
 
 
+def test_rung_4e_the_pretty_form_of_typescript_diagnostics() -> None:
+    tsc = "src/cart.ts:12:5 - error TS2345: Argument of type 'string' is not assignable.\n\n12   total(cart.id);"
+    found = classify(tsc, fenced=False)
+    assert (found.kind, found.reason[:8]) == ("log", "rung 4e:")
+
+
+def test_rung_4e_a_box_drawn_diagnostic_is_a_log() -> None:
+    boxed = "\n".join(
+        [
+            "cart_bucket.main: Creating...",
+            "╷",
+            "│ Error: creating bucket: access denied",
+            "│",
+            "│   with cart_bucket.main,",
+            '│   on main.tf line 4, in resource "cart_bucket" "main":',
+            '│    4: resource "cart_bucket" "main" {',
+            "╵",
+        ]
+    )
+    found = classify(boxed, fenced=False)
+    assert (found.kind, found.reason[:8]) == ("log", "rung 4e:")
+    # The same words without a box are the user's.
+    assert kind_of("Error: creating the bucket fails for me\nwith the cart bucket") == "prose"
+
+
+def test_rung_4f_blank_lines_take_no_side_in_a_test_reports_share() -> None:
+    # 5 runner lines among 15 written and 6 whitespace-only: a quarter of what is written, not of every line.
+    failure = "--- FAIL: TestTotal (0.00s)\n    cart_test.go:12: got 3\n    cart_test.go:13: want 4\n    cart: [1 2]\n"
+    failure += "\t\t\n"
+    report = "".join([failure + "\t\t\n"] * 3) + "FAIL\nexit status 1\nFAIL\tshop/cart\t0.01s"
+    found = classify(report, fenced=True)
+    assert found.kind == "log"
+    assert found.reason.endswith("rung 4f: a test run's report (5/15 runner lines)")
+    testify = "--- FAIL: TestTotal (0.00s)\n    Error Trace:  cart_test.go:12\n    Error:  Not equal\nFAIL"
+    assert classify(testify, fenced=False).reason == "rung 4f: a test run's report (3/4 runner lines)"
+
+
 def test_rung_4f_test_report() -> None:
     report = "=========== test session starts ===========\nplatform linux\ncollected 12 items"
     assert kind_of(report) == "log"
