@@ -98,11 +98,15 @@ def best_representation(evidence: Budgeted) -> Literal["compact", "full"]:
     return "compact" if saves else "full"
 
 
-def salient(ask: AskTerms) -> Callable[[str], bool]:
-    """What makes a line worth keeping before ordinary ones: an alert level, or the ask's terms."""
+def salient(ask: AskTerms) -> Callable[[str], int]:
+    """How much a line is worth keeping before ordinary ones: an alert most (2), the ask's terms next (1), else 0.
+
+    An alert says what went wrong; a line that only names what the user asked about may be one of many
+    ordinary mentions of it, so alerts are picked first (a package log names the package on every line).
+    """
     if not ask:
-        return is_alert
-    return lambda line: is_alert(line) or ask.hits(line) > 0
+        return lambda line: 2 if is_alert(line) else 0
+    return lambda line: 2 if is_alert(line) else 1 if ask.hits(line) > 0 else 0
 
 
 def weigh(items: list[_Item], ask: AskTerms) -> None:

@@ -138,6 +138,15 @@ _LOWERED_ALERTS: dict[str, re.Pattern[str]] = {
     "core dumped": re.compile("core dumped"),
     "exit": re.compile(r"exit(?:ed)?(?: with)?[ _](?:status|code)[:= ]{1,3}[\"']?-?(?:[1-9]\d{0,4}|0\d)"),
     "non-zero": re.compile(r"returned non-zero\b|non-zero exit\b"),
+    # What a failing call says of its cause, in any program's words.
+    "unable to": re.compile(r"(?<![\w-])unable to\b"),
+    "could not": re.compile(r"(?<![\w-])could not\b"),
+    "couldn't": re.compile(r"(?<![\w-])couldn't\b"),
+    "cannot": re.compile(r"(?<![\w-])cannot\b"),
+    "denied": re.compile(r"(?<![\w-])denied\b"),
+    "refused": re.compile(r"(?<![\w-])refused\b"),
+    "no such file": re.compile(r"no such file or directory"),
+    "timed out": re.compile(r"(?<![\w-])timed out\b"),
     # "failures=1", "Failures: 4", "errors=2", an error code ("error 22", "Error 1" from make)
     "fail": re.compile(r"(?:failures?|failed|failing)[=:] ?[1-9]"),
     "err": re.compile(r"error(?<![a-z]error)(?:s?[=:] ?| -?)[1-9]"),

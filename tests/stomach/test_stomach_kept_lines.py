@@ -23,6 +23,22 @@ def test_picked_lines_survive_once_per_shape_and_the_note_says_why() -> None:
     assert rendering.count("mirror timed out") == 1
 
 
+def test_higher_ranked_lines_are_picked_first_when_the_room_is_short() -> None:
+    lines = [f"unpacking cart-{n:04d} ..." for n in range(400)]
+    for n in range(20, 60):
+        # Each of a shape of its own (letters, not digits, tell them apart), so each could be picked.
+        lines[n] = f"selecting cart-tools for shop-{chr(97 + n % 26)}{chr(97 + n // 26)}"
+    lines[300] = "cart-tools: unable to stat /usr/sbin/cartd"
+
+    def rank(line: str) -> int:
+        return 2 if "unable" in line else 1 if "cart-tools" in line else 0
+
+    rendering = kept_and_ends("\n".join(lines), 160, rank, why="of note")
+    assert "cart-tools: unable to stat /usr/sbin/cartd" in rendering
+    # In paste order, though picked first.
+    assert rendering.index("selecting cart-tools for shop-ua") < rendering.index("unable to stat")
+
+
 def test_nothing_picked_is_head_and_tail() -> None:
     text = "\n".join(f"line {n}" for n in range(400))
     rendering = kept_and_ends(text, 60, lambda line: False, why="x")

@@ -27,6 +27,13 @@ from organs.stomach.signals import is_alert
         ("XFAIL tests/test_a.py::test_known", False),
         ("java.lang.IllegalStateException: closed", True),
         ("the error budget is fine", False),
+        ("start-stop-daemon: unable to stat /usr/sbin/shopd (No such file or directory)", True),
+        ("invoke-rc.d: policy-rc.d denied execution of start.", True),
+        ("dial tcp 10.0.0.7:5432: connect: connection refused", True),
+        ("cart-sync: could not resolve host mirror.example", True),
+        ("request to /cart timed out after 30s", True),
+        ("cannot open shared object file", True),
+        ("unable_to_parse counter reset to 0", False),
     ],
 )
 def test_what_a_reader_looks_for_is_an_alert(line: str, alert: bool) -> None:

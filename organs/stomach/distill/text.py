@@ -75,11 +75,11 @@ def _character_cut(text: str, budget_chars: int) -> str:
     return f"{text[:keep]}\n{elision(elided, 'character')}\n{text[-keep:]}"
 
 
-def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], bool], *, why: str) -> str:
+def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], int], *, why: str) -> str:
     """Head and tail like ``head_tail``, and before them the middle lines ``keep`` picks, within about the target.
 
-    The picked lines take up to half the room, in paste order, each clipped to ``_KEPT_LINE_CHARS``,
-    one line of each shape (digits aside);
+    ``keep`` ranks a line (0: not picked). The picked lines take up to half the room, the higher ranks first
+    and each rank in paste order, each clipped to ``_KEPT_LINE_CHARS``, one line of each shape (digits aside);
     the head and tail fill the rest. Every gap says how many lines it elided, and a first line says
     why the middle lines were kept (``why``).
     """
@@ -87,7 +87,8 @@ def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], bool], *,
     if len(text) <= budget_chars:
         return text
     lines = text.split("\n")
-    picked = [index for index, line in enumerate(lines) if keep(line)]
+    ranks = [keep(line) for line in lines]
+    picked = sorted((index for index, rank in enumerate(ranks) if rank), key=lambda index: -ranks[index])
     if not picked:
         return head_tail(text, target_tokens)
     note = f"[kept: the first and last lines, and lines {why}]"
