@@ -120,6 +120,22 @@ def test_a_log_just_over_its_target_is_an_excerpt_that_keeps_alerts_the_ask_and_
     assert elided > 0 and elided + kept == len(log.split("\n"))
 
 
+def test_a_short_log_whose_template_legend_would_crowd_a_tight_target_is_an_excerpt_with_its_alert() -> None:
+    log = "\n".join(
+        [
+            "2024-05-01 10:00:00.100 UTC [41] LOG:  checkpoint starting: time",
+            "2024-05-01 10:00:00.200 UTC [52] ERROR:  deadlock detected",
+            "2024-05-01 10:00:00.200 UTC [52] DETAIL:  Process 52 waits for ShareLock on transaction 9001",
+            "2024-05-01 10:00:00.300 UTC [52] STATEMENT:  UPDATE carts SET total = 0 WHERE id = 7",
+            "2024-05-01 10:00:00.400 UTC [41] LOG:  checkpoint complete: wrote 12 buffers",
+        ]
+    )
+    digest = distill_log(log, 80, DEFAULT_ENCODING)
+    assert digest.tokens is not None and digest.tokens <= 80
+    assert "excerpt: the lines in order" in digest.rendering
+    assert "ERROR:  deadlock detected (alert)" in digest.rendering
+
+
 def test_a_record_keeps_its_trace_when_few_lines_carry_a_clock() -> None:
     records = []
     for index in range(6):

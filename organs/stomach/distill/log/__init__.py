@@ -164,7 +164,12 @@ class LogDistiller:
             return piece.text
 
         counts = len(templates), found.alert_templates
-        if full_tokens is not None and target_tokens >= full_tokens * (1 - CONFIG.compact_min_saving):
+        # Templates pay for a header and a legend first; when those alone take half the target, a short log's
+        # own lines say more (a template rendering of a few lines could show its legend and no line at all).
+        crowded = (
+            full_tokens is not None and 2 * count_tokens(render(found.header, [], templates), encoding) > target_tokens
+        )
+        if full_tokens is not None and (crowded or target_tokens >= full_tokens * (1 - CONFIG.compact_min_saving)):
             excerpted = excerpt(
                 lines, mined, records, found.heads, found.alerts, target_tokens, encoding, full_tokens, self.ask
             )
