@@ -56,9 +56,11 @@ from organs.stomach.budget import (
     best_representation,
     fit_budget,
     salient,
+    served_tokens,
     shorter_compact,
     weigh,
 )
+from organs.stomach.distill.log import CONFIG as LOG_CONFIG
 from organs.stomach.distill.log import LogDistiller
 from organs.stomach.distill.table import distill_table
 from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
@@ -427,6 +429,7 @@ def ingest_paste(
         chosen: dict[str, Literal["compact", "full", "reference"]] = dict.fromkeys(evidence, "reference")
     else:
         chosen = fit_budget(items, config.budget_tokens, refit)
+        _fill_logs(items, chosen, config.budget_tokens, encoding)
     frames = tuple(_build_frame(item, chosen[item.frame_id], encoding, tier) for item in items)
     served = {frame.id: frame for frame in frames}
     report = tuple(_report(index, segment, served, segment_tokens) for index, segment in enumerate(plan.segments))
@@ -442,6 +445,27 @@ def ingest_paste(
         goal="\n\n".join(plan.goal_pieces), anchors=tuple(plan.anchors), budget_tokens=config.budget_tokens
     )
     return IngestBundle(query, provider, report, tier, tier_reason, encoding, source_digest, redaction)
+
+
+def _fill_logs(
+    items: list[_Evidence], chosen: dict[str, Literal["compact", "full", "reference"]], budget: int, encoding: str
+) -> None:
+    """What the budget has left goes to the logs served compact, the most valued first: after its templates, a
+    log shows as many of its own lines as fit (``LogDistiller.filled``). Only the leftover: every frame's share
+    was settled first, so no frame gives way to a fuller log."""
+    spare = budget - sum(served_tokens(item, chosen[item.frame_id]) for item in items)
+    for item in sorted(items, key=lambda item: (-item.value, item.index)):
+        if spare < LOG_CONFIG.fill_min_tokens:
+            return
+        if item.kind != "log" or chosen[item.frame_id] != "compact" or item.distiller is None:
+            continue
+        if item.compact_tokens < 0 or item.full_tokens <= 0:
+            continue
+        before = item.compact_tokens
+        item.compact, item.compact_tokens = item.distiller.filled(
+            item.compact or "", before, before + spare, encoding, item.full_tokens
+        )
+        spare -= item.compact_tokens - before
 
 
 def _apply_redaction(plan: Plan, redaction: PasteRedaction) -> None:

@@ -69,6 +69,25 @@ def test_log_compact_rendering_is_small_and_states_totals() -> None:
     assert log.title == "log · 400 lines"
 
 
+def test_a_log_a_few_times_the_budget_spends_what_its_templates_leave_on_its_own_lines() -> None:
+    log = make_log(400)
+    budget = 4096
+    paste = f"Why is worker-2 slow?\n\n{log}"
+    frame = next(frame for frame in ingest_paste(paste, IngestConfig(budget_tokens=budget)).provider.frames)
+    assert frame.representation == "compact" and frame.full_tokens > budget
+    content = frame.content or ""
+    templates, _, lines = content.partition("its lines as received, in order, the least telling elided:")
+    assert templates.startswith("[400-line log · ")
+    shown = [line for line in lines.split("\n") if line.startswith("2024-05-01 10:")]
+    # Most of the budget is the log's own lines, not left unused.
+    assert len(shown) > 50
+    assert all(line in log for line in (line.removesuffix(" (matches ask)") for line in shown))
+    assert frame.token_cost <= budget
+    # A log many times the budget keeps its summary alone (what compression is for).
+    large = ingest_paste(f"Why is worker-2 slow?\n\n{make_log(4000)}", IngestConfig(budget_tokens=budget))
+    assert "its lines as received" not in (large.provider.frames[0].content or "")
+
+
 def test_log_keeps_distinct_alert_lines_and_every_template() -> None:
     log = "\n".join(
         [f"2024-05-01 10:00:{i % 60:02d} INFO served request {i}" for i in range(300)]

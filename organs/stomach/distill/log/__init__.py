@@ -190,6 +190,36 @@ class LogDistiller:
         rendering, tokens = fit(found.header, pieces, templates, target_tokens, encoding, spell, rates)
         return LogDigest(rendering, *counts, *window, tokens)
 
+    def filled(self, rendering: str, tokens: int, limit: int, encoding: str, full_tokens: int) -> tuple[str, int]:
+        """A rendering of this log (``tokens`` long) and, in the room left up to ``limit``, an excerpt of the
+        log's own lines; the rendering alone when the log is over ``fill_within`` times the limit or the room is
+        too small. The caller gives it room no other frame needs: the budget's leftover."""
+        room = limit - tokens - CONFIG.fit_frame_slack
+        if full_tokens > limit * CONFIG.fill_within or room < CONFIG.fill_min_tokens:
+            return rendering, tokens
+        found = self._mine()
+        more = excerpt(
+            self.lines,
+            found.lines,
+            found.records,
+            found.heads,
+            found.alerts,
+            room,
+            encoding,
+            full_tokens,
+            self.ask,
+            header=FILL_HEADING,
+        )
+        if more is None:
+            return rendering, tokens
+        both = rendering + "\n" + more[0]
+        both_tokens = count_tokens(both, encoding)
+        return (both, both_tokens) if both_tokens <= limit else (rendering, tokens)
+
+
+# Heads the log's own lines after its templates (see ``LogDistiller._filled``).
+FILL_HEADING = "its lines as received, in order, the least telling elided:"
+
 
 def _window(lines: Sequence[str]) -> tuple[str | None, str | None]:
     return window_of([line[: stamp.end] for line in lines if (stamp := leading_stamp(line))])

@@ -85,6 +85,11 @@ class LogConfig:
     excerpt_head_lines: int = 3
     tail_lines: int = 5
     excerpt_rare_records: int = 2
+    # A log of at most this many times its target's tokens gets its templates and then, in the room they leave,
+    # its own lines (an excerpt): its summary alone would leave most of the target to nothing.
+    fill_within: float = 4.0
+    # Less room than this is not worth an excerpt's heading.
+    fill_min_tokens: int = 48
     # At most this many templates holding the ask's terms are raised right after the alert templates.
     ask_templates: int = 6
 

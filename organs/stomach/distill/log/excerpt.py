@@ -89,15 +89,18 @@ def excerpt(
     encoding: str,
     full_tokens: int,
     ask: AskTerms | None,
+    header: str | None = None,
 ) -> tuple[str, int] | None:
     """The richest excerpt of ``lines`` that measures within ``target``, or ``None`` when none does.
 
-    ``mined`` are the lines as mined (a JSON line as its fields), judged for alerts and the ask.
+    ``mined`` are the lines as mined (a JSON line as its fields), judged for alerts and the ask. ``header``
+    replaces the excerpt's own first line (the log's size and alerts).
     """
     ranked = sorted(_ranks(mined, records, heads, ask))
     reason_of = {index: reason for reason, _, index in ranked}
     rate = full_tokens / max(sum(len(line) + 1 for line in lines), 1)
-    header = f"[{thousands(len(lines))}-line log · {alerts} · excerpt: the lines in order, some elided]"
+    if header is None:
+        header = f"[{thousands(len(lines))}-line log · {alerts} · excerpt: the lines in order, some elided]"
 
     def render(allowance: int) -> str:
         kept: set[int] = set()
