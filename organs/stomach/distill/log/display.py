@@ -87,12 +87,20 @@ ASK_MARK = " (matches ask)"
 
 
 def _display(lines: Sequence[str], records: Records, template: Template) -> str:
-    """The template with only the fields that vary as ``<*>``, judged on its first, second and last lines.
+    """The template with only the fields that vary as ``<*>``, judged on its first, second and last lines; the
+    line itself for a template of one record.
 
     A short field with one value in every sampled line (a constant ``uid=0``, a
     fixed port) is shown as it is; a long one stays ``<*>``. When the samples do not share one shape (merged
     templates), the masked key is the display.
     """
+    if template.count == 1:
+        # One record varies from nothing: masking it would only hide what it says (a version, a count), unless
+        # what it masks is long (an id, a hash) and would crowd out other templates.
+        record = template.first_record
+        body = lines[records.start[record]][records.body_start[record] :]
+        if len(body) <= len(template.masked) + CONFIG.single_record_unmasked_chars:
+            return collapse_runs(body)
     numbers = {template.first_record, template.last_record}
     if template.second_record >= 0:
         numbers.add(template.second_record)
