@@ -37,15 +37,17 @@ def _opens_with(pattern: str) -> Callable[[str], bool]:
     return opens_with
 
 
-# A JSON object per line that carries a log's fields: a level, a message or a time.
+# A JSON object per line that carries a log's fields: a level, a message, a time ("time", "start_time",
+# "created_at"), or an access log's request and status.
 _JSON_LOG_KEY = re.compile(
-    r"\"(?:level|lvl|severity|levelname|log\.level|msg|message|log|time|ts|timestamp|@timestamp|date)\"\s?:"
+    r"\"(?:level|lvl|severity|levelname|log\.level|msg|message|log|time|ts|timestamp|@timestamp|date"
+    r"|[\w.]{1,30}_(?:time|at)|method|status|status_code|response_code)\"\s?:"
 )
 
 
 def is_json_record(line: str) -> bool:
     stripped = line.lstrip()
-    return stripped.startswith('{"') and _JSON_LOG_KEY.search(stripped, 0, 400) is not None
+    return stripped.startswith('{"') and _JSON_LOG_KEY.search(stripped, 0, 1000) is not None
 
 
 # docker compose's "web-1  | line" and "web_1 | line", kubectl's "[pod/web-7d/app] line".

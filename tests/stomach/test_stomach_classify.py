@@ -333,6 +333,16 @@ def test_rung_4c_json_lines_with_log_fields() -> None:
     assert (found.kind, found.reason[:8]) == ("log", "rung 4c:")
 
 
+def test_rung_4c_json_access_lines_whose_time_key_is_named_otherwise() -> None:
+    padding = ",".join(f'"field_{n}":"{"x" * 20}"' for n in range(4))
+    lines = [
+        f'{{"duration":{i},{padding},"method":"GET","start_time":"2024-05-01T10:00:0{i}Z","response_code":200}}'
+        for i in range(5)
+    ]
+    found = classify("\n".join(lines), fenced=False)
+    assert (found.kind, found.reason[:8]) == ("log", "rung 4c:")
+
+
 def test_rung_4d_compose_source_column_is_a_log_not_a_table() -> None:
     lines = [
         "web-1    | 2024-05-01T10:00:00Z  * Serving shop app",

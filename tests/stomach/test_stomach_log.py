@@ -34,6 +34,8 @@ from organs.stomach.signals import is_alert
         ("request to /cart timed out after 30s", True),
         ("cannot open shared object file", True),
         ("unable_to_parse counter reset to 0", False),
+        ('{"method":"GET","path":"/cart","response_code":401,"duration":3}', True),
+        ('{"method":"GET","path":"/cart","response_code":200,"duration":401}', False),
     ],
 )
 def test_what_a_reader_looks_for_is_an_alert(line: str, alert: bool) -> None:
