@@ -104,9 +104,7 @@ def salient(ask: AskTerms) -> Callable[[str], int]:
     An alert says what went wrong; a line that only names what the user asked about may be one of many
     ordinary mentions of it, so alerts are picked first (a package log names the package on every line).
     """
-    if not ask:
-        return lambda line: 2 if is_alert(line) else 0
-    return lambda line: 2 if is_alert(line) else 1 if ask.hits(line) > 0 else 0
+    return lambda line: 2 if is_alert(line) else 1 if ask and ask.hits(line) > 0 else 0
 
 
 def weigh(items: list[_Item], ask: AskTerms) -> None:

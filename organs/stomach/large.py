@@ -127,15 +127,20 @@ async def digest_on_the_bus(request: LargeDigestRequest) -> LargeDigestReply:
             except FrameNotFound as error:
                 return LargeDigestReply(poison=str(error))
         reply = await asyncio.to_thread(digest_file, request)
-        parts = reply.parts
-        if parts is not None and parts.served_ref != parts.source_digest:
-            await store.store_raw_file(paste, parts.source_digest)
-            await store.store_file(redacted, parts.served_ref, list(parts.records))
-        elif parts is not None:
-            await store.store_file(paste, parts.source_digest, list(parts.records))
+        if reply.parts is not None:
+            await _store_parts(store, reply.parts, paste, redacted)
         return reply
     finally:
         await tract.nc.close()
+
+
+async def _store_parts(store: FrameStore, parts: DigestParts, paste: Path, redacted: Path) -> None:
+    if parts.served_ref == parts.source_digest:
+        await store.store_file(paste, parts.source_digest, list(parts.records))
+        return
+    # It held secrets: served redacted, and kept as received where only the stomach's user reads.
+    await store.store_raw_file(paste, parts.source_digest)
+    await store.store_file(redacted, parts.served_ref, list(parts.records))
 
 
 async def _digest_in_child(request: LargeDigestRequest) -> DigestParts:

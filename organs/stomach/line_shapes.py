@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 __all__ = [
     "is_box_border",
-    "is_boxed_level",
+    "is_box_level",
     "is_ci_marker",
     "is_compiler_diagnostic",
     "is_json_record",
@@ -47,7 +47,7 @@ _JSON_LOG_KEY = re.compile(
 
 def is_json_record(line: str) -> bool:
     stripped = line.lstrip()
-    return stripped.startswith('{"') and _JSON_LOG_KEY.search(stripped, 0, 1000) is not None
+    return stripped.startswith('{"') and _JSON_LOG_KEY.search(stripped, 0, 400) is not None
 
 
 # docker compose's "web-1  | line" and "web_1 | line", kubectl's "[pod/web-7d/app] line".
@@ -112,7 +112,6 @@ is_test_report = _opens_with(
 
 # Box-drawn diagnostics (Terraform and other HashiCorp tools): "╷", "│ Error: …", "│   on main.tf line 3", "╵".
 _BOX_BORDERS = "│┃║╷╵"
-_BOXED_LEVEL = re.compile(r"(?:Error|Warning): \S")
 
 
 def is_box_border(line: str) -> bool:
@@ -129,10 +128,8 @@ def unboxed(line: str) -> tuple[str, bool]:
     return line, False
 
 
-def is_boxed_level(line: str) -> bool:
-    """A box's "Error: …" or "Warning: …" row: a diagnostic whatever the case of its first word."""
-    text, boxed = unboxed(line)
-    return boxed and _BOXED_LEVEL.match(text) is not None
+# A box's "Error: …" or "Warning: …" row, read without its border: a diagnostic whatever the case of its first word.
+is_box_level = _opens_with(r"(?:Error|Warning): \S")
 
 
 # "npm info it worked", "npm ERR! code E404", "yarn warn …", "pnpm WARN …": a tool, then its level.

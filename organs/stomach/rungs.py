@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from envelopes.types import SegmentKind
 from organs.stomach.line_shapes import (
     is_box_border,
-    is_boxed_level,
+    is_box_level,
     is_compiler_diagnostic,
     is_json_record,
     is_psql_rule,
@@ -197,7 +197,8 @@ def _diagnostic(line: str) -> bool:
     # A line that asks ("error: x when I run y?") is the user's, whatever it quotes.
     if line.endswith("?"):
         return False
-    return is_compiler_diagnostic(unboxed(line)[0]) or is_boxed_level(line)
+    text, boxed = unboxed(line)
+    return is_compiler_diagnostic(text) or (boxed and is_box_level(text))
 
 
 def _written(lines: list[str]) -> list[str]:

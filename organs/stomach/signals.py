@@ -170,7 +170,9 @@ def _counts_a_failure(lowered: str) -> bool:
 _LEVEL_STEMS_OF_ALERTS = frozenset(
     ["warn", "err", "crit", "fatal", "severe", "alert", "emerg", "panic", " w ", " e ", " f "]
 )
-_STEMS = tuple(sorted({*_WORD_ALERTS, *_LOWERED_ALERTS, *_LEVEL_STEMS_OF_ALERTS, "status", "response", "|"}))
+# Stems of a status column or a status key's value (``_STATUS_FAILURE``).
+_STATUS_STEMS = frozenset(["status", "response", "|"])
+_STEMS = tuple(sorted({*_WORD_ALERTS, *_LOWERED_ALERTS, *_LEVEL_STEMS_OF_ALERTS, *_STATUS_STEMS}))
 # All stems found in one pass (a quarter of the time of a substring search per stem, measured on Loghub).
 _STEM_FINDER = ahocorasick_rs.AhoCorasick(list(_STEMS))
 
@@ -206,7 +208,7 @@ def is_alert(line: str) -> bool:
         return True
     if window[1:2] == "/" and _LOGCAT_BRIEF.match(window) is not None:
         return True
-    if not stems.isdisjoint(("status", "response", "|")) and _STATUS_FAILURE.search(window) is not None:
+    if not stems.isdisjoint(_STATUS_STEMS) and _STATUS_FAILURE.search(window) is not None:
         return True
     if stems.isdisjoint(_METHODS):
         return False

@@ -114,12 +114,17 @@ async def test_organs_with_least_privilege_deliver_a_signed_prompt(secured) -> N
     await admin.nc.close()
 
 
-async def test_an_unprivileged_client_can_neither_feed_the_border_nor_read_the_brain(secured) -> None:  # type: ignore[no-untyped-def]
+async def admin_and_upstream(secured: Any, errors: list[str]) -> tuple[Tract, Tract]:
+    """The admin, having provisioned the tract, and the upstream user, which may only hand pastes in."""
     server, directory, _ = secured
-    errors: list[str] = []
     admin = await connect_as(server.url, directory, "admin", errors)
     await provision(admin)
-    upstream = await connect_as(server.url, directory, "upstream", errors)
+    return admin, await connect_as(server.url, directory, "upstream", errors)
+
+
+async def test_an_unprivileged_client_can_neither_feed_the_border_nor_read_the_brain(secured) -> None:  # type: ignore[no-untyped-def]
+    errors: list[str] = []
+    admin, upstream = await admin_and_upstream(secured, errors)
     await upstream.nc.publish(admin.subjects.border_in, b"forged")
 
     async def eavesdrop(msg: object) -> None:
@@ -139,11 +144,8 @@ async def test_an_unprivileged_client_can_neither_feed_the_border_nor_read_the_b
 
 
 async def test_a_user_that_may_not_read_the_tract_is_told_at_once_and_hands_nothing_in(secured) -> None:  # type: ignore[no-untyped-def]
-    server, directory, _ = secured
     errors: list[str] = []
-    admin = await connect_as(server.url, directory, "admin", errors)
-    await provision(admin)
-    upstream = await connect_as(server.url, directory, "upstream", errors)
+    admin, upstream = await admin_and_upstream(secured, errors)
     # Refused by name (the server's error on the connection), not a TimeoutError after the API's 10 s.
     with pytest.raises(PermissionRefused, match=r"STREAM\.INFO\.ICHOR_TRACT.*'host' user"):
         await hand_in_paste(upstream, EXAMPLE, origin=UserInput(actor="ana"), timeout=60)

@@ -96,6 +96,7 @@ class LogDistiller:
         self.lines = lines_of(text)
         self._mined: _Mined | None = None
         self._full_tokens: dict[str, int] = {}
+        self._frame_tokens: dict[str, int] = {}
 
     def _count_full(self, target_tokens: int, encoding: str) -> int | None:
         """The whole log's exact count, or ``None`` when it is so much longer than the target that it cannot fit."""
@@ -104,6 +105,13 @@ class LogDistiller:
         if encoding not in self._full_tokens:
             self._full_tokens[encoding] = count_tokens(self.text, encoding)
         return self._full_tokens[encoding]
+
+    def _bare_frame_tokens(self, found: _Mined, encoding: str) -> int:
+        """The count of the template rendering with no piece in it (header, legend, omission notes): the same for
+        every target, so counted once."""
+        if encoding not in self._frame_tokens:
+            self._frame_tokens[encoding] = count_tokens(render(found.header, [], found.templates), encoding)
+        return self._frame_tokens[encoding]
 
     def _mine(self) -> _Mined:
         if self._mined is not None:
@@ -164,12 +172,12 @@ class LogDistiller:
             return piece.text
 
         counts = len(templates), found.alert_templates
-        # Templates pay for a header and a legend first; when those alone take half the target, a short log's
-        # own lines say more (a template rendering of a few lines could show its legend and no line at all).
-        crowded = (
-            full_tokens is not None and 2 * count_tokens(render(found.header, [], templates), encoding) > target_tokens
-        )
-        if full_tokens is not None and (crowded or target_tokens >= full_tokens * (1 - CONFIG.compact_min_saving)):
+        # A log within ``compact_min_saving`` of its target is an excerpt; so is a short log whose templates' header
+        # and legend alone would take half the target (they could show their legend and no line at all).
+        if full_tokens is not None and (
+            target_tokens >= full_tokens * (1 - CONFIG.compact_min_saving)
+            or 2 * self._bare_frame_tokens(found, encoding) > target_tokens
+        ):
             excerpted = excerpt(
                 lines, mined, records, found.heads, found.alerts, target_tokens, encoding, full_tokens, self.ask
             )
@@ -187,7 +195,8 @@ class LogDistiller:
                 return LogDigest(whole, *counts, *window, tokens)
         sample_chars = min(CONFIG.estimate_sample_chars, max(target_tokens, 64) * 4)
         rates = estimate_tokens(pieces, encoding, spell, sample_chars)
-        rendering, tokens = fit(found.header, pieces, templates, target_tokens, encoding, spell, rates)
+        frame_tokens = self._bare_frame_tokens(found, encoding)
+        rendering, tokens = fit(found.header, pieces, templates, target_tokens, encoding, spell, rates, frame_tokens)
         return LogDigest(rendering, *counts, *window, tokens)
 
     def filled(self, rendering: str, tokens: int, limit: int, encoding: str, full_tokens: int) -> tuple[str, int]:
@@ -217,7 +226,7 @@ class LogDistiller:
         return (both, both_tokens) if both_tokens <= limit else (rendering, tokens)
 
 
-# Heads the log's own lines after its templates (see ``LogDistiller._filled``).
+# Heads the log's own lines after its templates (see ``LogDistiller.filled``).
 FILL_HEADING = "its lines as received, in order, the least telling elided:"
 
 

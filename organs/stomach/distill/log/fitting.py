@@ -66,12 +66,14 @@ def fit(
     encoding: str,
     spell: Callable[[Piece], str],
     rates: dict[int, float],
+    frame_tokens: int,
 ) -> tuple[str, int]:
     """The richest rendering that measures within ``target``: pieces chosen by priority within an allowance of
-    estimated tokens, measured, and the allowance rescaled by what was measured (``organs.fitting``)."""
+    estimated tokens, measured, and the allowance rescaled by what was measured (``organs.fitting``).
+    ``frame_tokens`` is the count of the rendering with no piece (header, legend, omission notes)."""
     by_priority = sorted(pieces, key=lambda piece: piece.priority)
-    # The frame around the pieces (header, legend, omission notes) costs about this much whatever is chosen.
-    frame = count_tokens(render(header, [], templates), encoding) + CONFIG.fit_frame_slack
+    # The frame around the pieces costs about this much whatever is chosen.
+    frame = frame_tokens + CONFIG.fit_frame_slack
     smallest = min((piece.tokens for piece in pieces), default=0)
     # When not every template line fits, templates sharing a leading tag are grouped under it (see
     # ``_grouped_body``), so each line spends its tokens on what tells it apart.
