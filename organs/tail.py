@@ -11,10 +11,10 @@ from nats.js.errors import NotFoundError
 
 from envelopes.codec import DecodeError, decode
 from envelopes.types import Envelope
+from organs.redaction import scrub_secrets
 from organs.runtime import metrics
 from organs.runtime.bus import Tract
 from organs.runtime.stream_reader import follow_stream
-from organs.stomach.redact import scrub_secrets
 
 __all__ = ["TailLine", "describe", "follow"]
 

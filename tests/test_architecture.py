@@ -1,7 +1,7 @@
 """The house rules, read from the source with the standard library's ``ast``.
 
 * The import graph has no loops, and no module imports one of a floor above it:
-  envelopes ← foundation (errors, settings, anatomy, the redaction rules) ← runtime ← organs ← operations ← cli.
+  envelopes ← foundation (errors, settings, anatomy, redaction, text views) ← runtime ← organs ← operations ← cli.
 * A pure core reads no environment and no wall clock: its callers pass configuration and time in.
 * No module starts a thread pool when it is imported.
 """
@@ -9,6 +9,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,9 +22,9 @@ PACKAGES = ("envelopes", "organs")
 # Lower floors first; a module may import its own floor and the ones below it.
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("envelopes",),
-    # The redaction rules are a leaf the runtime needs too: logs and dead-letter reasons are scrubbed with them;
-    # the text views they read a large text through are a leaf too.
-    ("organs.errors", "organs.settings", "organs.anatomy", "organs.stomach.redact", "organs.stomach.text_views"),
+    # Redaction is a room of its own that the runtime needs too: logs and dead-letter reasons are scrubbed with
+    # it; the text views it reads a large text through are a leaf beside it.
+    ("organs.errors", "organs.settings", "organs.anatomy", "organs.redaction", "organs.text_views"),
     ("organs.runtime",),
     ("organs",),
     ("organs.operations",),
@@ -42,6 +44,7 @@ PURE_CORES = (
     "organs.border.guard",
     "organs.border.prompt",
     "organs.errors",
+    "organs.redaction",
     "organs.secretion",
     "organs.stomach",
 )
@@ -196,3 +199,17 @@ def _pools_at_import(tree: ast.Module) -> list[int]:
 def test_no_module_starts_a_thread_pool_when_imported() -> None:
     found = {name for name, path in MODULES.items() if _pools_at_import(ast.parse(path.read_text()))}
     assert found <= POOLS_AT_IMPORT_LEFT, sorted(found - POOLS_AT_IMPORT_LEFT)
+
+
+def test_the_runtime_loads_no_stomach_module() -> None:
+    # A fresh interpreter, so what this test session already imported cannot hide an import.
+    probe = (
+        "import sys, organs.runtime.logs, organs.runtime.worker, organs.runtime.dead_letters\n"
+        "print(sorted(name for name in sys.modules if name.startswith('organs.stomach')))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert loaded.stdout.strip() == "[]"
+    # The probe can see a stomach module when one is loaded.
+    seen = probe.replace("organs.runtime.dead_letters", "organs.stomach.redact")
+    loaded = subprocess.run([sys.executable, "-c", seen], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert "organs.stomach.redact" in loaded.stdout

@@ -16,7 +16,7 @@ from typing import Literal
 
 from envelopes.types import Finding, Reason, Yield
 from organs.border.prompt import GOAL_SEGMENT_ID, paste_segment_texts
-from organs.stomach.redact import Hit, find_secrets
+from organs.redaction import Hit, find_secrets
 
 __all__ = ["SECRET_IN_GOAL_VARIABLE", "SecretInGoal", "screen_secrets"]
 

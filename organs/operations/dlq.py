@@ -24,8 +24,8 @@ from nats.js.errors import NotFoundError
 
 from envelopes.codec import DecodeError, decode
 from organs.errors import IchorError
+from organs.redaction import scrub_secrets
 from organs.runtime.bus import Tract, stream_info
-from organs.stomach.redact import scrub_secrets
 
 __all__ = [
     "DLQ_HEADERS",

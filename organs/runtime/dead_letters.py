@@ -23,10 +23,10 @@ import nats.js.errors
 from nats.aio.msg import Msg
 
 from envelopes.ids import utc_now
+from organs.redaction import scrub_secrets
 from organs.runtime.bus import Tract
 from organs.runtime.logs import get_logger
 from organs.runtime.pulling import FETCH_ERRORS, FETCH_EXPIRY_S, sleep_unless
-from organs.stomach.redact import scrub_secrets
 
 __all__ = ["ExhaustedInputs", "dead_letter", "dead_letter_stored"]
 

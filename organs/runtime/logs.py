@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 
 from envelopes.types import Envelope
-from organs.stomach.redact import scrub_secrets, secret_free
+from organs.redaction import scrub_secrets, secret_free
 
 __all__ = ["configure_logging", "envelope_fields", "get_logger"]
 

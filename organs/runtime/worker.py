@@ -31,6 +31,7 @@ from nats.js import api
 from envelopes.codec import DecodeError, decode, encode
 from envelopes.types import Envelope
 from organs.errors import PoisonError
+from organs.redaction import scrub_secrets
 from organs.runtime.bus import Tract
 from organs.runtime.dead_letters import ExhaustedInputs, dead_letter
 from organs.runtime.logs import envelope_fields, get_logger
@@ -44,7 +45,6 @@ from organs.runtime.pulling import (
 )
 from organs.runtime.refusals import describe_bus_error, refusal_of, unconfirmed_write
 from organs.runtime.tracing import hop_span
-from organs.stomach.redact import scrub_secrets
 
 __all__ = [
     "INLINE_CORE_CHARS",

@@ -99,7 +99,7 @@ from organs.stomach.rungs import (
     weak_log_rung,
 )
 from organs.stomach.signals import LINE_PREFIX
-from organs.stomach.text_views import first_lines
+from organs.text_views import first_lines
 
 __all__ = [
     "LADDER",

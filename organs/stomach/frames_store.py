@@ -40,7 +40,7 @@ from envelopes.ids import digest_bytes
 from envelopes.types import FrameRecord
 from organs.errors import FrameNotFound, PoisonError
 from organs.runtime.bus import INLINE_HEADROOM, Tract
-from organs.stomach.text_views import utf8_size
+from organs.text_views import utf8_size
 
 __all__ = ["FrameNotFound", "FrameStore"]
 

@@ -67,9 +67,9 @@ from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
 from organs.stomach.distill.trace import distill_trace
 from organs.stomach.redact import PasteRedaction, describe, redact_paste
 from organs.stomach.segments import Plan, Segment, cut_blocks, plan_blocks, segment_texts
-from organs.stomach.text_views import HandedText, digest_in_pieces, utf8_size
 from organs.stomach.tiers import choose_tier
 from organs.stomach.timestamps import leading_stamp, window_of
+from organs.text_views import HandedText, digest_in_pieces, utf8_size
 
 __all__ = ["ContextQuery", "IngestBundle", "IngestConfig", "IngestProvider", "ingest_paste"]
 

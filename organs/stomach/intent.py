@@ -38,8 +38,8 @@ from __future__ import annotations
 import re
 
 from organs.stomach.signals import is_trace_frame, trace_header
-from organs.stomach.text_views import first_lines, last_lines
 from organs.stomach.timestamps import leading_stamp
+from organs.text_views import first_lines, last_lines
 
 __all__ = [
     "ask_strength",

@@ -39,7 +39,7 @@ from organs.settings import Settings, variable_of
 from organs.stomach.frames_store import FrameStore
 from organs.stomach.ingest import IngestConfig
 from organs.stomach.parts import DigestParts, digest_parts
-from organs.stomach.text_views import HandedText
+from organs.text_views import HandedText
 
 __all__ = [
     "ApartDigester",

@@ -32,7 +32,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from organs.stomach.text_views import line_pieces
+from organs.text_views import line_pieces
 
 __all__ = ["NormalText", "normal_form", "normalize"]
 

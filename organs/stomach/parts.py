@@ -12,7 +12,7 @@ import msgspec
 from envelopes.types import DegradationTier, Digested, FrameRecord
 from organs.errors import PoisonError
 from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
-from organs.stomach.text_views import HandedText, digest_in_pieces
+from organs.text_views import HandedText, digest_in_pieces
 
 __all__ = ["DigestParts", "digest_parts", "digested_payload", "frame_records"]
 

@@ -33,6 +33,7 @@ from envelopes.types import DeferredNotice, DegradationTier, Digested, Envelope,
 from organs.anatomy import ABSORPTION, STOMACH
 from organs.errors import ConfigError, FrameTampered
 from organs.frame_check import verify_frame
+from organs.redaction import parse_personal
 from organs.runtime import (
     BusSettings,
     Delivery,
@@ -53,7 +54,6 @@ from organs.stomach.ingest import IngestBundle, IngestConfig
 from organs.stomach.large import ApartDigester, PasteLimits
 from organs.stomach.parts import DigestParts, digest_parts, digested_payload
 from organs.stomach.raw import answer_raw_request
-from organs.stomach.redact import parse_personal
 
 __all__ = ["build_stomach", "digest_paste", "ingest_config"]
 

@@ -10,11 +10,11 @@ from bench.planted_secrets import planted_pastes
 from bench.redact_bench import adversarial_inputs
 from envelopes.ids import digest_text
 from organs.errors import ConfigError
+from organs.redaction import PERSONAL_RULES, Redactor, find_secrets, parse_personal, scrub_secrets
+from organs.redaction.engine import find_hits
+from organs.redaction.pseudonyms import rules_for
 from organs.settings import Settings
 from organs.stomach.ingest import IngestConfig, ingest_paste
-from organs.stomach.redact import PERSONAL_RULES, Redactor, find_secrets, parse_personal, scrub_secrets
-from organs.stomach.redact.engine import find_hits
-from organs.stomach.redact.pseudonyms import rules_for
 from organs.stomach.worker import ingest_config
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "corpus"

@@ -12,7 +12,7 @@ from bench.planted_secrets import planted_pastes
 from envelopes.ids import digest_text
 from organs.stomach.ingest import IngestConfig, ingest_paste
 from organs.stomach.parts import digest_parts
-from organs.stomach.text_views import HandedText
+from organs.text_views import HandedText
 
 ASK = "Which requests failed?"
 

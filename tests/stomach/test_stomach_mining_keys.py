@@ -7,7 +7,7 @@ import pytest
 from organs.stomach.distill.log import mining
 from organs.stomach.distill.log.headers import Header
 from organs.stomach.distill.log.masking import DIGITS_TO_ZERO
-from organs.stomach.text_views import TextLines
+from organs.text_views import TextLines
 
 
 def _log() -> str:

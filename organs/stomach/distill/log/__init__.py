@@ -39,8 +39,8 @@ from organs.stomach.distill.log.mining import Records, Shape, Template, mine_tem
 from organs.stomach.distill.log.structured import structured_view
 from organs.stomach.distill.text import head_tail, plural, thousands
 from organs.stomach.signals import is_alert
-from organs.stomach.text_views import lines_of
 from organs.stomach.timestamps import leading_stamp, window_of
+from organs.text_views import lines_of
 
 __all__ = ["CONFIG", "LogConfig", "LogDigest", "LogDistiller", "distill_log", "mask_variables"]
 

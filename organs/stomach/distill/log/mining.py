@@ -34,8 +34,8 @@ from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.headers import Header, cut_fields, header_columns
 from organs.stomach.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_by_words, word_masks
 from organs.stomach.signals import is_trace_frame
-from organs.stomach.text_views import line_pieces
 from organs.stomach.timestamps import leading_stamp
+from organs.text_views import line_pieces
 
 __all__ = ["Records", "Shape", "Template", "alert_key", "mine_templates", "records_of"]
 

@@ -19,8 +19,8 @@ from functools import lru_cache
 
 import ahocorasick_rs
 
-from organs.stomach.redact.rules import PRIVATE_KEY_KIND, Rule
-from organs.stomach.text_views import line_pieces
+from organs.redaction.rules import PRIVATE_KEY_KIND, Rule
+from organs.text_views import line_pieces
 
 __all__ = ["Hit", "find_hits", "holds_keyword"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from envelopes.types import Redaction
-from organs.stomach.redact.pseudonyms import Redactor
+from organs.redaction.pseudonyms import Redactor
 
 __all__ = ["PasteRedaction", "describe", "redact_paste"]
 

@@ -1,31 +1,28 @@
-"""Redaction: credentials in a paste never reach the model, and personal data only as pseudonyms when asked.
+"""Redaction: credentials never reach the model or a log, and personal data only as pseudonyms when asked.
 
-``redact_paste`` runs on each evidence segment before the stomach renders,
-counts, stores for serving or logs anything; ``find_secrets`` is the same rules
-for the border's defence in depth and ``scrub_secrets`` for log lines and reasons.
+A leaf below the runtime: the rules, the engine that finds them and the ``Redactor`` that replaces them.
+The stomach's segment-aware ``redact_paste`` (``organs.stomach.redact``) runs them on each evidence segment
+before anything is rendered, counted, stored for serving or logged; ``find_secrets`` is the same rules for the
+border's defence in depth and ``scrub_secrets`` for log lines and dead-letter reasons.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from organs.stomach.redact.engine import Hit, find_hits, holds_keyword
-from organs.stomach.redact.paste import PasteRedaction, describe, redact_paste
-from organs.stomach.redact.pseudonyms import REDACT_VARIABLE, Redactor, parse_personal
-from organs.stomach.redact.rules import PERSONAL_RULES, SECRET_RULES, Rule
+from organs.redaction.engine import Hit, find_hits, holds_keyword
+from organs.redaction.pseudonyms import REDACT_VARIABLE, Redactor, parse_personal
+from organs.redaction.rules import PERSONAL_RULES, SECRET_RULES, Rule
 
 __all__ = [
     "PERSONAL_RULES",
     "REDACT_VARIABLE",
     "SECRET_RULES",
     "Hit",
-    "PasteRedaction",
     "Redactor",
     "Rule",
-    "describe",
     "find_secrets",
     "parse_personal",
-    "redact_paste",
     "scrub_secrets",
     "secret_free",
 ]

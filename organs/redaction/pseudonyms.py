@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections import Counter
 
 from envelopes.types import Redaction
-from organs.stomach.redact.engine import Hit, find_hits
-from organs.stomach.redact.rules import PERSONAL_RULES, SECRET_RULES, Rule
+from organs.redaction.engine import Hit, find_hits
+from organs.redaction.rules import PERSONAL_RULES, SECRET_RULES, Rule
 
 __all__ = ["REDACT_VARIABLE", "Redactor", "parse_personal", "rules_for"]
 
