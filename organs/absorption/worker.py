@@ -11,24 +11,37 @@ from organs.anatomy import ABSORPTION
 from organs.runtime import BusSettings, Delivery, OrganBuilder, Output, Tract, WorkerSpec
 from organs.signing import Signer
 
-__all__ = ["build_absorption"]
+__all__ = ["AbsorptionOrgan", "build_absorption"]
 
 
-def build_absorption(settings: BusSettings, *, signer: Signer | None = None) -> OrganBuilder:
+class AbsorptionOrgan:
+    """Absorption on one tract: stateless, its one handler a method."""
 
-    async def build(tract: Tract) -> Sequence[WorkerSpec]:
-        async def handle(envelope: Envelope, _: Delivery) -> Sequence[Output]:
-            return [
-                Output(
-                    tract.subjects.border_in, yield_context(envelope, settings.instance, signer=signer, now=utc_now())
-                )
-            ]
+    def __init__(self, tract: Tract, settings: BusSettings, *, signer: Signer | None = None) -> None:
+        self.tract = tract
+        self.settings = settings
+        self.signer = signer
 
+    def specs(self) -> Sequence[WorkerSpec]:
         (consumer,) = ABSORPTION.consumers
         return [
             WorkerSpec(
-                organ=ABSORPTION.name, durable=consumer.durable, subject=consumer.address(tract.subjects), handle=handle
+                organ=ABSORPTION.name,
+                durable=consumer.durable,
+                subject=consumer.address(self.tract.subjects),
+                handle=self.handle,
             )
         ]
+
+    async def handle(self, envelope: Envelope, _: Delivery) -> Sequence[Output]:
+        secreted = yield_context(envelope, self.settings.instance, signer=self.signer, now=utc_now())
+        return [Output(self.tract.subjects.border_in, secreted)]
+
+
+def build_absorption(settings: BusSettings, *, signer: Signer | None = None) -> OrganBuilder:
+    """Absorption's builder for ``serve_organ``: an ``AbsorptionOrgan`` on the tract it is given."""
+
+    async def build(tract: Tract) -> Sequence[WorkerSpec]:
+        return AbsorptionOrgan(tract, settings, signer=signer).specs()
 
     return build

@@ -37,7 +37,7 @@ from organs.runtime import (
 from organs.settings import Settings, variable_of
 from organs.signing import load_signer, load_trusted_keys
 
-__all__ = ["border_config", "build_border"]
+__all__ = ["BorderOrgan", "border_config", "build_border"]
 
 _RATE_ATTEMPTS = 8
 
@@ -116,96 +116,114 @@ async def _store_all(buckets: SharedBuckets, state: GuardState, revisions: dict[
     return True
 
 
-def build_border(settings: BusSettings, config: BorderConfig | None = None) -> OrganBuilder:
-    decide_config = config or BorderConfig()
-    log = get_logger(BORDER.name)
+class BorderOrgan:
+    """The border on one tract: its handler is a method, its state (the fleet's rate buckets, the rate clock,
+    the sessions, the replay ledger) attributes, so it can be called with an envelope of one's own."""
 
-    async def build(tract: Tract) -> Sequence[WorkerSpec]:
-        buckets = SharedBuckets(tract, decide_config.policy.rate.window_s)
-        rate_clock = RateClock()
-        sessions = SessionStore(tract, decide_config.session_ttl_s)
-        ledger = ReplayLedger(tract)
+    def __init__(self, tract: Tract, settings: BusSettings, config: BorderConfig | None = None) -> None:
+        self.tract = tract
+        self.settings = settings
+        self.config = config or BorderConfig()
+        self.buckets = SharedBuckets(tract, self.config.policy.rate.window_s)
+        self.rate_clock = RateClock()
+        self.sessions = SessionStore(tract, self.config.session_ttl_s)
+        self.ledger = ReplayLedger(tract)
+        self.log = get_logger(BORDER.name)
 
-        async def unless_replayed(
-            envelope: Envelope, decision: Envelope, sequence: int, now: float, at: str
-        ) -> Envelope:
-            # Claimed before the prompt is published, as a session turn is: a crash redelivers the same
-            # message (same sequence), decided again; the same envelope sent again is rejected.
-            if older_than_ledger(envelope, now, ledger.ttl_s):
-                why = f"the envelope began more than {ledger.ttl_s:.0f} s ago, longer than admitted ids are kept"
-            else:
-                first = await ledger.claim(envelope.id, sequence)
-                if first is None:
-                    return decision
-                why = f"envelope {envelope.id} was admitted already (tract sequence {first}; this is {sequence})"
-            return reject_replay(envelope, decide_config, instance=settings.instance, why=why, at=at, sequence=sequence)
-
-        async def handle(envelope: Envelope, delivery: Delivery) -> Sequence[Output]:
-            frames = envelope.payload.frames if isinstance(envelope.payload, Yield) else ()
-            served = sum(len(frame.content or "") for frame in frames)
-            session = envelope.session
-            delivered: dict[str, int] = {}
-            if session is not None and not session.resend:
-                delivered = (await sessions.read(session.id)).delivered_before(envelope.trace_id)
-            now, at = time.time(), utc_now()
-            keys = rate_keys(envelope, decide_config.policy.trusted_keys).keys
-            async with buckets.holding(keys):
-                for _ in range(_RATE_ATTEMPTS):
-                    # A fresh state holding the fleet's buckets for this sender and actor: the decision takes its
-                    # tokens in memory, and they count only if no other replica wrote a bucket meanwhile. A race
-                    # lost on the actor's bucket after the sender's was written costs the sender one token more:
-                    # the shared limit errs towards refusing.
-                    state = GuardState()
-                    revisions = {}
-                    for key in keys:
-                        bucket, revisions[key] = await buckets.load(key)
-                        if bucket is not None:
-                            state.buckets[key] = bucket
-                    decision = await call_core(
-                        served,
-                        border_decide,
-                        envelope,
-                        decide_config,
-                        state,
-                        instance=settings.instance,
-                        now=rate_clock(),
-                        at=at,
-                        delivered=delivered,
-                    )
-                    if await _store_all(buckets, state, revisions):
-                        break
-                else:
-                    raise TransientError(f"{_RATE_ATTEMPTS} border replicas raced for one rate bucket; retrying")
-            if isinstance(decision.payload, Admitted):
-                decision = await unless_replayed(envelope, decision, delivery.stream_sequence, now, at)
-            payload = decision.payload
-            if isinstance(payload, Admitted) and session is not None:
-                # Recorded before the prompt is published: a retry is the same turn, never "already delivered".
-                carried = delivered_frames(frames, payload.prompt, delivered)
-                await sessions.record_turn(session.id, envelope.trace_id, carried)
-            if isinstance(payload, Admitted):
-                log.info(
-                    "border.admitted",
-                    **envelope_fields(decision),
-                    outcome="admitted",
-                    prompt_tokens=payload.prompt.tokens,
-                    findings=[f"{finding.pattern}@{finding.segment_id}" for finding in payload.findings],
-                )
-                return [Output(tract.subjects.brain_in, decision)]
-            assert isinstance(payload, Rejected)
-            log.warning(
-                "border.rejected",
-                **envelope_fields(decision),
-                outcome="rejected",
-                reasons=[f"{reason.code}: {reason.message}" for reason in payload.reasons],
-            )
-            return [Output(tract.subjects.border_rejected, decision)]
-
+    def specs(self) -> Sequence[WorkerSpec]:
         (consumer,) = BORDER.consumers
         return [
             WorkerSpec(
-                organ=BORDER.name, durable=consumer.durable, subject=consumer.address(tract.subjects), handle=handle
+                organ=BORDER.name,
+                durable=consumer.durable,
+                subject=consumer.address(self.tract.subjects),
+                handle=self.handle,
             )
         ]
+
+    async def handle(self, envelope: Envelope, delivery: Delivery) -> Sequence[Output]:
+        frames = envelope.payload.frames if isinstance(envelope.payload, Yield) else ()
+        session = envelope.session
+        delivered: dict[str, int] = {}
+        if session is not None and not session.resend:
+            delivered = (await self.sessions.read(session.id)).delivered_before(envelope.trace_id)
+        now, at = time.time(), utc_now()
+        decision = await self.decide(envelope, sum(len(frame.content or "") for frame in frames), at, delivered)
+        if isinstance(decision.payload, Admitted):
+            decision = await self.unless_replayed(envelope, decision, delivery.stream_sequence, now, at)
+        payload = decision.payload
+        if isinstance(payload, Admitted) and session is not None:
+            # Recorded before the prompt is published: a retry is the same turn, never "already delivered".
+            carried = delivered_frames(frames, payload.prompt, delivered)
+            await self.sessions.record_turn(session.id, envelope.trace_id, carried)
+        if isinstance(payload, Admitted):
+            self.log.info(
+                "border.admitted",
+                **envelope_fields(decision),
+                outcome="admitted",
+                prompt_tokens=payload.prompt.tokens,
+                findings=[f"{finding.pattern}@{finding.segment_id}" for finding in payload.findings],
+            )
+            return [Output(self.tract.subjects.brain_in, decision)]
+        assert isinstance(payload, Rejected)
+        self.log.warning(
+            "border.rejected",
+            **envelope_fields(decision),
+            outcome="rejected",
+            reasons=[f"{reason.code}: {reason.message}" for reason in payload.reasons],
+        )
+        return [Output(self.tract.subjects.border_rejected, decision)]
+
+    async def decide(self, envelope: Envelope, served: int, at: str, delivered: dict[str, int]) -> Envelope:
+        """The pure decision, its rate tokens taken from the fleet's shared buckets."""
+        keys = rate_keys(envelope, self.config.policy.trusted_keys).keys
+        async with self.buckets.holding(keys):
+            for _ in range(_RATE_ATTEMPTS):
+                # A fresh state holding the fleet's buckets for this sender and actor: the decision takes its
+                # tokens in memory, and they count only if no other replica wrote a bucket meanwhile. A race
+                # lost on the actor's bucket after the sender's was written costs the sender one token more:
+                # the shared limit errs towards refusing.
+                state = GuardState()
+                revisions = {}
+                for key in keys:
+                    bucket, revisions[key] = await self.buckets.load(key)
+                    if bucket is not None:
+                        state.buckets[key] = bucket
+                decision = await call_core(
+                    served,
+                    border_decide,
+                    envelope,
+                    self.config,
+                    state,
+                    instance=self.settings.instance,
+                    now=self.rate_clock(),
+                    at=at,
+                    delivered=delivered,
+                )
+                if await _store_all(self.buckets, state, revisions):
+                    return decision
+        raise TransientError(f"{_RATE_ATTEMPTS} border replicas raced for one rate bucket; retrying")
+
+    async def unless_replayed(
+        self, envelope: Envelope, decision: Envelope, sequence: int, now: float, at: str
+    ) -> Envelope:
+        # Claimed before the prompt is published, as a session turn is: a crash redelivers the same
+        # message (same sequence), decided again; the same envelope sent again is rejected.
+        ttl_s = self.ledger.ttl_s
+        if older_than_ledger(envelope, now, ttl_s):
+            why = f"the envelope began more than {ttl_s:.0f} s ago, longer than admitted ids are kept"
+        else:
+            first = await self.ledger.claim(envelope.id, sequence)
+            if first is None:
+                return decision
+            why = f"envelope {envelope.id} was admitted already (tract sequence {first}; this is {sequence})"
+        return reject_replay(envelope, self.config, instance=self.settings.instance, why=why, at=at, sequence=sequence)
+
+
+def build_border(settings: BusSettings, config: BorderConfig | None = None) -> OrganBuilder:
+    """The border's builder for ``serve_organ``: a ``BorderOrgan`` on the tract it is given."""
+
+    async def build(tract: Tract) -> Sequence[WorkerSpec]:
+        return BorderOrgan(tract, settings, config).specs()
 
     return build

@@ -15,6 +15,7 @@ import nats.errors
 
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.discovery import register_service
+from organs.runtime.faults import worker_type
 from organs.runtime.health import HealthServer, OrganProbes
 from organs.runtime.logs import get_logger
 from organs.runtime.worker import Worker, WorkerSpec
@@ -79,7 +80,9 @@ async def serve_organ(
         await tract.nc.close()
         log.info("organ.stopped", processed=0, reason="stopped while provisioning")
         return workers
-    workers.extend(Worker(tract, spec) for spec in await build(tract))
+    # The crash tests' fault switches install a worker that dies where they say; otherwise a plain one.
+    worker = worker_type(tract.settings)
+    workers.extend(worker(tract, spec) for spec in await build(tract))
     await register_service(
         tract.nc, organ, settings.instance, lambda: workers, datetime.now(UTC), f"Ichor {organ} organ", facts
     )

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -320,9 +318,12 @@ class Worker:
                 started,
             )
             return None
-        kill_on = self.tract.settings.kill_on
-        if kill_on is not None and kill_on in msg.data:
-            os.kill(os.getpid(), signal.SIGKILL)
+        return await self._handle_delivery(msg, started)
+
+    async def _handle_delivery(
+        self, msg: Msg, started: float
+    ) -> tuple[Envelope, Sequence[Output], list[asyncio.Future[Any]]] | None:
+        """An input the server may deliver again: decoded, handled and its outputs published."""
         try:
             envelope = decode(msg.data)
         except DecodeError as error:
@@ -380,11 +381,7 @@ class Worker:
     ) -> None:
         try:
             await asyncio.wait_for(asyncio.gather(*futures), timeout=CONFIRM_TIMEOUT_S)
-            # Fault injection for the crash tests: die after the outputs are stored but
-            # before the input is acked, the window exactly-once must survive.
-            if self.tract.settings.kill_before_ack:
-                os.kill(os.getpid(), signal.SIGKILL)
-            await msg.ack_sync(timeout=CONFIRM_TIMEOUT_S)
+            await self._ack(msg)
         except BUS_OR_API_ERRORS as error:
             await self._retry(
                 msg, envelope, f"publish or ack not confirmed: {describe_bus_error(error)}", started, error
@@ -399,6 +396,10 @@ class Worker:
         self.log.info(
             "envelope.handled", **envelope_fields(envelope), outcome="forwarded", duration_ms=round(duration_ms, 3)
         )
+
+    async def _ack(self, msg: Msg) -> None:
+        """The input's confirmed ack, once its outputs are stored (``organs.runtime.faults`` dies just before)."""
+        await msg.ack_sync(timeout=CONFIRM_TIMEOUT_S)
 
     async def _retry(
         self, msg: Msg, envelope: Envelope | None, reason: str, started: float, error: BaseException | None = None

@@ -55,7 +55,7 @@ from organs.stomach.large import ApartDigester, PasteLimits
 from organs.stomach.parts import DigestParts, digest_parts, digested_payload
 from organs.stomach.raw import answer_raw_request
 
-__all__ = ["build_stomach", "digest_paste", "ingest_config"]
+__all__ = ["StomachOrgan", "build_stomach", "digest_paste", "ingest_config"]
 
 _FRAME_ID = re.compile(r"blake3:[0-9a-f]{64}")
 
@@ -115,6 +115,195 @@ def _secrete_digest(
     )
 
 
+class StomachOrgan:
+    """The stomach on one tract: its handlers are methods, its state (the stores, the large-paste digester, the
+    main consumer's last backlog) attributes, so each handler can be called with an envelope of one's own."""
+
+    def __init__(
+        self,
+        tract: Tract,
+        settings: BusSettings,
+        config: IngestConfig | None = None,
+        *,
+        signer: Signer | None = None,
+        limits: PasteLimits | None = None,
+    ) -> None:
+        self.tract = tract
+        self.settings = settings
+        self.config = config or IngestConfig()
+        self.signer = signer
+        self.limits = limits or PasteLimits()
+        self.store = FrameStore(tract)
+        self.apart = ApartDigester(tract.settings, keep_bytes=self.limits.max_bytes)
+        # Pending messages on the main consumer at its last delivery: the deferred consumer waits while any are.
+        self.main_pending = 0
+        self.log = get_logger(STOMACH.name)
+
+    async def start(self) -> Sequence[WorkerSpec]:
+        """Answer frame requests and return the three consumers: main, deferred follow-ups, large pastes."""
+        await self.tract.nc.subscribe(self.tract.subjects.frames_get, queue=STOMACH.name, cb=self.serve_frame)
+        # Only the operator user may publish here (see organs.operations.security); no organ can.
+        await self.tract.nc.subscribe(self.tract.subjects.frames_raw, queue=STOMACH.name, cb=self.serve_raw)
+        main, deferred, large = STOMACH.consumers
+        subjects = self.tract.subjects
+        return [
+            WorkerSpec(
+                organ=STOMACH.name, durable=main.durable, subject=main.address(subjects), handle=self.handle_paste
+            ),
+            WorkerSpec(
+                organ=STOMACH.name,
+                durable=deferred.durable,
+                subject=deferred.address(subjects),
+                handle=self.handle_deferred,
+                batch=1,
+                gate=self.main_is_idle,
+            ),
+            # One large paste at a time, each in a child process of its own.
+            WorkerSpec(
+                organ=STOMACH.name,
+                durable=large.durable,
+                subject=large.address(subjects),
+                handle=self.handle_paste,
+                batch=1,
+            ),
+        ]
+
+    def main_is_idle(self) -> bool:
+        return self.main_pending == 0
+
+    async def digest(
+        self, paste: Paste | DeferredNotice, size: int, ingest_config: IngestConfig, expected: str
+    ) -> DigestParts:
+        """The paste digested and stored: a large one by a child process, through a file; a small one here."""
+        ref = paste.text_ref if isinstance(paste, Paste) else paste.paste_ref
+        inline = paste.text if isinstance(paste, Paste) and paste.text_ref is None else None
+        if self.limits.is_large(size):
+            return await self.apart.digest(
+                ref=ref, text=inline, config=ingest_config, intent=paste.intent, expected=expected
+            )
+        text = inline if inline is not None else await _stored_text(self.store, ref or "")
+        parts, redacted = await call_core(len(text), digest_parts, text, ingest_config, paste.intent, expected)
+        if redacted is not None:
+            await self.store.store_raw(text, parts.source_digest)
+            await self.store.store(redacted, parts.served_ref, list(parts.records))
+        else:
+            await self.store.store(text, parts.source_digest, list(parts.records))
+        return parts
+
+    async def paste_size(self, paste: Paste, delivery: Delivery) -> int:
+        if paste.text_ref is None:
+            return delivery.size
+        try:
+            return await self.store.paste_size(paste.text_ref)
+        except FrameNotFound as error:
+            raise PoisonError(f"paste reference {paste.text_ref} is not in the frames store") from error
+
+    async def handle_paste(self, envelope: Envelope, delivery: Delivery) -> Sequence[Output]:
+        paste = envelope.payload
+        if not isinstance(paste, Paste):
+            raise PoisonError(f"the stomach takes a 'paste' envelope, got {envelope.kind!r}")
+        on_main = delivery.subject == self.tract.subjects.stomach_in
+        if on_main:
+            self.main_pending = delivery.num_pending
+        if paste.encoding is not None and paste.encoding != self.config.encoding:
+            # Loading an encoding a sender names could mean a download; only the configured one is used.
+            raise PoisonError(
+                f"encoding {paste.encoding!r} is not accepted; this stomach counts in {self.config.encoding!r}"
+            )
+        size = await self.paste_size(paste, delivery)
+        refusal = self.limits.refusal(size)
+        if refusal is not None:
+            raise PoisonError(refusal)
+        if on_main and self.limits.is_large(size):
+            # Moved unchanged (origin, chain and id kept) to the large pastes' own consumer, under an id of its
+            # own there: the paste's id is in the duplicate window already.
+            self.log.info("stomach.moved_apart", envelope_id=envelope.id, bytes=size)
+            return [Output(self.tract.subjects.stomach_large, envelope, msg_id=f"{envelope.id}-large")]
+        ingest_config = dataclasses.replace(
+            self.config,
+            backlog=delivery.num_pending,
+            budget_tokens=self.config.budget_tokens if paste.budget_tokens is None else paste.budget_tokens,
+        )
+        parts = await self.digest(paste, size, ingest_config, envelope.chain.input_digest)
+        digested = _secrete_digest(
+            envelope, parts.payload, parts.tier, instance=self.settings.instance, signer=self.signer, now=utc_now()
+        )
+        outputs = [Output(self.tract.subjects.absorption_in, digested)]
+        if parts.tier == "deferred":
+            outputs.append(self._deferred_notice(envelope, paste, parts, ingest_config.encoding, digested.id))
+        self.log.info(
+            "stomach.digested",
+            envelope_id=digested.id,
+            tier=parts.tier,
+            tier_reason=parts.payload.tier_reason,
+            redacted=parts.redacted,
+        )
+        return outputs
+
+    def _deferred_notice(
+        self, envelope: Envelope, paste: Paste, parts: DigestParts, encoding: str, digested_id: str
+    ) -> Output:
+        """The notice that queues a deferred paste for its digest in full once the main subject is idle."""
+        notice = DeferredNotice(
+            paste_ref=parts.source_digest,
+            intent=paste.intent,
+            encoding=encoding,
+            budget_tokens=paste.budget_tokens,
+            deferred_envelope_id=digested_id,
+        )
+        return Output(
+            self.tract.subjects.stomach_deferred,
+            secrete(
+                envelope,
+                organ=STOMACH.wire_name,
+                instance=self.settings.instance,
+                dest=STOMACH.wire_name,
+                payload=notice,
+                stages=(),
+                tier="deferred",
+                role="deferred",
+                now=utc_now(),
+            ),
+        )
+
+    async def handle_deferred(self, envelope: Envelope, _: Delivery) -> Sequence[Output]:
+        notice = envelope.payload
+        if not isinstance(notice, DeferredNotice):
+            raise PoisonError(f"the deferred subject takes a 'deferred_notice', got {envelope.kind!r}")
+        try:
+            size = await self.store.paste_size(notice.paste_ref)
+        except FrameNotFound as error:
+            raise PoisonError(str(error)) from error
+        # Later, in full: no size or backlog step-down; a zero budget falls back to the default.
+        base = self.config
+        ingest_config = dataclasses.replace(
+            base,
+            backlog=0,
+            shallow_chars=max(base.deferred_chars, size + 1),
+            deferred_chars=max(base.deferred_chars, size + 1),
+            budget_tokens=notice.budget_tokens or base.budget_tokens,
+            encoding=notice.encoding or base.encoding,
+        )
+        parts = await self.digest(notice, size, ingest_config, notice.paste_ref)
+        follow_up = _secrete_digest(
+            envelope,
+            msgspec.structs.replace(parts.payload, follow_up_of=notice.deferred_envelope_id),
+            parts.tier,
+            instance=self.settings.instance,
+            signer=self.signer,
+            now=utc_now(),
+        )
+        return [Output(self.tract.subjects.absorption_in, follow_up)]
+
+    async def serve_frame(self, msg: Any) -> None:
+        limit = self.tract.nc.max_payload - INLINE_HEADROOM
+        await msg.respond(encode(await _answer_frame_request(self.store, msg.data, limit)))
+
+    async def serve_raw(self, msg: Any) -> None:
+        limit = self.tract.nc.max_payload - INLINE_HEADROOM
+        await msg.respond(encode(await answer_raw_request(self.store, msg.data, limit)))
+
+
 def build_stomach(
     settings: BusSettings,
     config: IngestConfig | None = None,
@@ -122,167 +311,10 @@ def build_stomach(
     signer: Signer | None = None,
     limits: PasteLimits | None = None,
 ) -> OrganBuilder:
-    base_config = config or IngestConfig()
-    paste_limits = limits or PasteLimits()
-    log = get_logger(STOMACH.name)
+    """The stomach's builder for ``serve_organ``: a ``StomachOrgan`` on the tract it is given."""
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
-        store = FrameStore(tract)
-        apart = ApartDigester(tract.settings, keep_bytes=paste_limits.max_bytes)
-        main_backlog = {"pending": 0}
-
-        async def digest(
-            paste: Paste | DeferredNotice, size: int, ingest_config: IngestConfig, expected: str
-        ) -> DigestParts:
-            """The paste digested and stored: a large one by a child process, through a file; a small one here."""
-            ref = paste.text_ref if isinstance(paste, Paste) else paste.paste_ref
-            inline = paste.text if isinstance(paste, Paste) and paste.text_ref is None else None
-            if paste_limits.is_large(size):
-                return await apart.digest(
-                    ref=ref, text=inline, config=ingest_config, intent=paste.intent, expected=expected
-                )
-            text = inline if inline is not None else await _stored_text(store, ref or "")
-            parts, redacted = await call_core(len(text), digest_parts, text, ingest_config, paste.intent, expected)
-            if redacted is not None:
-                await store.store_raw(text, parts.source_digest)
-                await store.store(redacted, parts.served_ref, list(parts.records))
-            else:
-                await store.store(text, parts.source_digest, list(parts.records))
-            return parts
-
-        async def paste_size(paste: Paste, delivery: Delivery) -> int:
-            if paste.text_ref is None:
-                return delivery.size
-            try:
-                return await store.paste_size(paste.text_ref)
-            except FrameNotFound as error:
-                raise PoisonError(f"paste reference {paste.text_ref} is not in the frames store") from error
-
-        async def handle_paste(envelope: Envelope, delivery: Delivery) -> Sequence[Output]:
-            paste = envelope.payload
-            if not isinstance(paste, Paste):
-                raise PoisonError(f"the stomach takes a 'paste' envelope, got {envelope.kind!r}")
-            on_main = delivery.subject == tract.subjects.stomach_in
-            if on_main:
-                main_backlog["pending"] = delivery.num_pending
-            if paste.encoding is not None and paste.encoding != base_config.encoding:
-                # Loading an encoding a sender names could mean a download; only the configured one is used.
-                raise PoisonError(
-                    f"encoding {paste.encoding!r} is not accepted; this stomach counts in {base_config.encoding!r}"
-                )
-            size = await paste_size(paste, delivery)
-            refusal = paste_limits.refusal(size)
-            if refusal is not None:
-                raise PoisonError(refusal)
-            if on_main and paste_limits.is_large(size):
-                # Moved unchanged (origin, chain and id kept) to the large pastes' own consumer, under an id of its
-                # own there: the paste's id is in the duplicate window already.
-                log.info("stomach.moved_apart", envelope_id=envelope.id, bytes=size)
-                return [Output(tract.subjects.stomach_large, envelope, msg_id=f"{envelope.id}-large")]
-            ingest_config = dataclasses.replace(
-                base_config,
-                backlog=delivery.num_pending,
-                budget_tokens=base_config.budget_tokens if paste.budget_tokens is None else paste.budget_tokens,
-            )
-            parts = await digest(paste, size, ingest_config, envelope.chain.input_digest)
-            digested = _secrete_digest(
-                envelope, parts.payload, parts.tier, instance=settings.instance, signer=signer, now=utc_now()
-            )
-            outputs = [Output(tract.subjects.absorption_in, digested)]
-            if parts.tier == "deferred":
-                notice = DeferredNotice(
-                    paste_ref=parts.source_digest,
-                    intent=paste.intent,
-                    encoding=ingest_config.encoding,
-                    budget_tokens=paste.budget_tokens,
-                    deferred_envelope_id=digested.id,
-                )
-                outputs.append(
-                    Output(
-                        tract.subjects.stomach_deferred,
-                        secrete(
-                            envelope,
-                            organ=STOMACH.wire_name,
-                            instance=settings.instance,
-                            dest=STOMACH.wire_name,
-                            payload=notice,
-                            stages=(),
-                            tier="deferred",
-                            role="deferred",
-                            now=utc_now(),
-                        ),
-                    )
-                )
-            log.info(
-                "stomach.digested",
-                envelope_id=digested.id,
-                tier=parts.tier,
-                tier_reason=parts.payload.tier_reason,
-                redacted=parts.redacted,
-            )
-            return outputs
-
-        async def handle_deferred(envelope: Envelope, _: Delivery) -> Sequence[Output]:
-            notice = envelope.payload
-            if not isinstance(notice, DeferredNotice):
-                raise PoisonError(f"the deferred subject takes a 'deferred_notice', got {envelope.kind!r}")
-            try:
-                size = await store.paste_size(notice.paste_ref)
-            except FrameNotFound as error:
-                raise PoisonError(str(error)) from error
-            # Later, in full: no size or backlog step-down; a zero budget falls back to the default.
-            ingest_config = dataclasses.replace(
-                base_config,
-                backlog=0,
-                shallow_chars=max(base_config.deferred_chars, size + 1),
-                deferred_chars=max(base_config.deferred_chars, size + 1),
-                budget_tokens=notice.budget_tokens or base_config.budget_tokens,
-                encoding=notice.encoding or base_config.encoding,
-            )
-            parts = await digest(notice, size, ingest_config, notice.paste_ref)
-            follow_up = _secrete_digest(
-                envelope,
-                msgspec.structs.replace(parts.payload, follow_up_of=notice.deferred_envelope_id),
-                parts.tier,
-                instance=settings.instance,
-                signer=signer,
-                now=utc_now(),
-            )
-            return [Output(tract.subjects.absorption_in, follow_up)]
-
-        async def serve_frame(msg: Any) -> None:
-            limit = tract.nc.max_payload - INLINE_HEADROOM
-            await msg.respond(encode(await _answer_frame_request(store, msg.data, limit)))
-
-        async def serve_raw(msg: Any) -> None:
-            limit = tract.nc.max_payload - INLINE_HEADROOM
-            await msg.respond(encode(await answer_raw_request(store, msg.data, limit)))
-
-        await tract.nc.subscribe(tract.subjects.frames_get, queue=STOMACH.name, cb=serve_frame)
-        # Only the operator user may publish here (see organs.operations.security); no organ can.
-        await tract.nc.subscribe(tract.subjects.frames_raw, queue=STOMACH.name, cb=serve_raw)
-        main, deferred, large = STOMACH.consumers
-        return [
-            WorkerSpec(
-                organ=STOMACH.name, durable=main.durable, subject=main.address(tract.subjects), handle=handle_paste
-            ),
-            WorkerSpec(
-                organ=STOMACH.name,
-                durable=deferred.durable,
-                subject=deferred.address(tract.subjects),
-                handle=handle_deferred,
-                batch=1,
-                gate=lambda: main_backlog["pending"] == 0,
-            ),
-            # One large paste at a time, each in a child process of its own.
-            WorkerSpec(
-                organ=STOMACH.name,
-                durable=large.durable,
-                subject=large.address(tract.subjects),
-                handle=handle_paste,
-                batch=1,
-            ),
-        ]
+        return await StomachOrgan(tract, settings, config, signer=signer, limits=limits).start()
 
     return build
 
