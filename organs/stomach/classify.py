@@ -75,6 +75,7 @@ count, in ``organs.stomach.signals``, ``trace_shapes`` and ``line_shapes``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from envelopes.types import SegmentKind
 from organs.stomach.distill.text import plural
@@ -268,42 +269,48 @@ def _console_rung(lines: list[str]) -> Classification | None:
     prompts = sum(1 for line in lines if is_prompt(line))
     if prompts >= 2 or is_ci_marker(lines[0]):
         return Classification(
-            "log", f"rung 3b: a terminal session or CI job ({plural(prompts, 'command')} over {len(lines)} lines)"
+            "log", f"a terminal session or CI job ({plural(prompts, 'command')} over {len(lines)} lines)"
         )
     output = lines[1:]
     found = _walk(output, console=False)
     kind: SegmentKind = "log" if found.kind in ("prose", "path_ref") else found.kind
-    return Classification(kind, f"rung 3b: a terminal session (a command, then output: {found.reason})")
+    return Classification(kind, f"a terminal session (a command, then output: {found.reason})")
 
 
-LADDER = (
-    trace_rung,
-    _console_rung,
-    timestamped_log_rung,
-    delimited_record_log_rung,
-    json_lines_rung,
-    source_column_rung,
-    diagnostics_rung,
-    test_report_rung,
-    delimited_table_rung,
-    result_table_rung,
-    record_log_rung,
-    weak_log_rung,
-    aligned_table_rung,
-    listing_rung,
-    numbered_records_rung,
-    code_rung,
+Rung = Callable[[list[str]], Classification | None]
+
+# Each rung with its label, in the order they are tried: the label a reason opens with is read from here, so
+# reordering the ladder is one edit. (Rungs 1, a fence, and 2, a lone path, are tried before the walk.)
+LADDER: tuple[tuple[str, Rung], ...] = (
+    ("3", trace_rung),
+    ("3b", _console_rung),
+    ("4", timestamped_log_rung),
+    ("4b", delimited_record_log_rung),
+    ("4c", json_lines_rung),
+    ("4d", source_column_rung),
+    ("4e", diagnostics_rung),
+    ("4f", test_report_rung),
+    ("5", delimited_table_rung),
+    ("5b", result_table_rung),
+    ("5c", record_log_rung),
+    ("6", weak_log_rung),
+    ("7", aligned_table_rung),
+    ("7a", listing_rung),
+    ("7b", numbered_records_rung),
+    ("8", code_rung),
 )
+# What no rung fired on is prose, under the last rung's label (code and prose share the ladder's last step).
+_PROSE_LABEL = LADDER[-1][0]
 
 
 def _walk(lines: list[str], *, console: bool = True) -> Classification:
-    for rung in LADDER:
+    for label, rung in LADDER:
         if rung is _console_rung and not console:
             continue
         found = rung(lines)
         if found is not None:
-            return found
-    return Classification("prose", "rung 8: prose (no rung above fired)")
+            return Classification(found.kind, f"rung {label}: {found.reason}")
+    return Classification("prose", f"rung {_PROSE_LABEL}: prose (no rung above fired)")
 
 
 # Fence tags that name a program's output rather than a language.

@@ -1,8 +1,8 @@
 """The rungs of the classification ladder, each a test of one shape over a block's sample.
 
 Each rung takes the sampled lines (escapes removed, each cut to ``LINE_PREFIX``)
-and names a kind with its reason, or passes. The order they are tried in, and
-why it is load-bearing, is ``organs.stomach.classify``'s to say.
+and names a kind with its reason, or passes. The order they are tried in, why it
+is load-bearing, and each rung's label (``rung 4c: ...``), are ``organs.stomach.classify``'s ``LADDER``.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def trace_rung(lines: list[str]) -> Classification | None:
         return None
     return Classification(
         "stack_trace",
-        f"rung 3: stack trace ({first_kind} header, {frames} frames, {trace_lines}/{len(lines)} trace lines)",
+        f"stack trace ({first_kind} header, {frames} frames, {trace_lines}/{len(lines)} trace lines)",
     )
 
 
@@ -127,7 +127,7 @@ def timestamped_log_rung(lines: list[str]) -> Classification | None:
     if not any(level_of(line) is not None for line in lines):
         return None
     return Classification(
-        "log", f"rung 4: timestamped log ({clocked}/{len(lines)} lines start with a clock; level token present)"
+        "log", f"timestamped log ({clocked}/{len(lines)} lines start with a clock; level token present)"
     )
 
 
@@ -158,7 +158,7 @@ def delimited_record_log_rung(lines: list[str]) -> Classification | None:
     if records * 2 < len(lines):
         return None
     return Classification(
-        "log", f"rung 4b: clock-led delimited records with a free-text last field ({records}/{len(lines)} lines)"
+        "log", f"clock-led delimited records with a free-text last field ({records}/{len(lines)} lines)"
     )
 
 
@@ -166,7 +166,7 @@ def json_lines_rung(lines: list[str]) -> Classification | None:
     records = sum(1 for line in lines if is_json_record(line))
     if records * 2 < len(lines) or records == 0:
         return None
-    return Classification("log", f"rung 4c: JSON lines with log fields ({records}/{len(lines)} lines)")
+    return Classification("log", f"JSON lines with log fields ({records}/{len(lines)} lines)")
 
 
 def source_column_rung(lines: list[str]) -> Classification | None:
@@ -189,7 +189,7 @@ def source_column_rung(lines: list[str]) -> Classification | None:
     if prefixed * 10 < len(lines) * 8 or len(sources) > max(2, prefixed // 3) or messages * 2 < prefixed:
         return None
     return Classification(
-        "log", f"rung 4d: lines prefixed by a source column ({len(sources)} sources, {prefixed}/{len(lines)} lines)"
+        "log", f"lines prefixed by a source column ({len(sources)} sources, {prefixed}/{len(lines)} lines)"
     )
 
 
@@ -212,7 +212,7 @@ def diagnostics_rung(lines: list[str]) -> Classification | None:
     diagnostics = sum(1 for line in written if _diagnostic(line))
     if diagnostics == 0 or not (_diagnostic(written[0]) or diagnostics * 4 >= len(written)):
         return None
-    return Classification("log", f"rung 4e: compiler or build diagnostics ({diagnostics}/{len(written)} lines)")
+    return Classification("log", f"compiler or build diagnostics ({diagnostics}/{len(written)} lines)")
 
 
 def test_report_rung(lines: list[str]) -> Classification | None:
@@ -220,7 +220,7 @@ def test_report_rung(lines: list[str]) -> Classification | None:
     reported = sum(1 for line in written if is_test_report(line))
     if not written or reported < min(2, len(written)) or reported * 4 < len(written):
         return None
-    return Classification("log", f"rung 4f: a test run's report ({reported}/{len(written)} runner lines)")
+    return Classification("log", f"a test run's report ({reported}/{len(written)} runner lines)")
 
 
 def _same_count_share(counts: list[int]) -> tuple[int, float]:
@@ -253,10 +253,10 @@ def delimited_table_rung(lines: list[str]) -> Classification | None:
         return None
     pipe_columns, pipe_share = _same_count_share([_pipe_cells(line) for line in lines])
     if pipe_columns >= 2 and pipe_share >= 0.9:
-        return Classification("table", f"rung 5: pipe-delimited table ({pipe_columns} columns)")
+        return Classification("table", f"pipe-delimited table ({pipe_columns} columns)")
     tab_columns, tab_share = _same_count_share([line.count("\t") + 1 for line in lines])
     if tab_columns >= 2 and tab_share >= 0.9:
-        return Classification("table", f"rung 5: tab-delimited table ({tab_columns} columns)")
+        return Classification("table", f"tab-delimited table ({tab_columns} columns)")
     try:
         comma_counts = [len(row) for row in csv.reader(lines)]
     except csv.Error:
@@ -265,7 +265,7 @@ def delimited_table_rung(lines: list[str]) -> Classification | None:
         return None
     comma_columns, comma_share = _same_count_share(comma_counts)
     if comma_columns >= 2 and comma_share >= 0.9 and _comma_cells_read_like_values(lines, comma_columns):
-        return Classification("table", f"rung 5: comma-delimited table ({comma_columns} columns, value-like cells)")
+        return Classification("table", f"comma-delimited table ({comma_columns} columns, value-like cells)")
     return None
 
 
@@ -284,7 +284,7 @@ def result_table_rung(lines: list[str]) -> Classification | None:
     boxed = sum(1 for line in lines if line.startswith("+-") and is_psql_rule(line))
     if not ((ruled and counted) or boxed >= 2):
         return None
-    return Classification("table", f"rung 5b: SQL client result table ({max(ruled, boxed // 2)} result sets)")
+    return Classification("table", f"SQL client result table ({max(ruled, boxed // 2)} result sets)")
 
 
 def _record_start(line: str) -> bool:
@@ -305,7 +305,7 @@ def record_log_rung(lines: list[str]) -> Classification | None:
     leveled = level_of(lines[0]) is not None and leading_stamp(lines[0]) is not None
     if starts < 2 and not leveled:
         return None
-    return Classification("log", f"rung 5c: multi-line log records ({starts} record headers over {len(lines)} lines)")
+    return Classification("log", f"multi-line log records ({starts} record headers over {len(lines)} lines)")
 
 
 _BRACKETED_PREFIX = re.compile(r"\s*\[[^\]\n]{1,80}\] ")
@@ -345,7 +345,7 @@ def weak_log_rung(lines: list[str]) -> Classification | None:
     if signalled * 2 < len(lines) or signalled == 0:
         return None
     return Classification(
-        "log", f"rung 6: log without leading timestamps ({signalled}/{len(lines)} lines carry a level, tag or clock)"
+        "log", f"log without leading timestamps ({signalled}/{len(lines)} lines carry a level, tag or clock)"
     )
 
 
@@ -359,7 +359,7 @@ def aligned_table_rung(lines: list[str]) -> Classification | None:
     full_rows = sum(1 for count in filled if count >= len(columns) - 1)
     if full_rows * 10 < len(lines) * 8:
         return None
-    return Classification("table", f"rung 7: whitespace-aligned table ({len(columns)} columns)")
+    return Classification("table", f"whitespace-aligned table ({len(columns)} columns)")
 
 
 def listing_rung(lines: list[str]) -> Classification | None:
@@ -369,7 +369,7 @@ def listing_rung(lines: list[str]) -> Classification | None:
     covered = sum(1 for line in lines if listing_key(line) or line.startswith((" ", "\t")))
     if aligned < 3 or keyed * 2 < len(lines) or covered * 10 < len(lines) * 9:
         return None
-    return Classification("table", f"rung 7a: aligned key/value listing ({keyed}/{len(lines)} keyed lines)")
+    return Classification("table", f"aligned key/value listing ({keyed}/{len(lines)} keyed lines)")
 
 
 _NUMBERED_RECORD = re.compile(r"(?:- )?\d{5,20} \S")
@@ -381,7 +381,7 @@ def numbered_records_rung(lines: list[str]) -> Classification | None:
     numbered = sum(1 for line in lines if _NUMBERED_RECORD.match(line) is not None)
     if len(lines) < 3 or numbered * 10 < len(lines) * 8:
         return None
-    return Classification("log", f"rung 7b: numbered machine records ({numbered}/{len(lines)} lines open with an id)")
+    return Classification("log", f"numbered machine records ({numbered}/{len(lines)} lines open with an id)")
 
 
 _CODE_LINE = re.compile(
@@ -409,4 +409,4 @@ def code_rung(lines: list[str]) -> Classification | None:
     shaped = sum(1 for line in lines if _CODE_LINE.match(line) is not None)
     if shaped * 2 < len(lines) or shaped == 0:
         return None
-    return Classification("code", f"rung 8: unfenced code ({shaped}/{len(lines)} code-shaped lines)")
+    return Classification("code", f"unfenced code ({shaped}/{len(lines)} code-shaped lines)")

@@ -27,7 +27,7 @@ from tests.support.hostile import PathologicalLine, pathological_lines, repeat_t
 ASK = "Why is this slow?"
 
 RUNGS: list[tuple[str, Callable[[list[str]], Classification | None]]] = [
-    (rung.__name__, rung) for rung in ladder.LADDER
+    (rung.__name__, rung) for _, rung in ladder.LADDER
 ]
 SEGMENT_KINDS = get_args(SegmentKind)
 
