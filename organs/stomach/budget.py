@@ -10,7 +10,7 @@
   a weighted water-fill: a segment that asks less than its part takes only what
   it asks, and the rest is shared again.
 * Served. A segment whose full text fits its share is served full; a compact
-  rendering is served only when it saves at least ``MEANINGFUL_SAVING`` of the
+  rendering is served only when it saves at least ``meaningful_saving`` of the
   full text's tokens. An overrun gives way in three steps, lowest value first
   (among equals the later segment): full texts that saved little become their
   compact renderings, renderings that follow a target are rendered again smaller,
@@ -24,11 +24,10 @@ from typing import Literal, Protocol, TypeVar
 
 from envelopes.types import FrameKind
 from organs.stomach.asked import AskTerms
-from organs.stomach.distill.text import CHARS_PER_TOKEN
 from organs.stomach.signals import is_alert
+from organs.stomach.tuning import StomachTuning
 
 __all__ = [
-    "MEANINGFUL_SAVING",
     "TARGETED_KINDS",
     "Budgeted",
     "allocate",
@@ -40,23 +39,7 @@ __all__ = [
     "weigh",
 ]
 
-# A compact rendering that saves less than this share of the full text's tokens is not worth what it leaves out.
-MEANINGFUL_SAVING = 0.25
-_VALUE: dict[FrameKind, int] = {"stack_trace": 5, "log": 3, "table": 2, "code": 2, "note": 1}
-_ALERT_VALUE = 3
-_ASK_VALUE = 2
-_ASK_TERMS_COUNTED = 3
-_LAST_SEGMENT_VALUE = 2
-# The closing lines of the paste's last evidence segment claim a share before ordinary lines.
-_SUMMARY_LINES = 12
-# What a claimed rendering adds around its lines: a header and elision notes.
-_CLAIM_OVERHEAD = 24
 _DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
-# How much of a long segment's head and tail is read for its value: its value is known before it is rendered.
-_VALUE_HEAD_CHARS = 24 * 1024
-_VALUE_TAIL_CHARS = 8 * 1024
-# A rendering is not shrunk below this many tokens to absorb an overrun: so small, it says next to nothing.
-_SMALLEST_SHRUNK = 48
 # The kinds whose rendering follows its target, so it can be rendered again smaller.
 TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note", "table", "stack_trace"})
 
@@ -85,7 +68,7 @@ def shorter_compact(evidence: Budgeted) -> bool:
     return evidence.compact is not None and len(evidence.compact) < len(evidence.text)
 
 
-def best_representation(evidence: Budgeted) -> Literal["compact", "full"]:
+def best_representation(evidence: Budgeted, meaningful_saving: float) -> Literal["compact", "full"]:
     """Full when it fits the segment's share or the compact rendering saves too little; else compact.
 
     A compact rendering must be smaller than the full text in characters and in tokens to be served at all.
@@ -94,7 +77,7 @@ def best_representation(evidence: Budgeted) -> Literal["compact", "full"]:
         return "full"
     if evidence.full_tokens <= evidence.share:
         return "full"
-    saves = evidence.full_tokens - evidence.compact_tokens >= evidence.full_tokens * MEANINGFUL_SAVING
+    saves = evidence.full_tokens - evidence.compact_tokens >= evidence.full_tokens * meaningful_saving
     return "compact" if saves else "full"
 
 
@@ -107,7 +90,7 @@ def salient(ask: AskTerms) -> Callable[[str], int]:
     return lambda line: 2 if is_alert(line) else 1 if ask and ask.hits(line) > 0 else 0
 
 
-def weigh(items: list[_Item], ask: AskTerms) -> None:
+def weigh(items: list[_Item], ask: AskTerms, tuning: StomachTuning) -> None:
     """Set each segment's value and claim from a bounded head and tail of its text.
 
     The value is its kind's, raised for alert lines, for the ask's terms and for being the paste's
@@ -116,14 +99,15 @@ def weigh(items: list[_Item], ask: AskTerms) -> None:
     A lone segment shares with nothing, so it is not read for either.
     """
     if len(items) == 1:
-        items[0].value, items[0].claim = _VALUE[items[0].kind], 0
+        items[0].value, items[0].claim = tuning.value_of(items[0].kind), 0
         return
     for position, item in enumerate(items):
         text = item.text
-        if len(text) > _VALUE_HEAD_CHARS + _VALUE_TAIL_CHARS:
-            text = text[:_VALUE_HEAD_CHARS] + "\n" + text[-_VALUE_TAIL_CHARS:]
+        head, tail = tuning.value_head_chars, tuning.value_tail_chars
+        if len(text) > head + tail:
+            text = text[:head] + "\n" + text[-tail:]
         lines = text.split("\n")
-        value = _VALUE[item.kind]
+        value = tuning.value_of(item.kind)
         claimed = 0
         alerts = False
         shapes: set[str] = set()
@@ -137,14 +121,14 @@ def weigh(items: list[_Item], ask: AskTerms) -> None:
                     shapes.add(shape)
                     claimed += len(line)
         if alerts:
-            value += _ALERT_VALUE
+            value += tuning.alert_value
         if ask:
-            value += _ASK_VALUE * min(ask.hits(text), _ASK_TERMS_COUNTED)
+            value += tuning.ask_value * min(ask.hits(text), tuning.ask_terms_counted)
         if position == len(items) - 1 and len(items) > 1:
-            value += _LAST_SEGMENT_VALUE
-            claimed += sum(len(line) for line in lines[-_SUMMARY_LINES:])
+            value += tuning.last_segment_value
+            claimed += sum(len(line) for line in lines[-tuning.summary_lines :])
         item.value = value
-        item.claim = int(claimed / CHARS_PER_TOKEN) + _CLAIM_OVERHEAD if claimed else 0
+        item.claim = int(claimed / tuning.chars_per_token) + tuning.claim_overhead if claimed else 0
 
 
 def _water_fill(items: list[_Item], demands: dict[str, int], budget: int) -> dict[str, int]:
@@ -163,7 +147,7 @@ def _water_fill(items: list[_Item], demands: dict[str, int], budget: int) -> dic
     return grants
 
 
-def allocate(evidence: list[_Item], budget: int, *, exact: bool) -> None:
+def allocate(evidence: list[_Item], budget: int, tuning: StomachTuning, *, exact: bool) -> None:
     """Share the budget out by value: claims first, then the rest of each segment's size.
 
     Both rounds are a weighted water-fill (``_water_fill``): first each segment's claim (its
@@ -172,7 +156,7 @@ def allocate(evidence: list[_Item], budget: int, *, exact: bool) -> None:
     """
 
     def size(item: Budgeted) -> int:
-        return item.full_tokens if exact else int(len(item.text) / CHARS_PER_TOKEN) + 1
+        return item.full_tokens if exact else int(len(item.text) / tuning.chars_per_token) + 1
 
     claims = _water_fill(evidence, {item.frame_id: min(item.claim, size(item)) for item in evidence}, budget)
     rest = _water_fill(
@@ -191,7 +175,7 @@ def served_tokens(item: Budgeted, representation: str) -> int:
 
 
 def fit_budget(
-    evidence: list[_Item], budget: int, shrink: Callable[[_Item, int], bool]
+    evidence: list[_Item], budget: int, shrink: Callable[[_Item, int], bool], tuning: StomachTuning
 ) -> dict[str, Literal["compact", "full", "reference"]]:
     """How each frame is served so the total fits the budget, lowest value giving way first.
 
@@ -201,7 +185,7 @@ def fit_budget(
     then whole frames become references.
     """
     chosen: dict[str, Literal["compact", "full", "reference"]] = {
-        item.frame_id: best_representation(item) for item in evidence
+        item.frame_id: best_representation(item, tuning.meaningful_saving) for item in evidence
     }
     total = sum(served_tokens(item, chosen[item.frame_id]) for item in evidence)
     yielding = sorted(evidence, key=lambda item: (item.value, -item.index))
@@ -216,7 +200,7 @@ def fit_budget(
             return chosen
         served = served_tokens(item, chosen[item.frame_id])
         limit = served - (total - budget)
-        if item.kind in TARGETED_KINDS and limit >= _SMALLEST_SHRUNK and shrink(item, limit):
+        if item.kind in TARGETED_KINDS and limit >= tuning.smallest_shrunk and shrink(item, limit):
             chosen[item.frame_id] = "compact"
             total -= served - item.compact_tokens
     for item in yielding:

@@ -35,7 +35,7 @@ so is a deferred one, of which nothing is rendered for the counting to overlap.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from envelopes.types import DegradationTier, Frame, FrameKind, SegmentKind, SegmentReport
@@ -60,7 +60,6 @@ from organs.stomach.budget import (
     shorter_compact,
     weigh,
 )
-from organs.stomach.distill.log import CONFIG as LOG_CONFIG
 from organs.stomach.distill.log import LogDistiller
 from organs.stomach.distill.table import distill_table
 from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
@@ -68,7 +67,8 @@ from organs.stomach.distill.trace import distill_trace
 from organs.stomach.redact import PasteRedaction, describe, redact_paste
 from organs.stomach.segments import Plan, Segment, cut_blocks, plan_blocks, segment_texts
 from organs.stomach.tiers import choose_tier
-from organs.stomach.timestamps import leading_stamp, window_of
+from organs.stomach.timestamps import window_of_lines
+from organs.stomach.tuning import StomachTuning
 from organs.text_views import HandedText, digest_in_pieces, utf8_size
 
 __all__ = ["ContextQuery", "IngestBundle", "IngestConfig", "IngestProvider", "ingest_paste"]
@@ -80,13 +80,8 @@ _FRAME_KIND: dict[SegmentKind, FrameKind] = {
     "table": "table",
     "prose": "note",
 }
-# What a deferred frame's compact rendering aims at when someone asks for it later.
-_LAZY_TARGET_TOKENS = 1024
-_RERENDER_ATTEMPTS = 2
-_RERENDER_MARGIN = 0.95
-# Head-and-tail renderings grow with their target; one served under this share of its share is rendered again.
+# Head-and-tail renderings grow with their target; one served under ``undershoot`` of its share is rendered again.
 _GROWING_KINDS: frozenset[FrameKind] = frozenset({"code", "note"})
-_UNDERSHOOT = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +102,8 @@ class IngestConfig:
     max_blocks: int = 2048
     # Personal-data categories to pseudonymise (``ICHOR_REDACT``); credentials are always redacted.
     redact_personal: frozenset[str] = frozenset()
+    # Every tuning number of the pipeline and its distillers (``organs.stomach.tuning``).
+    tuning: StomachTuning = field(default_factory=StomachTuning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,12 +148,14 @@ class IngestProvider:
         encoding: str,
         tier: DegradationTier,
         render_later: Callable[[_Evidence], None],
+        meaningful_saving: float,
     ) -> None:
         self._frames = frames
         self._evidence = evidence
         self._encoding = encoding
         self._tier = tier
         self._render_later = render_later
+        self._meaningful_saving = meaningful_saving
 
     @property
     def frames(self) -> tuple[Frame, ...]:
@@ -176,7 +175,8 @@ class IngestProvider:
             return _build_frame(evidence, "full", self._encoding, self._tier, retrieved=True)
         if evidence.compact is None:
             self._render_later(evidence)
-        return _build_frame(evidence, best_representation(evidence), self._encoding, self._tier)
+        representation = best_representation(evidence, self._meaningful_saving)
+        return _build_frame(evidence, representation, self._encoding, self._tier)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,28 +250,28 @@ def _set_full_tokens(items: list[_Evidence], tokens: dict[str, int]) -> None:
         item.received_tokens = tokens[item.received]
 
 
-def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskTerms) -> None:
+def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskTerms, tuning: StomachTuning) -> None:
     """Set the compact rendering, the title detail and the time window; -1 tokens means not yet measured."""
     detail: str | None = None
     evidence.compact_tokens = -1
     cheap = tier != "full"
     if evidence.kind == "log":
         if evidence.distiller is None:
-            evidence.distiller = LogDistiller(evidence.text, ask)
+            evidence.distiller = LogDistiller(evidence.text, ask, tuning)
         digest = evidence.distiller.render(evidence.target, encoding, mine=not cheap)
         evidence.compact = digest.rendering
         evidence.compact_tokens = -1 if digest.tokens is None else digest.tokens
         evidence.valid_from, evidence.valid_to = digest.valid_from, digest.valid_to
     elif evidence.kind == "stack_trace":
-        trace = distill_trace(evidence.text, evidence.target)
+        trace = distill_trace(evidence.text, evidence.target, tuning)
         evidence.compact, detail = trace.rendering, trace.exception
-        # Both ends are read, so the stamps bound the whole trace, not its first two thousand lines.
+        # Both ends are read, so the stamps bound the whole trace, not its first lines.
         lines = evidence.text.split("\n")
-        ends = lines if len(lines) <= 2000 else lines[:1000] + lines[-1000:]
-        stamps = [line[: stamp.end] for line in ends if (stamp := leading_stamp(line))]
-        evidence.valid_from, evidence.valid_to = window_of(stamps)
+        evidence.valid_from, evidence.valid_to = window_of_lines(lines, tuning.window_edge_lines)
     elif evidence.kind == "table":
-        table = distill_table(evidence.text, infer_types=not cheap, ask=ask, target_tokens=evidence.target)
+        table = distill_table(
+            evidence.text, infer_types=not cheap, ask=ask, target_tokens=evidence.target, tuning=tuning
+        )
         evidence.compact = table.rendering
         detail = f"{thousands(table.rows)} rows {TIMES} {thousands(table.columns)} columns"
     else:
@@ -279,7 +279,7 @@ def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskT
         fits = 0 < evidence.full_tokens <= evidence.target
         why = "with an alert level or the ask's terms"
         evidence.compact = (
-            evidence.text if fits else kept_and_ends(evidence.text, evidence.target, salient(ask), why=why)
+            evidence.text if fits else kept_and_ends(evidence.text, evidence.target, salient(ask), tuning, why=why)
         )
     evidence.title = _title(evidence, detail)
 
@@ -305,6 +305,7 @@ def ingest_paste(
         text = text.take()
     config = config or IngestConfig()
     encoding = config.encoding
+    tuning = config.tuning
     tier, tier_reason = choose_tier(
         len(text),
         budget_tokens=config.budget_tokens,
@@ -378,10 +379,10 @@ def ingest_paste(
         _set_full_tokens(items, segment_tokens)
     ask = AskTerms.of("\n\n".join(plan.goal_pieces))
     if tier != "deferred":
-        weigh(items, ask)
-        allocate(items, config.budget_tokens, exact=segment_tokens is not None)
+        weigh(items, ask, tuning)
+        allocate(items, config.budget_tokens, tuning, exact=segment_tokens is not None)
         for item in items:
-            _render(item, encoding, tier, ask)
+            _render(item, encoding, tier, ask, tuning)
     else:
         for item in items:
             item.title = _title(item, None)
@@ -398,7 +399,7 @@ def ingest_paste(
 
         def render(target: int) -> int:
             item.target = target
-            _render(item, encoding, tier, ask)
+            _render(item, encoding, tier, ask, tuning)
             if item.compact_tokens < 0:
                 # A rendering grown back into the whole text is not counted again: each text once.
                 same = item.compact == item.text and item.full_tokens > 0
@@ -406,7 +407,7 @@ def ingest_paste(
             return item.compact_tokens
 
         # The first rendering within the limit ends the search, so it is the one the item now holds.
-        fitted = fit_tokens(render, lambda tokens: tokens, limit, start=start, rounds=_RERENDER_ATTEMPTS)
+        fitted = fit_tokens(render, lambda tokens: tokens, limit, start=start, rounds=tuning.rerender_attempts)
         if fitted is None or not shorter_compact(item):
             item.compact, item.compact_tokens, item.target = before
             return False
@@ -418,29 +419,30 @@ def ingest_paste(
             continue
         if item.compact_tokens > item.target:
             # Renderings planned by a characters-per-token estimate can overshoot; ask again, scaled down.
-            refit(item, item.share, max(int(item.target * item.share / item.compact_tokens * _RERENDER_MARGIN), 1))
-        elif item.kind in _GROWING_KINDS and item.compact_tokens < item.share * _UNDERSHOOT:
+            scaled = int(item.target * item.share / item.compact_tokens * tuning.rerender_margin)
+            refit(item, item.share, max(scaled, 1))
+        elif item.kind in _GROWING_KINDS and item.compact_tokens < item.share * tuning.undershoot:
             # Or undershoot, leaving a share unused: ask again, scaled up; kept only if it fits and shows more.
             shown = item.compact, item.compact_tokens, item.target
-            grown = int(item.target * item.share / max(item.compact_tokens, 1) * _RERENDER_MARGIN)
+            grown = int(item.target * item.share / max(item.compact_tokens, 1) * tuning.rerender_margin)
             if not refit(item, item.share, grown) or item.compact_tokens <= shown[1]:
                 item.compact, item.compact_tokens, item.target = shown
     if tier == "deferred":
         chosen: dict[str, Literal["compact", "full", "reference"]] = dict.fromkeys(evidence, "reference")
     else:
-        chosen = fit_budget(items, config.budget_tokens, refit)
-        _fill_logs(items, chosen, config.budget_tokens, encoding)
+        chosen = fit_budget(items, config.budget_tokens, refit, tuning)
+        _fill_logs(items, chosen, config.budget_tokens, encoding, tuning)
     frames = tuple(_build_frame(item, chosen[item.frame_id], encoding, tier) for item in items)
     served = {frame.id: frame for frame in frames}
     report = tuple(_report(index, segment, served, segment_tokens) for index, segment in enumerate(plan.segments))
 
     def render_later(item: _Evidence) -> None:
-        item.target = max(config.budget_tokens, _LAZY_TARGET_TOKENS)
-        _render(item, encoding, "shallow", ask)
+        item.target = max(config.budget_tokens, tuning.lazy_target_tokens)
+        _render(item, encoding, "shallow", ask, tuning)
         if shorter_compact(item) and item.compact_tokens < 0:
             item.compact_tokens = count_tokens(item.compact or "", encoding)
 
-    provider = IngestProvider(frames, evidence, encoding, tier, render_later)
+    provider = IngestProvider(frames, evidence, encoding, tier, render_later, tuning.meaningful_saving)
     query = ContextQuery(
         goal="\n\n".join(plan.goal_pieces), anchors=tuple(plan.anchors), budget_tokens=config.budget_tokens
     )
@@ -448,14 +450,18 @@ def ingest_paste(
 
 
 def _fill_logs(
-    items: list[_Evidence], chosen: dict[str, Literal["compact", "full", "reference"]], budget: int, encoding: str
+    items: list[_Evidence],
+    chosen: dict[str, Literal["compact", "full", "reference"]],
+    budget: int,
+    encoding: str,
+    tuning: StomachTuning,
 ) -> None:
     """What the budget has left goes to the logs served compact, the most valued first: after its templates, a
     log shows as many of its own lines as fit (``LogDistiller.filled``). Only the leftover: every frame's share
     was settled first, so no frame gives way to a fuller log."""
     spare = budget - sum(served_tokens(item, chosen[item.frame_id]) for item in items)
     for item in sorted(items, key=lambda item: (-item.value, item.index)):
-        if spare < LOG_CONFIG.fill_min_tokens:
+        if spare < tuning.log.fill_min_tokens:
             return
         if item.kind != "log" or chosen[item.frame_id] != "compact" or item.distiller is None:
             continue

@@ -12,11 +12,11 @@ local offset would be a guess, whereas UTC is the convention servers log in.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["LeadingStamp", "format_instant", "leading_stamp", "read_instant", "window_of"]
+__all__ = ["LeadingStamp", "format_instant", "leading_stamp", "read_instant", "window_of", "window_of_lines"]
 
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 _MONTH_NUMBER = {name: index for index, name in enumerate(_MONTHS.split("|"), start=1)}
@@ -194,6 +194,15 @@ def window_of(stamp_texts: Iterable[str]) -> tuple[str | None, str | None]:
         return format_instant(min(instants, key=_sort_key)), format_instant(max(instants, key=_sort_key))
     except ValueError:
         return None, None
+
+
+def window_of_lines(lines: Sequence[str], edge_lines: int | None = None) -> tuple[str | None, str | None]:
+    """The time window of the lines' leading stamps (``window_of``); with ``edge_lines``, of the first and last
+    that many lines only, so a long text read in part is still bounded at both ends. The one home of a frame's
+    window: every kind reads it here (a log's records hand ``window_of`` the stamps they found)."""
+    if edge_lines is not None and len(lines) > 2 * edge_lines:
+        lines = [*lines[:edge_lines], *lines[-edge_lines:]]
+    return window_of([line[: stamp.end] for line in lines if (stamp := leading_stamp(line))])
 
 
 def _undated(text: str) -> bool:

@@ -10,8 +10,11 @@ from hypothesis import strategies as st
 from envelopes.types import FrameKind
 from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.asked import AskTerms
-from organs.stomach.budget import MEANINGFUL_SAVING, allocate, best_representation, fit_budget, weigh
+from organs.stomach.budget import allocate, best_representation, fit_budget, weigh
+from organs.stomach.tuning import StomachTuning
 from tests.support.honesty import assert_bundle_honest
+
+TUNING = StomachTuning()
 
 
 def _served(text: str, budget: int) -> str:
@@ -61,18 +64,18 @@ def _rendered(full: int, compact: int, share: int, *, kind: FrameKind = "log", i
 
 
 def test_compact_is_served_only_when_it_saves_a_meaningful_share() -> None:
-    saving = int(1000 * MEANINGFUL_SAVING)
-    assert best_representation(_rendered(1000, 1000 - saving + 10, 500)) == "full"
-    assert best_representation(_rendered(1000, 1000 - saving - 10, 500)) == "compact"
-    assert best_representation(_rendered(1000, 100, 1000)) == "full"
+    saving = int(1000 * TUNING.meaningful_saving)
+    assert best_representation(_rendered(1000, 1000 - saving + 10, 500), TUNING.meaningful_saving) == "full"
+    assert best_representation(_rendered(1000, 1000 - saving - 10, 500), TUNING.meaningful_saving) == "compact"
+    assert best_representation(_rendered(1000, 100, 1000), TUNING.meaningful_saving) == "full"
 
 
 def test_an_overrun_turns_little_saving_full_texts_compact_before_any_reference() -> None:
     items = [_rendered(1000, 900, 600, index=0), _rendered(300, 100, 300, kind="note", index=1, value=3)]
-    chosen = fit_budget(items, 1200, lambda item, limit: False)
+    chosen = fit_budget(items, 1200, lambda item, limit: False, TUNING)
     assert chosen == {"id0": "compact", "id1": "full"}
-    assert fit_budget(items, 1000, lambda item, limit: False) == {"id0": "compact", "id1": "compact"}
-    assert fit_budget(items, 500, lambda item, limit: False) == {"id0": "reference", "id1": "compact"}
+    assert fit_budget(items, 1000, lambda item, limit: False, TUNING) == {"id0": "compact", "id1": "compact"}
+    assert fit_budget(items, 500, lambda item, limit: False, TUNING) == {"id0": "reference", "id1": "compact"}
 
 
 def test_an_overrun_is_absorbed_by_rendering_smaller_before_a_reference() -> None:
@@ -82,7 +85,7 @@ def test_an_overrun_is_absorbed_by_rendering_smaller_before_a_reference() -> Non
         item.compact_tokens = limit
         return True
 
-    assert fit_budget(items, 900, shrink) == {"id0": "compact", "id1": "compact"}
+    assert fit_budget(items, 900, shrink, TUNING) == {"id0": "compact", "id1": "compact"}
     assert items[0].compact_tokens == 800
 
 
@@ -92,7 +95,7 @@ def test_shares_follow_value_and_a_small_segment_takes_only_its_size() -> None:
         _Item("b", "log", "b", 1, value=3, full_tokens=5000),
         _Item("c", "note", "c", 2, value=1, full_tokens=50),
     ]
-    allocate(items, 1000, exact=True)
+    allocate(items, 1000, TUNING, exact=True)
     assert items[2].share == 50
     assert items[1].share > 2 * items[0].share
     assert sum(item.share for item in items) <= 1000
@@ -102,7 +105,7 @@ def test_alert_lines_the_ask_and_the_last_place_raise_value_and_claim() -> None:
     plain = _Item("a", "log", "10:00 INFO start\n10:01 INFO tick", 0)
     alert = _Item("b", "log", "10:00 INFO start\n10:01 ERROR disk full", 1)
     asked = _Item("c", "log", "10:00 INFO start\n10:01 INFO quota for tenant_42", 2)
-    weigh([plain, alert, asked], AskTerms.of("Why is tenant_42 over quota?"))
+    weigh([plain, alert, asked], AskTerms.of("Why is tenant_42 over quota?"), TUNING)
     assert alert.value > plain.value and alert.claim > 0 and plain.claim == 0
     assert asked.value > alert.value
 

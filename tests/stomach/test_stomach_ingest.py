@@ -279,12 +279,14 @@ def test_huge_paste_goes_deferred() -> None:
 
 
 def test_masking_keeps_name_leads_and_collapses_runs() -> None:
-    from organs.stomach.distill.log import mask_variables
+    from organs.stomach.distill.log import LogConfig, mask_variables
 
-    assert mask_variables("Added attempt_1445_0020_m_0 to list") == "Added attempt_<*> to list"
-    assert mask_variables("at a.B.run(Thread.java:745)") == "at a.B.run(Thread.java:<*>)"
-    assert mask_variables("- 1117838570 2005.06.03 R02-M1 RAS KERNEL ok") == "- <*> RAS KERNEL ok"
-    assert mask_variables("user=bob took 12 ms") == "user=<*> took <*> ms"
+    prefix = LogConfig().mask_prefix
+
+    assert mask_variables("Added attempt_1445_0020_m_0 to list", prefix) == "Added attempt_<*> to list"
+    assert mask_variables("at a.B.run(Thread.java:745)", prefix) == "at a.B.run(Thread.java:<*>)"
+    assert mask_variables("- 1117838570 2005.06.03 R02-M1 RAS KERNEL ok", prefix) == "- <*> RAS KERNEL ok"
+    assert mask_variables("user=bob took 12 ms", prefix) == "user=<*> took <*> ms"
 
 
 def _letters(number: int) -> str:

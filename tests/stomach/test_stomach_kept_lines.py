@@ -8,6 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from organs.stomach.distill.text import kept_and_ends
+from organs.stomach.tuning import StomachTuning
+
+TUNING = StomachTuning()
 
 _ELISION = re.compile(r"… \[([\d,]+) lines? elided\] …")
 
@@ -17,7 +20,9 @@ def test_picked_lines_survive_once_per_shape_and_the_note_says_why() -> None:
     for n in (100, 200, 300):
         lines[n] = f"retry {n}: mirror timed out"
     lines[250] = "fatal: no space left on device"
-    rendering = kept_and_ends("\n".join(lines), 200, lambda line: "mirror" in line or "fatal" in line, why="of note")
+    rendering = kept_and_ends(
+        "\n".join(lines), 200, lambda line: "mirror" in line or "fatal" in line, TUNING, why="of note"
+    )
     assert rendering.startswith("[kept: the first and last lines, and lines of note]")
     assert "fatal: no space left on device" in rendering
     assert rendering.count("mirror timed out") == 1
@@ -33,7 +38,7 @@ def test_higher_ranked_lines_are_picked_first_when_the_room_is_short() -> None:
     def rank(line: str) -> int:
         return 2 if "unable" in line else 1 if "cart-tools" in line else 0
 
-    rendering = kept_and_ends("\n".join(lines), 160, rank, why="of note")
+    rendering = kept_and_ends("\n".join(lines), 160, rank, TUNING, why="of note")
     assert "cart-tools: unable to stat /usr/sbin/cartd" in rendering
     # In paste order, though picked first.
     assert rendering.index("selecting cart-tools for shop-ua") < rendering.index("unable to stat")
@@ -41,7 +46,7 @@ def test_higher_ranked_lines_are_picked_first_when_the_room_is_short() -> None:
 
 def test_nothing_picked_is_head_and_tail() -> None:
     text = "\n".join(f"line {n}" for n in range(400))
-    rendering = kept_and_ends(text, 60, lambda line: False, why="x")
+    rendering = kept_and_ends(text, 60, lambda line: False, TUNING, why="x")
     assert rendering.startswith("line 0\n") and rendering.endswith("line 399")
 
 
@@ -51,7 +56,7 @@ def test_nothing_picked_is_head_and_tail() -> None:
 )
 def test_every_line_is_shown_or_counted(lines: list[str], target: int) -> None:
     text = "\n".join(lines)
-    rendering = kept_and_ends(text, target, lambda line: line.startswith(("ERROR", "WARN")), why="with alerts")
+    rendering = kept_and_ends(text, target, lambda line: line.startswith(("ERROR", "WARN")), TUNING, why="with alerts")
     if rendering == text:
         return
     shown = rendering.split("\n")

@@ -7,6 +7,7 @@ import pytest
 from organs.stomach.distill.log import mining
 from organs.stomach.distill.log.headers import Header
 from organs.stomach.distill.log.masking import DIGITS_TO_ZERO
+from organs.stomach.tuning import LogConfig
 from organs.text_views import TextLines
 
 
@@ -23,7 +24,7 @@ def _log() -> str:
 
 
 def _mined(text: str) -> tuple[list[list[int]], list[mining.Shape], Header]:
-    records, heads, header = mining.records_of(TextLines(text), text)
+    records, heads, header = mining.records_of(TextLines(text), text, LogConfig())
     return (
         [list(column) for column in (records.start, records.end, records.stamp_end, records.body_start)],
         heads,

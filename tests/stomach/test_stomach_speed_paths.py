@@ -23,8 +23,10 @@ from organs.stomach.distill.text import TIMES
 from organs.stomach.signals import _LEVEL, level_of
 from organs.stomach.split import _blocks_by_line, _unfenced_blocks
 from organs.stomach.timestamps import window_of
+from organs.stomach.tuning import LogConfig
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "loghub"
+PREFIX = LogConfig().mask_prefix
 
 _LOGGY = st.sampled_from(
     [
@@ -130,7 +132,7 @@ def test_additive_chunks_add_up_over_the_whole_corpus() -> None:
 @settings(max_examples=300, deadline=None)
 @given(body=_TEXT.map(lambda text: text.replace("\n", " ")))
 def test_masking_word_by_word_equals_masking_the_line(body: str) -> None:
-    assert mask_by_words(body, {}) == mask_variables(body)
+    assert mask_by_words(body, {}, PREFIX) == mask_variables(body, PREFIX)
 
 
 _QUOTE_HEAVY = st.lists(
@@ -143,13 +145,16 @@ _QUOTE_HEAVY = st.lists(
 @given(body=_QUOTE_HEAVY)
 def test_masking_around_quoted_values_equals_masking_the_line(body: str) -> None:
     # Quoted values are found first and the words between them masked one at a time: the same as the line.
-    assert mask_by_words(body, {}) == mask_variables(body)
+    assert mask_by_words(body, {}, PREFIX) == mask_variables(body, PREFIX)
 
 
 def test_masking_keeps_a_leading_slash_and_trailing_punctuation() -> None:
-    assert mask_variables("src: /10.250.19.102:54106 dest: /10.0.0.1:50010") == "src: /<*> dest: /<*>"
-    assert mask_variables("Received disconnect from 139.59.209.18: 11: Bye") == "Received disconnect from <*>: <*>: Bye"
-    assert mask_variables("moved /var/lib/x/1 to /srv") == "moved <*> to /srv"
+    assert mask_variables("src: /10.250.19.102:54106 dest: /10.0.0.1:50010", PREFIX) == "src: /<*> dest: /<*>"
+    assert (
+        mask_variables("Received disconnect from 139.59.209.18: 11: Bye", PREFIX)
+        == "Received disconnect from <*>: <*>: Bye"
+    )
+    assert mask_variables("moved /var/lib/x/1 to /srv", PREFIX) == "moved <*> to /srv"
 
 
 def test_long_constant_fields_stay_masked_in_template_lines() -> None:

@@ -23,24 +23,18 @@ import re
 from dataclasses import dataclass
 
 from organs.stomach.asked import AskTerms
-from organs.stomach.distill.text import CHARS_PER_TOKEN, TIMES, elision, plural
+from organs.stomach.distill.text import TIMES, elision, plural
 from organs.stomach.signals import aligned_columns, is_alert
 from organs.stomach.timestamps import leading_stamp
+from organs.stomach.tuning import StomachTuning
 
 __all__ = ["TableDigest", "distill_table", "infer_column_type"]
 
-_HEAD_ROWS = 5
-_TAIL_ROWS = 3
-_ASK_ROWS = 12
-_ALERT_ROWS = 8
 # Directive lines (Zeek's ``#fields``) are looked for among the first lines only.
 _DIRECTIVE_LINES = 16
 _KEPT_MARK = "  ◂ "
 _REASONS_SHOWN = 3
 _NUMERIC_KINDS = ("int", "float", "percent", "currency")
-_TYPED_ROWS = 20_000
-# Without type inference (the shallow tier), a column whose first rows all read as numbers is numeric.
-_SAMPLED_ROWS = 200
 _NULLS = frozenset({"", "null", "none", "n/a", "na", "nan", "nil", "-", "—", "?"})
 _INT = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+|[-+]?\d+")
 _FLOAT = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\d{1,3}(?:,\d{3})+\.\d+")
@@ -157,11 +151,11 @@ def _layout(lines: list[str], rows: list[list[str]]) -> _Layout:
     return _Layout(0, rows[0] if rows else [], data, [])
 
 
-def _extremes(rows: list[list[str]], data: list[int], column: int) -> tuple[int, int] | None:
+def _extremes(rows: list[list[str]], data: list[int], column: int, typed_rows: int) -> tuple[int, int] | None:
     """The data lines holding the column's minimum and maximum (the first of equals), or None."""
     low: tuple[float, int] | None = None
     high: tuple[float, int] | None = None
-    for index in data[:_TYPED_ROWS]:
+    for index in data[:typed_rows]:
         row = rows[index]
         if column >= len(row) or row[column].strip().lower() in _NULLS:
             continue
@@ -198,9 +192,15 @@ def _why(reasons: list[str]) -> str:
 
 
 def distill_table(
-    text: str, *, infer_types: bool = True, ask: AskTerms | None = None, target_tokens: int | None = None
+    text: str,
+    *,
+    infer_types: bool = True,
+    ask: AskTerms | None = None,
+    target_tokens: int | None = None,
+    tuning: StomachTuning | None = None,
 ) -> TableDigest:
     """The table's profile and the rows that matter, within about ``target_tokens`` when given."""
+    tuning = tuning or StomachTuning()
     lines = [line.removesuffix("\r") for line in text.split("\n")]
     rows, layout = _split_rows(lines)
     shape = _layout(lines, rows)
@@ -215,14 +215,19 @@ def distill_table(
     numeric: list[int] = []
     for column, name in enumerate(names):
         if infer_types:
-            values = [rows[index][column] if column < len(rows[index]) else "" for index in data_lines[:_TYPED_ROWS]]
+            values = [
+                rows[index][column] if column < len(rows[index]) else ""
+                for index in data_lines[: tuning.table_typed_rows]
+            ]
             kind = infer_column_type(values)
             columns.append(f"{name} ({kind})")
             if kind.startswith(_NUMERIC_KINDS):
                 numeric.append(column)
         else:
             columns.append(name)
-            sample = [rows[index][column] for index in data_lines[:_SAMPLED_ROWS] if column < len(rows[index])]
+            sample = [
+                rows[index][column] for index in data_lines[: tuning.table_sampled_rows] if column < len(rows[index])
+            ]
             if _numeric_sample(sample):
                 numeric.append(column)
     opening = [summary, "columns: " + " · ".join(columns)]
@@ -230,10 +235,10 @@ def distill_table(
     opening.append(lines[shape.header_line])
     if shape.header_line + 1 in shape.directives:
         opening.append(lines[shape.header_line + 1])
-    room = None if target_tokens is None else int(target_tokens * CHARS_PER_TOKEN) - sum(map(len, opening))
+    room = None if target_tokens is None else int(target_tokens * tuning.chars_per_token) - sum(map(len, opening))
     reasons: dict[int, list[str]] = {}
     kept: list[int] = []
-    for index, why in _candidates(lines, rows, data_lines, names, numeric, ask):
+    for index, why in _candidates(lines, rows, data_lines, names, numeric, ask, tuning):
         if index not in reasons:
             if room is not None:
                 room -= len(lines[index]) + 2
@@ -263,23 +268,25 @@ def _candidates(
     names: list[str],
     numeric: list[int],
     ask: AskTerms | None,
+    tuning: StomachTuning,
 ) -> list[tuple[int, str]]:
     """Rows worth keeping, most worth first, each with why (empty for a head or tail row)."""
     candidates: list[tuple[int, str]] = []
     if ask:
         scored = [(hits, index) for index in data if (hits := ask.hits(lines[index]))]
         scored.sort(key=lambda pair: (-pair[0], pair[1]))
-        for _, index in scored[:_ASK_ROWS]:
+        for _, index in scored[: tuning.table_ask_rows]:
             candidates.append((index, "holds " + ", ".join(ask.named(lines[index])[:3])))
     alerts = [index for index in data if is_alert(lines[index])]
-    candidates.extend((index, "alert") for index in alerts[:_ALERT_ROWS])
+    candidates.extend((index, "alert") for index in alerts[: tuning.table_alert_rows])
     for column in numeric:
-        ends = _extremes(rows, data, column)
+        ends = _extremes(rows, data, column, tuning.table_typed_rows)
         if ends is not None:
             candidates.append((ends[1], f"max {names[column]}"))
             candidates.append((ends[0], f"min {names[column]}"))
     # A table barely longer than its head and tail is shown whole rather than with a one-row gap.
-    head = data if len(data) <= _HEAD_ROWS + _TAIL_ROWS + 1 else data[:_HEAD_ROWS]
-    tail = data[max(len(data) - _TAIL_ROWS, len(head)) :]
+    head_rows, tail_rows = tuning.table_head_rows, tuning.table_tail_rows
+    head = data if len(data) <= head_rows + tail_rows + 1 else data[:head_rows]
+    tail = data[max(len(data) - tail_rows, len(head)) :]
     candidates.extend((index, "") for index in head + tail)
     return candidates

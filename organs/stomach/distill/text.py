@@ -1,6 +1,6 @@
 """Head … tail renderings for code, notes and anything rendered cheaply.
 
-Sizes are planned with a characters-per-token estimate; the caller measures the
+Sizes are planned with the tuning's characters-per-token estimate; the caller measures the
 result exactly and asks again with a smaller target if the estimate was short.
 """
 
@@ -8,16 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["CHARS_PER_TOKEN", "TIMES", "elision", "head_tail", "kept_and_ends", "plural", "thousands"]
+from organs.stomach.tuning import StomachTuning
 
-# A conservative planning figure: English prose runs near 4, logs and code near 2.6.
-CHARS_PER_TOKEN = 2.5
+__all__ = ["TIMES", "elision", "head_tail", "kept_and_ends", "plural", "thousands"]
+
 # The multiplication sign of counts and table dimensions, spelled by code point so no reader mistakes it for x.
 TIMES = "\u00d7"
-# A line kept for what it holds is shown up to this many characters: enough for a long error message.
-_KEPT_LINE_CHARS = 600
-# What a kept line may add besides itself: its newline and, likely, an elision line before it.
-_GAP_CHARS = 30
 _DIGITS_TO_ZERO = str.maketrans("0123456789", "0000000000")
 
 
@@ -33,13 +29,13 @@ def elision(count: int, noun: str) -> str:
     return f"… [{plural(count, noun)} elided] …"
 
 
-def head_tail(text: str, target_tokens: int, *, noun: str = "line") -> str:
+def head_tail(text: str, target_tokens: int, tuning: StomachTuning, *, noun: str = "line") -> str:
     """The first and last lines of ``text`` within about ``target_tokens``, the middle counted out.
 
     When not even one line from each end fits (a paste that is one enormous
     line), the cut falls between characters instead, and says how many.
     """
-    budget_chars = max(int(target_tokens * CHARS_PER_TOKEN), 16)
+    budget_chars = max(int(target_tokens * tuning.chars_per_token), 16)
     if len(text) <= budget_chars:
         return text
     lines = text.split("\n")
@@ -75,33 +71,34 @@ def _character_cut(text: str, budget_chars: int) -> str:
     return f"{text[:keep]}\n{elision(elided, 'character')}\n{text[-keep:]}"
 
 
-def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], int], *, why: str) -> str:
+def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], int], tuning: StomachTuning, *, why: str) -> str:
     """Head and tail like ``head_tail``, and before them the middle lines ``keep`` picks, within about the target.
 
     ``keep`` ranks a line (0: not picked). The picked lines take up to half the room, the higher ranks first
-    and each rank in paste order, each clipped to ``_KEPT_LINE_CHARS``, one line of each shape (digits aside);
+    and each rank in paste order, each clipped to ``kept_line_chars``, one line of each shape (digits aside);
     the head and tail fill the rest. Every gap says how many lines it elided, and a first line says
     why the middle lines were kept (``why``).
     """
-    budget_chars = max(int(target_tokens * CHARS_PER_TOKEN), 16)
+    budget_chars = max(int(target_tokens * tuning.chars_per_token), 16)
+    kept_line_chars = tuning.kept_line_chars
     if len(text) <= budget_chars:
         return text
     lines = text.split("\n")
     ranks = [keep(line) for line in lines]
     picked = sorted((index for index, rank in enumerate(ranks) if rank), key=lambda index: -ranks[index])
     if not picked:
-        return head_tail(text, target_tokens)
+        return head_tail(text, target_tokens, tuning)
     note = f"[kept: the first and last lines, and lines {why}]"
     used = len(note) + 1
     chosen: set[int] = set()
     shapes: set[str] = set()
     for index in picked:
         # A line that repeats another but for its numbers (a stamp, a count) says nothing new.
-        shape = lines[index][:_KEPT_LINE_CHARS].translate(_DIGITS_TO_ZERO)
+        shape = lines[index][:kept_line_chars].translate(_DIGITS_TO_ZERO)
         if shape in shapes:
             continue
         shapes.add(shape)
-        cost = min(len(lines[index]), _KEPT_LINE_CHARS) + _GAP_CHARS
+        cost = min(len(lines[index]), kept_line_chars) + tuning.kept_gap_chars
         if used + cost > budget_chars // 2:
             # Too long for what is left of the half; a shorter line further on may still fit.
             continue
@@ -111,7 +108,7 @@ def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], int], *, 
     turn = 0
     while head <= tail:
         index = head if turn % 3 != 2 else tail
-        cost = min(len(lines[index]), _KEPT_LINE_CHARS) + 1
+        cost = min(len(lines[index]), kept_line_chars) + 1
         if used + cost > budget_chars:
             break
         used += cost
@@ -129,7 +126,7 @@ def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], int], *, 
         if index > previous + 1:
             body.append(elision(index - previous - 1, "line"))
         line = lines[index]
-        body.append(line if len(line) <= _KEPT_LINE_CHARS else line[:_KEPT_LINE_CHARS] + "…")
+        body.append(line if len(line) <= kept_line_chars else line[:kept_line_chars] + "…")
         previous = index
     if previous < len(lines) - 1:
         body.append(elision(len(lines) - 1 - previous, "line"))

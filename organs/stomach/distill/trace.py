@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from organs.stomach.distill.text import CHARS_PER_TOKEN, elision, head_tail, plural
+from organs.stomach.distill.text import elision, head_tail, plural
 from organs.stomach.signals import is_go_function, is_trace_frame, kernel_prefix_end, trace_header
+from organs.stomach.tuning import StomachTuning
 
 __all__ = ["TraceDigest", "distill_trace"]
 
@@ -222,8 +223,9 @@ def _render(sections: list[_Section], plan: _Plan, summary: str) -> str:
     return "\n".join(body)
 
 
-def distill_trace(text: str, target_tokens: int | None = None) -> TraceDigest:
+def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTuning | None = None) -> TraceDigest:
     """The compact rendering of a trace; with ``target_tokens``, as many frames as fit it (estimated)."""
+    tuning = tuning or StomachTuning()
     lines = text.split("\n")
     sections = _sections(lines)
     total_frames = sum(len(section.frames) for section in sections)
@@ -235,7 +237,7 @@ def distill_trace(text: str, target_tokens: int | None = None) -> TraceDigest:
     )
     if target_tokens is None:
         return TraceDigest(_render(sections, _DEFAULT_PLAN, summary), exception)
-    budget_chars = target_tokens * CHARS_PER_TOKEN
+    budget_chars = target_tokens * tuning.chars_per_token
     # Plans go from the richest to the leanest, so renderings shorten along them: the richest that fits is
     # found by halving, a few renderings instead of one per plan.
     renderings: dict[int, str] = {}
@@ -248,7 +250,7 @@ def distill_trace(text: str, target_tokens: int | None = None) -> TraceDigest:
     low, high = 0, len(_PLANS) - 1
     if len(rendered(high)) > budget_chars:
         # Too many sections for even their first lines: the ends of the chain, the middle counted.
-        return TraceDigest(head_tail(rendered(high), target_tokens), exception)
+        return TraceDigest(head_tail(rendered(high), target_tokens, tuning), exception)
     while low < high:
         middle = (low + high) // 2
         if len(rendered(middle)) <= budget_chars:

@@ -1,15 +1,15 @@
 """Log distillation: a log's records grouped into templates, its alerts kept, its totals stated.
 
-The distiller is split by role, as a template miner is: ``config`` (every
-tuning number), ``structured`` (a source prefix, JSON lines and logfmt read as
-fields), ``masking`` (variable fields as ``<*>``), ``headers`` (leading fields
-that are header, not event), ``alerts`` (what kind of alert a record is, and the
-numbers that split templates), ``mining`` (records and templates), ``display``
-(template lines, examples, grouping), ``excerpt`` (a log just over its target)
-and ``fitting`` (to a token target). This module is the facade.
+The distiller is split by role, as a template miner is: its tuning numbers are
+``organs.stomach.tuning.LogConfig`` (handed in, never read from a global), ``structured``
+(a source prefix, JSON lines and logfmt read as fields), ``masking`` (variable fields as
+``<*>``), ``headers`` (leading fields that are header, not event), ``alerts`` (what kind of
+alert a record is, and the numbers that split templates), ``mining`` (records and
+templates), ``display`` (template lines, examples, grouping), ``excerpt`` (a log just over
+its target) and ``fitting`` (to a token target). This module is the facade.
 
 What is served, in order of preference: the whole log when it fits its target;
-an excerpt of its own lines when the target is within ``compact_min_saving`` of
+an excerpt of its own lines when the target is within ``meaningful_saving`` of
 its size; else its templates in order of first appearance. There, what a
 reader looks for comes first: alert templates (with the first ones' real
 lines), then templates holding the ask's terms (with the line that holds
@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from organs.accounting import count_tokens
 from organs.stomach.asked import AskTerms
 from organs.stomach.distill.log.alerts import kinds_text
-from organs.stomach.distill.log.config import CONFIG, LogConfig
 from organs.stomach.distill.log.display import SLOT_TEMPLATE, Piece, clip, example, pieces_of, render, template_line
 from organs.stomach.distill.log.excerpt import excerpt
 from organs.stomach.distill.log.fitting import estimate_tokens, fit
@@ -39,10 +38,11 @@ from organs.stomach.distill.log.mining import Records, Shape, Template, mine_tem
 from organs.stomach.distill.log.structured import structured_view
 from organs.stomach.distill.text import head_tail, plural, thousands
 from organs.stomach.signals import is_alert
-from organs.stomach.timestamps import leading_stamp, window_of
+from organs.stomach.timestamps import window_of, window_of_lines
+from organs.stomach.tuning import LogConfig, StomachTuning
 from organs.text_views import lines_of
 
-__all__ = ["CONFIG", "LogConfig", "LogDigest", "LogDistiller", "distill_log", "mask_variables"]
+__all__ = ["LogConfig", "LogDigest", "LogDistiller", "distill_log", "mask_variables"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +56,20 @@ class LogDigest:
 
 
 def distill_log(
-    text: str, target_tokens: int, encoding: str, *, mine: bool = True, ask: AskTerms | None = None
+    text: str,
+    target_tokens: int,
+    encoding: str,
+    *,
+    mine: bool = True,
+    ask: AskTerms | None = None,
+    tuning: StomachTuning | None = None,
 ) -> LogDigest:
     """A rendering of a log within ``target_tokens`` when it can be done (the caller measures it).
 
-    A log whose full text fits the target is served whole; one within ``compact_min_saving`` of it is
+    A log whose full text fits the target is served whole; one within ``meaningful_saving`` of it is
     served as an excerpt of its own lines; any other is templated. ``ask`` raises what holds its terms.
     """
-    return LogDistiller(text, ask).render(target_tokens, encoding, mine=mine)
+    return LogDistiller(text, ask, tuning).render(target_tokens, encoding, mine=mine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +96,11 @@ class LogDistiller:
     needs it; so is the log's exact token count.
     """
 
-    def __init__(self, text: str, ask: AskTerms | None = None) -> None:
+    def __init__(self, text: str, ask: AskTerms | None = None, tuning: StomachTuning | None = None) -> None:
         self.text = text
         self.ask = ask
+        self.tuning = tuning or StomachTuning()
+        self.config = self.tuning.log
         self.lines = lines_of(text)
         self._mined: _Mined | None = None
         self._full_tokens: dict[str, int] = {}
@@ -100,7 +108,7 @@ class LogDistiller:
 
     def _count_full(self, target_tokens: int, encoding: str) -> int | None:
         """The whole log's exact count, or ``None`` when it is so much longer than the target that it cannot fit."""
-        if len(self.text) > target_tokens * CONFIG.whole_text_trial:
+        if len(self.text) > target_tokens * self.config.whole_text_trial:
             return None
         if encoding not in self._full_tokens:
             self._full_tokens[encoding] = count_tokens(self.text, encoding)
@@ -110,17 +118,19 @@ class LogDistiller:
         """The count of the template rendering with no piece in it (header, legend, omission notes): the same for
         every target, so counted once."""
         if encoding not in self._frame_tokens:
-            self._frame_tokens[encoding] = count_tokens(render(found.header, [], found.templates), encoding)
+            self._frame_tokens[encoding] = count_tokens(
+                render(found.header, [], found.templates, self.config), encoding
+            )
         return self._frame_tokens[encoding]
 
     def _mine(self) -> _Mined:
         if self._mined is not None:
             return self._mined
-        lines, text = self.lines, self.text
-        view = structured_view(lines)
+        lines, text, config = self.lines, self.text, self.config
+        view = structured_view(lines, config)
         mined = lines if view is None else view.lines
-        records, heads, fields = records_of(mined, text if view is None else "\n".join(mined))
-        templates = mine_templates(mined, records, heads, _asked(mined, records, self.ask))
+        records, heads, fields = records_of(mined, text if view is None else "\n".join(mined), config)
+        templates = mine_templates(mined, records, heads, config, _asked(mined, records, self.ask))
         valid_from, valid_to = window_of(
             mined[start][:end] for start, end in zip(records.start, records.stamp_end, strict=True) if end
         )
@@ -132,10 +142,10 @@ class LogDistiller:
             after = " after the clock" if any(records.stamp_end) else ""
             header += (
                 f"\ntemplate lines leave out the first {plural(fields.columns, 'space-separated field')}{after} "
-                f"where a message follows them (they hold: {clip(fields.summary, CONFIG.template_chars)})"
+                f"where a message follows them (they hold: {clip(fields.summary, config.template_chars)})"
             )
         alert_templates = sum(1 for template in templates if template.alert)
-        tail = _tail(lines, records, heads)
+        tail = _tail(lines, records, heads, config)
         self._mined = _Mined(
             mined, records, heads, templates, header, alerts, alert_templates, valid_from, valid_to, tail
         )
@@ -143,68 +153,70 @@ class LogDistiller:
 
     def render(self, target_tokens: int, encoding: str, *, mine: bool = True) -> LogDigest:
         """The log within ``target_tokens`` when it can be done; see ``distill_log``."""
-        lines, text = self.lines, self.text
+        lines, text, config = self.lines, self.text, self.config
         full_tokens = self._count_full(target_tokens, encoding)
         if full_tokens is not None and full_tokens <= target_tokens:
             # Served whole: its alert lines stand for its alert templates (the caller values a log by them).
             alert_lines = sum(1 for line in lines if is_alert(line))
-            return LogDigest(text, 0, alert_lines, *_window(lines), full_tokens)
+            return LogDigest(text, 0, alert_lines, *window_of_lines(lines), full_tokens)
         if not mine:
-            edge = CONFIG.shallow_stamp_lines
-            stamps = [line[: stamp.end] for line in (*lines[:edge], *lines[-edge:]) if (stamp := leading_stamp(line))]
-            valid_from, valid_to = window_of(stamps)
+            valid_from, valid_to = window_of_lines(lines, self.tuning.window_edge_lines)
             header = f"[{thousands(len(lines))}-line log · head and tail only (shallow tier)]"
-            return LogDigest(header + "\n" + head_tail(text, max(target_tokens - 20, 1)), 0, 0, valid_from, valid_to)
+            cut = head_tail(text, max(target_tokens - 20, 1), self.tuning)
+            return LogDigest(header + "\n" + cut, 0, 0, valid_from, valid_to)
         found = self._mine()
         mined, records, templates = found.lines, found.records, found.templates
         window = found.valid_from, found.valid_to
         # Pieces carry the estimates of one fitting, so each rendering starts from fresh ones.
-        pieces = pieces_of(mined, records, templates, found.tail)
+        pieces = pieces_of(mined, records, templates, found.tail, config)
 
         def spell(piece: Piece) -> str:
             if piece.text is None:
                 template = templates[piece.template]
                 if piece.slot == SLOT_TEMPLATE:
-                    piece.text = template_line(mined, records, template)
+                    piece.text = template_line(mined, records, template, config)
                 else:
-                    piece.text = example(mined, records, template, lines)
+                    piece.text = example(mined, records, template, lines, config)
                 piece.size = len(piece.text)
             return piece.text
 
         counts = len(templates), found.alert_templates
-        # A log within ``compact_min_saving`` of its target is an excerpt; so is a short log whose templates' header
+        # A log within ``meaningful_saving`` of its target is an excerpt; so is a short log whose templates' header
         # and legend alone would take half the target (they could show their legend and no line at all).
         if full_tokens is not None and (
-            target_tokens >= full_tokens * (1 - CONFIG.compact_min_saving)
+            target_tokens >= full_tokens * (1 - self.tuning.meaningful_saving)
             or 2 * self._bare_frame_tokens(found, encoding) > target_tokens
         ):
             excerpted = excerpt(
-                lines, mined, records, found.heads, found.alerts, target_tokens, encoding, full_tokens, self.ask
+                lines, mined, records, found.heads, found.alerts, target_tokens, encoding, full_tokens, self.ask, config
             )
             if excerpted is not None:
                 return LogDigest(excerpted[0], *counts, *window, excerpted[1])
-        if len(text) <= target_tokens * CONFIG.whole_rendering_trial:
+        if len(text) <= target_tokens * config.whole_rendering_trial:
             everything = sorted(pieces, key=lambda piece: piece.priority)
             for piece in everything:
                 spell(piece)
-            whole = render(found.header, everything, templates)
+            whole = render(found.header, everything, templates, config)
             # A rendering no longer than the log it renders often fits a small log's target: one exact count
             # tells, and spares the estimates and the fitting rounds.
             tokens = count_tokens(whole, encoding) if len(whole) <= len(text) else target_tokens + 1
             if tokens <= target_tokens:
                 return LogDigest(whole, *counts, *window, tokens)
-        sample_chars = min(CONFIG.estimate_sample_chars, max(target_tokens, 64) * 4)
+        sample_chars = min(config.estimate_sample_chars, max(target_tokens, 64) * self.tuning.prose_chars_per_token)
         rates = estimate_tokens(pieces, encoding, spell, sample_chars)
         frame_tokens = self._bare_frame_tokens(found, encoding)
-        rendering, tokens = fit(found.header, pieces, templates, target_tokens, encoding, spell, rates, frame_tokens)
+        rendering, tokens = fit(
+            found.header, pieces, templates, target_tokens, encoding, spell, rates, frame_tokens, config
+        )
         return LogDigest(rendering, *counts, *window, tokens)
 
     def filled(self, rendering: str, tokens: int, limit: int, encoding: str, full_tokens: int) -> tuple[str, int]:
         """A rendering of this log (``tokens`` long) and, in the room left up to ``limit``, an excerpt of the
         log's own lines; the rendering alone when the log is over ``fill_within`` times the limit or the room is
         too small. The caller gives it room no other frame needs: the budget's leftover."""
-        room = limit - tokens - CONFIG.fit_frame_slack
-        if full_tokens > limit * CONFIG.fill_within or room < CONFIG.fill_min_tokens:
+        config = self.config
+        room = limit - tokens - config.fit_frame_slack
+        if full_tokens > limit * config.fill_within or room < config.fill_min_tokens:
             return rendering, tokens
         found = self._mine()
         more = excerpt(
@@ -217,6 +229,7 @@ class LogDistiller:
             encoding,
             full_tokens,
             self.ask,
+            config,
             header=FILL_HEADING,
         )
         if more is None:
@@ -228,10 +241,6 @@ class LogDistiller:
 
 # Heads the log's own lines after its templates (see ``LogDistiller.filled``).
 FILL_HEADING = "its lines as received, in order, the least telling elided:"
-
-
-def _window(lines: Sequence[str]) -> tuple[str | None, str | None]:
-    return window_of([line[: stamp.end] for line in lines if (stamp := leading_stamp(line))])
 
 
 def _alerts_text(templates: list[Template]) -> str:
@@ -266,7 +275,7 @@ def _asked(lines: Sequence[str], records: Records, ask: AskTerms | None) -> dict
     return asked
 
 
-def _tail(lines: Sequence[str], records: Records, heads: list[Shape]) -> list[str]:
+def _tail(lines: Sequence[str], records: Records, heads: list[Shape], config: LogConfig) -> list[str]:
     """Among the log's last non-blank lines (a build's outcome, a test run's summary), each clipped, those of rare
     ordinary records: a repeat of a common template says nothing its template line does not, and an alert record
     is shown with the alert templates."""
@@ -274,13 +283,13 @@ def _tail(lines: Sequence[str], records: Records, heads: list[Shape]) -> list[st
     tail: list[str] = []
     seen = 0
     for index in range(len(lines) - 1, -1, -1):
-        if seen == CONFIG.tail_lines:
+        if seen == config.tail_lines:
             break
         if not lines[index].strip():
             continue
         seen += 1
         head = heads[bisect_right(records.start, index) - 1]
         # An alert record is shown with the alert templates, ahead of these.
-        if not head.alert and frequency[f"{head.masked}\x00{head.split}"] <= CONFIG.excerpt_rare_records:
-            tail.append(clip(lines[index]))
+        if not head.alert and frequency[f"{head.masked}\x00{head.split}"] <= config.excerpt_rare_records:
+            tail.append(clip(lines[index], config.example_chars))
     return tail[::-1]

@@ -24,10 +24,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.masking import WILDCARD, collapse_runs, split_variables
 from organs.stomach.distill.log.mining import Records, Template, alert_key
 from organs.stomach.distill.text import TIMES, elision, plural, thousands
+from organs.stomach.tuning import LogConfig
 
 __all__ = [
     "ALERT_MARK",
@@ -49,7 +49,7 @@ __all__ = [
 _PUNCTUATION_RUN = re.compile(r"([^A-Za-z0-9]+)")
 
 
-def clip(line: str, limit: int = CONFIG.example_chars) -> str:
+def clip(line: str, limit: int) -> str:
     """``line`` cut to about ``limit`` characters: its head and tail kept, the middle counted out."""
     if len(line) <= limit:
         return line
@@ -86,7 +86,7 @@ ALERT_MARK = " (alert)"
 ASK_MARK = " (matches ask)"
 
 
-def _display(lines: Sequence[str], records: Records, template: Template) -> str:
+def _display(lines: Sequence[str], records: Records, template: Template, config: LogConfig) -> str:
     """The template with only the fields that vary as ``<*>``, judged on its first, second and last lines; the
     line itself for a template of one record.
 
@@ -99,7 +99,7 @@ def _display(lines: Sequence[str], records: Records, template: Template) -> str:
         # what it masks is long (an id, a hash) and would crowd out other templates.
         record = template.first_record
         body = lines[records.start[record]][records.body_start[record] :]
-        if len(body) <= len(template.masked) + CONFIG.single_record_unmasked_chars:
+        if len(body) <= len(template.masked) + config.single_record_unmasked_chars:
             return collapse_runs(body)
     numbers = {template.first_record, template.last_record}
     if template.second_record >= 0:
@@ -107,9 +107,9 @@ def _display(lines: Sequence[str], records: Records, template: Template) -> str:
     samples = []
     for number in sorted(numbers):
         body = lines[records.start[number]][records.body_start[number] :]
-        if len(body) > CONFIG.mask_prefix:
+        if len(body) > config.mask_prefix:
             return template.masked
-        samples.append(split_variables(body))
+        samples.append(split_variables(body, config.mask_prefix))
     constants, values = samples[0]
     if any(other_constants != constants for other_constants, _ in samples[1:]):
         return template.masked
@@ -118,16 +118,16 @@ def _display(lines: Sequence[str], records: Records, template: Template) -> str:
         same = all(other_values[index] == value for _, other_values in samples[1:])
         # A long constant with a digit (a session id, a hash) costs many tokens and says little: it stays
         # masked, but for its named pieces (see ``_value_shape``). One without a digit is a name or a phrase.
-        if same and _named(value):
+        if same and _named(value, config):
             pieces.append(value)
         else:
-            pieces.append(_value_shape([other_values[index] for _, other_values in samples]))
+            pieces.append(_value_shape([other_values[index] for _, other_values in samples], config))
         pieces.append(constants[index + 1])
     shown = "".join(pieces)
     return collapse_runs(shown)
 
 
-def _value_shape(values: list[str]) -> str:
+def _value_shape(values: list[str], config: LogConfig) -> str:
     """``<*>`` for a field that varies or is a long constant, keeping its shape when every sample shares it.
 
     An address with its port (``10.0.0.1:50010``) or a ``host:port`` reads as ``<*>:<*>``; a value of at most
@@ -137,7 +137,7 @@ def _value_shape(values: list[str]) -> str:
     digit (a name, not an id).
     """
     for split in (_colon_pieces, _word_pieces):
-        shaped = _shape_by(values, split)
+        shaped = _shape_by(values, split, config)
         if shaped is not None:
             return shaped
     return _opening(values) + WILDCARD + _opening([value[::-1] for value in values])[::-1]
@@ -152,9 +152,9 @@ def _opening(values: list[str]) -> str:
     return openings.pop() if len(openings) == 1 else ""
 
 
-def _named(value: str) -> bool:
+def _named(value: str, config: LogConfig) -> bool:
     """Whether a value that is the same in every sample is worth its tokens: short, or holding no digit."""
-    return len(value) <= CONFIG.constant_chars or not any(character.isdigit() for character in value)
+    return len(value) <= config.constant_chars or not any(character.isdigit() for character in value)
 
 
 def _colon_pieces(value: str) -> tuple[list[str], list[str]] | None:
@@ -167,11 +167,13 @@ def _word_pieces(value: str) -> tuple[list[str], list[str]]:
     return split[::2], split[1::2]
 
 
-def _shape_by(values: list[str], split: Callable[[str], tuple[list[str], list[str]] | None]) -> str | None:
+def _shape_by(
+    values: list[str], split: Callable[[str], tuple[list[str], list[str]] | None], config: LogConfig
+) -> str | None:
     """The values as their shared pieces and separators (see ``_value_shape``), or ``None`` when they differ."""
     shapes = [split(value) for value in values]
     first = shapes[0]
-    if first is None or not 2 <= len(first[0]) <= CONFIG.shape_max_pieces:
+    if first is None or not 2 <= len(first[0]) <= config.shape_max_pieces:
         return None
     pieces, separators = first
     if any(shape is None or shape[1] != separators for shape in shapes[1:]):
@@ -179,16 +181,16 @@ def _shape_by(values: list[str], split: Callable[[str], tuple[list[str], list[st
     shown = []
     for position, piece in enumerate(pieces):
         same = all(shape is not None and shape[0][position] == piece for shape in shapes)
-        shown.append(piece if same and _named(piece) else WILDCARD)
+        shown.append(piece if same and _named(piece, config) else WILDCARD)
     return "".join(piece + separator for piece, separator in zip(shown, [*separators, ""], strict=True))
 
 
-def template_line(lines: Sequence[str], records: Records, template: Template) -> str:
-    shown = _display(lines, records, template).strip()
-    return f"{TIMES}{thousands(template.count)} {clip(shown, CONFIG.template_chars)}"
+def template_line(lines: Sequence[str], records: Records, template: Template, config: LogConfig) -> str:
+    shown = _display(lines, records, template, config).strip()
+    return f"{TIMES}{thousands(template.count)} {clip(shown, config.template_chars)}"
 
 
-def example(lines: Sequence[str], records: Records, template: Template, real: Sequence[str]) -> str:
+def example(lines: Sequence[str], records: Records, template: Template, real: Sequence[str], config: LogConfig) -> str:
     """The template's first real line (with its continuation lines) and, if it recurs, when it last did; or the
     line that holds most of the ask's terms, saying so.
 
@@ -199,21 +201,23 @@ def example(lines: Sequence[str], records: Records, template: Template, real: Se
     first_start = records.start[record]
     first_end = records.end[record]
     last_stamp = records.stamp_end[template.last_record]
-    entry = "    e.g. " + clip(real[first_start])
+    entry = "    e.g. " + clip(real[first_start], config.example_chars)
     if asked:
         entry += ASK_MARK
     elif template.count > 1 and last_stamp:
         entry += f" (last {stamp_text(lines[records.start[template.last_record]], last_stamp)})"
     continuation = first_end - first_start - 1
     if continuation:
-        shown = real[first_start + 1 : first_start + 1 + CONFIG.continuation_lines_shown]
-        entry += "\n" + "\n".join("      " + clip(line) for line in shown)
+        shown = real[first_start + 1 : first_start + 1 + config.continuation_lines_shown]
+        entry += "\n" + "\n".join("      " + clip(line, config.example_chars) for line in shown)
         if continuation > len(shown):
             entry += f"\n      {elision(continuation - len(shown), 'continuation line')}"
     return entry
 
 
-def pieces_of(lines: Sequence[str], records: Records, templates: list[Template], tail: list[str]) -> list[Piece]:
+def pieces_of(
+    lines: Sequence[str], records: Records, templates: list[Template], tail: list[str], config: LogConfig
+) -> list[Piece]:
     """Every template's line first (a leading template's real line right after its own), then examples, then
     extra alert lines; the log's ``tail`` lines before the ordinary templates.
 
@@ -229,14 +233,14 @@ def pieces_of(lines: Sequence[str], records: Records, templates: list[Template],
     records_total = sum(template.count for template in templates)
     # A template that makes up a good share of the log is what the log mostly says, whatever its length: its
     # line and a real one come before the rarer templates.
-    leading = [template.count * CONFIG.leading_one_in >= records_total for template in templates]
+    leading = [template.count * config.leading_one_in >= records_total for template in templates]
     # The templates holding the most of the ask are raised; a weak match (one common word) gets no early example.
     by_weight = sorted(
         (index for index, template in enumerate(templates) if template.asked_hits),
         key=lambda i: -templates[i].asked_hits,
     )
     asked = [False] * len(templates)
-    for index in by_weight[: CONFIG.ask_templates]:
+    for index in by_weight[: config.ask_templates]:
         asked[index] = True
     ranked = sorted(
         range(len(templates)),
@@ -261,7 +265,7 @@ def pieces_of(lines: Sequence[str], records: Records, templates: list[Template],
     for index, template in enumerate(templates):
         rank = rank_of[index]
         place = 2 * rank if rank < raised else 2 * rank + 2 * len(tail)
-        pieces.append(Piece(index, SLOT_TEMPLATE, place, None, min(len(template.masked), CONFIG.template_chars) + 8))
+        pieces.append(Piece(index, SLOT_TEMPLATE, place, None, min(len(template.masked), config.template_chars) + 8))
         record = template.asked_record if template.asked_hits else template.first_record
         first_start = records.start[record]
         # A leading or asked template shows a real line right after its own; other alert templates once every
@@ -269,11 +273,11 @@ def pieces_of(lines: Sequence[str], records: Records, templates: list[Template],
         late_tier = total if template.alert else 3 * total
         # The first few alert templates' real lines come right after them too (the rest once every template
         # line is in): an alert's real line is what a reader looks for first.
-        first_alerts = template.alert and rank < CONFIG.alert_examples_early
+        first_alerts = template.alert and rank < config.alert_examples_early
         early = leading[index] or first_alerts or (asked[index] and template.asked_hits > 1)
         example_priority = place + 1 if early else late_tier + rank
         first_line = lines[first_start]
-        example_size = min(len(first_line), CONFIG.example_chars) + 10
+        example_size = min(len(first_line), config.example_chars) + 10
         pieces.append(Piece(index, SLOT_EXAMPLE, example_priority, None, example_size))
         if template.alert_lines:
             reference = first_line[records.stamp_end[record] :].strip()
@@ -283,11 +287,12 @@ def pieces_of(lines: Sequence[str], records: Records, templates: list[Template],
             extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
             # Distinct alert lines come in pieces of a few: the first after every template line, the rest after
             # every example, so a roomy target quotes many alerts and a tight one still quotes some.
-            step = CONFIG.alert_lines_per_piece
+            step = config.alert_lines_per_piece
             for chunk, first in enumerate(range(0, len(extra), step)):
                 part = extra[first : first + step]
                 text = "\n".join(
-                    f"    ! {TIMES}{thousands(count)} {clip(_against(body, reference))}" for body, count in part
+                    f"    ! {TIMES}{thousands(count)} {clip(_against(body, reference), config.example_chars)}"
+                    for body, count in part
                 )
                 priority = 2 * total + rank if chunk == 0 else 3 * total + chunk * len(templates) + rank
                 pieces.append(Piece(index, SLOT_ALERTS, priority, text, len(text), quotes=sum(c for _, c in part)))
@@ -317,22 +322,22 @@ def _against(body: str, reference: str) -> str:
     return " ".join(shown)
 
 
-def _tag_prefix(text: str) -> str:
+def _tag_prefix(text: str, most_words: int) -> str:
     """The leading tag of a template line's text (after its count), or ``""``.
 
-    A tag is the run of at most ``CONFIG.group_prefix_words`` leading words that ends at the first word ending in
+    A tag is the run of at most ``most_words`` leading words that ends at the first word ending in
     ``:`` and holding a letter (``kernel[0]:``, ``D PowerManagerService:``): the process or component that
     logged the event. Something must follow it.
     """
     rest = text.split(" ", 1)[1] if " " in text else ""
-    words = rest.split(" ", CONFIG.group_prefix_words)
-    for index, word in enumerate(words[: CONFIG.group_prefix_words]):
+    words = rest.split(" ", most_words)
+    for index, word in enumerate(words[:most_words]):
         if index + 1 < len(words) and len(word) > 1 and word.endswith(":") and any(c.isalpha() for c in word):
             return " ".join(words[: index + 1])
     return ""
 
 
-def _grouped_body(ordered: list[Piece]) -> tuple[list[str], bool]:
+def _grouped_body(ordered: list[Piece], config: LogConfig) -> tuple[list[str], bool]:
     """The pieces' lines with templates that share a leading tag listed under one ``§ tag`` heading.
 
     Each template line under a heading is indented by one space and leaves out the tag; a group is
@@ -342,11 +347,11 @@ def _grouped_body(ordered: list[Piece]) -> tuple[list[str], bool]:
     members: dict[str, list[int]] = {}
     for piece in ordered:
         if piece.slot == SLOT_TEMPLATE:
-            tag = _tag_prefix(piece.text or "")
+            tag = _tag_prefix(piece.text or "", config.group_prefix_words)
             if tag:
                 tags[piece.template] = tag
                 members.setdefault(tag, []).append(piece.template)
-    grouped = {tag for tag, indices in members.items() if len(indices) >= CONFIG.group_min_templates}
+    grouped = {tag for tag, indices in members.items() if len(indices) >= config.group_min_templates}
     if not grouped:
         return [piece.text or "" for piece in ordered], False
     blocks: dict[int, list[str]] = {}
@@ -373,11 +378,11 @@ def _grouped_body(ordered: list[Piece]) -> tuple[list[str], bool]:
     return body, True
 
 
-def render(header: str, chosen: list[Piece], templates: list[Template], group: bool = False) -> str:
+def render(header: str, chosen: list[Piece], templates: list[Template], config: LogConfig, group: bool = False) -> str:
     shown = {piece.template for piece in chosen if piece.slot == SLOT_TEMPLATE}
     ordered = sorted(chosen, key=lambda piece: (piece.template, piece.slot))
     if group:
-        body, grouped = _grouped_body(ordered)
+        body, grouped = _grouped_body(ordered, config)
     else:
         body, grouped = [piece.text or "" for piece in ordered], False
     legend = (

@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from organs.accounting import count_tokens
 from organs.fitting import fit_tokens
 from organs.stomach.asked import AskTerms
-from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.display import ALERT_MARK, ASK_MARK
 from organs.stomach.distill.log.mining import Records, Shape
 from organs.stomach.distill.text import elision, thousands
 from organs.stomach.signals import is_alert
+from organs.stomach.tuning import LogConfig
 
 __all__ = ["excerpt"]
 
@@ -35,7 +35,7 @@ _REST = 6
 
 
 def _ranks(
-    lines: Sequence[str], records: Records, heads: list[Shape], ask: AskTerms | None
+    lines: Sequence[str], records: Records, heads: list[Shape], ask: AskTerms | None, config: LogConfig
 ) -> list[tuple[int, int, int]]:
     """Each line's (reason, tie-break, index): lower reasons are kept first."""
     count = len(lines)
@@ -47,18 +47,18 @@ def _ranks(
         ties[start] = frequency[key]
         if shape.alert:
             reasons[start] = _ALERT_HEAD
-            for index in range(start + 1, min(end, start + 1 + CONFIG.continuation_lines_shown)):
+            for index in range(start + 1, min(end, start + 1 + config.continuation_lines_shown)):
                 reasons[index] = _ALERT_LINE
-        elif frequency[key] <= CONFIG.excerpt_rare_records:
+        elif frequency[key] <= config.excerpt_rare_records:
             reasons[start] = _RARE
     for index, line in enumerate(lines):
         if reasons[index] > _ALERT_LINE and is_alert(line):
             reasons[index] = _ALERT_LINE
         if reasons[index] > _ASK and ask and (hits := ask.hits(line)):
             reasons[index], ties[index] = _ASK, -hits
-    for index in range(max(count - CONFIG.tail_lines, 0), count):
+    for index in range(max(count - config.tail_lines, 0), count):
         reasons[index] = min(reasons[index], _TAIL)
-    for index in range(min(CONFIG.excerpt_head_lines, count)):
+    for index in range(min(config.excerpt_head_lines, count)):
         reasons[index] = min(reasons[index], _HEAD)
     return [(reasons[index], ties[index], index) for index in range(count)]
 
@@ -89,6 +89,7 @@ def excerpt(
     encoding: str,
     full_tokens: int,
     ask: AskTerms | None,
+    config: LogConfig,
     header: str | None = None,
 ) -> tuple[str, int] | None:
     """The richest excerpt of ``lines`` that measures within ``target``, or ``None`` when none does.
@@ -96,7 +97,7 @@ def excerpt(
     ``mined`` are the lines as mined (a JSON line as its fields), judged for alerts and the ask. ``header``
     replaces the excerpt's own first line (the log's size and alerts).
     """
-    ranked = sorted(_ranks(mined, records, heads, ask))
+    ranked = sorted(_ranks(mined, records, heads, ask, config))
     reason_of = {index: reason for reason, _, index in ranked}
     rate = full_tokens / max(sum(len(line) + 1 for line in lines), 1)
     if header is None:
@@ -122,8 +123,8 @@ def excerpt(
         render,
         lambda rendering: count_tokens(rendering, encoding),
         target,
-        start=target - count_tokens(header, encoding) - CONFIG.fit_frame_slack,
-        rounds=CONFIG.fit_rounds,
-        slack=target // CONFIG.fit_close_share + CONFIG.fit_close_tokens,
+        start=target - count_tokens(header, encoding) - config.fit_frame_slack,
+        rounds=config.fit_rounds,
+        slack=target // config.fit_close_share + config.fit_close_tokens,
     )
     return None if fitted is None else (fitted.rendering, fitted.tokens)

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from organs.accounting import count_tokens
 from organs.fitting import fit_tokens
-from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.display import SLOT_ALERTS, SLOT_EXAMPLE, SLOT_TAIL, SLOT_TEMPLATE, Piece, render
 from organs.stomach.distill.log.mining import Template
+from organs.stomach.tuning import LogConfig
 
 __all__ = ["estimate_tokens", "fit"]
 
@@ -67,13 +67,14 @@ def fit(
     spell: Callable[[Piece], str],
     rates: dict[int, float],
     frame_tokens: int,
+    config: LogConfig,
 ) -> tuple[str, int]:
     """The richest rendering that measures within ``target``: pieces chosen by priority within an allowance of
     estimated tokens, measured, and the allowance rescaled by what was measured (``organs.fitting``).
     ``frame_tokens`` is the count of the rendering with no piece (header, legend, omission notes)."""
     by_priority = sorted(pieces, key=lambda piece: piece.priority)
     # The frame around the pieces costs about this much whatever is chosen.
-    frame = frame_tokens + CONFIG.fit_frame_slack
+    frame = frame_tokens + config.fit_frame_slack
     smallest = min((piece.tokens for piece in pieces), default=0)
     # When not every template line fits, templates sharing a leading tag are grouped under it (see
     # ``_grouped_body``), so each line spends its tokens on what tells it apart.
@@ -105,7 +106,7 @@ def fit(
                 shown.add(piece.template)
             elif piece.slot == SLOT_EXAMPLE:
                 exemplified.add(piece.template)
-        rendering = render(header, chosen, templates, group)
+        rendering = render(header, chosen, templates, config, group)
         return _Choice(rendering, count_tokens(rendering, encoding), spent)
 
     fitted = fit_tokens(
@@ -113,15 +114,15 @@ def fit(
         lambda choice: choice.tokens,
         target,
         start=max(target - frame, 1),
-        rounds=CONFIG.fit_rounds,
-        slack=target // CONFIG.fit_close_share + CONFIG.fit_close_tokens,
+        rounds=config.fit_rounds,
+        slack=target // config.fit_close_share + config.fit_close_tokens,
         fixed=frame,
         # Estimates are off by a roughly constant factor: a little under the rescaled allowance keeps the next
         # rendering from overshooting by the estimates' own noise.
-        used=lambda choice: int(choice.spent * CONFIG.fit_rescale_share) - CONFIG.fit_rescale_tokens,
+        used=lambda choice: int(choice.spent * config.fit_rescale_share) - config.fit_rescale_tokens,
     )
     if fitted is not None:
         return fitted.rendering.rendering, fitted.tokens
     # Nothing measured within the target: the header and the omission note alone.
-    rendering = render(header, [], templates)
+    rendering = render(header, [], templates, config)
     return rendering, count_tokens(rendering, encoding)

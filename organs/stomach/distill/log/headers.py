@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.signals import ALERT_LEVELS
+from organs.stomach.tuning import LogConfig
 
 __all__ = ["NO_HEADER", "Header", "cut_fields", "header_columns"]
 
@@ -36,26 +36,25 @@ class Header:
 NO_HEADER = Header(0, "")
 
 
-def _column_summary(values: dict[str, int], total: int) -> str:
+def _column_summary(values: dict[str, int], total: int, shown_count: int) -> str:
     ranked = sorted(values.items(), key=lambda item: -item[1])
     if ranked[0][1] == total:
         return ranked[0][0] or "''"
-    shown_count = CONFIG.header_values_shown
     shown = "|".join(value or "''" for value, _ in ranked[:shown_count])
     return shown + ("|…" if len(ranked) > shown_count else "")
 
 
-def header_columns(split: list[tuple[tuple[str, ...], int]]) -> Header:
+def header_columns(split: list[tuple[tuple[str, ...], int]], config: LogConfig) -> Header:
     """How many leading fields of the record bodies are header, not event (see the module docstring).
 
     ``split`` holds each distinct body's masked words (leading blanks dropped) and
     how many records have it.
     """
     total = sum(weight for _, weight in split)
-    if total < CONFIG.header_min_records:
+    if total < config.header_min_records:
         return NO_HEADER
     summaries: list[str] = []
-    for column in range(CONFIG.header_max_columns):
+    for column in range(config.header_max_columns):
         values: dict[str, int] = {}
         rests: dict[str, set[str]] = {}
         rest_weight: dict[str, int] = {}
@@ -69,27 +68,27 @@ def header_columns(split: list[tuple[tuple[str, ...], int]]) -> Header:
             rest = " ".join(masked[column + 1 :])
             rests.setdefault(rest, set()).add(value)
             rest_weight[rest] = rest_weight.get(rest, 0) + weight
-        if covered < total * CONFIG.header_coverage:
+        if covered < total * config.header_coverage:
             break
         if any(value.strip("[]():,|<>").lower() in _LEVEL_WORDS or value in _LEVEL_LETTERS for value in values):
             # A level tells events apart and marks the alerts: it stays in the template lines.
             break
-        constant = max(values.values()) >= covered * CONFIG.header_constant_share
+        constant = max(values.values()) >= covered * config.header_constant_share
         # As when merging templates: two or three plain values are usually different events, unless the
         # rest of the line is long enough to be the same event.
-        few = len(values) < CONFIG.merge_min_variants
+        few = len(values) < config.merge_min_variants
         recurring = [
             rest
             for rest, weight in rest_weight.items()
-            if weight > 1 and not (few and rest.count(" ") + 1 < CONFIG.merge_context_words)
+            if weight > 1 and not (few and rest.count(" ") + 1 < config.merge_context_words)
         ]
         shared = sum(1 for rest in recurring if len(rests[rest]) > 1)
         interchangeable = (
-            len(recurring) >= CONFIG.header_min_recurring and shared >= len(recurring) * CONFIG.header_shared_share
+            len(recurring) >= config.header_min_recurring and shared >= len(recurring) * config.header_shared_share
         )
         if not (constant or interchangeable):
             break
-        summaries.append(_column_summary(values, covered))
+        summaries.append(_column_summary(values, covered, config.header_values_shown))
     if not summaries:
         return NO_HEADER
     return Header(len(summaries), " ".join(summaries))

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import re
 
-from organs.stomach.distill.log.config import CONFIG
-
 __all__ = [
     "DIGITS_TO_ZERO",
     "VARIABLE",
@@ -55,8 +53,8 @@ VARIABLE = re.compile(
 _WILDCARD_RUN = re.compile(r"<\*>(?: +<\*>)+")
 
 
-def mask_variables(body: str) -> str:
-    prefix = CONFIG.mask_prefix
+def mask_variables(body: str, prefix: int) -> str:
+    """``body`` with its variable fields as ``<*>``; only its first ``prefix`` characters are read."""
     masked = VARIABLE.sub(WILDCARD, body[:prefix])
     if "> <*>" in masked:
         masked = _WILDCARD_RUN.sub(WILDCARD, masked)
@@ -67,8 +65,8 @@ def collapse_runs(text: str) -> str:
     return _WILDCARD_RUN.sub(WILDCARD, text) if "> <*>" in text else text
 
 
-def mask_by_words(body: str, words: dict[str, str]) -> str:
-    """``mask_variables(body)``, computed one space-separated word at a time through a cache.
+def mask_by_words(body: str, words: dict[str, str], prefix: int) -> str:
+    """``mask_variables(body, prefix)``, computed one space-separated word at a time through a cache.
 
     Every alternative of ``VARIABLE`` except the quoted ones matches inside one
     word and looks at most at a space beyond it, which it treats like the string
@@ -79,29 +77,29 @@ def mask_by_words(body: str, words: dict[str, str]) -> str:
     than the masked prefix take the line-wide path. Words repeat across lines
     far more than lines do, so most words cost a lookup.
     """
-    if len(body) > CONFIG.mask_prefix:
-        return mask_variables(body)
-    masked_words = word_masks(body, words)
+    if len(body) > prefix:
+        return mask_variables(body, prefix)
+    masked_words = word_masks(body, words, prefix)
     if masked_words is not None:
         return joined(masked_words)
     pieces: list[str] = []
     position = 0
     for quoted in _QUOTED.finditer(body):
-        pieces += [_mask_between_quotes(body[position : quoted.start()], words), WILDCARD]
+        pieces += [_mask_between_quotes(body[position : quoted.start()], words, prefix), WILDCARD]
         position = quoted.end()
-    pieces.append(_mask_between_quotes(body[position:], words))
+    pieces.append(_mask_between_quotes(body[position:], words, prefix))
     return collapse_runs("".join(pieces))
 
 
-def _mask_between_quotes(gap: str, words: dict[str, str]) -> str:
-    masked_words = word_masks(gap, words)
+def _mask_between_quotes(gap: str, words: dict[str, str], prefix: int) -> str:
+    masked_words = word_masks(gap, words, prefix)
     # A quote that opens no quoted value stays in its gap, which is then masked whole.
     return VARIABLE.sub(WILDCARD, gap) if masked_words is None else " ".join(masked_words)
 
 
-def word_masks(body: str, words: dict[str, str]) -> tuple[str, ...] | None:
+def word_masks(body: str, words: dict[str, str], prefix: int) -> tuple[str, ...] | None:
     """Each word of ``body`` masked on its own, or ``None`` when the body needs the line-wide path."""
-    if len(body) > CONFIG.mask_prefix or '"' in body or "'" in body:
+    if len(body) > prefix or '"' in body or "'" in body:
         return None
     pieces = []
     for word in body.split(" "):
@@ -126,12 +124,12 @@ def joined(masked_words: tuple[str, ...]) -> str:
     return collapse_runs(" ".join(masked_words))
 
 
-def split_variables(body: str) -> tuple[list[str], list[str]]:
+def split_variables(body: str, prefix: int) -> tuple[list[str], list[str]]:
     """The constant pieces of ``body`` and the variable values between them (as ``mask_variables`` sees them)."""
     constants: list[str] = []
     values: list[str] = []
     position = 0
-    for match in VARIABLE.finditer(body, 0, CONFIG.mask_prefix):
+    for match in VARIABLE.finditer(body, 0, prefix):
         constants.append(body[position : match.start()])
         values.append(match.group())
         position = match.end()

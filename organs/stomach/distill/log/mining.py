@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from itertools import chain
 
 from organs.stomach.distill.log.alerts import alert_kind, separating_spans
-from organs.stomach.distill.log.config import CONFIG
 from organs.stomach.distill.log.headers import Header, cut_fields, header_columns
 from organs.stomach.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_by_words, word_masks
 from organs.stomach.signals import is_trace_frame
 from organs.stomach.timestamps import leading_stamp
+from organs.stomach.tuning import LogConfig
 from organs.text_views import line_pieces
 
 __all__ = ["Records", "Shape", "Template", "alert_key", "mine_templates", "records_of"]
@@ -101,8 +101,9 @@ class Records:
 @dataclass(slots=True)
 class _Shared:
     """One copy of each masked body and word tuple: lines that differ only in an id share their masks, where a
-    log of ids would otherwise hold one copy per line."""
+    log of ids would otherwise hold one copy per line. ``mask_prefix`` is how much of a line is masked."""
 
+    mask_prefix: int
     masked: dict[str, str] = field(default_factory=dict)
     words: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
     # Shapes, and heads with their header fields cut off (with where their body starts): compared by value.
@@ -114,8 +115,8 @@ def _shape_of(key: str, words: dict[str, str], shared: _Shared) -> Shape:
     stamp = leading_stamp(key)
     stamp_end = -1 if stamp is None else stamp.end
     body = key[max(stamp_end, 0) :]
-    masked_words = word_masks(body, words)
-    masked = mask_by_words(body, words) if masked_words is None else joined(masked_words)
+    masked_words = word_masks(body, words, shared.mask_prefix)
+    masked = mask_by_words(body, words, shared.mask_prefix) if masked_words is None else joined(masked_words)
     masked = shared.masked.setdefault(masked, masked)
     masked_words = shared.words.setdefault(masked_words, masked_words) if masked_words else ()
     shape = Shape(stamp_end, masked, alert_kind(key), masked_words, separating_spans(key))
@@ -195,10 +196,10 @@ def _continues(line: str) -> bool:
     return line[0] == "#" and line[1:2].isdigit()
 
 
-def records_of(lines: Sequence[str], text: str) -> tuple[Records, list[Shape], Header]:
+def records_of(lines: Sequence[str], text: str, config: LogConfig) -> tuple[Records, list[Shape], Header]:
     """Records (a head line plus its continuation lines), the shape of each record's head, and the header."""
     words: dict[str, str] = {}
-    shared = _Shared()
+    shared = _Shared(config.mask_prefix)
     # Each distinct key is numbered, and each line holds its key's number: the header and the cut below are
     # judged key by key. Their shapes are shared by value, so a log of ids holds one per template, not per line.
     keys = _KeyNumbers(lines)
@@ -275,7 +276,7 @@ def records_of(lines: Sequence[str], text: str) -> tuple[Records, list[Shape], H
         if shape.words and weight:
             fields = shape.words if "" not in shape.words else tuple(filter(None, shape.words))
             split[fields] = split.get(fields, 0) + weight
-    header = header_columns(list(split.items()))
+    header = header_columns(list(split.items()), config)
     if not header.columns:
         return Records(starts, ends, stamps, stamps), heads, header
     # A key no record heads is never cut: it holds its uncut shape.
@@ -311,13 +312,17 @@ def _cut(key: str, shape: Shape, header: Header, words: dict[str, str], shared: 
     if shape.spans and shape.spans[0][0] < max(shape.stamp_end, 0) + offset:
         # A number that tells alerts apart is never left out with the header fields.
         return shape, 0
-    masked = joined(shape.words[cut:]) if shape.words else mask_by_words(body[offset:], words)
+    masked = joined(shape.words[cut:]) if shape.words else mask_by_words(body[offset:], words, shared.mask_prefix)
     cut_shape = Shape(shape.stamp_end, masked, shape.kind, split=shape.split), offset
     return shared.cut.setdefault(cut_shape, cut_shape)
 
 
 def mine_templates(
-    lines: Sequence[str], records: Records, heads: list[Shape], asked: dict[int, int] | None = None
+    lines: Sequence[str],
+    records: Records,
+    heads: list[Shape],
+    config: LogConfig,
+    asked: dict[int, int] | None = None,
 ) -> list[Template]:
     """One template per masked head body, in order of first appearance, variants merged.
 
@@ -342,11 +347,12 @@ def mine_templates(
             template.alert = True
             template.alert_records += 1
             template.kinds[shape.kind] = template.kinds.get(shape.kind, 0) + 1
-            _count_alert_line(template, lines[starts[number]][records.stamp_end[number] :].strip(), 1)
-    return _merge_variants(list(templates.values()))
+            body = lines[starts[number]][records.stamp_end[number] :].strip()
+            _count_alert_line(template, body, 1, config.alert_lines_per_template)
+    return _merge_variants(list(templates.values()), config)
 
 
-def _merge_variants(templates: list[Template]) -> list[Template]:
+def _merge_variants(templates: list[Template], config: LogConfig) -> list[Template]:
     """Merge templates that differ in one word taking many values (see the module docstring)."""
     tokens = [template.masked.split(" ") for template in templates]
     # Templates split by a separating number (an HTTP status) never merge across it.
@@ -363,7 +369,7 @@ def _merge_variants(templates: list[Template]) -> list[Template]:
         shared[False, high] = shared.get((False, high), 0) + 1
         shared[True, low] = shared.get((True, low), 0) + 1
     for index, words in enumerate(tokens):
-        if len(words) > CONFIG.merge_max_tokens:
+        if len(words) > config.merge_max_tokens:
             continue
         low, high = halves[index]
         first = 0 if shared[False, high] > 1 else len(low)
@@ -398,21 +404,21 @@ def _merge_variants(templates: list[Template]) -> list[Template]:
             ]
         # A word already partly variable in one member is a variable field, so two spellings suffice,
         # provided enough other words agree that the lines are the same event.
-        partly_variable = len(tokens[free[0]]) >= CONFIG.merge_context_words if free else False
+        partly_variable = len(tokens[free[0]]) >= config.merge_context_words if free else False
         partly_variable = partly_variable and any(WILDCARD in tokens[index][position] for index in free)
-        if len(free) < (2 if partly_variable else CONFIG.merge_min_variants):
+        if len(free) < (2 if partly_variable else config.merge_min_variants):
             continue
         # Whatever the spellings, the merged line must keep enough constant words to name one event: a
         # word that is, beside a tag or a level, the whole message (``closeQs``) is the event, not a field.
         # With little context, only a word taking many values (an open set: user names) is a field.
         context = _constant_words(tokens[free[0]], position)
-        if context < CONFIG.merge_context_words - 1 or (
-            context < CONFIG.merge_context_words and not partly_variable and len(free) < 2 * CONFIG.merge_min_variants
+        if context < config.merge_context_words - 1 or (
+            context < config.merge_context_words and not partly_variable and len(free) < 2 * config.merge_min_variants
         ):
             continue
         words = list(tokens[free[0]])
         words[position] = WILDCARD
-        results.append(_combine(" ".join(words), [templates[index] for index in free]))
+        results.append(_combine(" ".join(words), [templates[index] for index in free], config.alert_lines_per_template))
         merged_into.update(free)
     results.extend(template for index, template in enumerate(templates) if index not in merged_into)
     return sorted(results, key=lambda template: template.first_record)
@@ -424,12 +430,12 @@ def alert_key(body: str) -> str:
     return _DIGIT_RUN.sub("0", body)
 
 
-def _count_alert_line(template: Template, body: str, count: int) -> None:
+def _count_alert_line(template: Template, body: str, count: int, kept: int) -> None:
     key = alert_key(body)
     first = template.alert_keys.get(key)
     if first is not None:
         template.alert_lines[first] += count
-    elif len(template.alert_lines) < CONFIG.alert_lines_per_template:
+    elif len(template.alert_lines) < kept:
         template.alert_keys[key] = body
         template.alert_lines[body] = count
 
@@ -443,7 +449,7 @@ def _equal_but(words: list[str], reference: list[str], position: int) -> bool:
     return words[:position] == reference[:position] and words[position + 1 :] == reference[position + 1 :]
 
 
-def _combine(masked: str, parts: list[Template]) -> Template:
+def _combine(masked: str, parts: list[Template], alert_lines_kept: int) -> Template:
     combined = Template(
         masked, min(part.first_record for part in parts), max(part.last_record for part in parts), split=parts[0].split
     )
@@ -457,5 +463,5 @@ def _combine(masked: str, parts: list[Template]) -> Template:
         if part.asked_hits > combined.asked_hits:
             combined.asked_record, combined.asked_hits = part.asked_record, part.asked_hits
         for body, count in part.alert_lines.items():
-            _count_alert_line(combined, body, count)
+            _count_alert_line(combined, body, count, alert_lines_kept)
     return combined

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
 import msgspec
 
-from organs.stomach.distill.log.config import CONFIG
+from organs.stomach.tuning import LogConfig
 
 __all__ = ["View", "structured_view"]
 
@@ -42,10 +42,10 @@ class View:
     note: str
 
 
-def _source_split(lines: Sequence[str]) -> tuple[list[str], Counter[str]] | None:
+def _source_split(lines: Sequence[str], config: LogConfig) -> tuple[list[str], Counter[str]] | None:
     """Each line without its source prefix, and the sources, when nearly every line has one."""
-    sample = [line for line in lines[: CONFIG.structured_sample] if line.strip()]
-    if sum(1 for line in sample if _SOURCE.match(line)) < len(sample) * CONFIG.structured_share or not sample:
+    sample = [line for line in lines[: config.structured_sample] if line.strip()]
+    if sum(1 for line in sample if _SOURCE.match(line)) < len(sample) * config.structured_share or not sample:
         return None
     stripped: list[str] = []
     sources: Counter[str] = Counter()
@@ -57,7 +57,7 @@ def _source_split(lines: Sequence[str]) -> tuple[list[str], Counter[str]] | None
         sources[match.group("pod") or match.group("service")] += 1
         stripped.append(line[match.end() :])
     filled = sum(1 for line in lines if line.strip())
-    return (stripped, sources) if filled and sources.total() >= filled * CONFIG.structured_share else None
+    return (stripped, sources) if filled and sources.total() >= filled * config.structured_share else None
 
 
 def _scalar(value: object) -> str | None:
@@ -80,7 +80,7 @@ def _level(value: object) -> str:
 _READ_KEYS = frozenset(_MESSAGE_KEYS) | frozenset(_LEVEL_KEYS) | frozenset(_TIME_KEYS)
 
 
-def _fielded(fields: dict[str, object], constant: frozenset[str] = frozenset()) -> str | None:
+def _fielded(fields: dict[str, object], config: LogConfig, constant: frozenset[str] = frozenset()) -> str | None:
     """``time LEVEL message key=value…`` of a record's fields, or ``None`` without a message or a level.
 
     Keys in ``constant`` hold one value in nearly every line: the header states them once.
@@ -96,11 +96,11 @@ def _fielded(fields: dict[str, object], constant: frozenset[str] = frozenset()) 
         parts.append(message.strip().replace("\n", " "))
     extra = 0
     for key, value in fields.items():
-        if key in used or extra >= CONFIG.structured_fields:
+        if key in used or extra >= config.structured_fields:
             continue
         shown = _scalar(value)
         if shown is not None:
-            parts.append(f"{key}={shown[: CONFIG.structured_value_chars]}")
+            parts.append(f"{key}={shown[: config.structured_value_chars]}")
             extra += 1
     return " ".join(parts)
 
@@ -116,45 +116,52 @@ def _json_fields(line: str) -> dict[str, object] | None:
     return value if isinstance(value, dict) else None
 
 
-def _logfmt_fields(line: str) -> dict[str, object] | None:
-    if line.count("=") < CONFIG.logfmt_min_pairs:
+def _logfmt_fields(line: str, min_pairs: int) -> dict[str, object] | None:
+    if line.count("=") < min_pairs:
         return None
     pairs = _LOGFMT_PAIR.findall(line)
-    if len(pairs) < CONFIG.logfmt_min_pairs:
+    if len(pairs) < min_pairs:
         return None
     return {key: value[1:-1] if value.startswith('"') else value for key, value in pairs}
 
 
-def structured_view(lines: Sequence[str]) -> View | None:
+def structured_view(lines: Sequence[str], config: LogConfig) -> View | None:
     """The lines to mine when the log has a source prefix or is JSON lines or logfmt, else ``None``."""
     notes: list[str] = []
-    split = _source_split(lines)
+    split = _source_split(lines, config)
+    min_pairs = config.logfmt_min_pairs
     bodies = lines
     if split is not None:
         bodies, sources = split
-        named = ", ".join(f"{name} {count:,}" for name, count in sources.most_common(CONFIG.header_values_shown))
-        more = " …" if len(sources) > CONFIG.header_values_shown else ""
+        named = ", ".join(f"{name} {count:,}" for name, count in sources.most_common(config.header_values_shown))
+        more = " …" if len(sources) > config.header_values_shown else ""
         notes.append(f"lines open with their source ({named}{more}): set aside in templates")
-    sample = list(islice((body for body in bodies if body.strip()), CONFIG.structured_sample))
-    for reader, name in ((_json_fields, "JSON"), (_logfmt_fields, "logfmt")):
-        readable = sum(1 for body in sample if (fields := reader(body)) is not None and _fielded(fields) is not None)
-        if not sample or readable < len(sample) * CONFIG.structured_share:
+    sample = list(islice((body for body in bodies if body.strip()), config.structured_sample))
+    readers: tuple[tuple[Callable[[str], dict[str, object] | None], str], ...] = (
+        (_json_fields, "JSON"),
+        (lambda line: _logfmt_fields(line, min_pairs), "logfmt"),
+    )
+    for reader, name in readers:
+        readable = sum(
+            1 for body in sample if (fields := reader(body)) is not None and _fielded(fields, config) is not None
+        )
+        if not sample or readable < len(sample) * config.structured_share:
             continue
         parsed = [reader(body) for body in bodies]
-        constant = _constant_fields([fields for fields in parsed if fields is not None])
+        constant = _constant_fields([fields for fields in parsed if fields is not None], config.header_constant_share)
         viewed = []
         for body, fields in zip(bodies, parsed, strict=True):
-            shown = None if fields is None else _fielded(fields, frozenset(constant))
+            shown = None if fields is None else _fielded(fields, config, frozenset(constant))
             viewed.append(body if shown is None else shown)
         notes.append(f"{name} lines mined as time LEVEL message key=value (e.g. lines are the real lines)")
         if constant:
             held = " ".join(f"{key}={value}" for key, value in constant.items())
-            notes.append(f"nearly every line holds {held[: CONFIG.template_chars]}")
+            notes.append(f"nearly every line holds {held[: config.template_chars]}")
         return View(viewed, "; ".join(notes))
     return None if split is None else View(bodies, "; ".join(notes))
 
 
-def _constant_fields(parsed: list[dict[str, object]]) -> dict[str, str]:
+def _constant_fields(parsed: list[dict[str, object]], constant_share: float) -> dict[str, str]:
     """The fields other than time, level and message that hold one scalar value in nearly every line."""
     values: Counter[tuple[str, str]] = Counter()
     for fields in parsed:
@@ -162,5 +169,5 @@ def _constant_fields(parsed: list[dict[str, object]]) -> dict[str, str]:
             shown = None if key in _READ_KEYS else _scalar(value)
             if shown is not None:
                 values[key, shown] += 1
-    share = len(parsed) * CONFIG.header_constant_share
+    share = len(parsed) * constant_share
     return {key: value for (key, value), count in values.items() if count >= share and len(parsed) > 1}

@@ -1,14 +1,18 @@
-"""Every tuning number of the log distiller, in one frozen object.
+"""Every tuning number of the stomach, in one frozen object: ``StomachTuning``, with the log distiller's as
+its ``log`` field (``LogConfig``).
 
-The numbers are general (they say how logs in general behave), never fitted to
-one file; each field says what it bounds and why.
+``IngestConfig.tuning`` carries it into the pipeline, which hands it to every distiller, as a template miner
+is handed its config; nothing reads a global. The numbers are general (they say how pastes, logs and
+tokenizers in general behave), never fitted to one file; each field says what it bounds and why.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-__all__ = ["CONFIG", "LogConfig"]
+from envelopes.types import FrameKind
+
+__all__ = ["LogConfig", "StomachTuning"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,11 +79,9 @@ class LogConfig:
     fit_frame_slack: int = 16
 
     # Fits means full: a log of at most this many characters per target token is counted, and served whole
-    # when its count fits the target.
+    # when its count fits the target. (A log whose target is within ``StomachTuning.meaningful_saving`` of its
+    # full count is served as an excerpt of its own lines: a templated rendering would not be worth its loss.)
     whole_text_trial: int = 8
-    # A compact rendering is worth its loss only when it saves at least this share of the log's tokens: a log
-    # whose target is within this share of its full count is served as an excerpt of its own lines instead.
-    compact_min_saving: float = 0.25
     # An excerpt keeps the log's first lines and its last ones (a build's outcome, a test run's summary) before
     # ordinary lines; a record whose template occurs at most this often is rare, kept before the common ones.
     excerpt_head_lines: int = 3
@@ -105,8 +107,74 @@ class LogConfig:
     structured_value_chars: int = 60
     logfmt_min_pairs: int = 3
 
-    # The shallow tier: stamps are read from this many lines at each end for the window.
-    shallow_stamp_lines: int = 1000
 
+@dataclass(frozen=True, slots=True)
+class StomachTuning:
+    """The stomach's tuning numbers: how it plans sizes, values and shares its budget, fits and renders."""
 
-CONFIG = LogConfig()
+    # Characters per token. Sizes are planned with a conservative figure (English prose runs near 4, logs and code
+    # near 2.6), and measured exactly afterwards; the prose figure is the most a token is expected to hold, so a
+    # sample of that many characters per target token is as long as a rendering could need.
+    chars_per_token: float = 2.5
+    prose_chars_per_token: int = 4
+
+    # A compact rendering that saves less than this share of the full text's tokens is not worth what it leaves
+    # out: the full text is served instead (and a log that close to its target is served as an excerpt).
+    meaningful_saving: float = 0.25
+
+    # A time window is read from the leading stamps of this many lines at each end of a text read only in part
+    # (a trace, a log on the shallow tier): both ends, so the window bounds the whole text.
+    window_edge_lines: int = 1000
+
+    # Value: stack traces > logs > tables and code > notes, raised for alert lines, for the ask's terms (each
+    # counted up to a few times) and for the paste's last evidence segment.
+    kind_values: tuple[tuple[FrameKind, int], ...] = (
+        ("stack_trace", 5),
+        ("log", 3),
+        ("table", 2),
+        ("code", 2),
+        ("note", 1),
+    )
+    alert_value: int = 3
+    ask_value: int = 2
+    ask_terms_counted: int = 3
+    last_segment_value: int = 2
+    # The closing lines of the paste's last evidence segment claim a share before ordinary lines.
+    summary_lines: int = 12
+    # What a claimed rendering adds around its lines: a header and elision notes.
+    claim_overhead: int = 24
+    # How much of a long segment's head and tail is read for its value: its value is known before it is rendered.
+    value_head_chars: int = 24 * 1024
+    value_tail_chars: int = 8 * 1024
+    # A rendering is not shrunk below this many tokens to absorb an overrun: so small, it says next to nothing.
+    smallest_shrunk: int = 48
+
+    # Fitting a rendering to its share: planned by an estimate, it may overshoot or undershoot; it is asked again
+    # at most this many times, scaled by its miss and a margin under proportion. A head-and-tail rendering served
+    # under this share of its share is rendered again, larger.
+    rerender_attempts: int = 2
+    rerender_margin: float = 0.95
+    undershoot: float = 0.8
+    # What a deferred frame's compact rendering aims at when someone asks for it later.
+    lazy_target_tokens: int = 1024
+
+    # Head and tail: a line kept for what it holds is shown up to this many characters (enough for a long error
+    # message), and costs this many more (its newline and, likely, an elision line before it).
+    kept_line_chars: int = 600
+    kept_gap_chars: int = 30
+
+    # Tables: the head and tail rows kept, then up to this many rows holding the ask's terms and this many alert
+    # rows; types are inferred from this many rows, and without inference (the shallow tier) a column whose first
+    # rows all read as numbers is numeric.
+    table_head_rows: int = 5
+    table_tail_rows: int = 3
+    table_ask_rows: int = 12
+    table_alert_rows: int = 8
+    table_typed_rows: int = 20_000
+    table_sampled_rows: int = 200
+
+    log: LogConfig = field(default_factory=LogConfig)
+
+    def value_of(self, kind: FrameKind) -> int:
+        """A segment's value for its kind alone, before its lines raise it."""
+        return dict(self.kind_values)[kind]
