@@ -19,8 +19,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Literal, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Literal, NamedTuple, Protocol, TypeVar
 
 from envelopes.types import FrameKind
 from organs.stomach.asked import AskTerms
@@ -30,6 +30,7 @@ from organs.stomach.tuning import StomachTuning
 __all__ = [
     "TARGETED_KINDS",
     "Budgeted",
+    "Weight",
     "allocate",
     "best_representation",
     "fit_budget",
@@ -45,19 +46,35 @@ TARGETED_KINDS: frozenset[FrameKind] = frozenset({"log", "code", "note", "table"
 
 
 class Budgeted(Protocol):
-    """What sharing and fitting read and set on a segment (the stomach's evidence record)."""
+    """What sharing and fitting read of a segment (the stomach's evidence item); they never write it."""
 
-    frame_id: str
-    kind: FrameKind
-    text: str
-    index: int
+    @property
+    def frame_id(self) -> str: ...
+    @property
+    def kind(self) -> FrameKind: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def value(self) -> int: ...
+    @property
+    def claim(self) -> int: ...
+    @property
+    def full_tokens(self) -> int: ...
+    @property
+    def share(self) -> int: ...
+    @property
+    def compact(self) -> str | None: ...
+    @property
+    def compact_tokens(self) -> int: ...
+
+
+class Weight(NamedTuple):
+    """A segment's value (its share of the budget follows it) and its claim (tokens its salient lines ask first)."""
+
     value: int
     claim: int
-    full_tokens: int
-    share: int
-    target: int
-    compact: str | None
-    compact_tokens: int
 
 
 _Item = TypeVar("_Item", bound=Budgeted)
@@ -90,8 +107,8 @@ def salient(ask: AskTerms) -> Callable[[str], int]:
     return lambda line: 2 if is_alert(line) else 1 if ask and ask.hits(line) > 0 else 0
 
 
-def weigh(items: list[_Item], ask: AskTerms, tuning: StomachTuning) -> None:
-    """Set each segment's value and claim from a bounded head and tail of its text.
+def weigh(items: Sequence[Budgeted], ask: AskTerms, tuning: StomachTuning) -> list[Weight]:
+    """Each segment's value and claim, read from a bounded head and tail of its text.
 
     The value is its kind's, raised for alert lines, for the ask's terms and for being the paste's
     last evidence segment. The claim is what its salient lines (``salient``) would cost, estimated,
@@ -99,8 +116,8 @@ def weigh(items: list[_Item], ask: AskTerms, tuning: StomachTuning) -> None:
     A lone segment shares with nothing, so it is not read for either.
     """
     if len(items) == 1:
-        items[0].value, items[0].claim = tuning.value_of(items[0].kind), 0
-        return
+        return [Weight(tuning.value_of(items[0].kind), 0)]
+    weights = []
     for position, item in enumerate(items):
         text = item.text
         head, tail = tuning.value_head_chars, tuning.value_tail_chars
@@ -127,11 +144,11 @@ def weigh(items: list[_Item], ask: AskTerms, tuning: StomachTuning) -> None:
         if position == len(items) - 1 and len(items) > 1:
             value += tuning.last_segment_value
             claimed += sum(len(line) for line in lines[-tuning.summary_lines :])
-        item.value = value
-        item.claim = int(claimed / tuning.chars_per_token) + tuning.claim_overhead if claimed else 0
+        weights.append(Weight(value, int(claimed / tuning.chars_per_token) + tuning.claim_overhead if claimed else 0))
+    return weights
 
 
-def _water_fill(items: list[_Item], demands: dict[str, int], budget: int) -> dict[str, int]:
+def _water_fill(items: Sequence[Budgeted], demands: dict[str, int], budget: int) -> dict[str, int]:
     """Grants within ``budget``: each item's part of what is left follows its value, and none exceeds its demand.
 
     Taken in order of demand per unit of value, so an item that asks less than its part takes only
@@ -147,8 +164,8 @@ def _water_fill(items: list[_Item], demands: dict[str, int], budget: int) -> dic
     return grants
 
 
-def allocate(evidence: list[_Item], budget: int, tuning: StomachTuning, *, exact: bool) -> None:
-    """Share the budget out by value: claims first, then the rest of each segment's size.
+def allocate(evidence: Sequence[Budgeted], budget: int, tuning: StomachTuning, *, exact: bool) -> list[int]:
+    """Each segment's share of the budget, by value: claims first, then the rest of each segment's size.
 
     Both rounds are a weighted water-fill (``_water_fill``): first each segment's claim (its
     salient lines, capped at its size), then what remains of the budget towards its full size.
@@ -164,8 +181,7 @@ def allocate(evidence: list[_Item], budget: int, tuning: StomachTuning, *, exact
         {item.frame_id: size(item) - claims[item.frame_id] for item in evidence},
         budget - sum(claims.values()),
     )
-    for item in evidence:
-        item.share = item.target = max(claims[item.frame_id] + rest[item.frame_id], 1)
+    return [max(claims[item.frame_id] + rest[item.frame_id], 1) for item in evidence]
 
 
 def served_tokens(item: Budgeted, representation: str) -> int:
@@ -175,37 +191,43 @@ def served_tokens(item: Budgeted, representation: str) -> int:
 
 
 def fit_budget(
-    evidence: list[_Item], budget: int, shrink: Callable[[_Item, int], bool], tuning: StomachTuning
-) -> dict[str, Literal["compact", "full", "reference"]]:
-    """How each frame is served so the total fits the budget, lowest value giving way first.
+    evidence: Sequence[_Item], budget: int, shrink: Callable[[_Item, int], tuple[_Item, bool]], tuning: StomachTuning
+) -> tuple[dict[str, Literal["compact", "full", "reference"]], list[_Item]]:
+    """How each frame is served so the total fits the budget, lowest value giving way first, and the items as
+    they then are (a shrunk one rendered again).
 
     An overrun is absorbed in three steps, each only while the total is over: a full text
     served because its compact rendering saved little gives way to that rendering; a
-    rendering that follows a target is rendered again smaller (``shrink`` to a token limit);
-    then whole frames become references.
+    rendering that follows a target is rendered again smaller (``shrink`` to a token limit: the item after
+    the attempt, and whether it fits); then whole frames become references.
     """
     chosen: dict[str, Literal["compact", "full", "reference"]] = {
         item.frame_id: best_representation(item, tuning.meaningful_saving) for item in evidence
     }
+    current = {item.frame_id: item for item in evidence}
     total = sum(served_tokens(item, chosen[item.frame_id]) for item in evidence)
-    yielding = sorted(evidence, key=lambda item: (item.value, -item.index))
-    for item in yielding:
+    yielding = [item.frame_id for item in sorted(evidence, key=lambda item: (item.value, -item.index))]
+    for frame_id in yielding:
+        item = current[frame_id]
         if total <= budget:
-            return chosen
-        if chosen[item.frame_id] == "full" and shorter_compact(item) and item.compact_tokens < item.full_tokens:
-            chosen[item.frame_id] = "compact"
+            return chosen, list(current.values())
+        if chosen[frame_id] == "full" and shorter_compact(item) and item.compact_tokens < item.full_tokens:
+            chosen[frame_id] = "compact"
             total -= item.full_tokens - item.compact_tokens
-    for item in yielding:
+    for frame_id in yielding:
+        item = current[frame_id]
         if total <= budget:
-            return chosen
-        served = served_tokens(item, chosen[item.frame_id])
+            return chosen, list(current.values())
+        served = served_tokens(item, chosen[frame_id])
         limit = served - (total - budget)
-        if item.kind in TARGETED_KINDS and limit >= tuning.smallest_shrunk and shrink(item, limit):
-            chosen[item.frame_id] = "compact"
-            total -= served - item.compact_tokens
-    for item in yielding:
+        if item.kind in TARGETED_KINDS and limit >= tuning.smallest_shrunk:
+            current[frame_id], fits = shrink(item, limit)
+            if fits:
+                chosen[frame_id] = "compact"
+                total -= served - current[frame_id].compact_tokens
+    for frame_id in yielding:
         if total <= budget:
             break
-        total -= served_tokens(item, chosen[item.frame_id])
-        chosen[item.frame_id] = "reference"
-    return chosen
+        total -= served_tokens(current[frame_id], chosen[frame_id])
+        chosen[frame_id] = "reference"
+    return chosen, list(current.values())

@@ -1,7 +1,14 @@
 """``ingest_paste``: a user's paste, decomposed into the goal, anchors and budgeted evidence frames.
 
-The pipeline is normalize → split → classify (``organs.stomach.classify``) →
-resolve the intent → distill each distinct evidence segment → fit the token budget.
+The pipeline is a row of named phases, each a function of frozen inputs returning
+frozen results: cut and classify (``_cut``) → redact (``_redact``) → count
+(``_count``) → identify the evidence (``_identify``) → weigh, share the budget and
+render (``_shared_and_rendered``) → measure (``_measured``) → fit each rendering
+to its share (``_fitted_to_shares``) → serve within the budget (``_served``) →
+frames and report (``_bundle``). A piece of evidence's identity
+(``organs.stomach.evidence.Evidence``) is separate from its renderings (``Item``);
+every kind renders through one protocol (``organs.stomach.distill.kinds``), and
+every tuning number comes from ``IngestConfig.tuning``.
 
 * Segments and goal: ``organs.stomach.segments``. Blocks are cut from the
   paste's normal form and placed back in the received text, so every span
@@ -34,7 +41,7 @@ so is a deferred one, of which nothing is rendered for the counting to overlap.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -46,30 +53,17 @@ from organs.accounting import (
     count_tokens,
     count_tokens_exact,
     count_tokens_many,
-    digest_text,
 )
 from organs.fitting import fit_tokens
 from organs.stomach.asked import AskTerms
-from organs.stomach.budget import (
-    TARGETED_KINDS,
-    allocate,
-    best_representation,
-    fit_budget,
-    salient,
-    served_tokens,
-    shorter_compact,
-    weigh,
-)
-from organs.stomach.distill.log import LogDistiller
-from organs.stomach.distill.table import distill_table
-from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
-from organs.stomach.distill.trace import distill_trace
+from organs.stomach.budget import TARGETED_KINDS, allocate, fit_budget, served_tokens, shorter_compact, weigh
+from organs.stomach.distill.kinds import DistillContext, LogRenderer
+from organs.stomach.evidence import Evidence, IngestProvider, Item, build_frame, rendered, rendered_later, title_of
 from organs.stomach.redact import PasteRedaction, describe, redact_paste
 from organs.stomach.segments import Plan, Segment, cut_blocks, plan_blocks, segment_texts
 from organs.stomach.tiers import choose_tier
-from organs.stomach.timestamps import window_of_lines
 from organs.stomach.tuning import StomachTuning
-from organs.text_views import HandedText, digest_in_pieces, utf8_size
+from organs.text_views import HandedText, digest_in_pieces
 
 __all__ = ["ContextQuery", "IngestBundle", "IngestConfig", "IngestProvider", "ingest_paste"]
 
@@ -82,6 +76,7 @@ _FRAME_KIND: dict[SegmentKind, FrameKind] = {
 }
 # Head-and-tail renderings grow with their target; one served under ``undershoot`` of its share is rendered again.
 _GROWING_KINDS: frozenset[FrameKind] = frozenset({"code", "note"})
+Chosen = dict[str, Literal["compact", "full", "reference"]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,72 +108,6 @@ class ContextQuery:
     budget_tokens: int
 
 
-@dataclass(slots=True)
-class _Evidence:
-    """One distinct evidence segment: ``text`` is what is served whole (the normal form), ``received`` the full text."""
-
-    frame_id: str
-    kind: FrameKind
-    text: str
-    span: tuple[int, int]
-    index: int
-    received: str = ""
-    received_tokens: int = 0
-    value: int = 0
-    title: str = ""
-    full_tokens: int = 0
-    valid_from: str | None = None
-    valid_to: str | None = None
-    compact: str | None = None
-    compact_tokens: int = 0
-    target: int = 0
-    share: int = 0
-    claim: int = 0
-    # A log's distiller, kept so that rendering it again at another target does not mine it again.
-    distiller: LogDistiller | None = None
-
-
-class IngestProvider:
-    """A local provider of one paste's evidence: what was served, and everything on request."""
-
-    def __init__(
-        self,
-        frames: tuple[Frame, ...],
-        evidence: dict[str, _Evidence],
-        encoding: str,
-        tier: DegradationTier,
-        render_later: Callable[[_Evidence], None],
-        meaningful_saving: float,
-    ) -> None:
-        self._frames = frames
-        self._evidence = evidence
-        self._encoding = encoding
-        self._tier = tier
-        self._render_later = render_later
-        self._meaningful_saving = meaningful_saving
-
-    @property
-    def frames(self) -> tuple[Frame, ...]:
-        """The frames served under the budget, in paste order."""
-        return self._frames
-
-    def full_text(self, frame_id: str) -> str:
-        return self._evidence[frame_id].received
-
-    def span(self, frame_id: str) -> tuple[int, int]:
-        return self._evidence[frame_id].span
-
-    def serve(self, frame_id: str, representation: Literal["compact", "full"] = "compact") -> Frame:
-        """The frame in the asked representation; ``compact`` falls back to verbatim when that is smaller."""
-        evidence = self._evidence[frame_id]
-        if representation == "full":
-            return _build_frame(evidence, "full", self._encoding, self._tier, retrieved=True)
-        if evidence.compact is None:
-            self._render_later(evidence)
-        representation = best_representation(evidence, self._meaningful_saving)
-        return _build_frame(evidence, representation, self._encoding, self._tier)
-
-
 @dataclass(frozen=True, slots=True)
 class IngestBundle:
     query: ContextQuery
@@ -191,105 +120,23 @@ class IngestBundle:
     redaction: PasteRedaction
 
 
-def _build_frame(
-    evidence: _Evidence,
-    representation: Literal["compact", "full", "reference"],
-    encoding: str,
-    tier: DegradationTier,
-    *,
-    retrieved: bool = False,
-) -> Frame:
-    """The frame as served; ``retrieved`` asks for the received full text itself, which hashes to the id."""
-    content: str | None
-    if representation == "reference":
-        content, cost = None, 0
-    elif representation == "compact" and evidence.compact is not None:
-        content, cost = evidence.compact, evidence.compact_tokens
-    elif retrieved:
-        content, cost = evidence.received, evidence.received_tokens
-    else:
-        content, cost = evidence.text, evidence.full_tokens
-    return Frame(
-        id=evidence.frame_id,
-        kind=evidence.kind,
-        representation=representation,
-        content=content,
-        content_digest=None
-        if content is None
-        else (evidence.frame_id if content is evidence.received else digest_text(content)),
-        token_cost=cost,
-        full_bytes=utf8_size(evidence.received),
-        full_tokens=evidence.received_tokens,
-        encoding=encoding,
-        span=evidence.span,
-        lines=evidence.received.count("\n") + 1,
-        title=evidence.title,
-        tier=tier,
-        valid_from=evidence.valid_from,
-        valid_to=evidence.valid_to,
-        normal_form=content is not None and not retrieved and evidence.text is not evidence.received,
-    )
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    """The paste cut into classified segments, its tier, and the counting started beside (a large paste)."""
+
+    tier: DegradationTier
+    tier_reason: str
+    plan: Plan
+    full_counts: SharedCount | None
 
 
-def _title(evidence: _Evidence, detail: str | None) -> str:
-    lines = evidence.text.count("\n") + 1
-    if evidence.kind == "table" and detail:
-        return f"table · {detail}"
-    if evidence.kind == "stack_trace" and detail:
-        return f"stack_trace · {detail[:80]}"
-    return f"{evidence.kind} · {plural(lines, 'line')}"
+@dataclass(frozen=True, slots=True)
+class _Redacted:
+    """The segments with their secrets replaced (the goal never), the anchors as redacted, and what was."""
 
-
-def _counted(texts: list[str], counts: list[int]) -> dict[str, int]:
-    return dict(zip(texts, counts, strict=True))
-
-
-def _set_full_tokens(items: list[_Evidence], tokens: dict[str, int]) -> None:
-    for item in items:
-        item.full_tokens = tokens[item.text]
-        item.received_tokens = tokens[item.received]
-
-
-def _render(evidence: _Evidence, encoding: str, tier: DegradationTier, ask: AskTerms, tuning: StomachTuning) -> None:
-    """Set the compact rendering, the title detail and the time window; -1 tokens means not yet measured."""
-    detail: str | None = None
-    evidence.compact_tokens = -1
-    cheap = tier != "full"
-    if evidence.kind == "log":
-        if evidence.distiller is None:
-            evidence.distiller = LogDistiller(evidence.text, ask, tuning)
-        digest = evidence.distiller.render(evidence.target, encoding, mine=not cheap)
-        evidence.compact = digest.rendering
-        evidence.compact_tokens = -1 if digest.tokens is None else digest.tokens
-        evidence.valid_from, evidence.valid_to = digest.valid_from, digest.valid_to
-    elif evidence.kind == "stack_trace":
-        trace = distill_trace(evidence.text, evidence.target, tuning)
-        evidence.compact, detail = trace.rendering, trace.exception
-        # Both ends are read, so the stamps bound the whole trace, not its first lines.
-        lines = evidence.text.split("\n")
-        evidence.valid_from, evidence.valid_to = window_of_lines(lines, tuning.window_edge_lines)
-    elif evidence.kind == "table":
-        table = distill_table(
-            evidence.text, infer_types=not cheap, ask=ask, target_tokens=evidence.target, tuning=tuning
-        )
-        evidence.compact = table.rendering
-        detail = f"{thousands(table.rows)} rows {TIMES} {thousands(table.columns)} columns"
-    else:
-        # Head and tail only ever cut; a text whose exact count fits its target is kept whole.
-        fits = 0 < evidence.full_tokens <= evidence.target
-        why = "with an alert level or the ask's terms"
-        evidence.compact = (
-            evidence.text if fits else kept_and_ends(evidence.text, evidence.target, salient(ask), tuning, why=why)
-        )
-    evidence.title = _title(evidence, detail)
-
-
-def _measure(items: list[_Evidence], encoding: str, threads: int) -> None:
-    """Exact token counts of the renderings that the distiller has not already measured exactly."""
-    unmeasured = [item for item in items if item.compact_tokens < 0]
-    counts = count_tokens_many([item.compact or "" for item in unmeasured], encoding, threads) if unmeasured else []
-    for item, compact_tokens in zip(unmeasured, counts, strict=True):
-        item.compact_tokens = compact_tokens
+    segments: tuple[Segment, ...]
+    anchors: tuple[str, ...]
+    redaction: PasteRedaction
 
 
 def ingest_paste(
@@ -301,11 +148,40 @@ def ingest_paste(
     rendered; its bundle's ``redaction.text`` is then empty unless a secret was redacted.
     """
     handed = isinstance(text, HandedText)
-    if isinstance(text, HandedText):
-        text = text.take()
+    received = text.take() if isinstance(text, HandedText) else text
+    del text
     config = config or IngestConfig()
-    encoding = config.encoding
-    tuning = config.tuning
+    cut = _cut(received, config, intent)
+    redacted = _redact(received, cut.plan, config)
+    source_digest = digest_in_pieces(received)
+    redaction = redacted.redaction
+    if handed:
+        # Held here alone: a paste that differs from its one block by a trailing newline is otherwise held twice
+        # while the block is rendered.
+        if not redaction.changed:
+            redaction = replace(redaction, text="")
+        del received
+    tokens = _count(redacted.segments, redaction, cut.full_counts, config.encoding)
+    segments, evidence = _identify(redacted.segments)
+    ask = AskTerms.of("\n\n".join(cut.plan.goal_pieces))
+    context = DistillContext(ask, config.encoding, cheap=cut.tier != "full", tuning=config.tuning)
+    items = [Item(piece) if tokens is None else Item(piece).counted(tokens) for piece in evidence]
+    if cut.tier != "deferred":
+        items = _shared_and_rendered(items, config.budget_tokens, context, exact=tokens is not None)
+    else:
+        items = [replace(item, title=title_of(item.evidence, None)) for item in items]
+    if tokens is None:
+        assert cut.full_counts is not None
+        tokens = cut.full_counts.counts()
+        items = [item.counted(tokens) for item in items]
+    items = _fitted_to_shares(_measured(items, config), context)
+    chosen, items = _served(items, cut.tier, config.budget_tokens, context)
+    query = ContextQuery("\n\n".join(cut.plan.goal_pieces), redacted.anchors, config.budget_tokens)
+    return _bundle(query, segments, items, chosen, tokens, cut, context, source_digest, redaction)
+
+
+def _cut(text: str, config: IngestConfig, intent: str | None) -> _Cut:
+    """The tier, and the paste cut into blocks, each classified: the segments, the goal and the anchors."""
     tier, tier_reason = choose_tier(
         len(text),
         budget_tokens=config.budget_tokens,
@@ -317,175 +193,199 @@ def ingest_paste(
     )
     # Blocks are cut from the normal form and placed back in the received text, where every span is.
     blocks = cut_blocks(text, config.max_blocks)
-    # A large paste's blocks are counted beside this thread from here on, while they are classified and rendered:
-    # nearly always they are its segments (the goal, anchors and evidence), received and served.
-    full_counts = None
     # Each block's text is sliced once, and counted, classified and redacted as that one copy.
     block_texts = {(block.start, block.end): text[block.start : block.end] for block in blocks}
-    # A deferred paste is only counted, so nothing would overlap the counting, and handing it over would copy it.
+    # A large paste's blocks are counted beside this thread from here on, while they are classified and rendered:
+    # nearly always they are its segments (the goal, anchors and evidence), received and served. A deferred paste
+    # is only counted, so nothing would overlap the counting, and handing it over would copy it.
+    full_counts = None
     if len(text) >= THREADED_COUNT_CHARS and tier != "deferred":
-        full_counts = SharedCount(list(dict.fromkeys(block_texts.values())), encoding)
+        full_counts = SharedCount(list(dict.fromkeys(block_texts.values())), config.encoding)
     plan = plan_blocks(text, blocks, intent, config.max_blocks, block_texts)
-    del block_texts
-    # Secrets go before anything is counted or rendered; a goal is never rewritten, so it is counted as received.
-    redaction = redact_paste(
-        text,
-        [segment.block for segment in plan.segments],
-        config.redact_personal,
-        {(segment.block.start, segment.block.end): segment.text for segment in plan.segments},
-    )
-    if redaction.changed:
-        _apply_redaction(plan, redaction)
-    source_digest = digest_in_pieces(text)
-    if handed:
-        # Held here alone: a paste that differs from its one block by a trailing newline is otherwise held twice
-        # while the block is rendered.
-        if not redaction.changed:
-            redaction = replace(redaction, text="")
-        del text
-    # Every distinct segment is counted in full, received and served (frames, the goal, anchors); what the
-    # blocks did not hold (a redacted text, a normal form, a block cut around glued lines) is added.
-    counted_texts = list(
-        dict.fromkeys(
-            (*(piece for segment in plan.segments for piece in (segment.text, segment.served)), *redaction.received)
-        )
-    )
-    if full_counts is not None:
-        full_counts.add(counted_texts)
-    # Counted first when small, so the budget is shared out by exact sizes rather than estimates.
-    segment_tokens = None
-    if full_counts is None:
-        segment_tokens = _counted(counted_texts, count_tokens_exact(counted_texts, encoding, 1))
-    evidence: dict[str, _Evidence] = {}
-    for segment in plan.segments:
-        if segment.outcome != "frame":
-            continue
-        frame_id = digest_in_pieces(segment.text)
-        segment.frame_id = frame_id
-        if frame_id in evidence:
-            segment.outcome = "duplicate"
-            continue
-        kind = _FRAME_KIND[segment.classification.kind]
-        evidence[frame_id] = _Evidence(
-            frame_id,
-            kind,
-            segment.served,
-            (segment.block.start, segment.block.end),
-            len(evidence),
-            received=segment.text,
-        )
-    items = list(evidence.values())
-    if segment_tokens is not None:
-        _set_full_tokens(items, segment_tokens)
-    ask = AskTerms.of("\n\n".join(plan.goal_pieces))
-    if tier != "deferred":
-        weigh(items, ask, tuning)
-        allocate(items, config.budget_tokens, tuning, exact=segment_tokens is not None)
-        for item in items:
-            _render(item, encoding, tier, ask, tuning)
-    else:
-        for item in items:
-            item.title = _title(item, None)
-    if segment_tokens is None:
-        assert full_counts is not None
-        segment_tokens = full_counts.counts()
-        _set_full_tokens(items, segment_tokens)
-    rendered = [item for item in items if shorter_compact(item)]
-    _measure(rendered, encoding, config.token_threads)
-
-    def refit(item: _Evidence, limit: int, start: int | None = None) -> bool:
-        """Render ``item`` again within ``limit`` tokens; False (and the rendering unchanged) when none fits."""
-        before = item.compact, item.compact_tokens, item.target
-
-        def render(target: int) -> int:
-            item.target = target
-            _render(item, encoding, tier, ask, tuning)
-            if item.compact_tokens < 0:
-                # A rendering grown back into the whole text is not counted again: each text once.
-                same = item.compact == item.text and item.full_tokens > 0
-                item.compact_tokens = item.full_tokens if same else count_tokens(item.compact or "", encoding)
-            return item.compact_tokens
-
-        # The first rendering within the limit ends the search, so it is the one the item now holds.
-        fitted = fit_tokens(render, lambda tokens: tokens, limit, start=start, rounds=tuning.rerender_attempts)
-        if fitted is None or not shorter_compact(item):
-            item.compact, item.compact_tokens, item.target = before
-            return False
-        return True
-
-    for item in rendered:
-        if item.kind not in TARGETED_KINDS or item.full_tokens <= item.share:
-            # A full text that fits its share is served whole: its rendering needs no fitting.
-            continue
-        if item.compact_tokens > item.target:
-            # Renderings planned by a characters-per-token estimate can overshoot; ask again, scaled down.
-            scaled = int(item.target * item.share / item.compact_tokens * tuning.rerender_margin)
-            refit(item, item.share, max(scaled, 1))
-        elif item.kind in _GROWING_KINDS and item.compact_tokens < item.share * tuning.undershoot:
-            # Or undershoot, leaving a share unused: ask again, scaled up; kept only if it fits and shows more.
-            shown = item.compact, item.compact_tokens, item.target
-            grown = int(item.target * item.share / max(item.compact_tokens, 1) * tuning.rerender_margin)
-            if not refit(item, item.share, grown) or item.compact_tokens <= shown[1]:
-                item.compact, item.compact_tokens, item.target = shown
-    if tier == "deferred":
-        chosen: dict[str, Literal["compact", "full", "reference"]] = dict.fromkeys(evidence, "reference")
-    else:
-        chosen = fit_budget(items, config.budget_tokens, refit, tuning)
-        _fill_logs(items, chosen, config.budget_tokens, encoding, tuning)
-    frames = tuple(_build_frame(item, chosen[item.frame_id], encoding, tier) for item in items)
-    served = {frame.id: frame for frame in frames}
-    report = tuple(_report(index, segment, served, segment_tokens) for index, segment in enumerate(plan.segments))
-
-    def render_later(item: _Evidence) -> None:
-        item.target = max(config.budget_tokens, tuning.lazy_target_tokens)
-        _render(item, encoding, "shallow", ask, tuning)
-        if shorter_compact(item) and item.compact_tokens < 0:
-            item.compact_tokens = count_tokens(item.compact or "", encoding)
-
-    provider = IngestProvider(frames, evidence, encoding, tier, render_later, tuning.meaningful_saving)
-    query = ContextQuery(
-        goal="\n\n".join(plan.goal_pieces), anchors=tuple(plan.anchors), budget_tokens=config.budget_tokens
-    )
-    return IngestBundle(query, provider, report, tier, tier_reason, encoding, source_digest, redaction)
+    return _Cut(tier, tier_reason, plan, full_counts)
 
 
-def _fill_logs(
-    items: list[_Evidence],
-    chosen: dict[str, Literal["compact", "full", "reference"]],
-    budget: int,
-    encoding: str,
-    tuning: StomachTuning,
-) -> None:
-    """What the budget has left goes to the logs served compact, the most valued first: after its templates, a
-    log shows as many of its own lines as fit (``LogDistiller.filled``). Only the leftover: every frame's share
-    was settled first, so no frame gives way to a fuller log."""
-    spare = budget - sum(served_tokens(item, chosen[item.frame_id]) for item in items)
-    for item in sorted(items, key=lambda item: (-item.value, item.index)):
-        if spare < tuning.log.fill_min_tokens:
-            return
-        if item.kind != "log" or chosen[item.frame_id] != "compact" or item.distiller is None:
-            continue
-        if item.compact_tokens < 0 or item.full_tokens <= 0:
-            continue
-        before = item.compact_tokens
-        item.compact, item.compact_tokens = item.distiller.filled(
-            item.compact or "", before, before + spare, encoding, item.full_tokens
-        )
-        spare -= item.compact_tokens - before
-
-
-def _apply_redaction(plan: Plan, redaction: PasteRedaction) -> None:
-    """Every segment but the goal takes its redacted text; the report says what was replaced."""
+def _redact(text: str, plan: Plan, config: IngestConfig) -> _Redacted:
+    """Secrets go before anything is counted or rendered: every segment but the goal takes its redacted text,
+    and its report says what was replaced."""
+    texts = {(segment.block.start, segment.block.end): segment.text for segment in plan.segments}
+    blocks = [segment.block for segment in plan.segments]
+    redaction = redact_paste(text, blocks, config.redact_personal, texts)
+    if not redaction.changed:
+        return _Redacted(tuple(plan.segments), tuple(plan.anchors), redaction)
     renamed = {}
+    segments = []
     for segment, redacted, found in zip(plan.segments, redaction.texts, redaction.found, strict=True):
         if segment.outcome == "goal" or not found:
+            segments.append(segment)
             continue
         full, served = segment_texts(redacted)
         if segment.outcome == "anchor":
             renamed[segment.served.strip()] = served.strip()
-        segment.text, segment.served, segment.redacted = full, served, found
-        segment.note += describe(found)
-    plan.anchors = [renamed.get(anchor, anchor) for anchor in plan.anchors]
+        segments.append(replace(segment, text=full, served=served, redacted=found, note=segment.note + describe(found)))
+    return _Redacted(tuple(segments), tuple(renamed.get(anchor, anchor) for anchor in plan.anchors), redaction)
+
+
+def _count(
+    segments: Sequence[Segment], redaction: PasteRedaction, full_counts: SharedCount | None, encoding: str
+) -> dict[str, int] | None:
+    """Every distinct segment counted in full, received and served (frames, the goal, anchors), with what the
+    blocks did not hold (a redacted text, a normal form, a block cut around glued lines): counted here, first,
+    when small, so the budget is shared out by exact sizes; added to the counting beside (``None``) when large.
+    A goal is never rewritten, so it is counted as received."""
+    pieces = (piece for segment in segments for piece in (segment.text, segment.served))
+    counted = list(dict.fromkeys((*pieces, *redaction.received)))
+    if full_counts is not None:
+        full_counts.add(counted)
+        return None
+    return dict(zip(counted, count_tokens_exact(counted, encoding, 1), strict=True))
+
+
+def _identify(segments: Sequence[Segment]) -> tuple[tuple[Segment, ...], tuple[Evidence, ...]]:
+    """Each evidence segment's frame id (the digest of its text), and one ``Evidence`` per distinct one; a repeat
+    is a ``duplicate`` pointing at the first."""
+    evidence: dict[str, Evidence] = {}
+    identified = []
+    for segment in segments:
+        if segment.outcome != "frame":
+            identified.append(segment)
+            continue
+        frame_id = digest_in_pieces(segment.text)
+        if frame_id in evidence:
+            identified.append(replace(segment, frame_id=frame_id, outcome="duplicate"))
+            continue
+        kind = _FRAME_KIND[segment.classification.kind]
+        span = (segment.block.start, segment.block.end)
+        evidence[frame_id] = Evidence(frame_id, kind, segment.served, segment.text, span, len(evidence))
+        identified.append(replace(segment, frame_id=frame_id))
+    return tuple(identified), tuple(evidence.values())
+
+
+def _shared_and_rendered(items: list[Item], budget: int, context: DistillContext, *, exact: bool) -> list[Item]:
+    """Each item weighed, given its share of the budget (by exact sizes when ``exact``), and rendered at it."""
+    weights = weigh(items, context.ask, context.tuning)
+    weighed = [
+        replace(item, value=weight.value, claim=weight.claim) for item, weight in zip(items, weights, strict=True)
+    ]
+    shares = allocate(weighed, budget, context.tuning, exact=exact)
+    return [rendered(replace(item, share=share), share, context) for item, share in zip(weighed, shares, strict=True)]
+
+
+def _measured(items: list[Item], config: IngestConfig) -> list[Item]:
+    """Exact counts of the renderings worth serving (shorter than their text) that the distiller did not measure."""
+    unmeasured = [index for index, item in enumerate(items) if shorter_compact(item) and item.measured is None]
+    texts = [items[index].compact or "" for index in unmeasured]
+    counts = count_tokens_many(texts, config.encoding, config.token_threads) if unmeasured else []
+    measured = list(items)
+    for index, tokens in zip(unmeasured, counts, strict=True):
+        measured[index] = replace(measured[index], measured=tokens)
+    return measured
+
+
+def _refit(item: Item, limit: int, start: int | None, context: DistillContext) -> tuple[Item, bool]:
+    """``item`` rendered again within ``limit`` tokens, and whether one fitted; when none did, the rendering it
+    held (its title and window are the last attempt's, as rendering it again read them)."""
+    attempts = [item]
+
+    def render(target: int) -> int:
+        attempt = rendered(attempts[-1], target, context)
+        if attempt.measured is None:
+            # A rendering grown back into the whole text is not counted again: each text once.
+            same = attempt.compact == attempt.text and attempt.full_tokens > 0
+            tokens = attempt.full_tokens if same else count_tokens(attempt.compact or "", context.encoding)
+            attempt = replace(attempt, measured=tokens)
+        attempts.append(attempt)
+        return attempt.compact_tokens
+
+    # The first rendering within the limit ends the search, so it is the last one made.
+    fitted = fit_tokens(render, lambda tokens: tokens, limit, start=start, rounds=context.tuning.rerender_attempts)
+    last = attempts[-1]
+    if fitted is None or not shorter_compact(last):
+        return last.reverted(item), False
+    return last, True
+
+
+def _fitted_to_shares(items: list[Item], context: DistillContext) -> list[Item]:
+    """Renderings planned by a characters-per-token estimate can miss their share: one over it is asked again,
+    scaled down; a head-and-tail one well under it, scaled up, kept only if it fits and shows more. A full text
+    that fits its share is served whole: its rendering needs no fitting."""
+    tuning = context.tuning
+    fitted = []
+    for item in items:
+        if not shorter_compact(item) or item.kind not in TARGETED_KINDS or item.full_tokens <= item.share:
+            fitted.append(item)
+        elif item.compact_tokens > item.target:
+            scaled = int(item.target * item.share / item.compact_tokens * tuning.rerender_margin)
+            fitted.append(_refit(item, item.share, max(scaled, 1), context)[0])
+        elif item.kind in _GROWING_KINDS and item.compact_tokens < item.share * tuning.undershoot:
+            grown = int(item.target * item.share / max(item.compact_tokens, 1) * tuning.rerender_margin)
+            attempt, fits = _refit(item, item.share, grown, context)
+            shows_more = fits and attempt.compact_tokens > item.compact_tokens
+            fitted.append(attempt if shows_more else attempt.reverted(item))
+        else:
+            fitted.append(item)
+    return fitted
+
+
+def _served(
+    items: list[Item], tier: DegradationTier, budget: int, context: DistillContext
+) -> tuple[Chosen, list[Item]]:
+    """How each frame is served within the budget (``fit_budget``), the logs filled into what is left; every
+    frame of a deferred paste is a reference."""
+    if tier == "deferred":
+        return dict.fromkeys((item.frame_id for item in items), "reference"), items
+    chosen, items = fit_budget(items, budget, lambda item, limit: _refit(item, limit, None, context), context.tuning)
+    return chosen, _filled_logs(items, chosen, budget, context)
+
+
+def _filled_logs(items: list[Item], chosen: Chosen, budget: int, context: DistillContext) -> list[Item]:
+    """What the budget has left goes to the logs served compact, the most valued first: after its templates, a
+    log shows as many of its own lines as fit (``LogDistiller.filled``). Only the leftover: every frame's share
+    was settled first, so no frame gives way to a fuller log."""
+    spare = budget - sum(served_tokens(item, chosen[item.frame_id]) for item in items)
+    filled = {item.frame_id: item for item in items}
+    for item in sorted(items, key=lambda item: (-item.value, item.index)):
+        if spare < context.tuning.log.fill_min_tokens:
+            break
+        if item.kind != "log" or chosen[item.frame_id] != "compact" or not isinstance(item.distiller, LogRenderer):
+            continue
+        if item.measured is None or item.full_tokens <= 0:
+            continue
+        before = item.measured
+        compact, tokens = item.distiller.distiller.filled(
+            item.compact or "", before, before + spare, context.encoding, item.full_tokens
+        )
+        filled[item.frame_id] = replace(item, compact=compact, measured=tokens)
+        spare -= tokens - before
+    return list(filled.values())
+
+
+def _bundle(
+    query: ContextQuery,
+    segments: Sequence[Segment],
+    items: list[Item],
+    chosen: Chosen,
+    tokens: dict[str, int],
+    cut: _Cut,
+    context: DistillContext,
+    source_digest: str,
+    redaction: PasteRedaction,
+) -> IngestBundle:
+    """The frames as served, a report per segment, and the provider that serves every frame on request."""
+    encoding, tier = context.encoding, cut.tier
+    frames = tuple(build_frame(item, chosen[item.frame_id], encoding, tier) for item in items)
+    served = {frame.id: frame for frame in frames}
+    report = tuple(_report(index, segment, served, tokens) for index, segment in enumerate(segments))
+    later_target = max(query.budget_tokens, context.tuning.lazy_target_tokens)
+    provider = IngestProvider(
+        frames,
+        {item.frame_id: item for item in items},
+        encoding,
+        tier,
+        lambda item: rendered_later(item, later_target, context),
+        context.tuning.meaningful_saving,
+    )
+    return IngestBundle(query, provider, report, tier, cut.tier_reason, encoding, source_digest, redaction)
 
 
 def _report(index: int, segment: Segment, served: dict[str, Frame], tokens: dict[str, int]) -> SegmentReport:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -42,7 +42,7 @@ def test_a_compact_rendering_that_saves_little_is_not_served() -> None:
     assert frame.representation == "full"
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Item:
     frame_id: str
     kind: FrameKind
@@ -58,9 +58,17 @@ class _Item:
 
 
 def _rendered(full: int, compact: int, share: int, *, kind: FrameKind = "log", index: int = 0, value: int = 1) -> _Item:
-    item = _Item(f"id{index}", kind, "x" * 100, index, value=value, full_tokens=full, share=share)
-    item.compact, item.compact_tokens = "x", compact
-    return item
+    return _Item(
+        f"id{index}",
+        kind,
+        "x" * 100,
+        index,
+        value=value,
+        full_tokens=full,
+        share=share,
+        compact="x",
+        compact_tokens=compact,
+    )
 
 
 def test_compact_is_served_only_when_it_saves_a_meaningful_share() -> None:
@@ -72,21 +80,24 @@ def test_compact_is_served_only_when_it_saves_a_meaningful_share() -> None:
 
 def test_an_overrun_turns_little_saving_full_texts_compact_before_any_reference() -> None:
     items = [_rendered(1000, 900, 600, index=0), _rendered(300, 100, 300, kind="note", index=1, value=3)]
-    chosen = fit_budget(items, 1200, lambda item, limit: False, TUNING)
-    assert chosen == {"id0": "compact", "id1": "full"}
-    assert fit_budget(items, 1000, lambda item, limit: False, TUNING) == {"id0": "compact", "id1": "compact"}
-    assert fit_budget(items, 500, lambda item, limit: False, TUNING) == {"id0": "reference", "id1": "compact"}
+
+    def unchanged(item: _Item, limit: int) -> tuple[_Item, bool]:
+        return item, False
+
+    assert fit_budget(items, 1200, unchanged, TUNING)[0] == {"id0": "compact", "id1": "full"}
+    assert fit_budget(items, 1000, unchanged, TUNING)[0] == {"id0": "compact", "id1": "compact"}
+    assert fit_budget(items, 500, unchanged, TUNING)[0] == {"id0": "reference", "id1": "compact"}
 
 
 def test_an_overrun_is_absorbed_by_rendering_smaller_before_a_reference() -> None:
     items = [_rendered(2000, 1000, 1000, index=0), _rendered(300, 100, 300, kind="note", index=1, value=3)]
 
-    def shrink(item: _Item, limit: int) -> bool:
-        item.compact_tokens = limit
-        return True
+    def shrink(item: _Item, limit: int) -> tuple[_Item, bool]:
+        return replace(item, compact_tokens=limit), True
 
-    assert fit_budget(items, 900, shrink, TUNING) == {"id0": "compact", "id1": "compact"}
-    assert items[0].compact_tokens == 800
+    chosen, fitted = fit_budget(items, 900, shrink, TUNING)
+    assert chosen == {"id0": "compact", "id1": "compact"}
+    assert fitted[0].compact_tokens == 800 and items[0].compact_tokens == 1000
 
 
 def test_shares_follow_value_and_a_small_segment_takes_only_its_size() -> None:
@@ -95,19 +106,21 @@ def test_shares_follow_value_and_a_small_segment_takes_only_its_size() -> None:
         _Item("b", "log", "b", 1, value=3, full_tokens=5000),
         _Item("c", "note", "c", 2, value=1, full_tokens=50),
     ]
-    allocate(items, 1000, TUNING, exact=True)
-    assert items[2].share == 50
-    assert items[1].share > 2 * items[0].share
-    assert sum(item.share for item in items) <= 1000
+    shares = allocate(items, 1000, TUNING, exact=True)
+    assert shares[2] == 50
+    assert shares[1] > 2 * shares[0]
+    assert sum(shares) <= 1000
 
 
 def test_alert_lines_the_ask_and_the_last_place_raise_value_and_claim() -> None:
     plain = _Item("a", "log", "10:00 INFO start\n10:01 INFO tick", 0)
     alert = _Item("b", "log", "10:00 INFO start\n10:01 ERROR disk full", 1)
     asked = _Item("c", "log", "10:00 INFO start\n10:01 INFO quota for tenant_42", 2)
-    weigh([plain, alert, asked], AskTerms.of("Why is tenant_42 over quota?"), TUNING)
-    assert alert.value > plain.value and alert.claim > 0 and plain.claim == 0
-    assert asked.value > alert.value
+    plain_weight, alert_weight, asked_weight = weigh(
+        [plain, alert, asked], AskTerms.of("Why is tenant_42 over quota?"), TUNING
+    )
+    assert alert_weight.value > plain_weight.value and alert_weight.claim > 0 and plain_weight.claim == 0
+    assert asked_weight.value > alert_weight.value
 
 
 def test_the_last_segment_summary_is_served_among_many_small_segments() -> None:

@@ -1,0 +1,148 @@
+"""One distiller protocol for every kind of evidence, and the table from kind to distiller.
+
+A distiller is built from its text, the text's exact token count when it is known (0 until then) and the
+paste's ``DistillContext`` (the ask, the encoding, the tier's thrift, the tuning), and answers
+``render(target) -> Rendering``: the compact text, its exact token count when the distiller measured it, the
+time window it read, the detail a frame's title names and what it kept. ``counted`` hands it the count once
+the counting beside the pipeline has it. ``DISTILLERS`` maps each frame kind to its distiller's constructor,
+so the pipeline renders every kind the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from envelopes.types import FrameKind
+from organs.stomach.asked import AskTerms
+from organs.stomach.budget import salient
+from organs.stomach.distill.log import LogDistiller
+from organs.stomach.distill.table import distill_table
+from organs.stomach.distill.text import TIMES, kept_and_ends, thousands
+from organs.stomach.distill.trace import distill_trace
+from organs.stomach.timestamps import window_of_lines
+from organs.stomach.tuning import StomachTuning
+
+__all__ = ["DISTILLERS", "DistillContext", "Distiller", "LogRenderer", "Rendering", "distiller_for"]
+
+Window = tuple[str | None, str | None]
+_NO_WINDOW: Window = (None, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Rendering:
+    """One compact rendering: ``tokens`` is its exact count when the distiller measured it, else ``None``."""
+
+    text: str
+    tokens: int | None
+    window: Window
+    # What a frame's title names besides its kind (a table's size, a trace's exception), or None.
+    detail: str | None
+    # What the rendering kept, and why: for people reading the pipeline, never served.
+    kept: str
+
+
+@dataclass(frozen=True, slots=True)
+class DistillContext:
+    """What every distiller of one paste is built with besides its text."""
+
+    ask: AskTerms
+    encoding: str
+    # The shallow and deferred tiers render cheaply: no template mining, no column types.
+    cheap: bool
+    tuning: StomachTuning
+
+
+class Distiller(Protocol):
+    def render(self, target: int) -> Rendering: ...
+
+    def counted(self, full_tokens: int) -> Distiller: ...
+
+
+@dataclass(frozen=True, slots=True)
+class HeadTailRenderer:
+    """Code and notes: kept whole when their exact count fits the target; else head and tail, with the lines that
+    hold an alert level or the ask's terms between them."""
+
+    text: str
+    full_tokens: int
+    context: DistillContext
+
+    def render(self, target: int) -> Rendering:
+        # Head and tail only ever cut; a text whose exact count fits its target is kept whole.
+        if 0 < self.full_tokens <= target:
+            return Rendering(self.text, None, _NO_WINDOW, None, "whole: its count fits the target")
+        why = "with an alert level or the ask's terms"
+        kept = kept_and_ends(self.text, target, salient(self.context.ask), self.context.tuning, why=why)
+        return Rendering(kept, None, _NO_WINDOW, None, f"its first and last lines, and lines {why}")
+
+    def counted(self, full_tokens: int) -> Distiller:
+        return replace(self, full_tokens=full_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRenderer:
+    """A stack trace: its cause chain and the frames that matter; its window read from both of its ends."""
+
+    text: str
+    context: DistillContext
+
+    def render(self, target: int) -> Rendering:
+        trace = distill_trace(self.text, target, self.context.tuning)
+        # Both ends are read, so the stamps bound the whole trace, not its first lines.
+        window = window_of_lines(self.text.split("\n"), self.context.tuning.window_edge_lines)
+        return Rendering(trace.rendering, None, window, trace.exception, "every section's header and its end frames")
+
+    def counted(self, full_tokens: int) -> Distiller:
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class TableRenderer:
+    """A table: its profile and the rows that matter (the ask's, alerts, extremes, head and tail)."""
+
+    text: str
+    context: DistillContext
+
+    def render(self, target: int) -> Rendering:
+        context = self.context
+        table = distill_table(
+            self.text, infer_types=not context.cheap, ask=context.ask, target_tokens=target, tuning=context.tuning
+        )
+        detail = f"{thousands(table.rows)} rows {TIMES} {thousands(table.columns)} columns"
+        return Rendering(table.rendering, None, _NO_WINDOW, detail, "its profile and the rows that matter")
+
+    def counted(self, full_tokens: int) -> Distiller:
+        return self
+
+
+class LogRenderer:
+    """A log through its ``LogDistiller``, which mines it at most once for every target it is rendered at."""
+
+    def __init__(self, text: str, context: DistillContext) -> None:
+        self.distiller = LogDistiller(text, context.ask, context.tuning)
+        self.context = context
+
+    def render(self, target: int) -> Rendering:
+        digest = self.distiller.render(target, self.context.encoding, mine=not self.context.cheap)
+        kept = f"{digest.templates} templates, {digest.alerts} alerts"
+        return Rendering(digest.rendering, digest.tokens, (digest.valid_from, digest.valid_to), None, kept)
+
+    def counted(self, full_tokens: int) -> Distiller:
+        # It counts its own text when a target could hold it, and keeps that count.
+        return self
+
+
+DISTILLERS: Mapping[FrameKind, Callable[[str, int, DistillContext], Distiller]] = {
+    "log": lambda text, _, context: LogRenderer(text, context),
+    "stack_trace": lambda text, _, context: TraceRenderer(text, context),
+    "table": lambda text, _, context: TableRenderer(text, context),
+    "code": HeadTailRenderer,
+    "note": HeadTailRenderer,
+}
+
+
+def distiller_for(kind: FrameKind, text: str, full_tokens: int, context: DistillContext) -> Distiller:
+    """The distiller of one piece of evidence of ``kind``."""
+    return DISTILLERS[kind](text, full_tokens, context)
