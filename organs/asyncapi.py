@@ -36,10 +36,8 @@ def _schemas() -> dict[str, Any]:
     return {"refs": (envelope_ref, request_ref, reply_ref), "definitions": definitions}
 
 
-def asyncapi_document(subjects: Subjects | None = None) -> dict[str, Any]:
-    names = subjects or Subjects()
-    schemas = _schemas()
-    envelope_ref, request_ref, reply_ref = schemas["refs"]
+def _tract_channels(names: Subjects, envelope_ref: Any, channels: dict[str, Any], operations: dict[str, Any]) -> None:
+    """The tract's envelope channels into ``channels``, and who receives and sends on each into ``operations``."""
     headers = {
         "type": "object",
         "properties": {
@@ -48,8 +46,6 @@ def asyncapi_document(subjects: Subjects | None = None) -> dict[str, Any]:
             "Ichor-Kind": {"type": "string", "description": "the payload kind"},
         },
     }
-    channels: dict[str, Any] = {}
-    operations: dict[str, Any] = {}
     for channel_id, attribute, kinds in _TRACT_CHANNELS:
         channels[channel_id] = {
             "address": getattr(names, attribute),
@@ -73,6 +69,15 @@ def asyncapi_document(subjects: Subjects | None = None) -> dict[str, Any]:
                 "action": "send",
                 "channel": {"$ref": f"#/channels/{channel_id}"},
             }
+
+
+def asyncapi_document(subjects: Subjects | None = None) -> dict[str, Any]:
+    names = subjects or Subjects()
+    schemas = _schemas()
+    envelope_ref, request_ref, reply_ref = schemas["refs"]
+    channels: dict[str, Any] = {}
+    operations: dict[str, Any] = {}
+    _tract_channels(names, envelope_ref, channels, operations)
     channels["framesGet"] = {
         "address": names.frames_get,
         "description": "request/reply served by the stomach: a frame, compact or full",

@@ -531,24 +531,11 @@ def cmd_schema(_: argparse.Namespace) -> int:
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="ichor", description="Ichor organs: digest a paste and deliver it to the brain."
-    )
-    parser.add_argument("--version", action="version", version=f"ichor {__version__}")
-    parser.add_argument(
-        "--log-level",
-        type=str.lower,
-        choices=get_args(LogLevel),
-        help="how much the logs say (default $ICHOR_LOG_LEVEL or info)",
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
+_Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
-    def command(name: str, handler: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text, description=help_text)
-        sub.set_defaults(handler=handler)
-        return sub
 
+def _add_tract_commands(command: _Command) -> None:
+    """The commands that run the tract: up, provision, security, worker."""
     up = command("up", cmd_up, "start NATS (embedded unless --nats) and the three organs, supervised")
     up.add_argument("--nats", help="an existing NATS URL; without it an embedded nats-server starts")
     up.add_argument("--port", type=int, default=4222, help="embedded server port (0 picks a free one)")
@@ -570,6 +557,27 @@ def _parser() -> argparse.ArgumentParser:
     worker = command("worker", cmd_worker, "run one organ's worker against a NATS server")
     worker.add_argument("organ", choices=ORGAN_NAMES)
     worker.add_argument("--nats", help="NATS URL (default $ICHOR_NATS_URL or nats://127.0.0.1:4222)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ichor", description="Ichor organs: digest a paste and deliver it to the brain."
+    )
+    parser.add_argument("--version", action="version", version=f"ichor {__version__}")
+    parser.add_argument(
+        "--log-level",
+        type=str.lower,
+        choices=get_args(LogLevel),
+        help="how much the logs say (default $ICHOR_LOG_LEVEL or info)",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def command(name: str, handler: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(handler=handler)
+        return sub
+
+    _add_tract_commands(command)
 
     ingest = command("ingest", cmd_ingest, "publish a paste as an upstream organ would and print its outcome")
     ingest.add_argument("file", nargs="?", default="-")

@@ -213,3 +213,30 @@ def test_the_runtime_loads_no_stomach_module() -> None:
     seen = probe.replace("organs.runtime.dead_letters", "organs.stomach.redact")
     loaded = subprocess.run([sys.executable, "-c", seen], capture_output=True, text=True, check=True, cwd=ROOT)
     assert "organs.stomach.redact" in loaded.stdout
+
+
+MAX_FUNCTION_LINES = 80
+
+
+def _long_functions(tree: ast.AST, limit: int) -> list[str]:
+    return [
+        f"{node.name} (line {node.lineno}, {node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > limit
+    ]
+
+
+def test_no_function_is_longer_than_eighty_lines() -> None:
+    long = {
+        name: found
+        for name, path in MODULES.items()
+        if (found := _long_functions(ast.parse(path.read_text()), MAX_FUNCTION_LINES))
+    }
+    assert long == {}
+
+
+def test_the_length_check_finds_a_long_function() -> None:
+    source = "def long():\n" + "    x = 1\n" * MAX_FUNCTION_LINES + "\ndef short():\n    return 1\n"
+    assert [entry.split(" ")[0] for entry in _long_functions(ast.parse(source), MAX_FUNCTION_LINES)] == ["long"]

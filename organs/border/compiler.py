@@ -329,6 +329,23 @@ def _joined_parts(rendered: list[_Rendered]) -> list[tuple[str, int | None]]:
     return parts
 
 
+def _measures(entries: list[_Entry], candidates: list[int], encoding: str) -> dict[int, _Rendered]:
+    """Each candidate segment's content, bytes and tokens (counted here, in one batch, when it names none)."""
+    segments = {index: entries[index].segment for index in candidates}
+    uncounted = [index for index, segment in segments.items() if segment.tokens is None]
+    counts = dict(
+        zip(uncounted, count_tokens_many([segments[index].content for index in uncounted], encoding), strict=True)
+    )
+    return {
+        index: _Rendered(
+            segment.content,
+            len(segment.content.encode("utf-8")),
+            counts[index] if segment.tokens is None else segment.tokens,
+        )
+        for index, segment in segments.items()
+    }
+
+
 def compile(
     modules: Iterable[PromptModule],
     budget: PromptBudget,
@@ -344,19 +361,7 @@ def compile(
     entries = _ordered_entries(modules)
     resolved, resolution_diagnostics = _resolve(entries)
     candidates = [index for index in range(len(entries)) if index not in resolved]
-    segments = {index: entries[index].segment for index in candidates}
-    uncounted = [index for index, segment in segments.items() if segment.tokens is None]
-    counts = dict(
-        zip(uncounted, count_tokens_many([segments[index].content for index in uncounted], encoding), strict=True)
-    )
-    measures = {
-        index: _Rendered(
-            segment.content,
-            len(segment.content.encode("utf-8")),
-            counts[index] if segment.tokens is None else segment.tokens,
-        )
-        for index, segment in segments.items()
-    }
+    measures = _measures(entries, candidates, encoding)
 
     def fitted_at(token_limit: int | None) -> _Attempt:
         fit = _fit(entries, candidates, measures, budget.max_bytes, token_limit, encoding)

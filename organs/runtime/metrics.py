@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from envelopes.types import Admitted, Digested, Envelope, Paste, Rejected, Yield
@@ -136,6 +136,13 @@ class OrganMetrics:
             "Inputs delivered more than once and not yet acked.",
             per_consumer("redelivered"),
         )
+        self._flow_families(family)
+        return "\n".join(lines) + "\n"
+
+    def _flow_families(
+        self, family: Callable[[str, str, str, Iterable[tuple[str, dict[str, str], float]]], None]
+    ) -> None:
+        """The families of what flowed through: outputs, tokens in and out, rejections, handling times."""
         family(
             "ichor_outputs_total",
             "counter",
@@ -173,7 +180,6 @@ class OrganMetrics:
                 for sample in _buckets(consumer, histogram)
             ],
         )
-        return "\n".join(lines) + "\n"
 
 
 def _buckets(consumer: str, histogram: _Histogram) -> list[tuple[str, dict[str, str], float]]:

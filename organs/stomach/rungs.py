@@ -25,17 +25,16 @@ from organs.stomach.line_shapes import (
     source_column_end,
     unboxed,
 )
-from organs.stomach.signals import (
+from organs.stomach.signals import aligned_columns, level_of
+from organs.stomach.timestamps import leading_stamp
+from organs.stomach.trace_shapes import (
     STRONG_HEADERS,
-    aligned_columns,
     is_go_function,
     is_trace_context,
     is_trace_frame,
     kernel_prefix_end,
-    level_of,
     trace_header,
 )
-from organs.stomach.timestamps import leading_stamp
 
 __all__ = [
     "MAX_CELL_WORDS",

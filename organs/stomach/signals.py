@@ -5,7 +5,7 @@ that a failed attempt costs time linear in that prefix (no nested quantifiers
 over the same characters), which keeps pathological pastes cheap.
 
 The shapes of stack traces (headers, frames, the lines that belong to a trace
-between them) live in ``organs.stomach.trace_shapes`` and are re-exported here.
+between them) live in ``organs.stomach.trace_shapes``.
 """
 
 from __future__ import annotations
@@ -14,27 +14,12 @@ import re
 
 import ahocorasick_rs
 
-from organs.stomach.trace_shapes import (
-    STRONG_HEADERS,
-    is_go_function,
-    is_trace_context,
-    is_trace_frame,
-    kernel_prefix_end,
-    trace_header,
-)
-
 __all__ = [
     "ALERT_LEVELS",
     "LINE_PREFIX",
-    "STRONG_HEADERS",
     "aligned_columns",
     "is_alert",
-    "is_go_function",
-    "is_trace_context",
-    "is_trace_frame",
-    "kernel_prefix_end",
     "level_of",
-    "trace_header",
 ]
 
 # Only this much of a line is examined for shape: the signals all live at the start.

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from organs.stomach.intent import speaks_to_reader
-from organs.stomach.signals import is_trace_frame, trace_header
+from organs.stomach.trace_shapes import is_trace_frame, trace_header
 
 __all__ = ["Block", "split_blocks"]
 

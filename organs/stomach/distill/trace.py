@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from organs.stomach.distill.text import elision, head_tail, plural
-from organs.stomach.signals import is_go_function, is_trace_frame, kernel_prefix_end, trace_header
+from organs.stomach.trace_shapes import is_go_function, is_trace_frame, kernel_prefix_end, trace_header
 from organs.stomach.tuning import StomachTuning
 
 __all__ = ["TraceDigest", "distill_trace"]

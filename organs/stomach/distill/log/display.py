@@ -281,21 +281,35 @@ def pieces_of(
         pieces.append(Piece(index, SLOT_EXAMPLE, example_priority, None, example_size))
         if template.alert_lines:
             reference = first_line[records.stamp_end[record] :].strip()
-            example_key = alert_key(reference)
-            example_body = template.alert_keys.get(example_key, "")
+            example_body = template.alert_keys.get(alert_key(reference), "")
             pieces[-1].quotes = template.alert_lines.get(example_body, 0)
-            extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
-            # Distinct alert lines come in pieces of a few: the first after every template line, the rest after
-            # every example, so a roomy target quotes many alerts and a tight one still quotes some.
-            step = config.alert_lines_per_piece
-            for chunk, first in enumerate(range(0, len(extra), step)):
-                part = extra[first : first + step]
-                text = "\n".join(
-                    f"    ! {TIMES}{thousands(count)} {clip(_against(body, reference), config.example_chars)}"
-                    for body, count in part
-                )
-                priority = 2 * total + rank if chunk == 0 else 3 * total + chunk * len(templates) + rank
-                pieces.append(Piece(index, SLOT_ALERTS, priority, text, len(text), quotes=sum(c for _, c in part)))
+            order = (2 * total + rank, 3 * total + rank, len(templates))
+            pieces.extend(_alert_pieces(index, template, example_body, reference, order, config))
+    return pieces
+
+
+def _alert_pieces(
+    index: int,
+    template: Template,
+    example_body: str,
+    reference: str,
+    order: tuple[int, int, int],
+    config: LogConfig,
+) -> list[Piece]:
+    """A template's distinct alert lines besides its example's, in pieces of a few: the first after every
+    template line (priority ``order[0]``), the rest after every example (``order[1]``, a chunk ``order[2]``
+    apart), so a roomy target quotes many alerts and a tight one still quotes some."""
+    extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
+    step = config.alert_lines_per_piece
+    pieces = []
+    for chunk, first in enumerate(range(0, len(extra), step)):
+        part = extra[first : first + step]
+        text = "\n".join(
+            f"    ! {TIMES}{thousands(count)} {clip(_against(body, reference), config.example_chars)}"
+            for body, count in part
+        )
+        priority = order[0] if chunk == 0 else order[1] + chunk * order[2]
+        pieces.append(Piece(index, SLOT_ALERTS, priority, text, len(text), quotes=sum(c for _, c in part)))
     return pieces
 
 

@@ -32,8 +32,8 @@ from itertools import chain
 from organs.stomach.distill.log.alerts import alert_kind, separating_spans
 from organs.stomach.distill.log.headers import Header, cut_fields, header_columns
 from organs.stomach.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_by_words, word_masks
-from organs.stomach.signals import is_trace_frame
 from organs.stomach.timestamps import leading_stamp
+from organs.stomach.trace_shapes import is_trace_frame
 from organs.stomach.tuning import LogConfig
 from organs.text_views import line_pieces
 
@@ -200,62 +200,8 @@ def records_of(lines: Sequence[str], text: str, config: LogConfig) -> tuple[Reco
     """Records (a head line plus its continuation lines), the shape of each record's head, and the header."""
     words: dict[str, str] = {}
     shared = _Shared(config.mask_prefix)
-    # Each distinct key is numbered, and each line holds its key's number: the header and the cut below are
-    # judged key by key. Their shapes are shared by value, so a log of ids holds one per template, not per line.
-    keys = _KeyNumbers(lines)
-    kept = keys.kept
-    key_shapes: list[Shape] = []
-    line_keys = array("q")
-    line_shapes: list[Shape] = []
-    # Keyed a piece of the text at a time: a list of every line's key would cost as much as the lines.
-    for piece in line_pieces(text):
-        for key in piece.translate(DIGITS_TO_ZERO).split("\n"):
-            number = kept.get(key)
-            if number is None:
-                number = keys.number(key, len(line_keys))
-                if number == len(key_shapes):
-                    key_shapes.append(_shape_of(key, words, shared))
-            line_keys.append(number)
-            line_shapes.append(key_shapes[number])
-    # Shapes refined by a line's own numbers, each with its key's number, in order of appearance.
-    refined_keys: dict[int, tuple[int, Shape]] = {}
-    refinements: dict[tuple[int, str], Shape] = {}
-    for index, shape in enumerate(line_shapes):
-        if shape.spans:
-            number = line_keys[index]
-            refined = _refined(shape, number, lines[index], refinements)
-            line_shapes[index] = refined
-            refined_keys[id(refined)] = number, refined
-    del refinements
-    stamp_ends = array("q", (shape.stamp_end for shape in line_shapes))
-    count = len(stamp_ends)
-    clocked = count - stamp_ends.count(-1)
-    mostly = clocked * 2 >= count
-    continues: list[bool] = []
-    if not mostly and clocked:
-        continues = [end < 0 and _continues(line) for line, end in zip(lines, stamp_ends, strict=True)]
-        # Records with a clock must be what the log is made of: when more lines neither carry a clock nor read as
-        # a continuation, the clocked lines are incidental (a build step that prints a date).
-        if count - clocked - sum(continues) > clocked:
-            clocked = 0
-    if clocked in (0, count):
-        # No continuation lines: every line is a record of its own.
-        starts = array("q", range(count))
-        ends = array("q", range(1, count + 1))
-        stamps = array("q", (max(end, 0) for end in stamp_ends))
-        heads = line_shapes
-    else:
-        # When most lines open with a clock, any line without one continues the record above it; when few do
-        # (records that carry long traces), only a line that reads as a continuation does.
-        starts, ends, stamps, heads = array("q"), array("q"), array("q"), []
-        for index, shape in enumerate(line_shapes):
-            if shape.stamp_end < 0 and starts and (mostly or continues[index]):
-                ends[-1] = index + 1
-            else:
-                starts.append(index)
-                ends.append(index + 1)
-                stamps.append(max(shape.stamp_end, 0))
-                heads.append(shape)
+    keys, key_shapes, line_keys, line_shapes, refined_keys = _line_shapes(lines, text, words, shared)
+    starts, ends, stamps, heads = _bounds(lines, line_shapes)
     # Records per key (a key whose lines are refined has none: its refined shapes have them) and per shape object.
     key_weights = array("q", bytes(8 * len(key_shapes)))
     for number in line_keys if heads is line_shapes else map(line_keys.__getitem__, starts):
@@ -290,7 +236,7 @@ def records_of(lines: Sequence[str], text: str, config: LogConfig) -> tuple[Reco
         if id(shape) in shape_weights
     }
     # The keys are cut: what numbered them goes before the records' columns are built.
-    del keys, kept, key_shapes, key_weights, refined_keys, shape_weights
+    del keys, key_shapes, key_weights, refined_keys, shape_weights
     cut_heads: list[Shape] = []
     body_starts = array("q")
     for head, shape, stamp in zip(starts, heads, stamps, strict=True):
@@ -298,6 +244,71 @@ def records_of(lines: Sequence[str], text: str, config: LogConfig) -> tuple[Reco
         cut_heads.append(cut_shape)
         body_starts.append(stamp + offset)
     return Records(starts, ends, stamps, body_starts), cut_heads, header
+
+
+def _line_shapes(
+    lines: Sequence[str], text: str, words: dict[str, str], shared: _Shared
+) -> tuple[_KeyNumbers, list[Shape], array[int], list[Shape], dict[int, tuple[int, Shape]]]:
+    """Each line's key number and shape: the distinct keys, their shapes, each line's key number and shape, and
+    the shapes refined by a line's own numbers with their key's number, in order of appearance."""
+    # Each distinct key is numbered, and each line holds its key's number: the header and the cut are judged
+    # key by key. Their shapes are shared by value, so a log of ids holds one per template, not per line.
+    keys = _KeyNumbers(lines)
+    kept = keys.kept
+    key_shapes: list[Shape] = []
+    line_keys = array("q")
+    line_shapes: list[Shape] = []
+    # Keyed a piece of the text at a time: a list of every line's key would cost as much as the lines.
+    for piece in line_pieces(text):
+        for key in piece.translate(DIGITS_TO_ZERO).split("\n"):
+            number = kept.get(key)
+            if number is None:
+                number = keys.number(key, len(line_keys))
+                if number == len(key_shapes):
+                    key_shapes.append(_shape_of(key, words, shared))
+            line_keys.append(number)
+            line_shapes.append(key_shapes[number])
+    refined_keys: dict[int, tuple[int, Shape]] = {}
+    refinements: dict[tuple[int, str], Shape] = {}
+    for index, shape in enumerate(line_shapes):
+        if shape.spans:
+            number = line_keys[index]
+            refined = _refined(shape, number, lines[index], refinements)
+            line_shapes[index] = refined
+            refined_keys[id(refined)] = number, refined
+    return keys, key_shapes, line_keys, line_shapes, refined_keys
+
+
+def _bounds(lines: Sequence[str], line_shapes: list[Shape]) -> tuple[array[int], array[int], array[int], list[Shape]]:
+    """Where each record starts and ends, where its clock ends, and its head's shape (``line_shapes`` itself when
+    every line is a record of its own)."""
+    stamp_ends = array("q", (shape.stamp_end for shape in line_shapes))
+    count = len(stamp_ends)
+    clocked = count - stamp_ends.count(-1)
+    mostly = clocked * 2 >= count
+    continues: list[bool] = []
+    if not mostly and clocked:
+        continues = [end < 0 and _continues(line) for line, end in zip(lines, stamp_ends, strict=True)]
+        # Records with a clock must be what the log is made of: when more lines neither carry a clock nor read as
+        # a continuation, the clocked lines are incidental (a build step that prints a date).
+        if count - clocked - sum(continues) > clocked:
+            clocked = 0
+    if clocked in (0, count):
+        # No continuation lines: every line is a record of its own.
+        stamps = array("q", (max(end, 0) for end in stamp_ends))
+        return array("q", range(count)), array("q", range(1, count + 1)), stamps, line_shapes
+    # When most lines open with a clock, any line without one continues the record above it; when few do
+    # (records that carry long traces), only a line that reads as a continuation does.
+    starts, ends, stamps, heads = array("q"), array("q"), array("q"), []
+    for index, shape in enumerate(line_shapes):
+        if shape.stamp_end < 0 and starts and (mostly or continues[index]):
+            ends[-1] = index + 1
+        else:
+            starts.append(index)
+            ends.append(index + 1)
+            stamps.append(max(shape.stamp_end, 0))
+            heads.append(shape)
+    return starts, ends, stamps, heads
 
 
 def _cut(key: str, shape: Shape, header: Header, words: dict[str, str], shared: _Shared) -> tuple[Shape, int]:
