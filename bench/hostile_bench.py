@@ -32,8 +32,8 @@ from organs.absorption.core import yield_context  # noqa: E402
 from organs.border import BorderConfig, GuardState, PromptBudget, border_decide, compile  # noqa: E402
 from organs.border.guard import BASE64_ALPHABET, RunPattern, WordPattern  # noqa: E402
 from organs.border.segments import PromptModule, PromptSegment  # noqa: E402
-from organs.stomach import classify as ladder  # noqa: E402
-from organs.stomach.ingest import ingest_paste  # noqa: E402
+from organs.stomach.core.classify import ladder  # noqa: E402
+from organs.stomach.core.ingest import ingest_paste  # noqa: E402
 from tests.support.envelopes import AT, HOST, digested_envelope, fresh_paste, note_frame  # noqa: E402
 from tests.support.hostile import (  # noqa: E402
     nested_arrays,

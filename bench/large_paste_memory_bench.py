@@ -35,7 +35,7 @@ import msgspec
 
 from bench.common import PYTHON, ROOT, Row, emit_rows
 from envelopes.ids import digest_text
-from organs.stomach.ingest import IngestConfig
+from organs.stomach.core.ingest import IngestConfig
 from organs.stomach.large import LargeDigestReply, LargeDigestRequest
 
 GOAL = 3.0

@@ -27,8 +27,8 @@ from bench.common import Row, best_time, emit_rows  # noqa: E402
 from bench.planted_secrets import planted_pastes  # noqa: E402
 from organs.accounting import DEFAULT_ENCODING, encoding_for  # noqa: E402
 from organs.redaction import PERSONAL_RULES, SECRET_RULES, Redactor, find_secrets  # noqa: E402
-from organs.stomach.redact import redact_paste  # noqa: E402
-from organs.stomach.split import split_blocks  # noqa: E402
+from organs.stomach.core.blocks.split import split_blocks  # noqa: E402
+from organs.stomach.core.redact import redact_paste  # noqa: E402
 
 __all__ = ["adversarial_inputs"]
 

@@ -23,9 +23,9 @@ from pathlib import Path
 from organs.accounting import DEFAULT_ENCODING, count_tokens, encoding_for
 from organs.counting import forget_remembered_counts
 from organs.stomach import IngestConfig, ingest_paste
-from organs.stomach.distill.text import TIMES
-from organs.stomach.redact import redact_paste
-from organs.stomach.split import split_blocks
+from organs.stomach.core.blocks.split import split_blocks
+from organs.stomach.core.distill.text import TIMES
+from organs.stomach.core.redact import redact_paste
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "loghub"
 COMPRESSION_GOAL = 20.0

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from envelopes.types import Admitted, CompiledPrompt, Envelope, Rejected, SegmentReport
-from organs.stomach.ingest import IngestBundle
+from organs.stomach.core.ingest import IngestBundle
 
 __all__ = ["render_digest", "render_outcome", "savings_line"]
 

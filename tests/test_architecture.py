@@ -166,7 +166,7 @@ def _impure_reads(tree: ast.AST) -> Iterator[str]:
 
 def test_the_pure_cores_are_the_modules_the_list_names() -> None:
     pure = sorted(name for name in MODULES if _pure(name))
-    assert "organs.border.decide" in pure and "organs.stomach.ingest" in pure
+    assert "organs.border.decide" in pure and "organs.stomach.core.ingest" in pure
     assert "organs.stomach.worker" not in pure and "organs.border.worker" not in pure
 
 
@@ -210,9 +210,9 @@ def test_the_runtime_loads_no_stomach_module() -> None:
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     assert loaded.stdout.strip() == "[]"
     # The probe can see a stomach module when one is loaded.
-    seen = probe.replace("organs.runtime.dead_letters", "organs.stomach.redact")
+    seen = probe.replace("organs.runtime.dead_letters", "organs.stomach.core.redact")
     loaded = subprocess.run([sys.executable, "-c", seen], capture_output=True, text=True, check=True, cwd=ROOT)
-    assert "organs.stomach.redact" in loaded.stdout
+    assert "organs.stomach.core.redact" in loaded.stdout
 
 
 MAX_FUNCTION_LINES = 80

@@ -1,7 +1,7 @@
 """Redaction: credentials never reach the model or a log, and personal data only as pseudonyms when asked.
 
 A leaf below the runtime: the rules, the engine that finds them and the ``Redactor`` that replaces them.
-The stomach's segment-aware ``redact_paste`` (``organs.stomach.redact``) runs them on each evidence segment
+The stomach's segment-aware ``redact_paste`` (``organs.stomach.core.redact``) runs them on each evidence segment
 before anything is rendered, counted, stored for serving or logged; ``find_secrets`` is the same rules for the
 border's defence in depth and ``scrub_secrets`` for log lines and dead-letter reasons.
 """

@@ -36,9 +36,9 @@ import msgspec
 from organs.errors import FrameNotFound, PoisonError, TransientError
 from organs.runtime.bus import BusSettings, connect
 from organs.settings import Settings, variable_of
+from organs.stomach.core.ingest import IngestConfig
+from organs.stomach.core.parts import DigestParts, digest_parts
 from organs.stomach.frames_store import FrameStore
-from organs.stomach.ingest import IngestConfig
-from organs.stomach.parts import DigestParts, digest_parts
 from organs.text_views import HandedText
 
 __all__ = [

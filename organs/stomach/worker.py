@@ -49,10 +49,10 @@ from organs.runtime.bus import INLINE_HEADROOM
 from organs.secretion import secrete
 from organs.settings import Settings
 from organs.signing import Signer
+from organs.stomach.core.ingest import IngestBundle, IngestConfig
+from organs.stomach.core.parts import DigestParts, digest_parts, digested_payload
 from organs.stomach.frames_store import FrameNotFound, FrameStore
-from organs.stomach.ingest import IngestBundle, IngestConfig
 from organs.stomach.large import ApartDigester, PasteLimits
-from organs.stomach.parts import DigestParts, digest_parts, digested_payload
 from organs.stomach.raw import answer_raw_request
 
 __all__ = ["StomachOrgan", "build_stomach", "digest_paste", "ingest_config"]

@@ -20,8 +20,8 @@ from organs.border.worker import build_border
 from organs.client import fetch_frame, hand_in_paste, store_blob
 from organs.runtime.bus import BusSettings, Tract
 from organs.secretion import paste_envelope
+from organs.stomach.core.ingest import IngestConfig
 from organs.stomach.frames_store import PasteCache
-from organs.stomach.ingest import IngestConfig
 from organs.stomach.large import ApartDigester, PasteLimits
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count

@@ -23,7 +23,7 @@ from organs.client import store_blob
 from organs.runtime.bus import Tract
 from organs.runtime.server import EmbeddedServer
 from organs.secretion import paste_envelope
-from organs.stomach.ingest import IngestConfig
+from organs.stomach.core.ingest import IngestConfig
 from organs.stomach.large import LargeDigestRequest
 from tests.fault.harness import FAULT_ENV, OrganProcesses, make_pastes, rss_kib, tally
 from tests.support.envelopes import AT

@@ -14,7 +14,7 @@ from organs.redaction import PERSONAL_RULES, Redactor, find_secrets, parse_perso
 from organs.redaction.engine import find_hits
 from organs.redaction.pseudonyms import rules_for
 from organs.settings import Settings
-from organs.stomach.ingest import IngestConfig, ingest_paste
+from organs.stomach.core.ingest import IngestConfig, ingest_paste
 from organs.stomach.worker import ingest_config
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "corpus"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from organs.stomach.asked import AskTerms
+from organs.stomach.core.asked import AskTerms
 
 
 def _kinds(goal: str) -> dict[str, str]:

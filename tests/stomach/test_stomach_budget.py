@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from envelopes.types import FrameKind
 from organs.stomach import IngestConfig, ingest_paste
-from organs.stomach.asked import AskTerms
-from organs.stomach.budget import allocate, best_representation, fit_budget, weigh
-from organs.stomach.tuning import StomachTuning
+from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.budget import allocate, best_representation, fit_budget, weigh
+from organs.stomach.core.tuning import StomachTuning
 from tests.support.honesty import assert_bundle_honest
 
 TUNING = StomachTuning()

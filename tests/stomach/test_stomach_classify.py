@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from organs.stomach.classify import classify, looks_like_path
+from organs.stomach.core.classify.ladder import classify, looks_like_path
 
 
 def kind_of(text: str, *, fenced: bool = False) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from organs.stomach import ingest_paste
-from organs.stomach.intent import ask_strength, glued_lines, glued_tail_lines, machine_line, own_words
+from organs.stomach.core.blocks.intent import ask_strength, glued_lines, glued_tail_lines, machine_line, own_words
 from tests.support.honesty import assert_bundle_honest
 
 _OOPS = "\n".join(

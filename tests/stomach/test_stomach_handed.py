@@ -10,8 +10,8 @@ import pytest
 
 from bench.planted_secrets import planted_pastes
 from envelopes.ids import digest_text
-from organs.stomach.ingest import IngestConfig, ingest_paste
-from organs.stomach.parts import digest_parts
+from organs.stomach.core.ingest import IngestConfig, ingest_paste
+from organs.stomach.core.parts import digest_parts
 from organs.text_views import HandedText
 
 ASK = "Which requests failed?"

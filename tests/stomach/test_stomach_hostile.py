@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from envelopes.types import SegmentKind
-from organs.stomach import classify as ladder
-from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
-from organs.stomach.rungs import Classification
+from organs.stomach.core.classify import ladder
+from organs.stomach.core.classify.rungs import Classification
+from organs.stomach.core.ingest import IngestBundle, IngestConfig, ingest_paste
 from tests.support.honesty import assert_bundle_honest
 from tests.support.hostile import PathologicalLine, pathological_lines, repeat_to
 

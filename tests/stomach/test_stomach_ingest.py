@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from organs.stomach import IngestConfig, ingest_paste
-from organs.stomach.distill.log import distill_log
-from organs.stomach.distill.table import infer_column_type
-from organs.stomach.distill.text import TIMES
+from organs.stomach.core.distill.log import distill_log
+from organs.stomach.core.distill.table import infer_column_type
+from organs.stomach.core.distill.text import TIMES
 from tests.support.honesty import assert_bundle_honest
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "loghub"
@@ -279,7 +279,7 @@ def test_huge_paste_goes_deferred() -> None:
 
 
 def test_masking_keeps_name_leads_and_collapses_runs() -> None:
-    from organs.stomach.distill.log import LogConfig, mask_variables
+    from organs.stomach.core.distill.log import LogConfig, mask_variables
 
     prefix = LogConfig().mask_prefix
 

@@ -7,8 +7,8 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from organs.stomach.distill.text import kept_and_ends
-from organs.stomach.tuning import StomachTuning
+from organs.stomach.core.distill.text import kept_and_ends
+from organs.stomach.core.tuning import StomachTuning
 
 TUNING = StomachTuning()
 

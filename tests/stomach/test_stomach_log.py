@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from organs.accounting import DEFAULT_ENCODING, count_tokens
-from organs.stomach.asked import AskTerms
-from organs.stomach.distill.log import distill_log
-from organs.stomach.distill.text import TIMES
-from organs.stomach.signals import is_alert
+from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.distill.log import distill_log
+from organs.stomach.core.distill.text import TIMES
+from organs.stomach.core.shapes.signals import is_alert
 
 
 @pytest.mark.parametrize(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from organs.stomach.distill.log import mining
-from organs.stomach.distill.log.headers import Header
-from organs.stomach.distill.log.masking import DIGITS_TO_ZERO
-from organs.stomach.tuning import LogConfig
+from organs.stomach.core.distill.log import mining
+from organs.stomach.core.distill.log.headers import Header
+from organs.stomach.core.distill.log.masking import DIGITS_TO_ZERO
+from organs.stomach.core.tuning import LogConfig
 from organs.text_views import TextLines
 
 

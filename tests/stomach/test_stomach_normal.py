@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from organs.accounting import digest_text
 from organs.stomach import ingest_paste
-from organs.stomach.normal import normal_form, normalize
+from organs.stomach.core.blocks.normal import normal_form, normalize
 from tests.support.honesty import assert_bundle_honest
 
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from organs.stomach.signals import is_alert
-from organs.stomach.trace_shapes import is_go_function, is_trace_frame, trace_header
+from organs.stomach.core.shapes.signals import is_alert
+from organs.stomach.core.shapes.trace_shapes import is_go_function, is_trace_frame, trace_header
 
 ALERTS = [
     "2024-05-01 10:00:00 ERROR payment failed",

@@ -17,13 +17,13 @@ from organs.accounting import (
     joins_additively,
 )
 from organs.counting import ENCODINGS
-from organs.stomach.distill.log import distill_log, mask_variables
-from organs.stomach.distill.log.masking import mask_by_words
-from organs.stomach.distill.text import TIMES
-from organs.stomach.signals import _LEVEL, level_of
-from organs.stomach.split import _blocks_by_line, _unfenced_blocks
-from organs.stomach.timestamps import window_of
-from organs.stomach.tuning import LogConfig
+from organs.stomach.core.blocks.split import _blocks_by_line, _unfenced_blocks
+from organs.stomach.core.distill.log import distill_log, mask_variables
+from organs.stomach.core.distill.log.masking import mask_by_words
+from organs.stomach.core.distill.text import TIMES
+from organs.stomach.core.shapes.signals import _LEVEL, level_of
+from organs.stomach.core.shapes.timestamps import window_of
+from organs.stomach.core.tuning import LogConfig
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "loghub"
 PREFIX = LogConfig().mask_prefix

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from organs.stomach import ingest_paste
-from organs.stomach.split import _non_blank_runs, split_blocks
+from organs.stomach.core.blocks.split import _non_blank_runs, split_blocks
 from tests.support.honesty import assert_bundle_honest
 
 

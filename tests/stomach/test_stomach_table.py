@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from organs.stomach.asked import AskTerms
-from organs.stomach.distill.table import distill_table
+from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.distill.table import distill_table
 
 
 def _csv(rows: int, newline: str = "\n") -> str:

@@ -7,11 +7,11 @@ import functools
 import pytest
 
 import organs.redaction.engine as engine
-import organs.stomach.distill.log.masking as masking
+import organs.stomach.core.distill.log.masking as masking
 import organs.text_views as text_views
 from envelopes.ids import digest_text
 from organs.redaction.pseudonyms import rules_for
-from organs.stomach.distill.log import LogDistiller
+from organs.stomach.core.distill.log import LogDistiller
 from organs.text_views import TextLines, first_lines, last_lines, line_pieces
 
 TEXTS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from organs.stomach import ingest_paste
-from organs.stomach.timestamps import leading_stamp, read_instant, window_of
+from organs.stomach.core.shapes.timestamps import leading_stamp, read_instant, window_of
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from organs.stomach.distill.trace import distill_trace
+from organs.stomach.core.distill.trace import distill_trace
 
 JVM_CHAIN = "\n".join(
     [

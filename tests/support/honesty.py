@@ -7,7 +7,7 @@ from collections.abc import Callable
 from envelopes.types import Frame
 from organs.accounting import count_tokens, digest_text
 from organs.stomach import IngestBundle
-from organs.stomach.normal import normal_form
+from organs.stomach.core.blocks.normal import normal_form
 
 __all__ = ["TokenCounts", "assert_bundle_honest", "assert_frame_honest"]
 

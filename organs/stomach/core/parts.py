@@ -11,7 +11,7 @@ import msgspec
 
 from envelopes.types import DegradationTier, Digested, FrameRecord
 from organs.errors import PoisonError
-from organs.stomach.ingest import IngestBundle, IngestConfig, ingest_paste
+from organs.stomach.core.ingest import IngestBundle, IngestConfig, ingest_paste
 from organs.text_views import HandedText, digest_in_pieces
 
 __all__ = ["DigestParts", "digest_parts", "digested_payload", "frame_records"]

@@ -5,7 +5,7 @@ that a failed attempt costs time linear in that prefix (no nested quantifiers
 over the same characters), which keeps pathological pastes cheap.
 
 The shapes of stack traces (headers, frames, the lines that belong to a trace
-between them) live in ``organs.stomach.trace_shapes``.
+between them) live in ``organs.stomach.core.shapes.trace_shapes``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ content: the fence lines are markup, left outside the span with the whitespace,
 and the opening fence's language tag (```` ```python ````) rides on the block as
 evidence for the classifier. Lines end at ``\\n``.
 
-Blocks are cut from the paste's normal form (``organs.stomach.normal``), where a
+Blocks are cut from the paste's normal form (``organs.stomach.core.blocks.normal``), where a
 line that only held escape sequences is blank; the caller maps spans back to the
 received text.
 
@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from organs.stomach.intent import speaks_to_reader
-from organs.stomach.trace_shapes import is_trace_frame, trace_header
+from organs.stomach.core.blocks.intent import speaks_to_reader
+from organs.stomach.core.shapes.trace_shapes import is_trace_frame, trace_header
 
 __all__ = ["Block", "split_blocks"]
 

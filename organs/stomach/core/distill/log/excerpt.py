@@ -16,12 +16,12 @@ from collections.abc import Sequence
 
 from organs.accounting import count_tokens
 from organs.fitting import fit_tokens
-from organs.stomach.asked import AskTerms
-from organs.stomach.distill.log.display import ALERT_MARK, ASK_MARK
-from organs.stomach.distill.log.mining import Records, Shape
-from organs.stomach.distill.text import elision, thousands
-from organs.stomach.signals import is_alert
-from organs.stomach.tuning import LogConfig
+from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK
+from organs.stomach.core.distill.log.mining import Records, Shape
+from organs.stomach.core.distill.text import elision, thousands
+from organs.stomach.core.shapes.signals import is_alert
+from organs.stomach.core.tuning import LogConfig
 
 __all__ = ["excerpt"]
 

@@ -1,6 +1,6 @@
 """What makes a record an alert, and which kind of alert it is.
 
-Whether a line is an alert is ``organs.stomach.signals.is_alert``. Lines are
+Whether a line is an alert is ``organs.stomach.core.shapes.signals.is_alert``. Lines are
 first judged by their digit-flattened shape (every digit read as ``0``), so the
 alerts that hang on a number (an HTTP status, an exit status, a count of
 failures) are judged again on the real line, and that number becomes a
@@ -14,7 +14,7 @@ import re
 
 import ahocorasick_rs
 
-from organs.stomach.signals import ALERT_LEVELS, LINE_PREFIX, is_alert, level_of
+from organs.stomach.core.shapes.signals import ALERT_LEVELS, LINE_PREFIX, is_alert, level_of
 
 __all__ = ["alert_kind", "kinds_text", "separating_spans"]
 

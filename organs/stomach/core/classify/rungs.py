@@ -2,7 +2,7 @@
 
 Each rung takes the sampled lines (escapes removed, each cut to ``LINE_PREFIX``)
 and names a kind with its reason, or passes. The order they are tried in, why it
-is load-bearing, and each rung's label (``rung 4c: ...``), are ``organs.stomach.classify``'s ``LADDER``.
+is load-bearing, and each rung's label (``rung 4c: ...``), are ``organs.stomach.core.classify.ladder``'s ``LADDER``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from envelopes.types import SegmentKind
-from organs.stomach.line_shapes import (
+from organs.stomach.core.shapes.line_shapes import (
     is_box_border,
     is_box_level,
     is_compiler_diagnostic,
@@ -25,9 +25,9 @@ from organs.stomach.line_shapes import (
     source_column_end,
     unboxed,
 )
-from organs.stomach.signals import aligned_columns, level_of
-from organs.stomach.timestamps import leading_stamp
-from organs.stomach.trace_shapes import (
+from organs.stomach.core.shapes.signals import aligned_columns, level_of
+from organs.stomach.core.shapes.timestamps import leading_stamp
+from organs.stomach.core.shapes.trace_shapes import (
     STRONG_HEADERS,
     is_go_function,
     is_trace_context,

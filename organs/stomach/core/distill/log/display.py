@@ -24,10 +24,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from organs.stomach.distill.log.masking import WILDCARD, collapse_runs, split_variables
-from organs.stomach.distill.log.mining import Records, Template, alert_key
-from organs.stomach.distill.text import TIMES, elision, plural, thousands
-from organs.stomach.tuning import LogConfig
+from organs.stomach.core.distill.log.masking import WILDCARD, collapse_runs, split_variables
+from organs.stomach.core.distill.log.mining import Records, Template, alert_key
+from organs.stomach.core.distill.text import TIMES, elision, plural, thousands
+from organs.stomach.core.tuning import LogConfig
 
 __all__ = [
     "ALERT_MARK",

@@ -57,19 +57,19 @@ Accepted misreads (visible in every SegmentReport's reason):
   ``something.rs``) reads as a path anchor: in a workspace paste that is what it
   overwhelmingly is. A hostname-first token without such an extension is prose.
 * Syslog stamps and bare clocks identify a log but never bound it (see
-  ``organs.stomach.timestamps``).
+  ``organs.stomach.core.shapes.timestamps``).
 * A prose line that opens with a compiler-diagnostic shape (unless it asks,
   ending in ``?``) or a clock and a level reads as a log: the shape is what
   tools print, rarely what people write.
 * A block whose first 20 sampled lines hold no trace line is never a trace:
   a log with a trace further down stays a log.
 
-Blocks arrive in the paste's normal form (``organs.stomach.normal``: no
+Blocks arrive in the paste's normal form (``organs.stomach.core.blocks.normal``: no
 escapes, carriage-return redraws rendered). Only a bounded sample of a block
 (its first and last lines, each cut to ``LINE_PREFIX`` characters) is
 examined, so classifying costs the same for a thousand lines as for a million.
-The rungs themselves are in ``organs.stomach.rungs``; the line shapes they
-count, in ``organs.stomach.signals``, ``trace_shapes`` and ``line_shapes``.
+The rungs themselves are in ``organs.stomach.core.classify.rungs``; the line shapes they
+count, in ``organs.stomach.core.shapes.signals``, ``trace_shapes`` and ``line_shapes``.
 """
 
 from __future__ import annotations
@@ -78,9 +78,7 @@ import re
 from collections.abc import Callable
 
 from envelopes.types import SegmentKind
-from organs.stomach.distill.text import plural
-from organs.stomach.line_shapes import is_ci_marker, is_prompt
-from organs.stomach.rungs import (
+from organs.stomach.core.classify.rungs import (
     MAX_CELL_WORDS,
     Classification,
     aligned_table_rung,
@@ -99,7 +97,9 @@ from organs.stomach.rungs import (
     trace_rung,
     weak_log_rung,
 )
-from organs.stomach.signals import LINE_PREFIX
+from organs.stomach.core.distill.text import plural
+from organs.stomach.core.shapes.line_shapes import is_ci_marker, is_prompt
+from organs.stomach.core.shapes.signals import LINE_PREFIX
 from organs.text_views import first_lines
 
 __all__ = [
@@ -206,7 +206,7 @@ _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
 def sample_lines(text: str) -> list[str]:
     """The first and last lines of a block, each cut to the prefix where shape lives.
 
-    The block is the paste's normal form (``organs.stomach.normal``): no escapes, no carriage returns.
+    The block is the paste's normal form (``organs.stomach.core.blocks.normal``): no escapes, no carriage returns.
     """
     if len(text) > 1_000_000:
         # A huge block is read only as far as the head needs; when more lines follow, its last lines are the tail.

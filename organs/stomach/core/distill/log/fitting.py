@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from organs.accounting import count_tokens
 from organs.fitting import fit_tokens
-from organs.stomach.distill.log.display import SLOT_ALERTS, SLOT_EXAMPLE, SLOT_TAIL, SLOT_TEMPLATE, Piece, render
-from organs.stomach.distill.log.mining import Template
-from organs.stomach.tuning import LogConfig
+from organs.stomach.core.distill.log.display import SLOT_ALERTS, SLOT_EXAMPLE, SLOT_TAIL, SLOT_TEMPLATE, Piece, render
+from organs.stomach.core.distill.log.mining import Template
+from organs.stomach.core.tuning import LogConfig
 
 __all__ = ["estimate_tokens", "fit"]
 

@@ -29,12 +29,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 
-from organs.stomach.distill.log.alerts import alert_kind, separating_spans
-from organs.stomach.distill.log.headers import Header, cut_fields, header_columns
-from organs.stomach.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_by_words, word_masks
-from organs.stomach.timestamps import leading_stamp
-from organs.stomach.trace_shapes import is_trace_frame
-from organs.stomach.tuning import LogConfig
+from organs.stomach.core.distill.log.alerts import alert_kind, separating_spans
+from organs.stomach.core.distill.log.headers import Header, cut_fields, header_columns
+from organs.stomach.core.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_by_words, word_masks
+from organs.stomach.core.shapes.timestamps import leading_stamp
+from organs.stomach.core.shapes.trace_shapes import is_trace_frame
+from organs.stomach.core.tuning import LogConfig
 from organs.text_views import line_pieces
 
 __all__ = ["Records", "Shape", "Template", "alert_key", "mine_templates", "records_of"]

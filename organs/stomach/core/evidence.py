@@ -14,9 +14,9 @@ from typing import Literal
 
 from envelopes.types import DegradationTier, Frame, FrameKind
 from organs.accounting import count_tokens, digest_text
-from organs.stomach.budget import best_representation, shorter_compact
-from organs.stomach.distill.kinds import DistillContext, Distiller, distiller_for
-from organs.stomach.distill.text import plural
+from organs.stomach.core.budget import best_representation, shorter_compact
+from organs.stomach.core.distill.kinds import DistillContext, Distiller, distiller_for
+from organs.stomach.core.distill.text import plural
 from organs.text_views import utf8_size
 
 __all__ = ["Evidence", "IngestProvider", "Item", "build_frame", "rendered", "rendered_later"]

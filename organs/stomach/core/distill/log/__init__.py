@@ -1,7 +1,7 @@
 """Log distillation: a log's records grouped into templates, its alerts kept, its totals stated.
 
 The distiller is split by role, as a template miner is: its tuning numbers are
-``organs.stomach.tuning.LogConfig`` (handed in, never read from a global), ``structured``
+``organs.stomach.core.tuning.LogConfig`` (handed in, never read from a global), ``structured``
 (a source prefix, JSON lines and logfmt read as fields), ``masking`` (variable fields as
 ``<*>``), ``headers`` (leading fields that are header, not event), ``alerts`` (what kind of
 alert a record is, and the numbers that split templates), ``mining`` (records and
@@ -28,18 +28,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from organs.accounting import count_tokens
-from organs.stomach.asked import AskTerms
-from organs.stomach.distill.log.alerts import kinds_text
-from organs.stomach.distill.log.display import SLOT_TEMPLATE, Piece, clip, example, pieces_of, render, template_line
-from organs.stomach.distill.log.excerpt import excerpt
-from organs.stomach.distill.log.fitting import estimate_tokens, fit
-from organs.stomach.distill.log.masking import mask_variables
-from organs.stomach.distill.log.mining import Records, Shape, Template, mine_templates, records_of
-from organs.stomach.distill.log.structured import structured_view
-from organs.stomach.distill.text import head_tail, plural, thousands
-from organs.stomach.signals import is_alert
-from organs.stomach.timestamps import window_of, window_of_lines
-from organs.stomach.tuning import LogConfig, StomachTuning
+from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.distill.log.alerts import kinds_text
+from organs.stomach.core.distill.log.display import (
+    SLOT_TEMPLATE,
+    Piece,
+    clip,
+    example,
+    pieces_of,
+    render,
+    template_line,
+)
+from organs.stomach.core.distill.log.excerpt import excerpt
+from organs.stomach.core.distill.log.fitting import estimate_tokens, fit
+from organs.stomach.core.distill.log.masking import mask_variables
+from organs.stomach.core.distill.log.mining import Records, Shape, Template, mine_templates, records_of
+from organs.stomach.core.distill.log.structured import structured_view
+from organs.stomach.core.distill.text import head_tail, plural, thousands
+from organs.stomach.core.shapes.signals import is_alert
+from organs.stomach.core.shapes.timestamps import window_of, window_of_lines
+from organs.stomach.core.tuning import LogConfig, StomachTuning
 from organs.text_views import lines_of
 
 __all__ = ["LogConfig", "LogDigest", "LogDistiller", "distill_log", "mask_variables"]

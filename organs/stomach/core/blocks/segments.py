@@ -1,10 +1,10 @@
 """A paste's segments and its goal: normal form, blocks, classification, the user's words.
 
-``plan_paste`` cuts the paste's normal form (``organs.stomach.normal``) into
+``plan_paste`` cuts the paste's normal form (``organs.stomach.core.blocks.normal``) into
 blocks, places each back in the received text (every span locates received
 characters), classifies each, splits the user's words glued above or below
 evidence into segments of their own, and picks the goal (rules:
-``organs.stomach.intent``; with a stated ``intent`` the goal is exactly that).
+``organs.stomach.core.blocks.intent``; with a stated ``intent`` the goal is exactly that).
 
 ``segment_texts`` is the one place a received segment becomes its full text
 (its digest is the frame id; fetching it in full returns it) and the text the
@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from envelopes.types import Redaction, SegmentOutcome
-from organs.stomach.classify import Classification, classify
-from organs.stomach.intent import ask_strength, glued_lines, glued_tail_lines, own_words
-from organs.stomach.normal import normal_form, normalize
-from organs.stomach.split import Block, split_blocks
+from organs.stomach.core.blocks.intent import ask_strength, glued_lines, glued_tail_lines, own_words
+from organs.stomach.core.blocks.normal import normal_form, normalize
+from organs.stomach.core.blocks.split import Block, split_blocks
+from organs.stomach.core.classify.ladder import Classification, classify
 
 __all__ = ["Plan", "Segment", "cut_blocks", "plan_blocks", "segment_texts"]
 

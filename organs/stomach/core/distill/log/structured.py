@@ -20,7 +20,7 @@ from itertools import islice
 
 import msgspec
 
-from organs.stomach.tuning import LogConfig
+from organs.stomach.core.tuning import LogConfig
 
 __all__ = ["View", "structured_view"]
 

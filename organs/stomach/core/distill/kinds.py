@@ -15,14 +15,14 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from envelopes.types import FrameKind
-from organs.stomach.asked import AskTerms
-from organs.stomach.budget import salient
-from organs.stomach.distill.log import LogDistiller
-from organs.stomach.distill.table import distill_table
-from organs.stomach.distill.text import TIMES, kept_and_ends, thousands
-from organs.stomach.distill.trace import distill_trace
-from organs.stomach.timestamps import window_of_lines
-from organs.stomach.tuning import StomachTuning
+from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.budget import salient
+from organs.stomach.core.distill.log import LogDistiller
+from organs.stomach.core.distill.table import distill_table
+from organs.stomach.core.distill.text import TIMES, kept_and_ends, thousands
+from organs.stomach.core.distill.trace import distill_trace
+from organs.stomach.core.shapes.timestamps import window_of_lines
+from organs.stomach.core.tuning import StomachTuning
 
 __all__ = ["DISTILLERS", "DistillContext", "Distiller", "LogRenderer", "Rendering", "distiller_for"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from organs.stomach.tuning import StomachTuning
+from organs.stomach.core.tuning import StomachTuning
 
 __all__ = ["TIMES", "elision", "head_tail", "kept_and_ends", "plural", "thousands"]
 

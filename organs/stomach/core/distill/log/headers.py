@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from organs.stomach.signals import ALERT_LEVELS
-from organs.stomach.tuning import LogConfig
+from organs.stomach.core.shapes.signals import ALERT_LEVELS
+from organs.stomach.core.tuning import LogConfig
 
 __all__ = ["NO_HEADER", "Header", "cut_fields", "header_columns"]
 

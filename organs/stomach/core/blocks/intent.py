@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import re
 
-from organs.stomach.timestamps import leading_stamp
-from organs.stomach.trace_shapes import is_trace_frame, trace_header
+from organs.stomach.core.shapes.timestamps import leading_stamp
+from organs.stomach.core.shapes.trace_shapes import is_trace_frame, trace_header
 from organs.text_views import first_lines, last_lines
 
 __all__ = [

@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from organs.stomach.distill.text import elision, head_tail, plural
-from organs.stomach.trace_shapes import is_go_function, is_trace_frame, kernel_prefix_end, trace_header
-from organs.stomach.tuning import StomachTuning
+from organs.stomach.core.distill.text import elision, head_tail, plural
+from organs.stomach.core.shapes.trace_shapes import is_go_function, is_trace_frame, kernel_prefix_end, trace_header
+from organs.stomach.core.tuning import StomachTuning
 
 __all__ = ["TraceDigest", "distill_trace"]
 

@@ -22,11 +22,11 @@ import csv
 import re
 from dataclasses import dataclass
 
-from organs.stomach.asked import AskTerms
-from organs.stomach.distill.text import TIMES, elision, plural
-from organs.stomach.signals import aligned_columns, is_alert
-from organs.stomach.timestamps import leading_stamp
-from organs.stomach.tuning import StomachTuning
+from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.distill.text import TIMES, elision, plural
+from organs.stomach.core.shapes.signals import aligned_columns, is_alert
+from organs.stomach.core.shapes.timestamps import leading_stamp
+from organs.stomach.core.tuning import StomachTuning
 
 __all__ = ["TableDigest", "distill_table", "infer_column_type"]
 

@@ -1,7 +1,7 @@
 """How the stomach shares a paste's token budget out among its segments, and fits what was rendered into it.
 
 * Value. Stack traces > logs > tables and code > notes, raised for alert lines
-  (``organs.stomach.signals.is_alert``), for lines holding the ask's terms (``organs.stomach.asked``)
+  (``organs.stomach.core.shapes.signals.is_alert``), for lines holding the ask's terms (``organs.stomach.core.asked``)
   and for the paste's last evidence segment, where a test run or a build says
   how it ended. Only a bounded head and tail of a long segment is read for it.
 * Claims. A segment's salient lines (alerts, the ask's terms; a repeated line
@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 from typing import Literal, NamedTuple, Protocol, TypeVar
 
 from envelopes.types import FrameKind
-from organs.stomach.asked import AskTerms
-from organs.stomach.signals import is_alert
-from organs.stomach.tuning import StomachTuning
+from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.shapes.signals import is_alert
+from organs.stomach.core.tuning import StomachTuning
 
 __all__ = [
     "TARGETED_KINDS",

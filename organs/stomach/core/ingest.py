@@ -6,17 +6,17 @@ frozen results: cut and classify (``_cut``) → redact (``_redact``) → count
 render (``_shared_and_rendered``) → measure (``_measured``) → fit each rendering
 to its share (``_fitted_to_shares``) → serve within the budget (``_served``) →
 frames and report (``_bundle``). A piece of evidence's identity
-(``organs.stomach.evidence.Evidence``) is separate from its renderings (``Item``);
-every kind renders through one protocol (``organs.stomach.distill.kinds``), and
+(``organs.stomach.core.evidence.Evidence``) is separate from its renderings (``Item``);
+every kind renders through one protocol (``organs.stomach.core.distill.kinds``), and
 every tuning number comes from ``IngestConfig.tuning``.
 
-* Segments and goal: ``organs.stomach.segments``. Blocks are cut from the
+* Segments and goal: ``organs.stomach.core.blocks.segments``. Blocks are cut from the
   paste's normal form and placed back in the received text, so every span
   locates received characters. A segment's full text is the received segment
   (its digest is the frame id; fetching it in full returns it); what the model
   is served, whole or compact, and what titles and windows are read from, is its
   normal form (``segment_texts``). With ``intent`` given, the goal is exactly
-  ``intent``; without it, the user's own words (``organs.stomach.intent``), each
+  ``intent``; without it, the user's own words (``organs.stomach.core.blocks.intent``), each
   piece as the terminal shows it. The goal is a field of the query, never a
   frame, so no budget can cut it.
 * Anchors. Path references, in order, without repeats; they cost no tokens.
@@ -25,10 +25,10 @@ every tuning number comes from ``IngestConfig.tuning``.
 * Budget. Served frames together fit ``budget_tokens``: shared out before
   rendering by value, a segment that fits its share served full, an overrun
   absorbed lowest value first, frames that cannot be served becoming zero-cost
-  references, still fetchable through the provider (``organs.stomach.budget``).
+  references, still fetchable through the provider (``organs.stomach.core.budget``).
   Notes and code that do not fit keep their alert lines and the lines holding
   the ask's terms between their head and tail.
-* Tiers: see ``organs.stomach.tiers``. Deferred frames carry no time window
+* Tiers: see ``organs.stomach.core.tiers``. Deferred frames carry no time window
   because nothing of them was read beyond the classifier's sample.
 
 Every distinct segment is counted in full exactly once. For a paste of 64 KiB or
@@ -55,14 +55,14 @@ from organs.accounting import (
     count_tokens_many,
 )
 from organs.fitting import fit_tokens
-from organs.stomach.asked import AskTerms
-from organs.stomach.budget import TARGETED_KINDS, allocate, fit_budget, served_tokens, shorter_compact, weigh
-from organs.stomach.distill.kinds import DistillContext, LogRenderer
-from organs.stomach.evidence import Evidence, IngestProvider, Item, build_frame, rendered, rendered_later, title_of
-from organs.stomach.redact import PasteRedaction, describe, redact_paste
-from organs.stomach.segments import Plan, Segment, cut_blocks, plan_blocks, segment_texts
-from organs.stomach.tiers import choose_tier
-from organs.stomach.tuning import StomachTuning
+from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.blocks.segments import Plan, Segment, cut_blocks, plan_blocks, segment_texts
+from organs.stomach.core.budget import TARGETED_KINDS, allocate, fit_budget, served_tokens, shorter_compact, weigh
+from organs.stomach.core.distill.kinds import DistillContext, LogRenderer
+from organs.stomach.core.evidence import Evidence, IngestProvider, Item, build_frame, rendered, rendered_later, title_of
+from organs.stomach.core.redact import PasteRedaction, describe, redact_paste
+from organs.stomach.core.tiers import choose_tier
+from organs.stomach.core.tuning import StomachTuning
 from organs.text_views import HandedText, digest_in_pieces
 
 __all__ = ["ContextQuery", "IngestBundle", "IngestConfig", "IngestProvider", "ingest_paste"]
@@ -97,7 +97,7 @@ class IngestConfig:
     max_blocks: int = 2048
     # Personal-data categories to pseudonymise (``ICHOR_REDACT``); credentials are always redacted.
     redact_personal: frozenset[str] = frozenset()
-    # Every tuning number of the pipeline and its distillers (``organs.stomach.tuning``).
+    # Every tuning number of the pipeline and its distillers (``organs.stomach.core.tuning``).
     tuning: StomachTuning = field(default_factory=StomachTuning)
 
 

@@ -1,0 +1,3 @@
+"""The classification ladder (``ladder``) and its rungs (``rungs``): each block's kind, with the reason."""
+
+__all__: list[str] = []
