@@ -50,6 +50,8 @@ class LogConfig:
     shape_max_pieces: int = 3
     # The first this many alert templates show their real line right after their own, before other templates.
     alert_examples_early: int = 3
+    # The header names this many kinds of alert (``12 HTTP 404, 3 error``), the rest counted as others.
+    alert_kinds_shown: int = 4
     # Distinct alert lines kept per template, quoted this many at a time (see ``display.pieces_of``).
     alert_lines_per_template: int = 64
     alert_lines_per_piece: int = 4
@@ -172,6 +174,15 @@ class StomachTuning:
     table_alert_rows: int = 8
     table_typed_rows: int = 20_000
     table_sampled_rows: int = 200
+    # Directive lines (Zeek's ``#fields``) are looked for among a table's first this many lines; a kept row says
+    # at most this many reasons why.
+    table_directive_lines: int = 16
+    table_reasons_shown: int = 3
+
+    # Traces: a line is shown up to this many characters; a section's header cut short keeps this many last lines
+    # (they title the frames below: "Freed by task 7:").
+    trace_line_chars: int = 300
+    trace_header_tail: int = 2
 
     log: LogConfig = field(default_factory=LogConfig)
 

@@ -30,10 +30,7 @@ from organs.stomach.core.tuning import StomachTuning
 
 __all__ = ["TableDigest", "distill_table", "infer_column_type"]
 
-# Directive lines (Zeek's ``#fields``) are looked for among the first lines only.
-_DIRECTIVE_LINES = 16
 _KEPT_MARK = "  ◂ "
-_REASONS_SHOWN = 3
 _NUMERIC_KINDS = ("int", "float", "percent", "currency")
 _NULLS = frozenset({"", "null", "none", "n/a", "na", "nan", "nil", "-", "—", "?"})
 _INT = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+|[-+]?\d+")
@@ -132,9 +129,9 @@ class _Layout:
     directives: list[int]
 
 
-def _layout(lines: list[str], rows: list[list[str]]) -> _Layout:
+def _layout(lines: list[str], rows: list[list[str]], directive_lines: int) -> _Layout:
     fields = next(
-        (index for index, line in enumerate(lines[:_DIRECTIVE_LINES]) if line.startswith(("#fields", "#Fields"))),
+        (index for index, line in enumerate(lines[:directive_lines]) if line.startswith(("#fields", "#Fields"))),
         None,
     )
     if fields is not None:
@@ -182,12 +179,12 @@ def _numeric_sample(values: list[str]) -> bool:
     return bool(present) and all(_number(value) is not None and _FLOAT.fullmatch(value.strip()) for value in present)
 
 
-def _why(reasons: list[str]) -> str:
+def _why(reasons: list[str], shown_count: int) -> str:
     """What a kept row says after it: its first reasons, and how many more."""
     if not reasons:
         return ""
-    shown = "; ".join(reasons[:_REASONS_SHOWN])
-    more = len(reasons) - _REASONS_SHOWN
+    shown = "; ".join(reasons[:shown_count])
+    more = len(reasons) - shown_count
     return _KEPT_MARK + shown + (f"; +{more} more" if more > 0 else "")
 
 
@@ -203,7 +200,7 @@ def distill_table(
     tuning = tuning or StomachTuning()
     lines = [line.removesuffix("\r") for line in text.split("\n")]
     rows, layout = _split_rows(lines)
-    shape = _layout(lines, rows)
+    shape = _layout(lines, rows, tuning.table_directive_lines)
     data_lines = shape.data
     header = shape.header
     width = max(len(header), max((len(rows[index]) for index in data_lines), default=0))
@@ -254,7 +251,7 @@ def distill_table(
     for index in sorted(kept):
         if position[index] > previous + 1:
             body.append(elision(position[index] - previous - 1, "row"))
-        body.append(lines[index] + _why(reasons[index]))
+        body.append(lines[index] + _why(reasons[index], tuning.table_reasons_shown))
         previous = position[index]
     if previous < len(data_lines) - 1:
         body.append(elision(len(data_lines) - 1 - previous, "row"))

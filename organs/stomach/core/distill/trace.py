@@ -28,8 +28,6 @@ from organs.stomach.core.tuning import StomachTuning
 
 __all__ = ["TraceDigest", "distill_trace"]
 
-_LINE_CHARS = 300
-_HEADER_TAIL = 2
 _ALL = 1_000_000
 
 
@@ -104,8 +102,8 @@ def _indent(line: str) -> int:
     return len(text[: len(text) - len(stripped)].expandtabs(8))
 
 
-def _clip(line: str) -> str:
-    return line if len(line) <= _LINE_CHARS else f"{line[:_LINE_CHARS]}… [{len(line) - _LINE_CHARS:,} chars elided]"
+def _clip(line: str, limit: int) -> str:
+    return line if len(line) <= limit else f"{line[:limit]}… [{len(line) - limit:,} chars elided]"
 
 
 def _sections(lines: list[str]) -> list[_Section]:
@@ -141,14 +139,14 @@ def _runs(frames: list[_Frame]) -> list[tuple[_Frame, int]]:
     return runs
 
 
-def _render_run(frame: _Frame, count: int) -> list[str]:
-    rendered = [_clip(_unstamped(line)) for line in frame.lines]
+def _render_run(frame: _Frame, count: int, line_chars: int) -> list[str]:
+    rendered = [_clip(_unstamped(line), line_chars) for line in frame.lines]
     if count > 1:
         rendered.append(f"    … {count - 1:,} identical frames")
     return rendered
 
 
-def _render_frames(frames: list[_Frame], plan: _Plan, *, innermost_last: bool) -> list[str]:
+def _render_frames(frames: list[_Frame], plan: _Plan, line_chars: int, *, innermost_last: bool) -> list[str]:
     unreliable = sum(1 for frame in frames if frame.unreliable) if plan.drop_unreliable else 0
     shown_frames = [frame for frame in frames if not (plan.drop_unreliable and frame.unreliable)]
     runs = _runs(shown_frames)
@@ -163,12 +161,12 @@ def _render_frames(frames: list[_Frame], plan: _Plan, *, innermost_last: bool) -
         others = len(shown_frames) - count
         if innermost_last and others:
             rendered.append("    " + elision(others, "frame"))
-        rendered.extend(_render_run(innermost, count))
+        rendered.extend(_render_run(innermost, count, line_chars))
         if not innermost_last and others:
             rendered.append("    " + elision(others, "frame"))
     elif len(runs) <= 2 * keep + 1:
         for frame, count in runs:
-            rendered.extend(_render_run(frame, count))
+            rendered.extend(_render_run(frame, count, line_chars))
     else:
         middle = runs[keep:-keep]
         # The application's own frames nearest each end, when only the middle holds them.
@@ -176,20 +174,20 @@ def _render_frames(frames: list[_Frame], plan: _Plan, *, innermost_last: bool) -
         ends_have_app = any(frame.application for frame, _ in (*runs[:keep], *runs[-keep:]))
         kept = set() if ends_have_app or not apps else {apps[0], apps[-1]}
         for frame, count in runs[:keep]:
-            rendered.extend(_render_run(frame, count))
+            rendered.extend(_render_run(frame, count, line_chars))
         elided = 0
         for index, (frame, count) in enumerate(middle):
             if index in kept:
                 if elided:
                     rendered.append("    " + elision(elided, "frame"))
                     elided = 0
-                rendered.extend(_render_run(frame, count))
+                rendered.extend(_render_run(frame, count, line_chars))
             else:
                 elided += count
         if elided:
             rendered.append("    " + elision(elided, "frame"))
         for frame, count in runs[-keep:]:
-            rendered.extend(_render_run(frame, count))
+            rendered.extend(_render_run(frame, count, line_chars))
     if unreliable:
         rendered.append(f"    … [{plural(unreliable, 'unreliable ? frame')} elided] …")
     return rendered
@@ -204,22 +202,23 @@ def _exception_line(sections: list[_Section], fallback: str) -> str:
     return fallback
 
 
-def _render(sections: list[_Section], plan: _Plan, summary: str) -> str:
+def _render(sections: list[_Section], plan: _Plan, summary: str, tuning: StomachTuning) -> str:
     body = [summary]
+    line_chars = tuning.trace_line_chars
     for section in sections:
         header = section.header
         if len(header) <= plan.header_lines:
-            body.extend(_clip(line) for line in header)
+            body.extend(_clip(line, line_chars) for line in header)
         else:
             # The first lines name the exception; the last ones title the frames below ("Freed by task 7:").
-            head = max(plan.header_lines - _HEADER_TAIL, 1)
+            head = max(plan.header_lines - tuning.trace_header_tail, 1)
             tail = plan.header_lines - head
-            body.extend(_clip(line) for line in header[:head])
+            body.extend(_clip(line, line_chars) for line in header[:head])
             body.append(elision(len(header) - plan.header_lines, "line"))
-            body.extend(_clip(line) for line in header[len(header) - tail :])
+            body.extend(_clip(line, line_chars) for line in header[len(header) - tail :])
         # Python prints the innermost frame last ("most recent call last"); the other runtimes first.
         innermost_last = any("most recent call last" in line for line in header)
-        body.extend(_render_frames(section.frames, plan, innermost_last=innermost_last))
+        body.extend(_render_frames(section.frames, plan, line_chars, innermost_last=innermost_last))
     return "\n".join(body)
 
 
@@ -232,11 +231,11 @@ def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTu
     exception = _exception_line(sections, lines[0].strip())
     causes = max(len(sections) - 1, 0)
     summary = (
-        f"[stack trace · {_clip(exception)[:160]} · {plural(total_frames, 'frame')}"
+        f"[stack trace · {_clip(exception, tuning.trace_line_chars)[:160]} · {plural(total_frames, 'frame')}"
         f" · {plural(causes, 'chained section')}]"
     )
     if target_tokens is None:
-        return TraceDigest(_render(sections, _DEFAULT_PLAN, summary), exception)
+        return TraceDigest(_render(sections, _DEFAULT_PLAN, summary, tuning), exception)
     budget_chars = target_tokens * tuning.chars_per_token
     # Plans go from the richest to the leanest, so renderings shorten along them: the richest that fits is
     # found by halving, a few renderings instead of one per plan.
@@ -244,7 +243,7 @@ def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTu
 
     def rendered(index: int) -> str:
         if index not in renderings:
-            renderings[index] = _render(sections, _PLANS[index], summary)
+            renderings[index] = _render(sections, _PLANS[index], summary, tuning)
         return renderings[index]
 
     low, high = 0, len(_PLANS) - 1

@@ -142,7 +142,7 @@ class LogDistiller:
         valid_from, valid_to = window_of(
             mined[start][:end] for start, end in zip(records.start, records.stamp_end, strict=True) if end
         )
-        alerts = _alerts_text(templates)
+        alerts = _alerts_text(templates, config.alert_kinds_shown)
         header = _header(len(lines), len(records.start), len(templates), alerts, valid_from, valid_to)
         if view is not None:
             header += "\n" + view.note
@@ -251,13 +251,13 @@ class LogDistiller:
 FILL_HEADING = "its lines as received, in order, the least telling elided:"
 
 
-def _alerts_text(templates: list[Template]) -> str:
+def _alerts_text(templates: list[Template], kinds_shown: int) -> str:
     """``"12 alerts (9 HTTP 404, 3 error)"``."""
     kinds: dict[str, int] = {}
     for template in templates:
         for kind, count in template.kinds.items():
             kinds[kind] = kinds.get(kind, 0) + count
-    return plural(sum(kinds.values()), "alert") + (f" ({kinds_text(kinds)})" if kinds else "")
+    return plural(sum(kinds.values()), "alert") + (f" ({kinds_text(kinds, kinds_shown)})" if kinds else "")
 
 
 def _header(lines: int, records: int, templates: int, alerts: str, valid_from: str | None, valid_to: str | None) -> str:

@@ -50,7 +50,6 @@ _LEVEL_KINDS = {
     "emerg": "emergency",
 }
 _WORD_KINDS = re.compile(r"\b(?:(panic)|(BUG)|(\w*(?:Exception|Error)\b|Traceback)|(FAIL\w*|[Ff]ail\w*))")
-_KINDS_SHOWN = 4
 _COUNT_DIGITS = 4
 
 
@@ -104,11 +103,11 @@ def alert_kind(line: str) -> str:
     return "panic" if panic else "BUG" if bug else "exception" if exception else "failure"
 
 
-def kinds_text(kinds: dict[str, int]) -> str:
-    """``"12 HTTP 404, 3 error"``: the most frequent kinds first, the rest counted as others."""
+def kinds_text(kinds: dict[str, int], shown_count: int) -> str:
+    """``"12 HTTP 404, 3 error"``: the ``shown_count`` most frequent kinds first, the rest counted as others."""
     ranked = sorted(kinds.items(), key=lambda item: (-item[1], item[0]))
-    shown = [f"{count:,} {kind}" for kind, count in ranked[:_KINDS_SHOWN]]
-    others = sum(count for _, count in ranked[_KINDS_SHOWN:])
+    shown = [f"{count:,} {kind}" for kind, count in ranked[:shown_count]]
+    others = sum(count for _, count in ranked[shown_count:])
     if others:
         shown.append(f"{others:,} other")
     return ", ".join(shown)
