@@ -27,6 +27,7 @@ from nats.js.kv import KeyValue
 from envelopes.subjects import Subjects
 from organs.errors import BusUnavailableError, ConfigError, PermissionRefused
 from organs.runtime.limits import StoreLimits, apply_bucket_limits, object_store_config, stream_limits
+from organs.runtime.payload import PayloadGuardedClient
 from organs.runtime.refusals import RefusalAwareJetStream, refusal_of
 from organs.settings import Settings, redelivery_backoff_s
 
@@ -213,7 +214,9 @@ async def connect(settings: BusSettings, name: str, *, persistent: bool = True, 
 
     options["error_cb"] = remember
     try:
-        nc = await nats.connect(**options)
+        # Not ``nats.connect``: its client sends a message the server refuses and closes the connection over.
+        nc = PayloadGuardedClient()
+        await nc.connect(**options)
     except (nats.errors.NoServersError, OSError, TimeoutError) as error:
         cause = errors[-1] if errors else str(error)
         raise BusUnavailableError(f"cannot connect to {settings.url}: {cause}") from error
