@@ -119,6 +119,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         _organ_builder(args.organ, bus, args.settings),
         warm_up=lambda: counter_for(encoding).describe(),
         health=None if args.settings.metrics_port is None else (args.settings.metrics_host, args.settings.metrics_port),
+        liveness=Path(args.settings.liveness_file) if args.settings.liveness_file else None,
     )
     return 0
 
@@ -157,7 +158,9 @@ def cmd_up(args: argparse.Namespace) -> int:
         # Each worker its own port: the base plus the organ's place in the tract (stomach +0, absorption +1, border +2).
         for index, organ in enumerate(ORGAN_NAMES):
             environments.setdefault(organ, {})["ICHOR_METRICS_PORT"] = str(args.settings.metrics_port + index)
-    supervisor = Supervisor(nats_url, log, environments, log_level=args.settings.log_level)
+    supervisor = Supervisor(
+        nats_url, log, environments, log_level=args.settings.log_level, liveness_dir=args.data / "liveness"
+    )
     try:
         if args.secure:
             asyncio.run(_provision_as_admin(_bus(args, nats_url), security_dir))

@@ -78,6 +78,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     metrics_port: Annotated[int, msgspec.Meta(ge=1, le=65533)] | None = None
     # Where that server listens: loopback unless told (a container sets 0.0.0.0 for its scraper).
     metrics_host: Word = "127.0.0.1"
+    # A worker touches this file while it makes progress; ``ichor up`` restarts one whose file goes stale.
+    liveness_file: str | None = None
     instance: Word | None = None
     nats_user: Word | None = None
     nats_password: str | None = None

@@ -1,4 +1,8 @@
-"""The ``ichor up`` supervisor: one worker process per organ, restarted when it dies.
+"""The ``ichor up`` supervisor: one worker process per organ, restarted when it dies or stops making progress.
+
+With a liveness directory, each worker touches its own file there while it makes progress
+(``organs.runtime.liveness``); one whose file has not been touched for ``stall_after_s`` is killed
+and restarted like a worker that died.
 
 Every worker writes its log lines to its own pipe, and the supervisor copies them
 to its own output a whole line at a time, so that no line ever holds parts of two
@@ -20,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any, BinaryIO
 
 from organs.errors import IchorError
+from organs.runtime.liveness import STALE_AFTER_S, beat_age_s
 
 __all__ = [
     "DataDirectoryInUse",
@@ -107,7 +112,11 @@ class Supervisor:
         log: Any,
         environments: dict[str, dict[str, str]] | None = None,
         log_level: str = "info",
+        liveness_dir: Path | None = None,
+        stall_after_s: float = STALE_AFTER_S,
     ) -> None:
+        self.liveness_dir = liveness_dir
+        self.stall_after_s = stall_after_s
         self.nats_url = nats_url
         self.log_level = log_level
         self.log = log
@@ -116,9 +125,17 @@ class Supervisor:
         self.started_at: dict[str, float] = {}
         self.quick_failures: dict[str, int] = {}
         self.restart_at: dict[str, float] = {}
+        self.spawned_wall: dict[str, float] = {}
+
+    def _liveness_file(self, organ: str) -> Path | None:
+        return None if self.liveness_dir is None else self.liveness_dir / organ
 
     def spawn(self, organ: str) -> None:
         environment = {"ICHOR_NATS_URL": self.nats_url, **self.environments.get(organ, {})}
+        liveness = self._liveness_file(organ)
+        if liveness is not None:
+            liveness.parent.mkdir(parents=True, exist_ok=True)
+            environment["ICHOR_LIVENESS_FILE"] = str(liveness)
         child = spawn_worker(
             organ,
             self.nats_url,
@@ -131,6 +148,7 @@ class Supervisor:
             threading.Thread(target=forward_lines, args=(source, sink), daemon=True).start()
         self.children[organ] = child
         self.started_at[organ] = time.monotonic()
+        self.spawned_wall[organ] = time.time()
         self.restart_at.pop(organ, None)
         self.log.info("supervisor.spawned", worker=organ, pid=self.children[organ].pid)
 
@@ -143,12 +161,32 @@ class Supervisor:
                 continue
             code = child.poll()
             if code is None:
+                self._unless_stalled(organ, child)
                 continue
             quick = now - self.started_at[organ] < self.STABLE_AFTER_S
             self.quick_failures[organ] = self.quick_failures.get(organ, 0) + 1 if quick else 0
             delay = min(self.MAX_RESTART_DELAY_S, 0.5 * 2 ** self.quick_failures[organ]) if quick else 0.0
             self.log.error("supervisor.worker_exited", worker=organ, exit_code=code, action="restart", delay_s=delay)
             self.restart_at[organ] = now + delay
+
+    def _unless_stalled(self, organ: str, child: subprocess.Popen[bytes]) -> None:
+        """Kill a running worker that has stopped making progress; the next check restarts it."""
+        liveness = self._liveness_file(organ)
+        if liveness is None:
+            return
+        silent_s = beat_age_s(liveness, self.spawned_wall[organ])
+        if silent_s <= self.stall_after_s:
+            return
+        self.log.error(
+            "supervisor.worker_stalled",
+            worker=organ,
+            pid=child.pid,
+            silent_s=round(silent_s, 1),
+            stall_after_s=self.stall_after_s,
+            action="kill",
+        )
+        child.kill()
+        child.wait()
 
     def stop(self, timeout: float = 15.0) -> None:
         for child in self.children.values():

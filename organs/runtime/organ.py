@@ -9,6 +9,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import nats.errors
@@ -17,6 +18,7 @@ from organs.errors import BusUnavailableError
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.discovery import register_service
 from organs.runtime.health import HealthServer, OrganProbes
+from organs.runtime.liveness import beat_while, making_progress
 from organs.runtime.logs import get_logger
 from organs.runtime.worker import Worker, WorkerSpec
 
@@ -134,10 +136,12 @@ def run_organ(
     build: OrganBuilder,
     warm_up: Callable[[], Mapping[str, str]] | None = None,
     health: tuple[str, int] | None = None,
+    liveness: Path | None = None,
 ) -> None:
     """The process entry of ``ichor worker``: SIGTERM or SIGINT stops it within seconds, in any state.
 
-    With ``health`` (host, port), ``/healthz``, ``/readyz`` and ``/metrics`` are served there from the start.
+    With ``health`` (host, port), ``/healthz``, ``/readyz`` and ``/metrics`` are served there from the start;
+    with ``liveness``, that file is touched while the organ makes progress (``organs.runtime.liveness``).
     """
 
     async def main() -> None:
@@ -146,6 +150,8 @@ def run_organ(
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
         probes = OrganProbes(organ)
+        if liveness is not None:
+            beating = asyncio.create_task(beat_while(liveness, lambda: making_progress(probes.workers), stop))
         server = None
         if health is not None:
             server = await HealthServer(organ, *health, ready=probes.readiness, metrics=probes.scrape).start()
@@ -158,6 +164,8 @@ def run_organ(
         finally:
             if server is not None:
                 await server.close()
+            if liveness is not None:
+                beating.cancel()
         if any(worker.abandoned for worker in workers):
             # An abandoned digest still runs on a thread that cannot be interrupted, and the
             # interpreter would wait for it at exit; its input is nak'ed already, so leave now.

@@ -167,6 +167,8 @@ class Worker:
         self.bound = False
         self.abandoned = 0
         self._resubscribe = asyncio.Event()
+        self.last_turn = time.monotonic()
+        """When the consumer loop last turned on a live connection: the organ's liveness signal."""
         self._in_hand: dict[asyncio.Task[None], Msg] = {}
         self._riding_out: set[asyncio.Task[None]] = set()
         self.exhausted = ExhaustedInputs(tract, spec.organ, spec.durable, on_dead_lettered=self._count_dead_letter)
@@ -227,6 +229,8 @@ class Worker:
         # A worker that just started may be the replacement of one that an input killed.
         careful = True
         while not stop.is_set():
+            if not self.tract.nc.is_closed:
+                self.last_turn = time.monotonic()
             if subscription is None or self._resubscribe.is_set():
                 self._resubscribe.clear()
                 try:
