@@ -162,6 +162,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise ConfigError(
                 f"{variable_of('nats_server')}={settings.nats_server!r} is not allowed: the path of an executable"
             )
+        liveness = settings.liveness_file
+        if liveness is not None and not os.access(os.path.dirname(liveness) or ".", os.W_OK):
+            raise ConfigError(f"{variable_of('liveness_file')}={liveness!r} is not allowed: a file in a writable place")
         return settings
 
     def redelivery_backoff_s(self) -> tuple[float, ...]:

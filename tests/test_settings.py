@@ -41,6 +41,7 @@ BAD_VALUES = {
     "ICHOR_BORDER_RATE_WINDOW_S": "0",
     "ICHOR_BORDER_SENDER_RATE": "0",
     "ICHOR_NATS_NKEY_FILE": "/nonexistent/user.seed",
+    "ICHOR_LIVENESS_FILE": "/nonexistent/liveness/stomach",
     "ICHOR_BORDER_BUDGET_TOKENS": "1.5",
     "ICHOR_BORDER_SECRET_IN_GOAL": "allow",
     "ICHOR_SIGNING_SEED_FILE": "/nonexistent/organ.seed",
