@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import functools
 import getpass
 import json
 import shlex
@@ -51,7 +52,7 @@ from organs.operations.security import (
     user_environment,
     write_private,
 )
-from organs.operations.supervisor import Supervisor, lock_data_directory
+from organs.operations.supervisor import ServerKeeper, Supervisor, lock_data_directory, log_server_line
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
@@ -146,11 +147,20 @@ def cmd_up(args: argparse.Namespace) -> int:
         auth = (security_dir / "auth.conf").read_text()
         log.info("security.ready", directory=str(security_dir), users=sorted(permissions(Subjects()).keys()))
     server = None
+    keeper = None
     if not nats_url:
         # Held until this process exits; a second ``ichor up`` on the same directory is refused.
         data_lock = lock_data_directory(args.data)
         log.info("data.locked", data_dir=str(args.data), lock=data_lock.name)
-        server = EmbeddedServer(args.data, port=args.port, extra_config=auth, binary=args.settings.nats_server).start()
+        server_log = get_logger("nats-server")
+        server = EmbeddedServer(
+            args.data,
+            port=args.port,
+            extra_config=auth,
+            binary=args.settings.nats_server,
+            on_line=functools.partial(log_server_line, server_log),
+        ).start()
+        keeper = ServerKeeper(server, log)
         nats_url = server.url
         log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid, secure=args.secure)
     environments = {organ: organ_environment(security_dir, organ) for organ in ORGAN_NAMES} if args.secure else {}
@@ -174,6 +184,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             log.info("up.fed", file=args.feed, exit_code=code)
         log.info("up.serving", url=nats_url, hint="Ctrl-C stops everything")
         while not stop_requested:
+            if keeper is not None:
+                keeper.check()
             supervisor.check()
             time.sleep(0.5)
     finally:

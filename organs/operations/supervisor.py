@@ -23,14 +23,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-from organs.errors import IchorError
+from organs.errors import EmbeddedServerError, IchorError
 from organs.runtime.liveness import STALE_AFTER_S, beat_age_s
+from organs.runtime.server import EmbeddedServer, server_line
 
 __all__ = [
     "DataDirectoryInUse",
+    "ServerKeeper",
     "Supervisor",
     "forward_lines",
     "lock_data_directory",
+    "log_server_line",
     "spawn_worker",
     "worker_arguments",
 ]
@@ -200,3 +203,65 @@ class Supervisor:
                 self.log.warning("supervisor.kill", worker=organ)
                 child.kill()
                 child.wait()
+
+
+def log_server_line(log: Any, line: str) -> None:
+    """One line of the embedded server's output as a structured ``nats.server`` event at the server's level."""
+    if not line.strip():
+        return
+    said = server_line(line)
+    getattr(log, said.level)(
+        "nats.server", message=said.message, server_pid=said.server_pid, server_time=said.server_time
+    )
+
+
+class ServerKeeper:
+    """Restarts ``ichor up``'s embedded server when its process ends, on the same data directory and port.
+
+    The organs reconnect on their own (they retry four times a second). A server that cannot be started
+    again within ``RESTART_ATTEMPTS`` raises ``EmbeddedServerError``: ``ichor up`` then stops everything
+    and exits non-zero rather than run organs that have no bus.
+    """
+
+    RESTART_ATTEMPTS = 3
+    RETRY_DELAY_S = 1.0
+
+    def __init__(self, server: EmbeddedServer, log: Any) -> None:
+        self.server = server
+        self.log = log
+        self.restarts = 0
+
+    def check(self) -> None:
+        if self.server.running:
+            return
+        code, pid = self.server.exit_code, self.server.pid
+        self.log.error(
+            "nats.embedded_exited",
+            pid=pid,
+            exit_code=code,
+            url=self.server.url,
+            data_dir=str(self.server.data_dir),
+            action="restart",
+            output=self.server.output_tail(5),
+        )
+        began = time.monotonic()
+        for attempt in range(1, self.RESTART_ATTEMPTS + 1):
+            try:
+                self.server.start()
+            except EmbeddedServerError as error:
+                self.log.error("nats.embedded_restart_failed", attempt=attempt, error=str(error))
+                time.sleep(self.RETRY_DELAY_S)
+                continue
+            self.restarts += 1
+            self.log.warning(
+                "nats.embedded_restarted",
+                pid=self.server.pid,
+                url=self.server.url,
+                attempt=attempt,
+                took_s=round(time.monotonic() - began, 2),
+            )
+            return
+        raise EmbeddedServerError(
+            f"the embedded nats-server (pid {pid}) exited with {code} and could not be started again on "
+            f"{self.server.url} with data in {self.server.data_dir} after {self.RESTART_ATTEMPTS} attempts"
+        )
