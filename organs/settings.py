@@ -72,6 +72,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     frames_max_bytes: NonNegative = 1 << 30
     raw_max_bytes: NonNegative = 256 << 20
     index_max_bytes: NonNegative = 64 << 20
+    # The uploads bucket of senders without their own, and each named sender's own (its quota, per day kept).
+    uploads_max_bytes: NonNegative = 256 << 20
+    uploads_sender_max_bytes: NonNegative = 256 << 20
     store_max_age_s: NonNegative = 30 * 24 * 3600
     # A worker serves /healthz, /readyz and /metrics here (unset: no server); ``ichor up`` gives
     # its workers this port plus their index in the tract (stomach +0, absorption +1, border +2).

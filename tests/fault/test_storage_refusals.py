@@ -34,7 +34,7 @@ from tests.fault.harness import FAULT_ENV, make_pastes, wait_for_ends
 
 pytestmark = pytest.mark.bus
 
-NO_LIMITS = StoreLimits(0, 0, 0, 0, 0, 0, 0)
+NO_LIMITS = StoreLimits(0, 0, 0, 0, 0, 0, 0, 0, 0)
 PUBLISH_WAIT_S = 3.0
 LIMIT_VARIABLES = (
     "ICHOR_TRACT_MAX_BYTES",
