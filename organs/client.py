@@ -23,7 +23,7 @@ from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, Frame
 from organs.anatomy import SENDERS
 from organs.errors import PermissionRefused, UploadRefused
 from organs.frame_check import verify_frame
-from organs.runtime.bus import INLINE_HEADROOM, Tract
+from organs.runtime.bus import INLINE_HEADROOM, Tract, stream_info
 from organs.runtime.bus import request as bus_request
 from organs.runtime.limits import UPLOADS_TTL_S
 from organs.runtime.refusals import refusal_of
@@ -83,7 +83,7 @@ def _limit_reason(tract: Tract, bucket: str) -> str:
 async def _within_upload_limit(tract: Tract, bucket: str, size: int) -> None:
     """Refuse at once an upload its bucket has no room for, before any chunk is stored: chunks written up to the
     limit would hold the sender's quota until they expire."""
-    info = await tract.js.stream_info(f"OBJ_{bucket}")
+    info = await stream_info(tract, f"OBJ_{bucket}")
     limit = info.config.max_bytes or -1
     used = info.state.bytes
     if limit > 0 and used + size > limit:
