@@ -42,7 +42,7 @@ from organs.runtime.pulling import (
     FETCH_EXPIRY_S,
     sleep_unless,
 )
-from organs.runtime.refusals import describe_bus_error, refusal_of, unconfirmed_write
+from organs.runtime.refusals import describe_bus_error, exhaustion_of, refusal_of, unconfirmed_write
 from organs.runtime.tracing import hop_span
 from organs.stomach.redact import scrub_secrets
 
@@ -87,6 +87,10 @@ CANCEL_GRACE_S = 1.0
 CONFIRM_TIMEOUT_S = 3.0
 # How often an input on its last delivery tries again to store its dead letter.
 DEAD_LETTER_RETRY_S = 1.0
+# How soon an input held while the server has no room for its outputs is tried again: doubling, up to a few
+# seconds, so that writes resume within seconds of room returning and a long outage logs little.
+HOLD_RETRY_S = 1.0
+HOLD_MAX_S = 4.0
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,8 @@ class Worker:
         """When the consumer loop last turned on a live connection: the organ's liveness signal."""
         self._in_hand: dict[asyncio.Task[None], Msg] = {}
         self._riding_out: set[asyncio.Task[None]] = set()
+        # Inputs whose last attempt the server refused for want of room: kept in hand and tried again.
+        self._held: set[int] = set()
         self.exhausted = ExhaustedInputs(tract, spec.organ, spec.durable, on_dead_lettered=self._count_dead_letter)
 
     def _count_dead_letter(self) -> None:
@@ -296,6 +302,16 @@ class Worker:
             await asyncio.wait(self._in_hand, timeout=CANCEL_GRACE_S)
 
     async def _process(self, msg: Msg) -> None:
+        await self._attempt(msg)
+        holds = 0
+        while id(msg) in self._held:
+            # Heartbeaten meanwhile like any input in hand: an outage spends none of its deliveries.
+            self._held.discard(id(msg))
+            await asyncio.sleep(min(HOLD_MAX_S, HOLD_RETRY_S * 2**holds))
+            holds += 1
+            await self._attempt(msg)
+
+    async def _attempt(self, msg: Msg) -> None:
         started = time.perf_counter()
         try:
             handled = await self._handle(msg, started)
@@ -316,13 +332,7 @@ class Worker:
         if delivered >= limit:
             # The server gives no delivery after this one; an input that killed its worker on every
             # earlier delivery would kill it again and then sit unsettled forever.
-            await self._poison(
-                msg,
-                None,
-                f"delivered {delivered} times (ICHOR_MAX_DELIVER={limit}) without being settled: every earlier "
-                "attempt crashed or stalled its worker, or failed transiently",
-                started,
-            )
+            await self._poison(msg, None, self._out_of_deliveries(delivered, limit), started)
             return None
         kill_on = self.tract.settings.kill_on
         if kill_on is not None and kill_on in msg.data:
@@ -418,17 +428,31 @@ class Worker:
             self.stats.last_refusal = str(refusal)
         self.stats.errors += 1
         self.stats.last_error = reason
-        # If the nak is lost too, the ack wait expires and the server redelivers anyway.
-        with contextlib.suppress(*BUS_ERRORS):
-            await msg.nak(delay=self._retry_delay_s(msg))
+        held = exhaustion_of(refusal.cause if refusal is not None else None) is not None
+        if held:
+            self._held.add(id(msg))
+        else:
+            # If the nak is lost too, the ack wait expires and the server redelivers anyway.
+            with contextlib.suppress(*BUS_ERRORS):
+                await msg.nak(delay=self._retry_delay_s(msg))
         self.log.warning(
             "envelope.retry",
             **_fields(envelope),
-            outcome="nak",
+            outcome="held" if held else "nak",
             reason=reason,
             refusal=refusal.cause if refusal is not None else None,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
+
+    def _out_of_deliveries(self, delivered: int, limit: int) -> str:
+        reason = (
+            f"delivered {delivered} times (ICHOR_MAX_DELIVER={limit}) without being settled: every earlier "
+            "attempt crashed or stalled its worker, or failed transiently"
+        )
+        refused = self.stats.last_refusal
+        family = exhaustion_of(refused.partition(":")[0]) if refused else None
+        # Deliveries spent while the server had no room are named by it, not as a crash.
+        return f"{family}: {reason}; the server's last refusal: {refused}" if family else reason
 
     def _retry_delay_s(self, msg: Msg) -> float:
         """Transient failures back off on the same schedule as crashes, starting at the spec's delay."""

@@ -35,14 +35,14 @@ BACK_GOAL_S = 5.0
 class Up:
     """``ichor up`` as a process, its log read into events as it runs."""
 
-    def __init__(self, data: Path) -> None:
+    def __init__(self, data: Path, env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "organs.cli", "up", "--port", "0", "--data", str(data)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
             cwd=ROOT,
-            env={key: value for key, value in os.environ.items() if key != "ICHOR_NATS_URL"},
+            env={**{key: value for key, value in os.environ.items() if key != "ICHOR_NATS_URL"}, **(env or {})},
         )
         self.events: list[dict[str, Any]] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -75,7 +75,7 @@ class Up:
         return code
 
 
-async def _provisioned(url: str) -> Tract:
+async def provisioned(url: str) -> Tract:
     tract = await connect(BusSettings(url=url), name="up-server-observer")
     for _ in range(300):
         with contextlib.suppress(nats.js.errors.NotFoundError):
@@ -99,7 +99,7 @@ async def test_a_killed_server_is_started_again_and_nothing_is_lost(tmp_path: Pa
     up = Up(tmp_path / "data")
     try:
         started = up.wait_for("nats.embedded_started", timeout=30)
-        tract = await _provisioned(started["url"])
+        tract = await provisioned(started["url"])
         before, after = make_pastes(100, "up-before"), make_pastes(100, "up-after")
         await publish_all(tract, before)
         killed_at = time.monotonic()
