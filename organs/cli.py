@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import functools
 import getpass
 import json
 import shlex
@@ -52,7 +51,7 @@ from organs.operations.security import (
     user_environment,
     write_private,
 )
-from organs.operations.supervisor import ServerKeeper, Supervisor, lock_data_directory, log_server_line
+from organs.operations.supervisor import ServerKeeper, Supervisor, lock_data_directory
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
@@ -152,15 +151,11 @@ def cmd_up(args: argparse.Namespace) -> int:
         # Held until this process exits; a second ``ichor up`` on the same directory is refused.
         data_lock = lock_data_directory(args.data)
         log.info("data.locked", data_dir=str(args.data), lock=data_lock.name)
-        server_log = get_logger("nats-server")
-        server = EmbeddedServer(
-            args.data,
-            port=args.port,
-            extra_config=auth,
-            binary=args.settings.nats_server,
-            on_line=functools.partial(log_server_line, server_log),
-        ).start()
-        keeper = ServerKeeper(server, log)
+        server = EmbeddedServer(args.data, port=args.port, extra_config=auth, binary=args.settings.nats_server)
+        keeper = ServerKeeper(server, log, server_log=get_logger("nats-server"))
+        # Its output goes to this process's log, structured, and is watched for a failed storage.
+        server.on_line = keeper.heard
+        server.start()
         nats_url = server.url
         log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid, secure=args.secure)
     environments = {organ: organ_environment(security_dir, organ) for organ in ORGAN_NAMES} if args.secure else {}

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -216,34 +218,77 @@ def log_server_line(log: Any, line: str) -> None:
 
 
 class ServerKeeper:
-    """Restarts ``ichor up``'s embedded server when its process ends, on the same data directory and port.
+    """Restarts ``ichor up``'s embedded server when its process ends, on the same data directory and port, and
+    when its storage failed and room came back.
 
     The organs reconnect on their own (they retry four times a second). A server that cannot be started
     again within ``RESTART_ATTEMPTS`` raises ``EmbeddedServerError``: ``ichor up`` then stops everything
     and exits non-zero rather than run organs that have no bus.
+
+    A server whose disk filled says so in its log ("no space left on device"; JetStream "out of resources,
+    will be DISABLED") and stays that way: its store keeps the write error, and its writes fail or go
+    unanswered long after space is freed. Once the disk under its data directory has ``ROOM_BYTES`` more free
+    than when it failed, the keeper restarts it, which reopens the store; what the organs hold meanwhile is
+    retried, not spent (``organs.runtime.worker``).
     """
 
     RESTART_ATTEMPTS = 3
     RETRY_DELAY_S = 1.0
+    ROOM_BYTES = 1 << 20
+    # A storage failure is given this long to be a passing one before a restart is considered.
+    STORAGE_SETTLE_S = 2.0
 
-    def __init__(self, server: EmbeddedServer, log: Any) -> None:
+    def __init__(self, server: EmbeddedServer, log: Any, server_log: Any = None) -> None:
         self.server = server
         self.log = log
+        self.server_log = server_log if server_log is not None else log
         self.restarts = 0
+        # When the server said its storage failed (monotonic), and the disk's free bytes then.
+        self._storage_failed_at: float | None = None
+        self._free_then = 0
+
+    def heard(self, line: str) -> None:
+        """The server's ``on_line``: log the line, and note a storage failure it reports."""
+        log_server_line(self.server_log, line)
+        if self._storage_failed_at is None and _STORAGE_FAILED.search(line):
+            self._free_then = _free_bytes(self.server.data_dir)
+            self._storage_failed_at = time.monotonic()
 
     def check(self) -> None:
-        if self.server.running:
+        if not self.server.running:
+            code, pid = self.server.exit_code, self.server.pid
+            self.log.error(
+                "nats.embedded_exited",
+                pid=pid,
+                exit_code=code,
+                url=self.server.url,
+                data_dir=str(self.server.data_dir),
+                action="restart",
+                output=self.server.output_tail(5),
+            )
+            self._start_again(pid, code, "exited")
+        elif self._storage_failed_at is not None:
+            self._unless_storage_stuck()
+
+    def _unless_storage_stuck(self) -> None:
+        assert self._storage_failed_at is not None
+        free = _free_bytes(self.server.data_dir)
+        settled = time.monotonic() - self._storage_failed_at >= self.STORAGE_SETTLE_S
+        if not settled or free < self._free_then + self.ROOM_BYTES:
             return
-        code, pid = self.server.exit_code, self.server.pid
-        self.log.error(
-            "nats.embedded_exited",
+        pid = self.server.pid
+        self.log.warning(
+            "nats.embedded_storage_recovered",
             pid=pid,
-            exit_code=code,
-            url=self.server.url,
-            data_dir=str(self.server.data_dir),
+            free_bytes=free,
+            free_bytes_at_failure=self._free_then,
             action="restart",
-            output=self.server.output_tail(5),
         )
+        self._storage_failed_at = None
+        self.server.stop()
+        self._start_again(pid, None, "storage recovered")
+
+    def _start_again(self, pid: int | None, code: int | None, why: str) -> None:
         began = time.monotonic()
         for attempt in range(1, self.RESTART_ATTEMPTS + 1):
             try:
@@ -258,10 +303,22 @@ class ServerKeeper:
                 pid=self.server.pid,
                 url=self.server.url,
                 attempt=attempt,
+                why=why,
                 took_s=round(time.monotonic() - began, 2),
             )
             return
         raise EmbeddedServerError(
-            f"the embedded nats-server (pid {pid}) exited with {code} and could not be started again on "
+            f"the embedded nats-server (pid {pid}, {why}, exit code {code}) could not be started again on "
             f"{self.server.url} with data in {self.server.data_dir} after {self.RESTART_ATTEMPTS} attempts"
         )
+
+
+# How a server says its storage failed: the disk's own error, or JetStream switching itself off over it.
+_STORAGE_FAILED = re.compile(r"no space left on device|JetStream out of .{0,20}resources", re.IGNORECASE)
+
+
+def _free_bytes(path: Path) -> int:
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return 0

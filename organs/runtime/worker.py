@@ -30,7 +30,7 @@ from nats.js import api
 
 from envelopes.codec import DecodeError, decode, encode
 from envelopes.types import Envelope
-from organs.errors import PoisonError
+from organs.errors import PoisonError, TransientError
 from organs.runtime.bus import Tract
 from organs.runtime.dead_letters import ExhaustedInputs, dead_letter
 from organs.runtime.logs import envelope_fields, get_logger
@@ -177,6 +177,8 @@ class Worker:
         self._riding_out: set[asyncio.Task[None]] = set()
         # Inputs whose last attempt the server refused for want of room: kept in hand and tried again.
         self._held: set[int] = set()
+        self._wake_held = asyncio.Event()
+        self._attempts_held: dict[int, asyncio.Future[None]] = {}
         self.exhausted = ExhaustedInputs(tract, spec.organ, spec.durable, on_dead_lettered=self._count_dead_letter)
 
     def _count_dead_letter(self) -> None:
@@ -191,6 +193,10 @@ class Worker:
         """
         self._resubscribe.set()
         self._riding_out.update(self._in_hand)
+        woken, self._wake_held = self._wake_held, asyncio.Event()
+        woken.set()
+        for attempt in self._attempts_held.values():
+            attempt.cancel()
 
     def consumer_config(self) -> api.ConsumerConfig:
         settings = self.tract.settings
@@ -307,9 +313,26 @@ class Worker:
         while id(msg) in self._held:
             # Heartbeaten meanwhile like any input in hand: an outage spends none of its deliveries.
             self._held.discard(id(msg))
-            await asyncio.sleep(min(HOLD_MAX_S, HOLD_RETRY_S * 2**holds))
+            # A reconnection (the server restarted, its storage reopened) wakes it at once.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake_held.wait(), timeout=min(HOLD_MAX_S, HOLD_RETRY_S * 2**holds))
             holds += 1
-            await self._attempt(msg)
+            await self._attempt_again(msg)
+
+    async def _attempt_again(self, msg: Msg) -> None:
+        """Another attempt of a held input; a reconnection cuts it short (what it waits for was lost with the old
+        connection, and would take the JetStream timeout to fail) and it is tried again at once."""
+        attempt = asyncio.ensure_future(self._attempt(msg))
+        self._attempts_held[id(msg)] = attempt
+        try:
+            await attempt
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            self._held.add(id(msg))
+        finally:
+            self._attempts_held.pop(id(msg), None)
 
     async def _attempt(self, msg: Msg) -> None:
         started = time.perf_counter()
@@ -419,6 +442,9 @@ class Worker:
     ) -> None:
         reason = scrub_secrets(reason)
         refusal = None
+        if isinstance(error, TransientError) and error.__cause__ is not None:
+            # An organ's own store (the border's rate bucket) wraps the bus error it met: judge that one.
+            error = error.__cause__
         if error is not None:
             refusal = refusal_of(error)
             if refusal is None and (silence := unconfirmed_write(error, self.tract.nc.is_connected, CONFIRM_TIMEOUT_S)):

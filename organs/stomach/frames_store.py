@@ -93,6 +93,9 @@ class PasteCache:
         return len(self._texts)
 
 
+INDEX_CONFIRM_S = 5.0
+
+
 class FrameStore:
     """The frames object store and the frame index, with a cache of recent pastes bounded by bytes."""
 
@@ -225,7 +228,9 @@ class FrameStore:
     async def _write_index(self, writes: list[tuple[str, bytes]]) -> None:
         bucket = self.tract.subjects.frame_index_bucket
         futures = [await self.tract.js.publish_async(f"$KV.{bucket}.{key}", value) for key, value in writes]
-        await asyncio.wait_for(asyncio.gather(*futures), timeout=10.0)
+        # A server with room confirms these in milliseconds; one without (a full disk) answers none, and the paste
+        # is held and tried again after this wait, so it bounds how soon the tract resumes once room returns.
+        await asyncio.wait_for(asyncio.gather(*futures), timeout=INDEX_CONFIRM_S)
 
     async def get_paste(self, ref: str) -> str:
         """The paste stored under ``ref``; its bytes are checked against the ref."""
