@@ -27,6 +27,7 @@ from organs.runtime.bus import Tract
 from organs.runtime.logs import get_logger
 from organs.runtime.payload import header_block_size, message_size
 from organs.runtime.pulling import FETCH_ERRORS, FETCH_EXPIRY_S, sleep_unless
+from organs.runtime.refusals import named_by_exhaustion
 from organs.stomach.redact import scrub_secrets
 
 __all__ = ["CUT", "WHOLE", "ExhaustedInputs", "dead_letter", "dead_letter_stored", "within_max_payload"]
@@ -130,8 +131,17 @@ _decode_advisory = msgspec.json.Decoder(_MaxDeliveries).decode
 class ExhaustedInputs:
     """Dead-letters each input of one durable that ran out of deliveries with its last one unsettled."""
 
-    def __init__(self, tract: Tract, organ: str, durable: str, on_dead_lettered: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        tract: Tract,
+        organ: str,
+        durable: str,
+        on_dead_lettered: Callable[[], None],
+        last_refusal: Callable[[], str] = lambda: "",
+    ) -> None:
         self.tract = tract
+        # The worker's last refusal by the server, which names deliveries an outage spent.
+        self.last_refusal = last_refusal
         self.organ = organ
         self.durable = durable
         self.on_dead_lettered = on_dead_lettered
@@ -180,9 +190,10 @@ class ExhaustedInputs:
         except FETCH_ERRORS:
             await advisory.nak(delay=_RETRY_S)
             return
-        reason = (
+        reason = named_by_exhaustion(
             f"delivered {notice.deliveries} times (ICHOR_MAX_DELIVER) and its last delivery was never settled: "
-            "the worker holding it stopped or died before the input was handled or dead-lettered"
+            "the worker holding it stopped or died before the input was handled or dead-lettered",
+            self.last_refusal(),
         )
         try:
             await dead_letter_stored(

@@ -25,6 +25,7 @@ __all__ = [
     "RefusalAwareJetStream",
     "describe_bus_error",
     "exhaustion_of",
+    "named_by_exhaustion",
     "refusal_of",
     "unconfirmed_write",
 ]
@@ -73,6 +74,13 @@ def exhaustion_of(cause: str | None) -> str | None:
     wanting room (a stream at its limit, storage exhausted, a full disk, JetStream switched off after one), else
     ``None``: no fault of the input, so it is held and retried rather than spending its deliveries."""
     return None if cause is None else _EXHAUSTION.get(cause)
+
+
+def named_by_exhaustion(reason: str, last_refusal: str) -> str:
+    """``reason`` for running out of deliveries, named by its family when the worker's last refusal
+    (``str(Refusal)``, "" when none) was the server wanting room: such deliveries were spent by an outage."""
+    family = exhaustion_of(last_refusal.partition(":")[0]) if last_refusal else None
+    return f"{family}: {reason}; the server's last refusal: {last_refusal}" if family else reason
 
 
 class Refusal(msgspec.Struct, frozen=True):

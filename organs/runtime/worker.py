@@ -42,7 +42,13 @@ from organs.runtime.pulling import (
     FETCH_EXPIRY_S,
     sleep_unless,
 )
-from organs.runtime.refusals import describe_bus_error, exhaustion_of, refusal_of, unconfirmed_write
+from organs.runtime.refusals import (
+    describe_bus_error,
+    exhaustion_of,
+    named_by_exhaustion,
+    refusal_of,
+    unconfirmed_write,
+)
 from organs.runtime.tracing import hop_span
 from organs.stomach.redact import scrub_secrets
 
@@ -179,7 +185,13 @@ class Worker:
         self._held: set[int] = set()
         self._wake_held = asyncio.Event()
         self._attempts_held: dict[int, asyncio.Future[None]] = {}
-        self.exhausted = ExhaustedInputs(tract, spec.organ, spec.durable, on_dead_lettered=self._count_dead_letter)
+        self.exhausted = ExhaustedInputs(
+            tract,
+            spec.organ,
+            spec.durable,
+            on_dead_lettered=self._count_dead_letter,
+            last_refusal=lambda: self.stats.last_refusal,
+        )
 
     def _count_dead_letter(self) -> None:
         self.stats.dead_lettered += 1
@@ -475,10 +487,8 @@ class Worker:
             f"delivered {delivered} times (ICHOR_MAX_DELIVER={limit}) without being settled: every earlier "
             "attempt crashed or stalled its worker, or failed transiently"
         )
-        refused = self.stats.last_refusal
-        family = exhaustion_of(refused.partition(":")[0]) if refused else None
         # Deliveries spent while the server had no room are named by it, not as a crash.
-        return f"{family}: {reason}; the server's last refusal: {refused}" if family else reason
+        return named_by_exhaustion(reason, self.stats.last_refusal)
 
     def _retry_delay_s(self, msg: Msg) -> float:
         """Transient failures back off on the same schedule as crashes, starting at the spec's delay."""
