@@ -71,10 +71,7 @@ async def test_every_paste_accepted_before_a_stream_limit_ends_admitted_once_it_
 # The figures: the disk stays full this long, and writes resume within the goal once it is freed.
 DISK_FULL_S = 30.0
 RESUME_GOAL_S = 10.0
-NO_RESERVATIONS = {
-    variable: "0"
-    for variable in (*LIMIT_VARIABLES, "ICHOR_UPLOADS_MAX_BYTES", "ICHOR_UPLOADS_SENDER_MAX_BYTES")
-}
+NO_RESERVATIONS = dict.fromkeys(LIMIT_VARIABLES, "0")
 
 
 def fill_disk(path: Path) -> int:
