@@ -73,18 +73,40 @@ def split_blocks(text: str, max_blocks: int | None = None) -> list[Block]:
     return blocks
 
 
-# Past the cap, the ask is looked for among the remainder's last paragraphs (a paste ends with it more often than
-# it hides it in its middle), as many as the cap, so the work stays bounded; an ask is short.
+# Past the cap, the ask is looked for among the remainder's paragraphs of at most this many characters (an ask is
+# short): the last of those in its last MiB, and the last of those holding a question mark (as many of each as
+# the cap), read among its last MiB and its first ``_QUESTION_RUNS`` times the cap of paragraphs, so the work stays
+# bounded however many paragraphs a paste has.
 _ASK_CHARS = 2000
+_TAIL_CHARS = 1 << 20
+_QUESTION_RUNS = 16
 # The strongest asks found there, at most this many, become blocks of their own.
 _MAX_ASKS_SET_APART = 4
 
 
+def _ask_candidates(text: str, rest: Block, max_blocks: int) -> list[tuple[int, int]]:
+    """The remainder's short paragraphs that may be the ask, in order (at most twice the cap of them)."""
+    blank = _BLANK_LINE.search(text, max(rest.start, rest.end - _TAIL_CHARS), rest.end)
+    tail_start = rest.start if rest.end - rest.start <= _TAIL_CHARS or blank is None else blank.end() + 1
+    questions: deque[tuple[int, int]] = deque(maxlen=max_blocks)
+    for count, (start, end) in enumerate(_non_blank_runs(text, rest.start, tail_start)):
+        if count >= _QUESTION_RUNS * max_blocks:
+            break
+        if end - start <= _ASK_CHARS and text.find("?", start, end) >= 0:
+            questions.append((start, end))
+    last: deque[tuple[int, int]] = deque(maxlen=max_blocks)
+    for start, end in _non_blank_runs(text, tail_start, rest.end):
+        if end - start <= _ASK_CHARS:
+            last.append((start, end))
+            if text.find("?", start, end) >= 0:
+                questions.append((start, end))
+    return sorted({*questions, *last})
+
+
 def _asks_set_apart(text: str, rest: Block, max_blocks: int) -> list[Block]:
-    """The remainder ``rest``, with the strongest asks among its last ``max_blocks`` paragraphs set apart as blocks
-    of their own; what lies between them stays remainder."""
-    last_runs = deque(_non_blank_runs(text, rest.start, rest.end), maxlen=max_blocks)
-    found = [(ask_strength(text[start:end]), start, end) for start, end in last_runs if end - start <= _ASK_CHARS]
+    """The remainder ``rest``, with the strongest asks among its short paragraphs (``_ask_candidates``) set apart
+    as blocks of their own; what lies between them stays remainder."""
+    found = [(ask_strength(text[start:end]), start, end) for start, end in _ask_candidates(text, rest, max_blocks)]
     strongest = max((strength for strength, _, _ in found), default=0)
     if strongest == 0:
         return [rest]

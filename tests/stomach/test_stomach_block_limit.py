@@ -49,3 +49,23 @@ def test_an_ask_in_the_middle_of_what_lies_past_the_limit_is_set_apart_and_nothi
     assert bundle.query.goal == ASK
     assert [entry.outcome for entry in bundle.report[-3:]] == ["frame", "goal", "frame"]
     assert_bundle_honest(text, bundle)
+
+
+def test_a_question_far_past_the_limit_is_still_found_and_is_the_goal() -> None:
+    # 5,000 paragraphs: the question sits before the remainder's last 2,048, where only question marks are looked at.
+    paragraphs = _paragraphs(5000)
+    paragraphs[2500] = ASK
+    text = "\n\n".join(paragraphs)
+    bundle = ingest_paste(text)
+    assert bundle.query.goal == ASK
+    assert_bundle_honest(text, bundle)
+
+
+def test_a_question_early_in_a_remainder_of_over_a_mib_is_found_and_is_the_goal() -> None:
+    # 15,000 paragraphs: the remainder's last MiB starts after paragraph 2,200, where only questions are looked for.
+    paragraphs = _paragraphs(15_000)
+    paragraphs[2200] = ASK
+    text = "\n\n".join(paragraphs)
+    assert len(text) > 2**20
+    bundle = ingest_paste(text)
+    assert bundle.query.goal == ASK
