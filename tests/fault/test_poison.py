@@ -27,6 +27,7 @@ __all__ = ["secured"]
 NEAR_MAX_SHORTFALL = 110
 
 
+@pytest.mark.serial
 async def test_a_near_max_message_from_upstream_is_dead_lettered_and_the_stomach_keeps_serving(secured) -> None:  # type: ignore[no-untyped-def]
     server, directory, workers = secured
     errors: list[str] = []
