@@ -106,6 +106,10 @@ class Subjects:
         """Where a sender puts a paste too large for one message (write-only for senders; the stomach reads it)."""
         return f"{self.prefix}-uploads"
 
+    def uploads_bucket_of(self, sender: str) -> str:
+        """A named sender's own uploads bucket: its byte limit is that sender's quota."""
+        return f"{self.prefix}-uploads-{sender}"
+
     @property
     def frame_index_bucket(self) -> str:
         return f"{self.prefix}-frame-index"

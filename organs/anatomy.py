@@ -16,7 +16,17 @@ from dataclasses import dataclass
 from envelopes.subjects import Subjects
 from envelopes.types import Organ
 
-__all__ = ["ABSORPTION", "BORDER", "ORGANS", "ORGAN_NAMES", "STOMACH", "Consumer", "OrganEntry", "organ_named"]
+__all__ = [
+    "ABSORPTION",
+    "BORDER",
+    "ORGANS",
+    "ORGAN_NAMES",
+    "SENDERS",
+    "STOMACH",
+    "Consumer",
+    "OrganEntry",
+    "organ_named",
+]
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,11 @@ BORDER = OrganEntry(
 ORGANS: tuple[OrganEntry, ...] = (STOMACH, ABSORPTION, BORDER)
 """In the order of the tract."""
 ORGAN_NAMES: tuple[str, ...] = tuple(organ.name for organ in ORGANS)
+
+
+SENDERS = ("host", "upstream")
+"""The users that hand pastes in and seal them: the border trusts their keys as senders, and each has its own
+uploads bucket, whose byte limit is its quota."""
 
 
 def organ_named(name: str) -> OrganEntry:

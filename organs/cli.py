@@ -51,7 +51,7 @@ from organs.operations.security import (
     user_environment,
     write_private,
 )
-from organs.operations.supervisor import Supervisor, lock_data_directory
+from organs.operations.supervisor import ServerKeeper, Supervisor, lock_data_directory
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
@@ -119,6 +119,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         _organ_builder(args.organ, bus, args.settings),
         warm_up=lambda: counter_for(encoding).describe(),
         health=None if args.settings.metrics_port is None else (args.settings.metrics_host, args.settings.metrics_port),
+        liveness=Path(args.settings.liveness_file) if args.settings.liveness_file else None,
     )
     return 0
 
@@ -145,11 +146,16 @@ def cmd_up(args: argparse.Namespace) -> int:
         auth = (security_dir / "auth.conf").read_text()
         log.info("security.ready", directory=str(security_dir), users=sorted(permissions(Subjects()).keys()))
     server = None
+    keeper = None
     if not nats_url:
         # Held until this process exits; a second ``ichor up`` on the same directory is refused.
         data_lock = lock_data_directory(args.data)
         log.info("data.locked", data_dir=str(args.data), lock=data_lock.name)
-        server = EmbeddedServer(args.data, port=args.port, extra_config=auth, binary=args.settings.nats_server).start()
+        server = EmbeddedServer(args.data, port=args.port, extra_config=auth, binary=args.settings.nats_server)
+        keeper = ServerKeeper(server, log, server_log=get_logger("nats-server"))
+        # Its output goes to this process's log, structured, and is watched for a failed storage.
+        server.on_line = keeper.heard
+        server.start()
         nats_url = server.url
         log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid, secure=args.secure)
     environments = {organ: organ_environment(security_dir, organ) for organ in ORGAN_NAMES} if args.secure else {}
@@ -157,7 +163,9 @@ def cmd_up(args: argparse.Namespace) -> int:
         # Each worker its own port: the base plus the organ's place in the tract (stomach +0, absorption +1, border +2).
         for index, organ in enumerate(ORGAN_NAMES):
             environments.setdefault(organ, {})["ICHOR_METRICS_PORT"] = str(args.settings.metrics_port + index)
-    supervisor = Supervisor(nats_url, log, environments, log_level=args.settings.log_level)
+    supervisor = Supervisor(
+        nats_url, log, environments, log_level=args.settings.log_level, liveness_dir=args.data / "liveness"
+    )
     try:
         if args.secure:
             asyncio.run(_provision_as_admin(_bus(args, nats_url), security_dir))
@@ -171,6 +179,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             log.info("up.fed", file=args.feed, exit_code=code)
         log.info("up.serving", url=nats_url, hint="Ctrl-C stops everything")
         while not stop_requested:
+            if keeper is not None:
+                keeper.check()
             supervisor.check()
             time.sleep(0.5)
     finally:

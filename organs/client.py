@@ -14,20 +14,24 @@ from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
+import nats.js.errors
 from nats.js import api
 
 from envelopes.codec import decode, decode_frame_reply, encode
 from envelopes.ids import digest_bytes, digest_text, utc_now
 from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, RawReply, Rejected, Session
-from organs.errors import PermissionRefused
+from organs.anatomy import SENDERS
+from organs.errors import PermissionRefused, UploadRefused
 from organs.frame_check import verify_frame
-from organs.runtime.bus import INLINE_HEADROOM, Tract
+from organs.runtime.bus import INLINE_HEADROOM, Tract, stream_info
 from organs.runtime.bus import request as bus_request
+from organs.runtime.limits import UPLOADS_TTL_S
+from organs.runtime.refusals import refusal_of
 from organs.runtime.stream_reader import follow_stream
 from organs.secretion import paste_envelope
 from organs.signing import Signer, seal_paste
 
-__all__ = ["chat_messages", "fetch_frame", "fetch_raw", "hand_in_paste", "store_blob"]
+__all__ = ["chat_messages", "fetch_frame", "fetch_raw", "hand_in_paste", "store_blob", "uploads_bucket_for"]
 
 _CHUNK_BYTES = 128 * 1024
 
@@ -40,9 +44,17 @@ async def store_blob(tract: Tract, data: bytes) -> str:
     store client's read-back; the stomach checks the bytes against their name before using them.
     """
     digest = digest_bytes(data)
-    bucket, name, nuid = tract.subjects.uploads_bucket, digest.removeprefix("blake3:"), secrets.token_hex(11)
+    bucket, name, nuid = uploads_bucket_for(tract), digest.removeprefix("blake3:"), secrets.token_hex(11)
+    await _within_upload_limit(tract, bucket, len(data))
     for start in range(0, len(data), _CHUNK_BYTES):
-        await tract.js.publish(f"$O.{bucket}.C.{nuid}", data[start : start + _CHUNK_BYTES])
+        try:
+            await tract.js.publish(f"$O.{bucket}.C.{nuid}", data[start : start + _CHUNK_BYTES])
+        except nats.js.errors.APIError as error:
+            refusal = refusal_of(error)
+            if refusal is None or refusal.cause != "limit.max_bytes":
+                raise
+            # Another upload filled the bucket meanwhile: the chunks stored so far expire with the bucket's age.
+            raise UploadRefused(_limit_reason(tract, bucket), f"{bucket} is full: {refusal}") from None
     info = api.ObjectInfo(
         name=name,
         bucket=bucket,
@@ -56,6 +68,32 @@ async def store_blob(tract: Tract, data: bytes) -> str:
     meta = f"$O.{bucket}.M.{base64.urlsafe_b64encode(name.encode()).decode()}"
     await tract.js.publish(meta, json.dumps(info.as_dict()).encode(), headers={"Nats-Rollup": "sub"})
     return digest
+
+
+def uploads_bucket_for(tract: Tract) -> str:
+    """The uploads bucket this connection's user writes: a named sender's own (its quota), else the shared one."""
+    user = tract.settings.user
+    return tract.subjects.uploads_bucket_of(user) if user in SENDERS else tract.subjects.uploads_bucket
+
+
+def _limit_reason(tract: Tract, bucket: str) -> str:
+    return "uploads.max_bytes" if bucket == tract.subjects.uploads_bucket else "uploads.sender_quota"
+
+
+async def _within_upload_limit(tract: Tract, bucket: str, size: int) -> None:
+    """Refuse at once an upload its bucket has no room for, before any chunk is stored: chunks written up to the
+    limit would hold the sender's quota until they expire."""
+    info = await stream_info(tract, f"OBJ_{bucket}")
+    limit = info.config.max_bytes or -1
+    used = info.state.bytes
+    if limit > 0 and used + size > limit:
+        reason = _limit_reason(tract, bucket)
+        setting = "ICHOR_UPLOADS_MAX_BYTES" if reason == "uploads.max_bytes" else "ICHOR_UPLOADS_SENDER_MAX_BYTES"
+        raise UploadRefused(
+            reason,
+            f"an upload of {size:,} bytes does not fit in {bucket}: {used:,} of its {limit:,} bytes ({setting}) are "
+            f"taken by uploads of the last {UPLOADS_TTL_S / 3600:g} h",
+        )
 
 
 def _sender(tract: Tract) -> Signer | None:

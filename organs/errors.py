@@ -8,6 +8,7 @@ A caller can catch everything Ichor raises with one clause, or any branch of it:
     ├── EmbeddedServerError          the nats-server binary is absent, or did not become ready
     ├── BusUnavailableError          a client could not connect (refused, unreachable, not authorized)
     ├── PermissionRefused            the server refused this user a publish (a request it may not make)
+    ├── UploadRefused                an upload past its bucket's byte limit or its sender's quota; ``reason`` names it
     ├── TransientError               the bus is away or slow: retry the envelope later (nak)
     ├── PoisonError                  this envelope can never succeed: dead-letter it (term)
     ├── SigningError                 a seed, public key or signed step cannot be read (also a ValueError)
@@ -46,6 +47,7 @@ __all__ = [
     "SegmentIdReuseError",
     "SigningError",
     "TransientError",
+    "UploadRefused",
 ]
 
 
@@ -59,6 +61,15 @@ class ConfigError(IchorError):
 
 class PermissionRefused(IchorError):
     """The server refused this user a publish: its permissions do not allow the subject."""
+
+
+class UploadRefused(IchorError):
+    """A paste too large for one message could not be uploaded; ``reason`` is a stable, machine-readable name
+    (``uploads.sender_quota``, ``uploads.max_bytes``)."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
 
 
 class EmbeddedServerError(IchorError):

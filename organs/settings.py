@@ -72,12 +72,17 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     frames_max_bytes: NonNegative = 1 << 30
     raw_max_bytes: NonNegative = 256 << 20
     index_max_bytes: NonNegative = 64 << 20
+    # The uploads bucket of senders without their own, and each named sender's own (its quota, per day kept).
+    uploads_max_bytes: NonNegative = 256 << 20
+    uploads_sender_max_bytes: NonNegative = 256 << 20
     store_max_age_s: NonNegative = 30 * 24 * 3600
     # A worker serves /healthz, /readyz and /metrics here (unset: no server); ``ichor up`` gives
     # its workers this port plus their index in the tract (stomach +0, absorption +1, border +2).
     metrics_port: Annotated[int, msgspec.Meta(ge=1, le=65533)] | None = None
     # Where that server listens: loopback unless told (a container sets 0.0.0.0 for its scraper).
     metrics_host: Word = "127.0.0.1"
+    # A worker touches this file while it makes progress; ``ichor up`` restarts one whose file goes stale.
+    liveness_file: str | None = None
     instance: Word | None = None
     nats_user: Word | None = None
     nats_password: str | None = None
@@ -160,6 +165,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             raise ConfigError(
                 f"{variable_of('nats_server')}={settings.nats_server!r} is not allowed: the path of an executable"
             )
+        liveness = settings.liveness_file
+        if liveness is not None and not os.access(os.path.dirname(liveness) or ".", os.W_OK):
+            raise ConfigError(f"{variable_of('liveness_file')}={liveness!r} is not allowed: a file in a writable place")
         return settings
 
     def redelivery_backoff_s(self) -> tuple[float, ...]:

@@ -6,7 +6,13 @@ import nats.errors
 import nats.js.errors
 
 from organs.operations.storage import StreamUse, full_streams, organ_refusals
-from organs.runtime.refusals import describe_bus_error, refusal_of, unconfirmed_write
+from organs.runtime.refusals import (
+    describe_bus_error,
+    exhaustion_of,
+    named_by_exhaustion,
+    refusal_of,
+    unconfirmed_write,
+)
 
 
 def _unavailable(err_code: int | None, description: str | None) -> nats.js.errors.ServiceUnavailableError:
@@ -73,3 +79,24 @@ def test_a_write_unanswered_while_connected_is_named_and_one_while_away_is_not()
     assert stalled is not None and stalled.cause == "server.write_unconfirmed" and "within 3 s" in stalled.detail
     assert unconfirmed_write(TimeoutError(), connected=False, waited_s=3.0) is None
     assert unconfirmed_write(nats.errors.ConnectionClosedError(), connected=True, waited_s=3.0) is None
+
+
+def test_deliveries_spent_while_the_server_wanted_room_are_named_by_it() -> None:
+    reason = "delivered 6 times (ICHOR_MAX_DELIVER=6) without being settled"
+    stream_full = "limit.max_bytes: a stream is at its byte limit (max_bytes) and refuses new messages"
+    disk_full = "server.write_unconfirmed: the server is connected but confirmed no write within 3 s"
+    assert (
+        named_by_exhaustion(reason, stream_full)
+        == f"limit.max_bytes: {reason}; the server's last refusal: {stream_full}"
+    )
+    assert named_by_exhaustion(reason, disk_full).startswith(f"server.out_of_storage: {reason}; ")
+
+
+def test_deliveries_spent_otherwise_keep_their_reason() -> None:
+    reason = "delivered 6 times (ICHOR_MAX_DELIVER=6) without being settled"
+    assert named_by_exhaustion(reason, "") == reason
+    assert named_by_exhaustion(reason, "limit.max_msg_size: the message is larger than max_msg_size") == reason
+    assert {exhaustion_of("server.insufficient_resources"), exhaustion_of("server.disk_full")} == {
+        "server.out_of_storage"
+    }
+    assert exhaustion_of("server.no_stream") is None

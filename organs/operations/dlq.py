@@ -23,9 +23,11 @@ from nats.js import api
 from nats.js.errors import NotFoundError
 
 from envelopes.codec import DecodeError, decode
+from envelopes.ids import digest_bytes
 from organs.errors import IchorError
 from organs.redaction import scrub_secrets
 from organs.runtime.bus import Tract, stream_info
+from organs.runtime.dead_letters import CUT, WHOLE, WHOLE_BYTES, WHOLE_DIGEST
 
 __all__ = [
     "DLQ_HEADERS",
@@ -42,7 +44,7 @@ __all__ = [
 ]
 
 REASON, ORGAN, SUBJECT, AT = "Ichor-Dlq-Reason", "Ichor-Dlq-Organ", "Ichor-Dlq-Subject", "Ichor-Dlq-At"
-DLQ_HEADERS = (REASON, ORGAN, SUBJECT, AT)
+DLQ_HEADERS = (REASON, ORGAN, SUBJECT, AT, CUT, WHOLE, WHOLE_BYTES, WHOLE_DIGEST)
 # The server's own headers on a stored or delivered message: never carried into a replay.
 STREAM_NOT_FOUND = 10059
 _SERVER_HEADERS = ("Nats-Msg-Id", "Nats-Msg-Size", "Nats-Expected-Stream", "Nats-Expected-Last-Sequence")
@@ -195,11 +197,29 @@ async def replay_letter(tract: Tract, letter_id: int, *, keep: bool = False) -> 
             f"dead letter {letter_id} names {letter.subject or 'no subject'} ({SUBJECT}), not one of the tract's "
             "subjects; not replayed"
         )
+    if CUT in letter.headers:
+        data = await _whole_input(tract, letter)
     headers = replay_headers(letter, tract.subjects.dlq_stream)
     ack = await tract.js.publish(letter.subject, data, headers=headers)
     if not keep:
         await tract.js.delete_msg(tract.subjects.dlq_stream, letter_id)
     return Replayed(id=letter_id, subject=letter.subject, msg_id=headers["Nats-Msg-Id"], sequence=ack.seq, kept=keep)
+
+
+async def _whole_input(tract: Tract, letter: DeadLetter) -> bytes:
+    """The whole bytes of a letter kept cut, from the place in its stream it names, checked by digest."""
+    stream, _, sequence = letter.headers.get(WHOLE, "").partition(" ")
+    try:
+        stored = await tract.js.get_msg(stream, int(sequence)) if stream and sequence.isdigit() else None
+    except NotFoundError:
+        stored = None
+    data = stored.data or b"" if stored is not None else b""
+    if stored is None or digest_bytes(data) != letter.headers.get(WHOLE_DIGEST):
+        raise IchorError(
+            f"dead letter {letter.id} was kept cut ({CUT}) and its whole input is no longer at "
+            f"{letter.headers.get(WHOLE, 'a known place')}; not replayed"
+        )
+    return data
 
 
 async def purge_letters(tract: Tract, organ: str | None = None) -> int:

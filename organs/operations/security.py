@@ -28,7 +28,7 @@ import json
 from pathlib import Path
 
 from envelopes.subjects import Subjects
-from organs.anatomy import BORDER, ORGANS
+from organs.anatomy import BORDER, ORGANS, SENDERS
 from organs.runtime.bus import inbox_prefix
 from organs.runtime.server import write_private
 from organs.signing import new_seed, public_key_of
@@ -93,23 +93,29 @@ def _frame_store_api(subjects: Subjects, *, write: bool) -> list[str]:
     return rules
 
 
-def _uploads_api(subjects: Subjects, *, read: bool) -> list[str]:
-    """A sender's drop box for a paste too large for one message: it writes (``$O``) and reads nothing back,
-    so no sender sees another's upload; the stomach reads uploads and writes none."""
-    objects = f"OBJ_{subjects.uploads_bucket}"
-    if not read:
-        return [f"$JS.API.STREAM.INFO.{objects}", f"$O.{subjects.uploads_bucket}.>"]
-    return [
-        f"$JS.API.STREAM.INFO.{objects}",
-        f"$JS.API.STREAM.MSG.GET.{objects}",
-        f"$JS.API.DIRECT.GET.{objects}.>",
+def _uploads_api(subjects: Subjects, *, sender: str | None) -> list[str]:
+    """A sender's drop box for a paste too large for one message, its own bucket: it writes (``$O``) and reads
+    nothing back but the bucket's state (how much of its quota is used), so no sender sees another's upload;
+    the stomach (``sender`` None) reads every sender's uploads and writes none."""
+    if sender is not None:
+        bucket = subjects.uploads_bucket_of(sender)
+        return [f"$JS.API.STREAM.INFO.OBJ_{bucket}", f"$O.{bucket}.>"]
+    rules = [
         # The object store's reader looks the chunks' stream up by subject.
         "$JS.API.STREAM.NAMES",
-        f"$JS.API.CONSUMER.CREATE.{objects}",
-        f"$JS.API.CONSUMER.CREATE.{objects}.>",
-        f"$JS.API.CONSUMER.DELETE.{objects}.>",
         "$JS.FC.>",
     ]
+    for bucket in (subjects.uploads_bucket, *(subjects.uploads_bucket_of(sender) for sender in SENDERS)):
+        objects = f"OBJ_{bucket}"
+        rules += [
+            f"$JS.API.STREAM.INFO.{objects}",
+            f"$JS.API.STREAM.MSG.GET.{objects}",
+            f"$JS.API.DIRECT.GET.{objects}.>",
+            f"$JS.API.CONSUMER.CREATE.{objects}",
+            f"$JS.API.CONSUMER.CREATE.{objects}.>",
+            f"$JS.API.CONSUMER.DELETE.{objects}.>",
+        ]
+    return rules
 
 
 def _tract_reader_api(stream: str) -> list[str]:
@@ -151,7 +157,7 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
         subscribe = [f"{inbox_prefix(organ.nats_user)}.>", "$SRV.>"]
         if organ.serves_frames:
             publish += [*_frame_store_api(subjects, write=True), *_raw_store_api(subjects)]
-            publish += _uploads_api(subjects, read=True)
+            publish += _uploads_api(subjects, sender=None)
             subscribe += [subjects.frames_get, subjects.frames_raw]
         if organ is BORDER:
             publish += [*_border_bucket_api(subjects.sessions_bucket), *_border_bucket_api(subjects.admitted_bucket)]
@@ -167,12 +173,12 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
             "$SRV.>",
             # The frame stores are the stomach's: the host reads them (large frames) but cannot rewrite evidence.
             *_frame_store_api(subjects, write=False),
-            *_uploads_api(subjects, read=False),
+            *_uploads_api(subjects, sender="host"),
         ],
         "subscribe": [f"{inbox_prefix('host')}.>", *subjects.tract_subjects, subjects.dlq_all],
     }
     users["upstream"] = {
-        "publish": [subjects.stomach_in, *_uploads_api(subjects, read=False)],
+        "publish": [subjects.stomach_in, *_uploads_api(subjects, sender="upstream")],
         "subscribe": [f"{inbox_prefix('upstream')}.>"],
     }
     # Only the operator reads pastes as received (secrets and all); no organ and not the host may ask.
@@ -185,8 +191,6 @@ RESPONDERS = frozenset(organ.nats_user for organ in ORGANS)
 """The users that answer requests (``$SRV`` discovery, the stomach's frames): each may publish
 one reply to the inbox a request it received names, and nowhere else in anyone's inbox."""
 
-SENDERS = ("host", "upstream")
-"""The users that hand pastes in and seal them; the border trusts their keys as senders."""
 
 
 def _conf_list(items: list[str]) -> str:

@@ -1,4 +1,8 @@
-"""The ``ichor up`` supervisor: one worker process per organ, restarted when it dies.
+"""The ``ichor up`` supervisor: one worker process per organ, restarted when it dies or stops making progress.
+
+With a liveness directory, each worker touches its own file there while it makes progress
+(``organs.runtime.liveness``); one whose file has not been touched for ``stall_after_s`` is killed
+and restarted like a worker that died.
 
 Every worker writes its log lines to its own pipe, and the supervisor copies them
 to its own output a whole line at a time, so that no line ever holds parts of two
@@ -10,6 +14,8 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,13 +25,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-from organs.errors import IchorError
+from organs.errors import EmbeddedServerError, IchorError
+from organs.runtime.liveness import STALE_AFTER_S, beat_age_s
+from organs.runtime.server import EmbeddedServer, server_line
 
 __all__ = [
     "DataDirectoryInUse",
+    "ServerKeeper",
     "Supervisor",
     "forward_lines",
     "lock_data_directory",
+    "log_server_line",
     "spawn_worker",
     "worker_arguments",
 ]
@@ -107,7 +117,11 @@ class Supervisor:
         log: Any,
         environments: dict[str, dict[str, str]] | None = None,
         log_level: str = "info",
+        liveness_dir: Path | None = None,
+        stall_after_s: float = STALE_AFTER_S,
     ) -> None:
+        self.liveness_dir = liveness_dir
+        self.stall_after_s = stall_after_s
         self.nats_url = nats_url
         self.log_level = log_level
         self.log = log
@@ -116,9 +130,17 @@ class Supervisor:
         self.started_at: dict[str, float] = {}
         self.quick_failures: dict[str, int] = {}
         self.restart_at: dict[str, float] = {}
+        self.spawned_wall: dict[str, float] = {}
+
+    def _liveness_file(self, organ: str) -> Path | None:
+        return None if self.liveness_dir is None else self.liveness_dir / organ
 
     def spawn(self, organ: str) -> None:
         environment = {"ICHOR_NATS_URL": self.nats_url, **self.environments.get(organ, {})}
+        liveness = self._liveness_file(organ)
+        if liveness is not None:
+            liveness.parent.mkdir(parents=True, exist_ok=True)
+            environment["ICHOR_LIVENESS_FILE"] = str(liveness)
         child = spawn_worker(
             organ,
             self.nats_url,
@@ -131,6 +153,7 @@ class Supervisor:
             threading.Thread(target=forward_lines, args=(source, sink), daemon=True).start()
         self.children[organ] = child
         self.started_at[organ] = time.monotonic()
+        self.spawned_wall[organ] = time.time()
         self.restart_at.pop(organ, None)
         self.log.info("supervisor.spawned", worker=organ, pid=self.children[organ].pid)
 
@@ -143,12 +166,32 @@ class Supervisor:
                 continue
             code = child.poll()
             if code is None:
+                self._unless_stalled(organ, child)
                 continue
             quick = now - self.started_at[organ] < self.STABLE_AFTER_S
             self.quick_failures[organ] = self.quick_failures.get(organ, 0) + 1 if quick else 0
             delay = min(self.MAX_RESTART_DELAY_S, 0.5 * 2 ** self.quick_failures[organ]) if quick else 0.0
             self.log.error("supervisor.worker_exited", worker=organ, exit_code=code, action="restart", delay_s=delay)
             self.restart_at[organ] = now + delay
+
+    def _unless_stalled(self, organ: str, child: subprocess.Popen[bytes]) -> None:
+        """Kill a running worker that has stopped making progress; the next check restarts it."""
+        liveness = self._liveness_file(organ)
+        if liveness is None:
+            return
+        silent_s = beat_age_s(liveness, self.spawned_wall[organ])
+        if silent_s <= self.stall_after_s:
+            return
+        self.log.error(
+            "supervisor.worker_stalled",
+            worker=organ,
+            pid=child.pid,
+            silent_s=round(silent_s, 1),
+            stall_after_s=self.stall_after_s,
+            action="kill",
+        )
+        child.kill()
+        child.wait()
 
     def stop(self, timeout: float = 15.0) -> None:
         for child in self.children.values():
@@ -162,3 +205,120 @@ class Supervisor:
                 self.log.warning("supervisor.kill", worker=organ)
                 child.kill()
                 child.wait()
+
+
+def log_server_line(log: Any, line: str) -> None:
+    """One line of the embedded server's output as a structured ``nats.server`` event at the server's level."""
+    if not line.strip():
+        return
+    said = server_line(line)
+    getattr(log, said.level)(
+        "nats.server", message=said.message, server_pid=said.server_pid, server_time=said.server_time
+    )
+
+
+class ServerKeeper:
+    """Restarts ``ichor up``'s embedded server when its process ends, on the same data directory and port, and
+    when its storage failed and room came back.
+
+    The organs reconnect on their own (they retry four times a second). A server that cannot be started
+    again within ``RESTART_ATTEMPTS`` raises ``EmbeddedServerError``: ``ichor up`` then stops everything
+    and exits non-zero rather than run organs that have no bus.
+
+    A server whose disk filled says so in its log ("no space left on device"; JetStream "out of resources,
+    will be DISABLED") and stays that way: its store keeps the write error, and its writes fail or go
+    unanswered long after space is freed. Once the disk under its data directory has ``ROOM_BYTES`` more free
+    than when it failed, the keeper restarts it, which reopens the store; what the organs hold meanwhile is
+    retried, not spent (``organs.runtime.worker``).
+    """
+
+    RESTART_ATTEMPTS = 3
+    RETRY_DELAY_S = 1.0
+    ROOM_BYTES = 1 << 20
+    # A storage failure is given this long to be a passing one before a restart is considered.
+    STORAGE_SETTLE_S = 2.0
+
+    def __init__(self, server: EmbeddedServer, log: Any, server_log: Any = None) -> None:
+        self.server = server
+        self.log = log
+        self.server_log = server_log if server_log is not None else log
+        self.restarts = 0
+        # When the server said its storage failed (monotonic), and the disk's free bytes then.
+        self._storage_failed_at: float | None = None
+        self._free_then = 0
+
+    def heard(self, line: str) -> None:
+        """The server's ``on_line``: log the line, and note a storage failure it reports."""
+        log_server_line(self.server_log, line)
+        if self._storage_failed_at is None and _STORAGE_FAILED.search(line):
+            self._free_then = _free_bytes(self.server.data_dir)
+            self._storage_failed_at = time.monotonic()
+
+    def check(self) -> None:
+        if not self.server.running:
+            code, pid = self.server.exit_code, self.server.pid
+            self.log.error(
+                "nats.embedded_exited",
+                pid=pid,
+                exit_code=code,
+                url=self.server.url,
+                data_dir=str(self.server.data_dir),
+                action="restart",
+                output=self.server.output_tail(5),
+            )
+            self._start_again(pid, code, "exited")
+        elif self._storage_failed_at is not None:
+            self._unless_storage_stuck()
+
+    def _unless_storage_stuck(self) -> None:
+        assert self._storage_failed_at is not None
+        free = _free_bytes(self.server.data_dir)
+        settled = time.monotonic() - self._storage_failed_at >= self.STORAGE_SETTLE_S
+        if not settled or free < self._free_then + self.ROOM_BYTES:
+            return
+        pid = self.server.pid
+        self.log.warning(
+            "nats.embedded_storage_recovered",
+            pid=pid,
+            free_bytes=free,
+            free_bytes_at_failure=self._free_then,
+            action="restart",
+        )
+        self._storage_failed_at = None
+        self.server.stop()
+        self._start_again(pid, None, "storage recovered")
+
+    def _start_again(self, pid: int | None, code: int | None, why: str) -> None:
+        began = time.monotonic()
+        for attempt in range(1, self.RESTART_ATTEMPTS + 1):
+            try:
+                self.server.start()
+            except EmbeddedServerError as error:
+                self.log.error("nats.embedded_restart_failed", attempt=attempt, error=str(error))
+                time.sleep(self.RETRY_DELAY_S)
+                continue
+            self.restarts += 1
+            self.log.warning(
+                "nats.embedded_restarted",
+                pid=self.server.pid,
+                url=self.server.url,
+                attempt=attempt,
+                why=why,
+                took_s=round(time.monotonic() - began, 2),
+            )
+            return
+        raise EmbeddedServerError(
+            f"the embedded nats-server (pid {pid}, {why}, exit code {code}) could not be started again on "
+            f"{self.server.url} with data in {self.server.data_dir} after {self.RESTART_ATTEMPTS} attempts"
+        )
+
+
+# How a server says its storage failed: the disk's own error, or JetStream switching itself off over it.
+_STORAGE_FAILED = re.compile(r"no space left on device|JetStream out of .{0,20}resources", re.IGNORECASE)
+
+
+def _free_bytes(path: Path) -> int:
+    try:
+        return shutil.disk_usage(path).free
+    except OSError:
+        return 0

@@ -26,7 +26,14 @@ from nats.js.kv import KeyValue
 
 from envelopes.subjects import Subjects
 from organs.errors import BusUnavailableError, ConfigError, PermissionRefused
-from organs.runtime.limits import StoreLimits, apply_bucket_limits, object_store_config, stream_limits
+from organs.runtime.limits import (
+    UPLOADS_TTL_S,
+    StoreLimits,
+    apply_bucket_limits,
+    object_store_config,
+    stream_limits,
+)
+from organs.runtime.payload import PayloadGuardedClient
 from organs.runtime.refusals import RefusalAwareJetStream, refusal_of
 from organs.settings import Settings, redelivery_backoff_s
 
@@ -52,8 +59,6 @@ DEFAULT_NATS_URL = "nats://127.0.0.1:4222"
 # Room left in a message for what surrounds inline text (an envelope, a reply, headers):
 # text larger than the server's max_payload less this travels by reference.
 INLINE_HEADROOM = 64 * 1024
-# How long an uploaded paste waits for the stomach: far longer than any redelivery schedule.
-UPLOADS_TTL_S = 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,8 @@ class BusSettings:
                 raw_max_bytes=settings.raw_max_bytes,
                 index_max_bytes=settings.index_max_bytes,
                 store_max_age_s=float(settings.store_max_age_s),
+                uploads_max_bytes=settings.uploads_max_bytes,
+                uploads_sender_max_bytes=settings.uploads_sender_max_bytes,
             ),
         )
 
@@ -213,7 +220,9 @@ async def connect(settings: BusSettings, name: str, *, persistent: bool = True, 
 
     options["error_cb"] = remember
     try:
-        nc = await nats.connect(**options)
+        # Not ``nats.connect``: its client sends a message the server refuses and closes the connection over.
+        nc = PayloadGuardedClient()
+        await nc.connect(**options)
     except (nats.errors.NoServersError, OSError, TimeoutError) as error:
         cause = errors[-1] if errors else str(error)
         raise BusUnavailableError(f"cannot connect to {settings.url}: {cause}") from error
@@ -329,13 +338,14 @@ async def _provision_once(tract: Tract) -> None:
             await js.create_object_store(
                 bucket, config=object_store_config(bucket, max_bytes, limits.store_max_age_s, settings.replicas)
             )
-    try:
-        await js.object_store(subjects.uploads_bucket)
-    except BucketNotFoundError:
-        # A sender's upload is read once by the stomach, which keeps the paste in the frames store.
-        await js.create_object_store(
-            subjects.uploads_bucket, storage=api.StorageType.FILE, replicas=settings.replicas, ttl=UPLOADS_TTL_S
-        )
+    # A sender's upload is read once by the stomach, which keeps the paste in the frames store.
+    for bucket, max_bytes in limits.uploads(subjects).items():
+        try:
+            await js.object_store(bucket)
+        except BucketNotFoundError:
+            await js.create_object_store(
+                bucket, config=object_store_config(bucket, max_bytes, UPLOADS_TTL_S, settings.replicas)
+            )
     try:
         await js.key_value(subjects.frame_index_bucket)
     except BucketNotFoundError:

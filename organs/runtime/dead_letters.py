@@ -22,13 +22,18 @@ import nats.errors
 import nats.js.errors
 from nats.aio.msg import Msg
 
-from envelopes.ids import utc_now
+from envelopes.ids import digest_bytes, utc_now
 from organs.redaction import scrub_secrets
 from organs.runtime.bus import Tract
 from organs.runtime.logs import get_logger
+from organs.runtime.payload import header_block_size, message_size
 from organs.runtime.pulling import FETCH_ERRORS, FETCH_EXPIRY_S, sleep_unless
+from organs.runtime.refusals import named_by_exhaustion
 
-__all__ = ["ExhaustedInputs", "dead_letter", "dead_letter_stored"]
+__all__ = ["CUT", "WHOLE", "ExhaustedInputs", "dead_letter", "dead_letter_stored", "within_max_payload"]
+
+# The headers of a dead letter too large for one message: what was cut, and where the whole input is.
+CUT, WHOLE, WHOLE_BYTES, WHOLE_DIGEST = "Ichor-Dlq-Cut", "Ichor-Dlq-Whole", "Ichor-Dlq-Bytes", "Ichor-Dlq-Digest"
 
 _RETRY_S = 1.0
 
@@ -64,7 +69,43 @@ async def dead_letter_stored(
     )
     if place is not None:
         sent["Nats-Msg-Id"] = f"dlq-{organ}-{place[0]}-{place[1]}"
-    await tract.js.publish(tract.subjects.dlq(organ), data, headers=sent)
+    kept, sent = within_max_payload(data, sent, place, tract.nc.max_payload)
+    await tract.js.publish(tract.subjects.dlq(organ), kept, headers=sent)
+
+
+def within_max_payload(
+    data: bytes, headers: dict[str, str], place: tuple[str, int] | None, max_payload: int
+) -> tuple[bytes, dict[str, str]]:
+    """A dead letter that fits one message: as it is, or cut to its first bytes with the cut stated.
+
+    An input just under ``max_payload`` fits no longer once the dead letter's headers join it; sent as is,
+    the server would refuse it. Cut, it names the whole input's size, digest and place in its stream (where
+    it stays, so ``ichor dlq replay`` sends the whole bytes). Headers the input came with that leave no room
+    for its first bytes are dropped, and the cut says so.
+    """
+    if message_size(data, headers) <= max_payload:
+        return data, headers
+    own = {key: value for key, value in headers.items() if key.startswith("Ichor-Dlq-") or key == "Nats-Msg-Id"}
+    stated = {**headers, WHOLE_BYTES: str(len(data)), WHOLE_DIGEST: digest_bytes(data)}
+    if place is not None:
+        stated[WHOLE] = f"{place[0]} {place[1]}"
+    dropped = ""
+    if header_block_size(stated) > max_payload // 2:
+        dropped = f"; the {header_block_size(headers) - header_block_size(own)} bytes of headers it came with dropped"
+        stated = {**own, **{key: stated[key] for key in (WHOLE_BYTES, WHOLE_DIGEST, WHOLE) if key in stated}}
+    where = f"stays in stream {place[0]} at sequence {place[1]}" if place is not None else "is kept nowhere else"
+
+    def cut(kept: int) -> str:
+        return (
+            f"kept the first {kept} of {len(data)} bytes: with the dead letter's headers the input exceeds the "
+            f"server's max_payload ({max_payload}); the whole input {where}{dropped}"
+        )
+
+    # Sized with the widest count first: the count of what is kept is no wider, so the letter fits.
+    stated[CUT] = cut(len(data))
+    kept = data[: max(0, max_payload - header_block_size(stated))]
+    stated[CUT] = cut(len(kept))
+    return kept, stated
 
 
 async def dead_letter(tract: Tract, organ: str, msg: Msg, reason: str) -> None:
@@ -90,8 +131,17 @@ _decode_advisory = msgspec.json.Decoder(_MaxDeliveries).decode
 class ExhaustedInputs:
     """Dead-letters each input of one durable that ran out of deliveries with its last one unsettled."""
 
-    def __init__(self, tract: Tract, organ: str, durable: str, on_dead_lettered: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        tract: Tract,
+        organ: str,
+        durable: str,
+        on_dead_lettered: Callable[[], None],
+        last_refusal: Callable[[], str] = lambda: "",
+    ) -> None:
         self.tract = tract
+        # The worker's last refusal by the server, which names deliveries an outage spent.
+        self.last_refusal = last_refusal
         self.organ = organ
         self.durable = durable
         self.on_dead_lettered = on_dead_lettered
@@ -140,9 +190,10 @@ class ExhaustedInputs:
         except FETCH_ERRORS:
             await advisory.nak(delay=_RETRY_S)
             return
-        reason = (
+        reason = named_by_exhaustion(
             f"delivered {notice.deliveries} times (ICHOR_MAX_DELIVER) and its last delivery was never settled: "
-            "the worker holding it stopped or died before the input was handled or dead-lettered"
+            "the worker holding it stopped or died before the input was handled or dead-lettered",
+            self.last_refusal(),
         )
         try:
             await dead_letter_stored(

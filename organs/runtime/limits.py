@@ -6,7 +6,7 @@ refused write is named in the worker's log and by ``ichor status``. 0 means "no 
 
 The server reserves every stream's ``max_bytes`` against its own storage limit
 (``max_file_store``, by default three quarters of the free disk) when the stream is created,
-so the defaults add up to a little over 2.5 GiB per server.
+so the defaults add up to about 3.6 GiB per server (the uploads buckets included).
 """
 
 from __future__ import annotations
@@ -19,12 +19,24 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import BadRequestError, NotFoundError
 
 from envelopes.subjects import Subjects
+from organs.anatomy import SENDERS
 
-__all__ = ["DAY_S", "GIB", "MIB", "StoreLimits", "apply_bucket_limits", "object_store_config", "stream_limits"]
+__all__ = [
+    "DAY_S",
+    "GIB",
+    "MIB",
+    "UPLOADS_TTL_S",
+    "StoreLimits",
+    "apply_bucket_limits",
+    "object_store_config",
+    "stream_limits",
+]
 
 MIB = 1 << 20
 GIB = 1 << 30
 DAY_S = 24 * 3600
+# How long an uploaded paste waits for the stomach: far longer than any redelivery schedule.
+UPLOADS_TTL_S = float(DAY_S)
 
 
 @dataclass(frozen=True)
@@ -39,6 +51,10 @@ class StoreLimits:
     index_max_bytes: int = 64 * MIB
     store_max_age_s: float = 30 * DAY_S
     """Frames, raw pastes and the frame index alike: a frame outlives the envelopes that name it."""
+    uploads_max_bytes: int = 256 * MIB
+    """The uploads bucket of senders without one of their own (a tract without ``--secure`` users)."""
+    uploads_sender_max_bytes: int = 256 * MIB
+    """Each named sender's own uploads bucket: its quota, for the day its uploads are kept."""
 
     def bucket_limits(self, subjects: Subjects) -> dict[str, tuple[int, float]]:
         """The backing stream of each bucket, with its (max bytes, max age)."""
@@ -46,6 +62,14 @@ class StoreLimits:
             f"OBJ_{subjects.frames_bucket}": (self.frames_max_bytes, self.store_max_age_s),
             f"OBJ_{subjects.raw_bucket}": (self.raw_max_bytes, self.store_max_age_s),
             f"KV_{subjects.frame_index_bucket}": (self.index_max_bytes, self.store_max_age_s),
+            **{f"OBJ_{bucket}": (max_bytes, UPLOADS_TTL_S) for bucket, max_bytes in self.uploads(subjects).items()},
+        }
+
+    def uploads(self, subjects: Subjects) -> dict[str, int]:
+        """Each uploads bucket, with its byte limit: the shared one, and one per sender (its quota)."""
+        return {
+            subjects.uploads_bucket: self.uploads_max_bytes,
+            **{subjects.uploads_bucket_of(sender): self.uploads_sender_max_bytes for sender in SENDERS},
         }
 
 

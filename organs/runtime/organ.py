@@ -9,14 +9,17 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TypeVar
 
 import nats.errors
 
+from organs.errors import BusUnavailableError
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.discovery import register_service
 from organs.runtime.faults import worker_type
 from organs.runtime.health import HealthServer, OrganProbes
+from organs.runtime.liveness import beat_while, making_progress
 from organs.runtime.logs import get_logger
 from organs.runtime.worker import Worker, WorkerSpec
 
@@ -24,6 +27,8 @@ __all__ = ["OrganBuilder", "run_organ", "serve_organ"]
 
 _T = TypeVar("_T")
 
+# ``ichor worker``'s exit code when its connection was closed under it (its supervisor restarts it).
+EXIT_CONNECTION_CLOSED = 75
 # How long a stopping organ waits for its last publishes and acks to be flushed.
 DRAIN_TIMEOUT_S = 3.0
 
@@ -47,6 +52,8 @@ async def serve_organ(
     """
     log = get_logger(organ)
     workers: list[Worker] = []
+    closed_unasked = False
+    tract: Tract | None = None
 
     async def reconnected() -> None:
         log.info("bus.reconnected")
@@ -59,6 +66,15 @@ async def serve_organ(
     async def error(exception: Exception) -> None:
         log.warning("bus.error", error=repr(exception))
 
+    async def closed() -> None:
+        # nats-py closes a connection for good on a server's protocol error and never reconnects it: an
+        # organ left so would look alive and serve nothing, so it stops and its supervisor starts it anew.
+        nonlocal closed_unasked
+        if not stop.is_set():
+            closed_unasked = True
+            log.error("bus.closed", error=repr(tract.nc.last_error) if tract else None, action="exit")
+            stop.set()
+
     facts = dict(await asyncio.to_thread(warm_up)) if warm_up is not None else {}
     # A server that cannot be reached is waited for, but never longer than a stop signal.
     tract = await _unless_stopped(
@@ -69,6 +85,7 @@ async def serve_organ(
             reconnected_cb=reconnected,
             disconnected_cb=disconnected,
             error_cb=error,
+            closed_cb=closed,
         ),
     )
     if tract is None:
@@ -90,14 +107,20 @@ async def serve_organ(
     if on_ready is not None:
         on_ready(workers)
     await asyncio.gather(*(worker.run(stop) for worker in workers))
-    # Drain flushes pending publishes and acks before the connection closes; a server that is
-    # away cannot be drained to, and the inputs it holds come back to another replica anyway.
+    await _drain_or_close(tract)
+    log.info("organ.stopped", processed=sum(w.stats.processed for w in workers))
+    if closed_unasked:
+        raise BusUnavailableError(f"the connection of organ {organ} to {settings.url} was closed; it stopped")
+    return workers
+
+
+async def _drain_or_close(tract: Tract) -> None:
+    """Drain flushes pending publishes and acks before the connection closes; a server that is
+    away cannot be drained to, and the inputs it holds come back to another replica anyway."""
     try:
         await asyncio.wait_for(tract.nc.drain(), timeout=DRAIN_TIMEOUT_S)
     except (TimeoutError, nats.errors.Error):
         await tract.nc.close()
-    log.info("organ.stopped", processed=sum(w.stats.processed for w in workers))
-    return workers
 
 
 async def _unless_stopped(stop: asyncio.Event, work: Awaitable[_T]) -> _T | None:
@@ -120,10 +143,12 @@ def run_organ(
     build: OrganBuilder,
     warm_up: Callable[[], Mapping[str, str]] | None = None,
     health: tuple[str, int] | None = None,
+    liveness: Path | None = None,
 ) -> None:
     """The process entry of ``ichor worker``: SIGTERM or SIGINT stops it within seconds, in any state.
 
-    With ``health`` (host, port), ``/healthz``, ``/readyz`` and ``/metrics`` are served there from the start.
+    With ``health`` (host, port), ``/healthz``, ``/readyz`` and ``/metrics`` are served there from the start;
+    with ``liveness``, that file is touched while the organ makes progress (``organs.runtime.liveness``).
     """
 
     async def main() -> None:
@@ -132,19 +157,31 @@ def run_organ(
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
         probes = OrganProbes(organ)
+        if liveness is not None:
+            beating = asyncio.create_task(beat_while(liveness, lambda: making_progress(probes.workers), stop))
         server = None
         if health is not None:
             server = await HealthServer(organ, *health, ready=probes.readiness, metrics=probes.scrape).start()
         try:
             workers = await serve_organ(organ, settings, build, stop, on_ready=probes.attach, warm_up=warm_up)
+        except BusUnavailableError as error:
+            # The connection was closed under it: exit non-zero, at once (a digest may still run on a thread).
+            print(f"ichor worker {organ}: {error}", file=sys.stderr)
+            _leave_now(EXIT_CONNECTION_CLOSED)
         finally:
             if server is not None:
                 await server.close()
+            if liveness is not None:
+                beating.cancel()
         if any(worker.abandoned for worker in workers):
             # An abandoned digest still runs on a thread that cannot be interrupted, and the
             # interpreter would wait for it at exit; its input is nak'ed already, so leave now.
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(0)
+            _leave_now(0)
 
     asyncio.run(main())
+
+
+def _leave_now(code: int) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -20,7 +20,15 @@ import nats.js.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
-__all__ = ["Refusal", "RefusalAwareJetStream", "describe_bus_error", "refusal_of", "unconfirmed_write"]
+__all__ = [
+    "Refusal",
+    "RefusalAwareJetStream",
+    "describe_bus_error",
+    "exhaustion_of",
+    "named_by_exhaustion",
+    "refusal_of",
+    "unconfirmed_write",
+]
 
 # JetStream's error codes (nats-server's errors.json) for a write the server will not store.
 _BY_ERR_CODE: dict[int, tuple[str, str]] = {
@@ -46,6 +54,33 @@ _BY_DESCRIPTION: tuple[tuple[str, str, str], ...] = (
     ("no space left", "server.disk_full", "the server's disk is full"),
     ("resource", "server.insufficient_resources", "JetStream storage is exhausted"),
 )
+
+
+# A refusal for want of room, by the family it belongs to: what a dead letter caused by it is named.
+_EXHAUSTION = {
+    "limit.max_bytes": "limit.max_bytes",
+    "limit.max_msgs": "limit.max_msgs",
+    "server.insufficient_resources": "server.out_of_storage",
+    "server.disk_full": "server.out_of_storage",
+    "server.memory_resources": "server.out_of_storage",
+    "server.write_unconfirmed": "server.out_of_storage",
+    "server.jetstream_disabled": "server.out_of_storage",
+    "server.jetstream_unavailable": "server.out_of_storage",
+}
+
+
+def exhaustion_of(cause: str | None) -> str | None:
+    """``limit.max_bytes``, ``limit.max_msgs`` or ``server.out_of_storage`` when the refusal ``cause`` is the server
+    wanting room (a stream at its limit, storage exhausted, a full disk, JetStream switched off after one), else
+    ``None``: no fault of the input, so it is held and retried rather than spending its deliveries."""
+    return None if cause is None else _EXHAUSTION.get(cause)
+
+
+def named_by_exhaustion(reason: str, last_refusal: str) -> str:
+    """``reason`` for running out of deliveries, named by its family when the worker's last refusal
+    (``str(Refusal)``, "" when none) was the server wanting room: such deliveries were spent by an outage."""
+    family = exhaustion_of(last_refusal.partition(":")[0]) if last_refusal else None
+    return f"{family}: {reason}; the server's last refusal: {last_refusal}" if family else reason
 
 
 class Refusal(msgspec.Struct, frozen=True):

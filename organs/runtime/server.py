@@ -18,15 +18,40 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
+
+import msgspec
 
 from organs.errors import EmbeddedServerError
 
-__all__ = ["EmbeddedServer", "find_nats_server", "free_port"]
+__all__ = ["EmbeddedServer", "ServerLine", "find_nats_server", "free_port", "server_line"]
 
 _LISTENING = re.compile(r"Listening for client connections on (\S+):(\d+)")
 _READY = "Server is ready"
 _FATAL = re.compile(r"\[(FTL|ERR)\]")
+# "[4711] 2026/12/01 21:00:00.123456 [INF] Server is ready": the server's pid, its time, level and words.
+_LOG_LINE = re.compile(r"^\[(\d+)\] (\S+ \S+) \[([A-Z]{3})\] (.*)$")
+_LEVELS = {"TRC": "debug", "DBG": "debug", "INF": "info", "WRN": "warning", "ERR": "error", "FTL": "critical"}
+
+
+class ServerLine(msgspec.Struct, frozen=True):
+    """One line of the server's log, read into the fields a structured log carries."""
+
+    level: str
+    """``debug``, ``info``, ``warning``, ``error`` or ``critical``."""
+    message: str
+    server_pid: int | None = None
+    server_time: str | None = None
+
+
+def server_line(line: str) -> ServerLine:
+    """``line`` of nats-server's output as fields; a line in no known shape is kept whole, at info."""
+    shaped = _LOG_LINE.match(line.strip())
+    if shaped is None:
+        return ServerLine(level="info", message=line.strip())
+    pid, at, level, message = shaped.groups()
+    return ServerLine(level=_LEVELS.get(level, "info"), message=message, server_pid=int(pid), server_time=at)
 
 
 def write_private(path: Path, text: str) -> None:
@@ -72,8 +97,11 @@ class EmbeddedServer:
         ready_timeout: float = 20.0,
         binary: str | None = None,
         max_file_store: int | None = None,
+        on_line: Callable[[str], None] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
+        # Told every line the server writes (``ichor up`` logs them), from the thread that reads them.
+        self.on_line = on_line
         self.binary = binary
         # The server's own storage limit (unset: three quarters of the free disk), for the storage fault tests.
         self.max_file_store = max_file_store
@@ -97,6 +125,11 @@ class EmbeddedServer:
     @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
+
+    @property
+    def exit_code(self) -> int | None:
+        """How the server's process ended (a negative signal number if killed), or ``None`` while it runs."""
+        return None if self._process is None else self._process.poll()
 
     def _write_config(self) -> Path:
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -139,6 +172,8 @@ class EmbeddedServer:
             assert self._process is not None and self._process.stderr is not None
             for line in self._process.stderr:
                 self._recent_output.append(line.rstrip())
+                if self.on_line is not None:
+                    self.on_line(line)
                 listening = _LISTENING.search(line)
                 if listening:
                     self.port = int(listening.group(2))

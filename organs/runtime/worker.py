@@ -28,7 +28,7 @@ from nats.js import api
 
 from envelopes.codec import DecodeError, decode, encode
 from envelopes.types import Envelope
-from organs.errors import PoisonError
+from organs.errors import PoisonError, TransientError
 from organs.redaction import scrub_secrets
 from organs.runtime.bus import Tract
 from organs.runtime.dead_letters import ExhaustedInputs, dead_letter
@@ -41,7 +41,13 @@ from organs.runtime.pulling import (
     FETCH_EXPIRY_S,
     sleep_unless,
 )
-from organs.runtime.refusals import describe_bus_error, refusal_of, unconfirmed_write
+from organs.runtime.refusals import (
+    describe_bus_error,
+    exhaustion_of,
+    named_by_exhaustion,
+    refusal_of,
+    unconfirmed_write,
+)
 from organs.runtime.tracing import hop_span
 
 __all__ = [
@@ -85,6 +91,10 @@ CANCEL_GRACE_S = 1.0
 CONFIRM_TIMEOUT_S = 3.0
 # How often an input on its last delivery tries again to store its dead letter.
 DEAD_LETTER_RETRY_S = 1.0
+# How soon an input held while the server has no room for its outputs is tried again: doubling, up to a few
+# seconds, so that writes resume within seconds of room returning and a long outage logs little.
+HOLD_RETRY_S = 1.0
+HOLD_MAX_S = 4.0
 
 
 @dataclass(frozen=True)
@@ -165,9 +175,21 @@ class Worker:
         self.bound = False
         self.abandoned = 0
         self._resubscribe = asyncio.Event()
+        self.last_turn = time.monotonic()
+        """When the consumer loop last turned on a live connection: the organ's liveness signal."""
         self._in_hand: dict[asyncio.Task[None], Msg] = {}
         self._riding_out: set[asyncio.Task[None]] = set()
-        self.exhausted = ExhaustedInputs(tract, spec.organ, spec.durable, on_dead_lettered=self._count_dead_letter)
+        # Inputs whose last attempt the server refused for want of room: kept in hand and tried again.
+        self._held: set[int] = set()
+        self._wake_held = asyncio.Event()
+        self._attempts_held: dict[int, asyncio.Future[None]] = {}
+        self.exhausted = ExhaustedInputs(
+            tract,
+            spec.organ,
+            spec.durable,
+            on_dead_lettered=self._count_dead_letter,
+            last_refusal=lambda: self.stats.last_refusal,
+        )
 
     def _count_dead_letter(self) -> None:
         self.stats.dead_lettered += 1
@@ -181,6 +203,10 @@ class Worker:
         """
         self._resubscribe.set()
         self._riding_out.update(self._in_hand)
+        woken, self._wake_held = self._wake_held, asyncio.Event()
+        woken.set()
+        for attempt in self._attempts_held.values():
+            attempt.cancel()
 
     def consumer_config(self) -> api.ConsumerConfig:
         settings = self.tract.settings
@@ -225,6 +251,8 @@ class Worker:
         # A worker that just started may be the replacement of one that an input killed.
         careful = True
         while not stop.is_set():
+            if not self.tract.nc.is_closed:
+                self.last_turn = time.monotonic()
             if subscription is None or self._resubscribe.is_set():
                 self._resubscribe.clear()
                 try:
@@ -290,6 +318,33 @@ class Worker:
             await asyncio.wait(self._in_hand, timeout=CANCEL_GRACE_S)
 
     async def _process(self, msg: Msg) -> None:
+        await self._attempt(msg)
+        holds = 0
+        while id(msg) in self._held:
+            # Heartbeaten meanwhile like any input in hand: an outage spends none of its deliveries.
+            self._held.discard(id(msg))
+            # A reconnection (the server restarted, its storage reopened) wakes it at once.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake_held.wait(), timeout=min(HOLD_MAX_S, HOLD_RETRY_S * 2**holds))
+            holds += 1
+            await self._attempt_again(msg)
+
+    async def _attempt_again(self, msg: Msg) -> None:
+        """Another attempt of a held input; a reconnection cuts it short (what it waits for was lost with the old
+        connection, and would take the JetStream timeout to fail) and it is tried again at once."""
+        attempt = asyncio.ensure_future(self._attempt(msg))
+        self._attempts_held[id(msg)] = attempt
+        try:
+            await attempt
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            self._held.add(id(msg))
+        finally:
+            self._attempts_held.pop(id(msg), None)
+
+    async def _attempt(self, msg: Msg) -> None:
         started = time.perf_counter()
         try:
             handled = await self._handle(msg, started)
@@ -310,13 +365,7 @@ class Worker:
         if delivered >= limit:
             # The server gives no delivery after this one; an input that killed its worker on every
             # earlier delivery would kill it again and then sit unsettled forever.
-            await self._poison(
-                msg,
-                None,
-                f"delivered {delivered} times (ICHOR_MAX_DELIVER={limit}) without being settled: every earlier "
-                "attempt crashed or stalled its worker, or failed transiently",
-                started,
-            )
+            await self._poison(msg, None, self._out_of_deliveries(delivered, limit), started)
             return None
         return await self._handle_delivery(msg, started)
 
@@ -406,6 +455,9 @@ class Worker:
     ) -> None:
         reason = scrub_secrets(reason)
         refusal = None
+        if isinstance(error, TransientError) and error.__cause__ is not None:
+            # An organ's own store (the border's rate bucket) wraps the bus error it met: judge that one.
+            error = error.__cause__
         if error is not None:
             refusal = refusal_of(error)
             if refusal is None and (silence := unconfirmed_write(error, self.tract.nc.is_connected, CONFIRM_TIMEOUT_S)):
@@ -415,17 +467,29 @@ class Worker:
             self.stats.last_refusal = str(refusal)
         self.stats.errors += 1
         self.stats.last_error = reason
-        # If the nak is lost too, the ack wait expires and the server redelivers anyway.
-        with contextlib.suppress(*BUS_ERRORS):
-            await msg.nak(delay=self._retry_delay_s(msg))
+        held = exhaustion_of(refusal.cause if refusal is not None else None) is not None
+        if held:
+            self._held.add(id(msg))
+        else:
+            # If the nak is lost too, the ack wait expires and the server redelivers anyway.
+            with contextlib.suppress(*BUS_ERRORS):
+                await msg.nak(delay=self._retry_delay_s(msg))
         self.log.warning(
             "envelope.retry",
             **_fields(envelope),
-            outcome="nak",
+            outcome="held" if held else "nak",
             reason=reason,
             refusal=refusal.cause if refusal is not None else None,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
+
+    def _out_of_deliveries(self, delivered: int, limit: int) -> str:
+        reason = (
+            f"delivered {delivered} times (ICHOR_MAX_DELIVER={limit}) without being settled: every earlier "
+            "attempt crashed or stalled its worker, or failed transiently"
+        )
+        # Deliveries spent while the server had no room are named by it, not as a crash.
+        return named_by_exhaustion(reason, self.stats.last_refusal)
 
     def _retry_delay_s(self, msg: Msg) -> float:
         """Transient failures back off on the same schedule as crashes, starting at the spec's delay."""

@@ -38,6 +38,7 @@ from nats.js.object_store import ObjectStore
 from envelopes.codec import decode_frame_record, encode
 from envelopes.ids import digest_bytes
 from envelopes.types import FrameRecord
+from organs.anatomy import SENDERS
 from organs.errors import FrameNotFound, PoisonError
 from organs.runtime.bus import INLINE_HEADROOM, Tract
 from organs.text_views import utf8_size
@@ -92,6 +93,9 @@ class PasteCache:
         return len(self._texts)
 
 
+INDEX_CONFIRM_S = 5.0
+
+
 class FrameStore:
     """The frames object store and the frame index, with a cache of recent pastes bounded by bytes."""
 
@@ -104,7 +108,7 @@ class FrameStore:
         self._stored_size = remembered_refs
         self._store: ObjectStore | None = None
         self._raw: ObjectStore | None = None
-        self._uploads: ObjectStore | None = None
+        self._uploads: list[ObjectStore] | None = None
         self._index: KeyValue | None = None
 
     async def _objects(self) -> ObjectStore:
@@ -117,9 +121,12 @@ class FrameStore:
             self._raw = await self.tract.js.object_store(self.tract.subjects.raw_bucket)
         return self._raw
 
-    async def _uploaded_objects(self) -> ObjectStore:
+    async def _uploaded_objects(self) -> list[ObjectStore]:
+        """The uploads buckets: the shared one, then each named sender's own."""
         if self._uploads is None:
-            self._uploads = await self.tract.js.object_store(self.tract.subjects.uploads_bucket)
+            subjects = self.tract.subjects
+            buckets = (subjects.uploads_bucket, *(subjects.uploads_bucket_of(sender) for sender in SENDERS))
+            self._uploads = [await self.tract.js.object_store(bucket) for bucket in buckets]
         return self._uploads
 
     async def store_raw(self, text: str, ref: str) -> None:
@@ -189,8 +196,8 @@ class FrameStore:
 
     async def _paste_stores(self) -> list[ObjectStore]:
         """Where a paste too large for one message may be, in the order ``get_paste`` looks: the frames store,
-        the raw store, then the uploads bucket its sender put it in."""
-        return [await self._objects(), await self._raw_objects(), await self._uploaded_objects()]
+        the raw store, then the uploads buckets, where its sender put it."""
+        return [await self._objects(), await self._raw_objects(), *await self._uploaded_objects()]
 
     async def store(self, text: str, ref: str, records: list[FrameRecord]) -> None:
         """Store the paste under ``ref`` (unless this stomach already has) and every frame's record;
@@ -221,7 +228,9 @@ class FrameStore:
     async def _write_index(self, writes: list[tuple[str, bytes]]) -> None:
         bucket = self.tract.subjects.frame_index_bucket
         futures = [await self.tract.js.publish_async(f"$KV.{bucket}.{key}", value) for key, value in writes]
-        await asyncio.wait_for(asyncio.gather(*futures), timeout=10.0)
+        # A server with room confirms these in milliseconds; one without (a full disk) answers none, and the paste
+        # is held and tried again after this wait, so it bounds how soon the tract resumes once room returns.
+        await asyncio.wait_for(asyncio.gather(*futures), timeout=INDEX_CONFIRM_S)
 
     async def get_paste(self, ref: str) -> str:
         """The paste stored under ``ref``; its bytes are checked against the ref."""
@@ -253,10 +262,12 @@ class FrameStore:
         except ObjectNotFoundError:
             pass
         # A paste too large for one message, as its sender uploaded it: read once, then kept in the frames store.
-        try:
-            return await (await self._uploaded_objects()).get(_hex(ref))
-        except ObjectNotFoundError as error:
-            raise FrameNotFound(f"no paste {ref} in the frames store") from error
+        for uploads in await self._uploaded_objects():
+            try:
+                return await uploads.get(_hex(ref))
+            except ObjectNotFoundError:
+                continue
+        raise FrameNotFound(f"no paste {ref} in the frames store")
 
     async def _index_value(self, key: str) -> bytes:
         if self._index is None:

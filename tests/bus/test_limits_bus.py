@@ -13,7 +13,7 @@ from organs.runtime.limits import MIB, StoreLimits
 
 pytestmark = pytest.mark.bus
 
-NO_LIMITS = StoreLimits(0, 0, 0, 0, 0, 0, 0)
+NO_LIMITS = StoreLimits(0, 0, 0, 0, 0, 0, 0, 0, 0)
 
 
 async def _configs(tract: Tract) -> dict[str, api.StreamConfig]:
@@ -30,6 +30,9 @@ async def test_streams_and_stores_take_their_limits_and_refuse_rather_than_drop(
     assert configs[f"OBJ_{subjects.frames_bucket}"].max_bytes == limits.frames_max_bytes
     assert configs[f"OBJ_{subjects.raw_bucket}"].max_bytes == limits.raw_max_bytes
     assert configs[f"KV_{subjects.frame_index_bucket}"].max_bytes == limits.index_max_bytes
+    assert configs[f"OBJ_{subjects.uploads_bucket}"].max_bytes == limits.uploads_max_bytes
+    for sender in ("host", "upstream"):
+        assert configs[f"OBJ_{subjects.uploads_bucket_of(sender)}"].max_bytes == limits.uploads_sender_max_bytes
     assert all(config.discard == api.DiscardPolicy.NEW for config in configs.values())
     assert await storage_problems(tract) == []
 

@@ -34,7 +34,7 @@ from tests.fault.harness import FAULT_ENV, make_pastes, wait_for_ends
 
 pytestmark = pytest.mark.bus
 
-NO_LIMITS = StoreLimits(0, 0, 0, 0, 0, 0, 0)
+NO_LIMITS = StoreLimits(0, 0, 0, 0, 0, 0, 0, 0, 0)
 PUBLISH_WAIT_S = 3.0
 LIMIT_VARIABLES = (
     "ICHOR_TRACT_MAX_BYTES",
@@ -42,6 +42,8 @@ LIMIT_VARIABLES = (
     "ICHOR_FRAMES_MAX_BYTES",
     "ICHOR_RAW_MAX_BYTES",
     "ICHOR_INDEX_MAX_BYTES",
+    "ICHOR_UPLOADS_MAX_BYTES",
+    "ICHOR_UPLOADS_SENDER_MAX_BYTES",
 )
 
 

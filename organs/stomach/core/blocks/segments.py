@@ -92,7 +92,8 @@ def _classified(text: str, block: Block, block_text: str | None) -> list[Segment
     for piece, kind in pieces:
         piece_full, piece_served = segment_texts(text[piece.start : piece.end])
         segments.append(Segment(piece, piece_full, piece_served, kind or classify(piece_served, fenced=False)))
-    segments[-1].block = replace(segments[-1].block, remainder=block.remainder)
+    for segment in segments:
+        segment.block = replace(segment.block, remainder=block.remainder)
     return segments
 
 
@@ -110,8 +111,9 @@ def plan_blocks(
     segments = [
         segment for block in blocks for segment in _classified(text, block, known.get((block.start, block.end)))
     ]
-    if blocks and blocks[-1].remainder:
-        segments[-1].note = f"; the last of max_blocks {max_blocks} blocks: it holds the rest of the paste whole"
+    for segment in segments:
+        if segment.block.remainder:
+            segment.note = f"; past max_blocks {max_blocks} blocks: it holds the rest of the paste whole, as evidence"
     plan = Plan(segments)
     for segment in segments:
         if segment.classification.kind == "path_ref":
@@ -119,7 +121,8 @@ def plan_blocks(
             token = segment.served.strip()
             if token not in plan.anchors:
                 plan.anchors.append(token)
-    prose = [segment for segment in segments if segment.classification.kind == "prose"]
+    # What lies past the block limit is evidence: an ask there was set apart from it (``split_blocks``).
+    prose = [segment for segment in segments if segment.classification.kind == "prose" and not segment.block.remainder]
     if intent is not None:
         plan.goal_pieces = [intent]
         stated = next(

@@ -19,10 +19,11 @@ and a test report whose sections are separated by blank lines are each one block
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from organs.stomach.core.blocks.intent import speaks_to_reader
+from organs.stomach.core.blocks.intent import ask_strength, speaks_to_reader
 from organs.stomach.core.shapes.trace_shapes import is_trace_frame, trace_header
 
 __all__ = ["Block", "split_blocks"]
@@ -33,7 +34,7 @@ class Block:
     start: int
     end: int
     fenced: bool
-    # The block that holds the rest of a paste cut at ``max_blocks``.
+    # A block that holds the rest of a paste cut at ``max_blocks``: evidence, never the goal.
     remainder: bool = False
     # The first word of an opening fence's info string, lower-cased ("python", "log", "console").
     language: str = ""
@@ -58,25 +59,85 @@ def split_blocks(text: str, max_blocks: int | None = None) -> list[Block]:
     """The paste's blocks in order; with ``max_blocks``, the last one holds all the rest.
 
     The cap bounds the work and memory a paste of countless tiny blocks can demand;
-    the remainder is still one span, so nothing leaves the spans but whitespace.
+    the remainder is still one span, so nothing leaves the spans but whitespace. The ask
+    is looked for past the cap too (``_asks_set_apart``): it is set apart from the remainder,
+    whose pieces are evidence.
     """
     if "```" not in text:
         # No fence can open: the blocks are the runs of non-blank lines, found in one regex pass.
-        return _merge_continuations(text, _unfenced_blocks(text, max_blocks))
-    return _merge_continuations(text, _blocks_by_line(text, max_blocks))
+        blocks = _merge_continuations(text, _unfenced_blocks(text, max_blocks))
+    else:
+        blocks = _merge_continuations(text, _blocks_by_line(text, max_blocks))
+    if max_blocks is not None and blocks and blocks[-1].remainder:
+        return [*blocks[:-1], *_asks_set_apart(text, blocks[-1], max_blocks)]
+    return blocks
 
 
-def _non_blank_runs(text: str) -> Iterator[tuple[int, int]]:
-    """Each run of lines that hold a non-whitespace character: where it starts and where its last line ends."""
-    first = _BLANK_FIRST_LINE.match(text)
-    start = 0 if first is None else first.end() + 1
-    for blank in _BLANK_LINE.finditer(text):
+# Past the cap, the ask is looked for among the remainder's paragraphs of at most this many characters (an ask is
+# short): the last of those in its last MiB, and the last of those holding a question mark (as many of each as
+# the cap), read among its last MiB and its first ``_QUESTION_RUNS`` times the cap of paragraphs, so the work stays
+# bounded however many paragraphs a paste has.
+_ASK_CHARS = 2000
+_TAIL_CHARS = 1 << 20
+_QUESTION_RUNS = 16
+# The strongest asks found there, at most this many, become blocks of their own.
+_MAX_ASKS_SET_APART = 4
+
+
+def _ask_candidates(text: str, rest: Block, max_blocks: int) -> list[tuple[int, int]]:
+    """The remainder's short paragraphs that may be the ask, in order (at most twice the cap of them)."""
+    blank = _BLANK_LINE.search(text, max(rest.start, rest.end - _TAIL_CHARS), rest.end)
+    tail_start = rest.start if rest.end - rest.start <= _TAIL_CHARS or blank is None else blank.end() + 1
+    questions: deque[tuple[int, int]] = deque(maxlen=max_blocks)
+    for count, (start, end) in enumerate(_non_blank_runs(text, rest.start, tail_start)):
+        if count >= _QUESTION_RUNS * max_blocks:
+            break
+        if end - start <= _ASK_CHARS and text.find("?", start, end) >= 0:
+            questions.append((start, end))
+    last: deque[tuple[int, int]] = deque(maxlen=max_blocks)
+    for start, end in _non_blank_runs(text, tail_start, rest.end):
+        if end - start <= _ASK_CHARS:
+            last.append((start, end))
+            if text.find("?", start, end) >= 0:
+                questions.append((start, end))
+    return sorted({*questions, *last})
+
+
+def _asks_set_apart(text: str, rest: Block, max_blocks: int) -> list[Block]:
+    """The remainder ``rest``, with the strongest asks among its short paragraphs (``_ask_candidates``) set apart
+    as blocks of their own; what lies between them stays remainder."""
+    found = [(ask_strength(text[start:end]), start, end) for start, end in _ask_candidates(text, rest, max_blocks)]
+    strongest = max((strength for strength, _, _ in found), default=0)
+    if strongest == 0:
+        return [rest]
+    asks = [(start, end) for strength, start, end in found if strength == strongest][-_MAX_ASKS_SET_APART:]
+    pieces: list[Block] = []
+    position = rest.start
+    for start, end in asks:
+        if start > position:
+            pieces.append(Block(position, _rstrip_end(text, position, start), fenced=False, remainder=True))
+        pieces.append(Block(start, _rstrip_end(text, start, end), fenced=False))
+        after = _BLANK_LINES.match(text, min(end + 1, rest.end), rest.end)
+        position = after.end() if after is not None else rest.end
+    if position < rest.end:
+        pieces.append(Block(position, rest.end, fenced=False, remainder=True))
+    return pieces
+
+
+def _non_blank_runs(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int]]:
+    """Each run of lines that hold a non-whitespace character in ``text[start:end]`` (``start`` at a line's
+    start): where it starts and where its last line ends."""
+    end = len(text) if end is None else end
+    region = start
+    first = _BLANK_FIRST_LINE.match(text, region, end)
+    start = region if first is None else first.end() + 1
+    for blank in _BLANK_LINE.finditer(text, region, end):
         # The blank line starts after the line end matched first.
         if blank.start() + 1 > start:
             yield start, blank.start()
         start = blank.end() + 1
-    if start < len(text):
-        yield start, len(text)
+    if start < end:
+        yield start, end
 
 
 def _unfenced_blocks(text: str, max_blocks: int | None) -> list[Block]:
