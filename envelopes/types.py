@@ -31,6 +31,7 @@ __all__ = [
     "ChatMessage",
     "CompiledPrompt",
     "Count",
+    "DeadLetterNote",
     "DeferredNotice",
     "DegradationTier",
     "Diagnostic",
@@ -476,11 +477,25 @@ class Admitted(Payload, tag="admitted", frozen=True):
     report: tuple[SegmentReport, ...] = ()
 
 
+class DeadLetterNote(msgspec.Struct, frozen=True):
+    """Which dead letter a rejection stands for: the organ that gave up, the letter's ``id`` (its sequence
+    in the dead-letter stream, what ``ichor dlq show`` takes), why, and the input's envelope id when it
+    could be read."""
+
+    organ: str
+    id: int
+    reason: str
+    input_id: str | None = None
+
+
 class Rejected(Payload, tag="rejected", frozen=True):
+    """The border's refusal, or (``dead_letter`` set) an organ's: the input was dead-lettered."""
+
     reasons: tuple[Reason, ...]
     meta: YieldMeta | None = None
     follow_up_of: str | None = None
     findings: tuple[Finding, ...] = ()
+    dead_letter: DeadLetterNote | None = None
 
 
 class DeferredNotice(Payload, tag="deferred_notice", frozen=True):

@@ -143,6 +143,9 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
     users: dict[str, dict[str, list[str]]] = {}
     for organ in ORGANS:
         publish = [*common_publish, *organ.output_subjects(subjects), organ.dead_letter_subject(subjects)]
+        if subjects.border_rejected not in publish:
+            # Every organ tells a dead-lettered input's host (organs.runtime.dead_letter_outcomes).
+            publish.append(subjects.border_rejected)
         for durable in organ.durables:
             publish += _consumer_api(stream, durable)
             # Its inputs that ran out of deliveries unsettled, read from their advisories and dead-lettered.

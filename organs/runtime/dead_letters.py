@@ -24,6 +24,7 @@ from nats.aio.msg import Msg
 
 from envelopes.ids import utc_now
 from organs.runtime.bus import Tract
+from organs.runtime.dead_letter_outcomes import dead_letter_fields, reject_dead_letter
 from organs.runtime.logs import get_logger
 from organs.runtime.pulling import FETCH_ERRORS, FETCH_EXPIRY_S, sleep_unless
 from organs.stomach.redact import scrub_secrets
@@ -47,11 +48,11 @@ async def dead_letter_stored(
     headers: Mapping[str, str] | None,
     place: tuple[str, int] | None,
     reason: str,
-) -> None:
-    """Publish an input's bytes and headers, plus a reason, to ``<prefix>.dlq.<organ>``.
+) -> int:
+    """Publish an input's bytes and headers, plus a reason, to ``<prefix>.dlq.<organ>``; returns the letter's id.
 
     ``place`` (stream, sequence) is where the input is stored; its dead letter is then stored once however
-    often it is sent."""
+    often it is sent (a repeat is answered with the first one's sequence, its id)."""
     sent = dict(headers or {})
     sent.pop("Nats-Msg-Id", None)
     sent.update(
@@ -64,13 +65,14 @@ async def dead_letter_stored(
     )
     if place is not None:
         sent["Nats-Msg-Id"] = f"dlq-{organ}-{place[0]}-{place[1]}"
-    await tract.js.publish(tract.subjects.dlq(organ), data, headers=sent)
+    stored = await tract.js.publish(tract.subjects.dlq(organ), data, headers=sent)
+    return int(stored.seq)
 
 
-async def dead_letter(tract: Tract, organ: str, msg: Msg, reason: str) -> None:
-    """Dead-letter the input ``msg`` (see ``dead_letter_stored``)."""
+async def dead_letter(tract: Tract, organ: str, msg: Msg, reason: str) -> int:
+    """Dead-letter the input ``msg`` (see ``dead_letter_stored``); returns the letter's id."""
     place = (msg.metadata.stream, msg.metadata.sequence.stream) if msg.reply else None
-    await dead_letter_stored(
+    return await dead_letter_stored(
         tract, organ, subject=msg.subject, data=msg.data, headers=msg.headers, place=place, reason=reason
     )
 
@@ -145,7 +147,7 @@ class ExhaustedInputs:
             "the worker holding it stopped or died before the input was handled or dead-lettered"
         )
         try:
-            await dead_letter_stored(
+            letter = await dead_letter_stored(
                 self.tract,
                 self.organ,
                 subject=stored.subject or "",
@@ -154,6 +156,9 @@ class ExhaustedInputs:
                 place=(notice.stream, notice.stream_seq),
                 reason=reason,
             )
+            rejection = await reject_dead_letter(
+                self.tract, self.organ, data=stored.data or b"", headers=stored.headers, reason=reason, letter_id=letter
+            )
         except FETCH_ERRORS:
             await advisory.nak(delay=_RETRY_S)
             return
@@ -161,6 +166,7 @@ class ExhaustedInputs:
         self.on_dead_lettered()
         self.log.error(
             "envelope.dead_lettered",
+            **dead_letter_fields(rejection),
             outcome="dead_letter",
             reason=reason,
             subject=stored.subject,

@@ -32,6 +32,7 @@ from envelopes.codec import DecodeError, decode, encode
 from envelopes.types import Envelope
 from organs.errors import PoisonError
 from organs.runtime.bus import Tract
+from organs.runtime.dead_letter_outcomes import dead_letter_fields, reject_dead_letter
 from organs.runtime.dead_letters import ExhaustedInputs, dead_letter
 from organs.runtime.logs import envelope_fields, get_logger
 from organs.runtime.pulling import (
@@ -439,7 +440,8 @@ class Worker:
         self.stats.last_error = reason
         while True:
             try:
-                await dead_letter(self.tract, self.spec.organ, msg, reason)
+                letter = await dead_letter(self.tract, self.spec.organ, msg, reason)
+                rejection = await self._reject(msg, reason, letter)
                 await msg.term()
                 break
             except BUS_ERRORS as error:
@@ -456,12 +458,29 @@ class Worker:
         self.stats.dead_lettered += 1
         self.log.error(
             "envelope.dead_lettered",
-            **_fields(envelope),
+            **{**_fields(envelope), **dead_letter_fields(rejection)},
             outcome="dead_letter",
             reason=reason,
             bytes=len(msg.data),
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
+
+
+    async def _reject(self, msg: Msg, reason: str, letter: int) -> Envelope | None:
+        """The rejection that tells the input's host, published before the input is let go: if it is not
+        stored, the input comes back and is dead-lettered again (stored once) and rejected anew. On its
+        last delivery the dead letter is kept all the same, and the lost outcome is logged."""
+        try:
+            return await reject_dead_letter(
+                self.tract, self.spec.organ, data=msg.data, headers=msg.headers, reason=reason, letter_id=letter
+            )
+        except BUS_ERRORS as error:
+            if msg.metadata.num_delivered < self.tract.settings.max_deliver:
+                raise
+            self.log.error(
+                "envelope.outcome_unpublished", dead_letter_id=letter, outcome="dead_letter", error=repr(error)
+            )
+            return None
 
 
 def _fields(envelope: Envelope | None) -> dict[str, Any]:
