@@ -465,7 +465,6 @@ class Worker:
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
 
-
     async def _reject(self, msg: Msg, reason: str, letter: int) -> Envelope | None:
         """The rejection that tells the input's host, published before the input is let go: if it is not
         stored, the input comes back and is dead-lettered again (stored once) and rejected anew. On its
