@@ -236,18 +236,21 @@ class Seal(msgspec.Struct, frozen=True):
 
 
 class ProvenanceChain(msgspec.Struct, frozen=True):
+    """``pasted_at`` is the ``created_at`` of the paste the chain began with, recorded by the stomach's first
+    step, so the border can measure paste-to-prompt time; it is telemetry, covered by no signature."""
+
     origin: AnyProvenance
     input_digest: Digest
     steps: tuple[Step, ...] = ()
     seal: Seal | None = None
+    pasted_at: Timestamp | None = None
 
     def __post_init__(self) -> None:
         _require_digest(self.input_digest, "input_digest")
+        _require_timestamp(self.pasted_at, "pasted_at")
 
     def append(self, step: Step) -> ProvenanceChain:
-        return ProvenanceChain(
-            origin=self.origin, input_digest=self.input_digest, steps=(*self.steps, step), seal=self.seal
-        )
+        return msgspec.structs.replace(self, steps=(*self.steps, step))
 
 
 # --- the stomach's output ---------------------------------------------------

@@ -143,6 +143,8 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
     users: dict[str, dict[str, list[str]]] = {}
     for organ in ORGANS:
         publish = [*common_publish, *organ.output_subjects(subjects), organ.dead_letter_subject(subjects)]
+        # Its letters and the streams' usage, read at each metrics scrape (organs.runtime.usage).
+        publish.append(f"$JS.API.STREAM.INFO.{subjects.dlq_stream}")
         if subjects.border_rejected not in publish:
             # Every organ tells a dead-lettered input's host (organs.runtime.dead_letter_outcomes).
             publish.append(subjects.border_rejected)

@@ -104,10 +104,15 @@ async def test_an_envelope_the_absorption_dead_letters_is_rejected_once_however_
 
 
 def test_ichor_ingest_under_secure_returns_the_rejection_of_a_dead_lettered_paste(tmp_path: Path) -> None:
+    from organs.runtime.server import free_port
+    from tests.bus.test_health_bus import get, samples, wait_until_ready
+
+    metrics_port = free_port()  # the stomach's, first of the tract
     environment = {
         **{key: value for key, value in os.environ.items() if key != "ICHOR_NATS_URL"},
         "ICHOR_LARGE_PASTE_BYTES": "64",
         "ICHOR_MAX_PASTE_BYTES": "128",
+        "ICHOR_METRICS_PORT": str(metrics_port),
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "organs.cli", "up", "--secure", "--port", "0", "--data", str(tmp_path / "data")],
@@ -130,9 +135,13 @@ def test_ichor_ingest_under_secure_returns_the_rejection_of_a_dead_lettered_past
             env={**environment, **host},
             timeout=90,
         )
+        assert wait_until_ready(metrics_port)[0] == 200
+        # The stomach's user may read its letters' count from the dead-letter stream.
+        scraped = samples(get(metrics_port, "/metrics")[2])
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
+    assert scraped['ichor_dead_letters{organ="stomach"}'] == 1
     outcome = msgspec.json.decode(result.stdout)
     assert result.returncode != 0
     assert outcome["kind"] == "rejected"
