@@ -110,7 +110,7 @@ def _organ_builder(organ: str, bus: BusSettings, settings: Settings) -> OrganBui
 
 def cmd_worker(args: argparse.Namespace) -> int:
     # Before the organ is built: its loggers bind at build time and must render JSON.
-    configure_logging(level=args.settings.log_level)
+    configure_logging(level=args.settings.log_level, log_format=args.settings.log_format)
     bus = _bus(args)
     encoding = args.settings.encoding or DEFAULT_ENCODING
     run_organ(
@@ -127,7 +127,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    configure_logging(level=args.settings.log_level)
+    as_json = configure_logging(level=args.settings.log_level, log_format=args.settings.log_format)
     log = get_logger("supervisor")
     stop_requested = False
 
@@ -157,6 +157,9 @@ def cmd_up(args: argparse.Namespace) -> int:
         # Each worker its own port: the base plus the organ's place in the tract (stomach +0, absorption +1, border +2).
         for index, organ in enumerate(ORGAN_NAMES):
             environments.setdefault(organ, {})["ICHOR_METRICS_PORT"] = str(args.settings.metrics_port + index)
+    for organ in ORGAN_NAMES:
+        # The workers write through this process: on a terminal or not, every line is in one format.
+        environments.setdefault(organ, {})["ICHOR_LOG_FORMAT"] = "json" if as_json else "console"
     supervisor = Supervisor(nats_url, log, environments, log_level=args.settings.log_level)
     try:
         if args.secure:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
+from nats.aio.msg import Msg
 
 from envelopes.codec import DecodeError, decode, encode
 from envelopes.ids import child_traceparent, derive_id, digest_bytes, utc_now
@@ -41,6 +42,8 @@ from envelopes.types import (
 )
 from organs.anatomy import organ_named
 from organs.runtime.bus import Tract
+from organs.runtime.logs import message_fields
+from organs.runtime.pulling import BUS_ERRORS
 
 __all__ = [
     "DEAD_LETTERED",
@@ -49,6 +52,7 @@ __all__ = [
     "dead_letter_rejection",
     "read_input",
     "reject_dead_letter",
+    "reject_dead_lettered_input",
 ]
 
 DEAD_LETTERED = "dead_lettered"
@@ -161,6 +165,29 @@ async def reject_dead_letter(
         headers={"Nats-Msg-Id": rejection.id, "traceparent": rejection.trace, "Ichor-Kind": rejection.kind},
     )
     return rejection
+
+
+async def reject_dead_lettered_input(
+    tract: Tract, organ: str, msg: Msg, *, reason: str, letter_id: int, log: Any
+) -> Envelope | None:
+    """The worker's call, made before its input is let go: if the rejection is not stored, the bus error
+    makes the input come back, to be dead-lettered again (stored once) and rejected anew. On the input's last
+    delivery the dead letter is kept all the same, and the lost outcome is logged (``None``)."""
+    try:
+        return await reject_dead_letter(
+            tract, organ, data=msg.data, headers=msg.headers, reason=reason, letter_id=letter_id
+        )
+    except BUS_ERRORS as error:
+        if msg.metadata.num_delivered < tract.settings.max_deliver:
+            raise
+        log.error(
+            "envelope.outcome_unpublished",
+            **message_fields(msg.headers),
+            dead_letter_id=letter_id,
+            outcome="dead_letter",
+            error=repr(error),
+        )
+        return None
 
 
 def dead_letter_fields(rejection: Envelope | None) -> dict[str, Any]:

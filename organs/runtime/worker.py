@@ -32,9 +32,9 @@ from envelopes.codec import DecodeError, decode, encode
 from envelopes.types import Envelope
 from organs.errors import PoisonError
 from organs.runtime.bus import Tract
-from organs.runtime.dead_letter_outcomes import dead_letter_fields, reject_dead_letter
+from organs.runtime.dead_letter_outcomes import dead_letter_fields, reject_dead_lettered_input
 from organs.runtime.dead_letters import ExhaustedInputs, dead_letter
-from organs.runtime.logs import envelope_fields, get_logger
+from organs.runtime.logs import envelope_fields, get_logger, message_fields
 from organs.runtime.pulling import (
     BUS_ERRORS,
     BUS_OR_API_ERRORS,
@@ -287,7 +287,13 @@ class Worker:
                 await msg.nak()
             task.cancel()
             self.abandoned += 1
-            self.log.warning("envelope.abandoned", outcome="nak", reason="worker stopping", subject=msg.subject)
+            self.log.warning(
+                "envelope.abandoned",
+                **message_fields(msg.headers),
+                outcome="nak",
+                reason="worker stopping",
+                subject=msg.subject,
+            )
         if self._in_hand:
             # Let the cancelled handlers clean up (a large paste's digester process is killed and reaped).
             await asyncio.wait(self._in_hand, timeout=CANCEL_GRACE_S)
@@ -304,7 +310,9 @@ class Worker:
             # input comes back after its ack wait; it is never acked, so never lost.
             self.stats.errors += 1
             self.stats.last_error = scrub_secrets(f"unexpected {type(error).__name__}: {error}")
-            self.log.exception("envelope.unexpected_error", outcome="unacked", error=repr(error))
+            self.log.exception(
+                "envelope.unexpected_error", **message_fields(msg.headers), outcome="unacked", error=repr(error)
+            )
 
     async def _handle(
         self, msg: Msg, started: float
@@ -337,6 +345,15 @@ class Worker:
             size=len(msg.data),
         )
         self.stats.last_pending = delivery.num_pending
+        self.log.debug(
+            "envelope.received",
+            **envelope_fields(envelope),
+            subject=msg.subject,
+            delivered=delivered,
+            sequence=delivery.stream_sequence,
+            pending=delivery.num_pending,
+            bytes=delivery.size,
+        )
         try:
             with hop_span(self.spec.organ, envelope):
                 outputs = await self.spec.handle(envelope, delivery)
@@ -397,6 +414,11 @@ class Worker:
         self.stats.total_ms += duration_ms
         if self.on_settled is not None:
             self.on_settled(envelope, outputs, duration_ms / 1000)
+        self.log.debug(
+            "envelope.published",
+            **envelope_fields(envelope),
+            outputs=[f"{output.subject} {output.envelope.kind} {output.envelope.id}" for output in outputs],
+        )
         self.log.info(
             "envelope.handled", **envelope_fields(envelope), outcome="forwarded", duration_ms=round(duration_ms, 3)
         )
@@ -441,7 +463,9 @@ class Worker:
         while True:
             try:
                 letter = await dead_letter(self.tract, self.spec.organ, msg, reason)
-                rejection = await self._reject(msg, reason, letter)
+                rejection = await reject_dead_lettered_input(
+                    self.tract, self.spec.organ, msg, reason=reason, letter_id=letter, log=self.log
+                )
                 await msg.term()
                 break
             except BUS_ERRORS as error:
@@ -464,22 +488,6 @@ class Worker:
             bytes=len(msg.data),
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
-
-    async def _reject(self, msg: Msg, reason: str, letter: int) -> Envelope | None:
-        """The rejection that tells the input's host, published before the input is let go: if it is not
-        stored, the input comes back and is dead-lettered again (stored once) and rejected anew. On its
-        last delivery the dead letter is kept all the same, and the lost outcome is logged."""
-        try:
-            return await reject_dead_letter(
-                self.tract, self.spec.organ, data=msg.data, headers=msg.headers, reason=reason, letter_id=letter
-            )
-        except BUS_ERRORS as error:
-            if msg.metadata.num_delivered < self.tract.settings.max_deliver:
-                raise
-            self.log.error(
-                "envelope.outcome_unpublished", dead_letter_id=letter, outcome="dead_letter", error=repr(error)
-            )
-            return None
 
 
 def _fields(envelope: Envelope | None) -> dict[str, Any]:

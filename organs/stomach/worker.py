@@ -42,6 +42,7 @@ from organs.runtime import (
     Tract,
     WorkerSpec,
     call_core,
+    envelope_fields,
     get_logger,
 )
 from organs.runtime.bus import INLINE_HEADROOM
@@ -177,7 +178,7 @@ def build_stomach(
             if on_main and paste_limits.is_large(size):
                 # Moved unchanged (origin, chain and id kept) to the large pastes' own consumer, under an id of its
                 # own there: the paste's id is in the duplicate window already.
-                log.info("stomach.moved_apart", envelope_id=envelope.id, bytes=size)
+                log.info("stomach.moved_apart", **envelope_fields(envelope), bytes=size)
                 return [Output(tract.subjects.stomach_large, envelope, msg_id=f"{envelope.id}-large")]
             ingest_config = dataclasses.replace(
                 base_config,
@@ -215,8 +216,8 @@ def build_stomach(
                 )
             log.info(
                 "stomach.digested",
-                envelope_id=digested.id,
-                tier=parts.tier,
+                **envelope_fields(digested),
+                input_id=envelope.id,
                 tier_reason=parts.payload.tier_reason,
                 redacted=parts.redacted,
             )
