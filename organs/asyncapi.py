@@ -94,6 +94,14 @@ def asyncapi_document(subjects: Subjects | None = None) -> dict[str, Any]:
                 "action": "send",
                 "channel": {"$ref": f"#/channels/{channel_id}"},
             }
+    for organ in ORGANS:
+        if "border_rejected" not in organ.outputs:
+            # Every organ tells a dead-lettered input's host (organs.runtime.dead_letter_outcomes).
+            operations[f"{organ.name}SendsBorderRejected"] = {
+                "action": "send",
+                "channel": {"$ref": "#/channels/borderRejected"},
+                "description": "the rejection of an input this organ dead-lettered (payload.dead_letter names it)",
+            }
     channels["framesGet"] = {
         "address": names.frames_get,
         "description": "request/reply served by the stomach: a frame, compact or full",
