@@ -194,7 +194,8 @@ async def resolve_frame_id(tract: Tract, given: str) -> str:
     ``MIN_FRAME_PREFIX`` hex digits, with or without ``blake3:``), read from the frame index's keys.
 
     ``FrameNotFound`` when none or several match, naming how many."""
-    matched = _FRAME_PREFIX.fullmatch(given.strip().lower())
+    # A table that cuts an id short ends it with an ellipsis; what is left is the prefix.
+    matched = _FRAME_PREFIX.fullmatch(given.strip().lower().removesuffix("…").removesuffix("..."))
     if matched is None:
         raise FrameNotFound(
             f"{given!r} is not a frame id: 'blake3:' and 64 hex digits, or the first {MIN_FRAME_PREFIX} or more"

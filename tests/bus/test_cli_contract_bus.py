@@ -59,8 +59,10 @@ async def test_frame_takes_an_unambiguous_prefix_of_twelve_hex_digits(tract: Tra
     ):
         _, outcome = await hand_in_paste(tract, PASTE, origin=UserInput(actor="t"), timeout=30)
         [frame_id, *_] = re.findall(r"blake3:[0-9a-f]{64}", outcome.payload.prompt.text)  # type: ignore[union-attr]
-        short, bare = frame_id[:19], frame_id.removeprefix("blake3:")[:14]
-        results = [await _ichor_async("frame", given, "--json", "--nats", bus_settings.url) for given in (short, bare)]
+        short, bare, cut = frame_id[:19], frame_id.removeprefix("blake3:")[:14], frame_id[:24] + "…"
+        results = [
+            await _ichor_async("frame", given, "--json", "--nats", bus_settings.url) for given in (short, bare, cut)
+        ]
         too_short = await _ichor_async("frame", frame_id[:18], "--nats", bus_settings.url)
         unknown = await _ichor_async("frame", "blake3:" + "0" * 12, "--nats", bus_settings.url)
     for code, out, err in results:
