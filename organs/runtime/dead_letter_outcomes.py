@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-from nats.aio.msg import Msg
+import nats.js.errors
 
 from envelopes.codec import DecodeError, decode, encode
 from envelopes.ids import child_traceparent, derive_id, digest_bytes, utc_now
@@ -44,15 +44,16 @@ from organs.anatomy import organ_named
 from organs.runtime.bus import Tract
 from organs.runtime.logs import message_fields
 from organs.runtime.pulling import BUS_ERRORS
+from organs.runtime.refusals import describe_bus_error
 
 __all__ = [
     "DEAD_LETTERED",
     "ReadInput",
     "dead_letter_fields",
     "dead_letter_rejection",
+    "publish_rejection_or_log",
     "read_input",
     "reject_dead_letter",
-    "reject_dead_lettered_input",
 ]
 
 DEAD_LETTERED = "dead_lettered"
@@ -167,27 +168,37 @@ async def reject_dead_letter(
     return rejection
 
 
-async def reject_dead_lettered_input(
-    tract: Tract, organ: str, msg: Msg, *, reason: str, letter_id: int, log: Any
+async def publish_rejection_or_log(
+    tract: Tract,
+    organ: str,
+    *,
+    data: bytes,
+    headers: Mapping[str, str] | None,
+    reason: str,
+    letter_id: int,
+    retry: bool,
+    log: Any,
 ) -> Envelope | None:
-    """The worker's call, made before its input is let go: if the rejection is not stored, the bus error
-    makes the input come back, to be dead-lettered again (stored once) and rejected anew. On the input's last
-    delivery the dead letter is kept all the same, and the lost outcome is logged (``None``)."""
+    """``reject_dead_letter``, called before the input is let go. A transient bus error is raised when
+    ``retry`` (the input comes back, is dead-lettered again, stored once, and rejected anew); otherwise, or
+    when the server refuses the write (the tract at its limit: no retry helps), the dead letter is kept all
+    the same and the lost outcome is logged (``None``)."""
     try:
-        return await reject_dead_letter(
-            tract, organ, data=msg.data, headers=msg.headers, reason=reason, letter_id=letter_id
-        )
+        return await reject_dead_letter(tract, organ, data=data, headers=headers, reason=reason, letter_id=letter_id)
     except BUS_ERRORS as error:
-        if msg.metadata.num_delivered < tract.settings.max_deliver:
+        if retry:
             raise
-        log.error(
-            "envelope.outcome_unpublished",
-            **message_fields(msg.headers),
-            dead_letter_id=letter_id,
-            outcome="dead_letter",
-            error=repr(error),
-        )
-        return None
+        lost: BaseException = error
+    except nats.js.errors.APIError as error:
+        lost = error
+    log.error(
+        "envelope.outcome_unpublished",
+        **message_fields(headers),
+        dead_letter_id=letter_id,
+        outcome="dead_letter",
+        error=describe_bus_error(lost),
+    )
+    return None
 
 
 def dead_letter_fields(rejection: Envelope | None) -> dict[str, Any]:

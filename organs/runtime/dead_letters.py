@@ -24,7 +24,7 @@ from nats.aio.msg import Msg
 
 from envelopes.ids import utc_now
 from organs.runtime.bus import Tract
-from organs.runtime.dead_letter_outcomes import dead_letter_fields, reject_dead_letter
+from organs.runtime.dead_letter_outcomes import dead_letter_fields, publish_rejection_or_log
 from organs.runtime.logs import get_logger
 from organs.runtime.pulling import FETCH_ERRORS, FETCH_EXPIRY_S, sleep_unless
 from organs.stomach.redact import scrub_secrets
@@ -156,8 +156,15 @@ class ExhaustedInputs:
                 place=(notice.stream, notice.stream_seq),
                 reason=reason,
             )
-            rejection = await reject_dead_letter(
-                self.tract, self.organ, data=stored.data or b"", headers=stored.headers, reason=reason, letter_id=letter
+            rejection = await publish_rejection_or_log(
+                self.tract,
+                self.organ,
+                data=stored.data or b"",
+                headers=stored.headers,
+                reason=reason,
+                letter_id=letter,
+                retry=True,
+                log=self.log,
             )
         except FETCH_ERRORS:
             await advisory.nak(delay=_RETRY_S)

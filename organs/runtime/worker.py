@@ -32,7 +32,7 @@ from envelopes.codec import DecodeError, decode, encode
 from envelopes.types import Envelope
 from organs.errors import PoisonError
 from organs.runtime.bus import Tract
-from organs.runtime.dead_letter_outcomes import dead_letter_fields, reject_dead_lettered_input
+from organs.runtime.dead_letter_outcomes import dead_letter_fields, publish_rejection_or_log
 from organs.runtime.dead_letters import ExhaustedInputs, dead_letter
 from organs.runtime.logs import envelope_fields, get_logger, message_fields
 from organs.runtime.pulling import (
@@ -463,8 +463,15 @@ class Worker:
         while True:
             try:
                 letter = await dead_letter(self.tract, self.spec.organ, msg, reason)
-                rejection = await reject_dead_lettered_input(
-                    self.tract, self.spec.organ, msg, reason=reason, letter_id=letter, log=self.log
+                rejection = await publish_rejection_or_log(
+                    self.tract,
+                    self.spec.organ,
+                    data=msg.data,
+                    headers=msg.headers,
+                    reason=reason,
+                    letter_id=letter,
+                    retry=msg.metadata.num_delivered < self.tract.settings.max_deliver,
+                    log=self.log,
                 )
                 await msg.term()
                 break

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -170,3 +171,37 @@ def test_the_rejection_of_one_letter_is_one_envelope() -> None:
     other = dead_letter_rejection(read, data, organ="stomach", instance="a", letter_id=8, reason="r", now=AT)
     assert first == again
     assert first.id != other.id
+
+
+async def test_a_tract_that_refuses_the_rejection_keeps_the_letter_and_lets_the_input_go(tmp_path: Path) -> None:
+    import nats.js.errors
+
+    from organs.runtime.bus import connect, provision
+    from organs.runtime.limits import StoreLimits
+    from organs.runtime.server import EmbeddedServer
+    from tests.bus.helpers import consumer_settled
+
+    limit = 64 * 1024
+    with EmbeddedServer(tmp_path / "nats") as server:
+        # Few and quick redeliveries: the refused rejection is retried until the input's last delivery.
+        settings = BusSettings(
+            url=server.url, instance="t", limits=StoreLimits(tract_max_bytes=limit), ack_wait_s=1.0, max_deliver=3
+        )
+        tract = await connect(settings, name="filler")
+        try:
+            await provision(tract)
+            await tract.js.publish(tract.subjects.stomach_in, b"not an envelope")
+            with pytest.raises(nats.js.errors.APIError):  # the tract at its limit refuses every write after
+                for _ in range(limit // 1024 + 1):
+                    await tract.js.publish(tract.subjects.brain_in, b"x" * 1024)
+            async with running_organ("stomach", settings, build_stomach(settings)) as workers:
+                while not all(worker.bound for worker in workers):
+                    await asyncio.sleep(0.05)
+                info = await consumer_settled(tract, "stomach", timeout=60)
+                letters = await list_letters(tract)
+            rejected = await wait_for_count(tract, tract.subjects.border_rejected, 1, timeout=1)
+        finally:
+            await tract.nc.close()
+    assert (info.num_pending, info.num_ack_pending) == (0, 0), "the input was let go, not held"
+    assert [letter.organ for letter in letters] == ["stomach"]
+    assert rejected == 0
