@@ -44,7 +44,7 @@ from organs.anatomy import organ_named
 from organs.runtime.bus import Tract
 from organs.runtime.logs import message_fields
 from organs.runtime.pulling import BUS_ERRORS
-from organs.runtime.refusals import describe_bus_error
+from organs.runtime.refusals import describe_bus_error, refusal_of
 
 __all__ = [
     "DEAD_LETTERED",
@@ -178,15 +178,17 @@ async def publish_rejection_or_log(
     letter_id: int,
     retry: bool,
     log: Any,
+    retry_refusals: bool = True,
 ) -> Envelope | None:
-    """``reject_dead_letter``, called before the input is let go. A transient bus error is raised when
-    ``retry`` (the input comes back, is dead-lettered again, stored once, and rejected anew); otherwise, or
-    when the server refuses the write (the tract at its limit: no retry helps), the dead letter is kept all
-    the same and the lost outcome is logged (``None``)."""
+    """``reject_dead_letter``, called before the input is let go. A bus error is raised when ``retry`` (the
+    input comes back, is dead-lettered again, stored once, and rejected anew), a refusal (the tract at its
+    limit) only if ``retry_refusals`` too: a caller whose retries are not bounded by the duplicate window
+    must not send its letter again and again. Otherwise the dead letter is kept all the same and the lost
+    outcome is logged (``None``)."""
     try:
         return await reject_dead_letter(tract, organ, data=data, headers=headers, reason=reason, letter_id=letter_id)
     except BUS_ERRORS as error:
-        if retry:
+        if retry and (retry_refusals or refusal_of(error) is None):
             raise
         lost: BaseException = error
     except nats.js.errors.APIError as error:

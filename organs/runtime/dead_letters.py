@@ -163,7 +163,10 @@ class ExhaustedInputs:
                 headers=stored.headers,
                 reason=reason,
                 letter_id=letter,
+                # A nak'ed advisory comes back every second, with no bound: the letter is sent again only for
+                # a bus that was away, not for a tract that refuses the rejection.
                 retry=True,
+                retry_refusals=False,
                 log=self.log,
             )
         except FETCH_ERRORS:
