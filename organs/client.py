@@ -9,6 +9,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import re
 import secrets
 from datetime import UTC, datetime
 from typing import Any
@@ -21,7 +22,7 @@ from envelopes.codec import decode, decode_frame_reply, encode
 from envelopes.ids import digest_bytes, digest_text, utc_now
 from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, FrameRequest, RawReply, Rejected, Session
 from organs.anatomy import SENDERS
-from organs.errors import PermissionRefused, UploadRefused
+from organs.errors import FrameNotFound, PermissionRefused, UploadRefused
 from organs.frame_check import verify_frame
 from organs.runtime.bus import INLINE_HEADROOM, Tract, stream_info
 from organs.runtime.bus import request as bus_request
@@ -31,9 +32,22 @@ from organs.runtime.stream_reader import follow_stream
 from organs.secretion import paste_envelope
 from organs.signing import Signer, seal_paste
 
-__all__ = ["chat_messages", "fetch_frame", "fetch_raw", "hand_in_paste", "store_blob", "uploads_bucket_for"]
+__all__ = [
+    "MIN_FRAME_PREFIX",
+    "chat_messages",
+    "fetch_frame",
+    "fetch_raw",
+    "hand_in_paste",
+    "resolve_frame_id",
+    "store_blob",
+    "uploads_bucket_for",
+]
 
 _CHUNK_BYTES = 128 * 1024
+
+MIN_FRAME_PREFIX = 12
+"""The fewest hex digits of a frame id that ``resolve_frame_id`` takes (48 bits: unambiguous in any real store)."""
+_FRAME_PREFIX = re.compile(rf"(?:blake3:)?([0-9a-f]{{{MIN_FRAME_PREFIX},64}})")
 
 
 async def store_blob(tract: Tract, data: bytes) -> str:
@@ -211,3 +225,34 @@ async def fetch_frame(
     if reply.frame is not None:
         verify_frame(reply.frame, frame_id)
     return reply
+
+
+async def resolve_frame_id(tract: Tract, given: str) -> str:
+    """The full id (``blake3:<64 hex>``) of the one frame whose id starts with ``given`` (at least
+    ``MIN_FRAME_PREFIX`` hex digits, with or without ``blake3:``), read from the frame index's keys.
+
+    ``FrameNotFound`` when none or several match, naming how many."""
+    # A table that cuts an id short ends it with an ellipsis; what is left is the prefix.
+    matched = _FRAME_PREFIX.fullmatch(given.strip().lower().removesuffix("…").removesuffix("..."))
+    if matched is None:
+        raise FrameNotFound(
+            f"{given!r} is not a frame id: 'blake3:' and 64 hex digits, or the first {MIN_FRAME_PREFIX} or more"
+        )
+    prefix = matched.group(1)
+    if len(prefix) == 64:
+        return f"blake3:{prefix}"
+    index = f"KV_{tract.subjects.frame_index_bucket}"
+    keys = f"$KV.{tract.subjects.frame_index_bucket}."
+    try:
+        info = await stream_info(tract, index, subjects_filter=f"{keys}>")
+    except nats.js.errors.NotFoundError as error:
+        raise FrameNotFound(f"no frame starts with {prefix}: the frame index is empty") from error
+    found = sorted(
+        subject.removeprefix(keys) for subject in info.state.subjects or {} if subject.startswith(keys + prefix)
+    )
+    if not found:
+        raise FrameNotFound(f"no frame starts with {prefix}")
+    if len(found) > 1:
+        shown = ", ".join(key[:16] for key in found[:5])
+        raise FrameNotFound(f"{len(found)} frames start with {prefix} ({shown}…): give more digits")
+    return f"blake3:{found[0]}"

@@ -7,6 +7,8 @@ the session (the host's conversation, if any) is carried along.
 
 from __future__ import annotations
 
+import msgspec
+
 from envelopes.ids import child_traceparent, derive_id, digest_text, new_id, new_traceparent
 from envelopes.types import (
     SCHEMA_VERSION,
@@ -50,6 +52,9 @@ def secrete(
     at = now
     envelope_id = derive_id(parent.id, organ, role)
     chain = parent.chain
+    if isinstance(parent.payload, Paste) and chain.pasted_at is None:
+        # The first hop keeps when the paste was made, for the border's paste-to-prompt time.
+        chain = msgspec.structs.replace(chain, pasted_at=parent.created_at)
     for stage in stages:
         chain = chain.append(Step(stage=stage, organ=organ, instance=instance, at=at, envelope_id=envelope_id))
     envelope = Envelope(

@@ -20,7 +20,7 @@ import msgspec
 from envelopes.types import EncodingName
 from organs.errors import ConfigError
 
-__all__ = ["ENV_PREFIX", "LogLevel", "Settings", "redelivery_backoff_s", "variable_of"]
+__all__ = ["ENV_PREFIX", "LogFormat", "LogLevel", "Settings", "redelivery_backoff_s", "variable_of"]
 
 ENV_PREFIX = "ICHOR_"
 
@@ -44,6 +44,8 @@ SubjectPrefix = Annotated[
 ]
 Word = Annotated[str, msgspec.Meta(pattern=r"^\S+$", description="text without white space")]
 LogLevel = Literal["debug", "info", "warning", "error", "critical"]
+# ``auto``: JSON lines off a terminal, the console renderer on one (``ichor up`` hands its choice to its workers).
+LogFormat = Literal["auto", "json", "console"]
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 _FALSE_WORDS = frozenset({"0", "false", "no", "off"})
@@ -126,6 +128,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # The command line and the process.
     actor: str | None = None
     log_level: LogLevel = "info"
+    log_format: LogFormat = "auto"
     # Test-only fault injection: a worker dies after publishing its outputs and before acking its input.
     fault_kill_before_ack: bool = False
     # Test-only fault injection: a worker dies on every delivery of an input whose bytes hold this text.

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from typing import Any
 
 import msgspec
+import nats.errors
 from nats.js.errors import NotFoundError
 
 from envelopes.codec import DecodeError, decode
@@ -140,5 +142,7 @@ async def follow(tract: Tract, *, as_json: bool, stop: asyncio.Event, limit: int
     for waiter in waiters:
         waiter.cancel()
     for subscription in subscriptions:
-        await subscription.unsubscribe()
+        # On a connection the server closed there is nothing left to unsubscribe from.
+        with contextlib.suppress(nats.errors.Error):
+            await subscription.unsubscribe()
     return printed

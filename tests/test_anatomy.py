@@ -36,7 +36,9 @@ def test_each_organ_user_may_publish_exactly_its_outputs_and_dead_letters_of_the
     tract = set(subjects.tract_subjects) | {organ.dead_letter_subject(subjects) for organ in ORGANS}
     for organ in ORGANS:
         allowed = set(users[organ.nats_user]["publish"]) & tract
-        assert allowed == {*organ.output_subjects(subjects), organ.dead_letter_subject(subjects)}
+        # And the rejection of an input it dead-letters, so that the input's host hears of it.
+        dead_letter_outcome = {organ.dead_letter_subject(subjects), subjects.border_rejected}
+        assert allowed == {*organ.output_subjects(subjects), *dead_letter_outcome}
 
 
 def test_the_asyncapi_document_lists_the_dead_letter_subjects_by_bus_name() -> None:

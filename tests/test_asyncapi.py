@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from envelopes.subjects import Subjects
 from envelopes.types import AnyPayload
 from organs.asyncapi import asyncapi_document
+from tests.support.node import node_or_skip, npm_installed
 
 
 def test_every_tract_subject_has_a_channel() -> None:
@@ -45,3 +48,26 @@ def test_the_cli_prints_the_document() -> None:
         [sys.executable, "-m", "organs.cli", "asyncapi"], capture_output=True, text=True, check=True
     )
     assert json.loads(result.stdout) == json.loads(json.dumps(asyncapi_document()))
+
+
+# The official parser, pinned: a newer one may add rules, and the pin is bumped on purpose.
+ASYNCAPI_PARSER = {"name": "ichor-asyncapi-check", "private": True, "dependencies": {"@asyncapi/parser": "3.6.6"}}
+
+
+def test_the_official_asyncapi_parser_reports_no_error(tmp_path: Path) -> None:
+    folder = npm_installed("asyncapi-parser", ASYNCAPI_PARSER)
+    document = tmp_path / "asyncapi.json"
+    document.write_text(json.dumps(asyncapi_document()))
+    script = Path(__file__).parent / "support" / "parse_asyncapi.cjs"
+    result = subprocess.run(
+        [node_or_skip(), str(script), str(document)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "NODE_PATH": str(folder / "node_modules")},
+    )
+    report = json.loads(result.stdout)
+    errors = [diagnostic for diagnostic in report["diagnostics"] if diagnostic["severity"] == 0]
+    assert errors == []
+    assert report["parsed"] is True

@@ -1,8 +1,10 @@
-"""compose.yaml cannot run here (no Docker engine): check it parses and runs the right commands."""
+"""compose.yaml cannot run here (no Docker engine): check it is valid Compose and runs the right commands."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -110,3 +112,69 @@ def test_every_organ_service_is_health_checked_on_its_metrics_port() -> None:
             assert f"127.0.0.1:{settings.metrics_port}/readyz" in check[3], name
             compile(check[3], name, "exec")
     assert services["stomach"]["depends_on"]["nats"]["condition"] == "service_healthy"
+
+
+def _compose_spec_schema() -> dict[str, Any]:
+    # The Compose Specification's JSON Schema as check-jsonschema vendors it (a test dependency).
+    from importlib.resources import files
+
+    schema: dict[str, Any] = json.loads(
+        files("check_jsonschema.builtin_schemas.vendor").joinpath("compose-spec.json").read_text()
+    )
+    return schema
+
+
+def test_compose_is_valid_by_the_compose_specification_schema() -> None:
+    import jsonschema
+
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    validator = jsonschema.Draft202012Validator(_compose_spec_schema())
+    assert [f"{list(error.absolute_path)}: {error.message}" for error in validator.iter_errors(compose)] == []
+    # The schema's own check: a service key it does not know is refused.
+    broken = {**compose, "services": {**compose["services"], "nats": {**compose["services"]["nats"], "helthcheck": {}}}}
+    assert not validator.is_valid(broken)
+
+
+def test_compose_has_no_top_level_name_and_names_its_project_in_dot_env() -> None:
+    # Compose v1 (Debian's docker-compose) refuses a top-level name; every Compose reads .env.
+    assert "name" not in yaml.safe_load((ROOT / "compose.yaml").read_text())
+    assert "COMPOSE_PROJECT_NAME=ichor" in (ROOT / ".env").read_text().splitlines()
+
+
+def test_every_service_has_a_healthcheck_or_is_a_job_others_wait_to_complete() -> None:
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    awaited = {
+        name
+        for service in services.values()
+        if isinstance(service.get("depends_on"), dict)
+        for name, condition in service["depends_on"].items()
+        if condition.get("condition") == "service_completed_successfully"
+    }
+    for name, service in services.items():
+        check = service.get("healthcheck")
+        assert check is not None, f"{name} has no healthcheck"
+        if check.get("disable"):
+            assert name in awaited, f"{name} disables its healthcheck but no service waits for it to complete"
+            continue
+        assert check["test"][0] in ("CMD", "CMD-SHELL"), name
+        if any("8222/healthz" in part for part in check["test"]):
+            assert "8222" in service["command"], f"{name}'s check asks a monitoring port it does not open"
+
+
+def test_compose_v1_accepts_the_file_where_it_is_installed(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    import pytest
+
+    compose_v1 = shutil.which("docker-compose")
+    if compose_v1 is None:
+        pytest.skip("docker-compose (Compose v1, Debian's package) is not installed; the schema test still runs")
+    for name in ("compose.yaml", ".env"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    # The env files `ichor security init` writes; their content does not matter to the check.
+    (tmp_path / "security" / "env").mkdir(parents=True)
+    for user in ("admin", *ORGAN_NAMES):
+        (tmp_path / "security" / "env" / f"{user}.env").touch()
+    result = subprocess.run([compose_v1, "config", "-q"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr

@@ -48,6 +48,7 @@ BAD_VALUES = {
     "ICHOR_SIGNING_SEED": "not-a-seed",
     "ICHOR_TRUSTED_KEYS_FILE": "/nonexistent/keys.json",
     "ICHOR_LOG_LEVEL": "loud",
+    "ICHOR_LOG_FORMAT": "xml",
     "ICHOR_FRAME_TOOLS": "get_frame,rm_rf",
     "ICHOR_SESSION_TTL_S": "0",
     "ICHOR_FAULT_KILL_BEFORE_ACK": "maybe",

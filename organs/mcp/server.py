@@ -98,6 +98,8 @@ async def serve_http(settings: BusSettings, host: str, port: int) -> None:
     app = server.streamable_http_app(host=host)
     log.info("mcp.serving", transport="streamable-http", url=f"http://{host}:{port}/mcp", nats=settings.url)
     try:
-        await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve()
+        # log_config=None: uvicorn's loggers keep no handler of their own, so their records reach structlog's.
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", log_config=None)
+        await uvicorn.Server(config).serve()
     finally:
         await frames.close()

@@ -30,7 +30,7 @@ def add_dlq_arguments(parser: argparse.ArgumentParser) -> None:
     actions = parser.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("ls", help="list dead letters, oldest first: id, time, organ, size, reason")
     listing.add_argument("--organ", choices=ORGAN_NAMES)
-    listing.add_argument("--json", action="store_true", help="one JSON object per letter, one per line")
+    listing.add_argument("--json", action="store_true", help="a JSON array of the letters ([] when none)")
     show = actions.add_parser("show", help="one letter: its reason, headers and bytes (decoded, or escaped, or hex)")
     show.add_argument("id", type=int)
     show.add_argument("--json", action="store_true")
@@ -72,8 +72,8 @@ async def _act(args: argparse.Namespace, tract: Tract) -> int:
     if args.action == "ls":
         letters = await list_letters(tract, args.organ)
         if args.json:
-            for letter in letters:
-                print(msgspec.json.encode(letter).decode())
+            # One array, so that no letters is `[]`, which a reader parses like any other answer.
+            print(msgspec.json.encode(letters).decode())
             return 0
         print(f"{'id':>6}  {'at':<24} {'organ':<10} {'bytes':>9}  reason")
         for letter in letters:

@@ -149,6 +149,11 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
     users: dict[str, dict[str, list[str]]] = {}
     for organ in ORGANS:
         publish = [*common_publish, *organ.output_subjects(subjects), organ.dead_letter_subject(subjects)]
+        # Its letters and the streams' usage, read at each metrics scrape (organs.runtime.usage).
+        publish.append(f"$JS.API.STREAM.INFO.{subjects.dlq_stream}")
+        if subjects.border_rejected not in publish:
+            # Every organ tells a dead-lettered input's host (organs.runtime.dead_letter_outcomes).
+            publish.append(subjects.border_rejected)
         for durable in organ.durables:
             publish += _consumer_api(stream, durable)
             # Its inputs that ran out of deliveries unsettled, read from their advisories and dead-lettered.
@@ -190,7 +195,6 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
 RESPONDERS = frozenset(organ.nats_user for organ in ORGANS)
 """The users that answer requests (``$SRV`` discovery, the stomach's frames): each may publish
 one reply to the inbox a request it received names, and nowhere else in anyone's inbox."""
-
 
 
 def _conf_list(items: list[str]) -> str:

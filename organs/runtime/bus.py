@@ -12,7 +12,7 @@ import os
 import re
 import socket
 import time
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -98,6 +98,12 @@ class BusSettings:
     @property
     def redelivery_backoff_s(self) -> tuple[float, ...]:
         return redelivery_backoff_s(self.ack_wait_s, self.max_deliver)
+
+    @classmethod
+    def from_env(cls, url: str | None = None, environ: Mapping[str, str] | None = None) -> BusSettings:
+        """The bus settings of the ``ICHOR_*`` environment (credentials included): what a host process calls.
+        ``url`` wins over ``ICHOR_NATS_URL``."""
+        return cls.from_settings(Settings.from_environ(environ), url)
 
     @classmethod
     def from_settings(cls, settings: Settings, url: str | None = None) -> BusSettings:

@@ -25,6 +25,7 @@ from nats.aio.msg import Msg
 from envelopes.ids import digest_bytes, utc_now
 from organs.redaction import scrub_secrets
 from organs.runtime.bus import Tract
+from organs.runtime.dead_letter_outcomes import dead_letter_fields, publish_rejection_or_log
 from organs.runtime.logs import get_logger
 from organs.runtime.payload import header_block_size, message_size
 from organs.runtime.pulling import FETCH_ERRORS, FETCH_EXPIRY_S, sleep_unless
@@ -52,11 +53,11 @@ async def dead_letter_stored(
     headers: Mapping[str, str] | None,
     place: tuple[str, int] | None,
     reason: str,
-) -> None:
-    """Publish an input's bytes and headers, plus a reason, to ``<prefix>.dlq.<organ>``.
+) -> int:
+    """Publish an input's bytes and headers, plus a reason, to ``<prefix>.dlq.<organ>``; returns the letter's id.
 
     ``place`` (stream, sequence) is where the input is stored; its dead letter is then stored once however
-    often it is sent."""
+    often it is sent (a repeat is answered with the first one's sequence, its id)."""
     sent = dict(headers or {})
     sent.pop("Nats-Msg-Id", None)
     sent.update(
@@ -70,7 +71,8 @@ async def dead_letter_stored(
     if place is not None:
         sent["Nats-Msg-Id"] = f"dlq-{organ}-{place[0]}-{place[1]}"
     kept, sent = within_max_payload(data, sent, place, tract.nc.max_payload)
-    await tract.js.publish(tract.subjects.dlq(organ), kept, headers=sent)
+    stored = await tract.js.publish(tract.subjects.dlq(organ), kept, headers=sent)
+    return int(stored.seq)
 
 
 def within_max_payload(
@@ -108,10 +110,10 @@ def within_max_payload(
     return kept, stated
 
 
-async def dead_letter(tract: Tract, organ: str, msg: Msg, reason: str) -> None:
-    """Dead-letter the input ``msg`` (see ``dead_letter_stored``)."""
+async def dead_letter(tract: Tract, organ: str, msg: Msg, reason: str) -> int:
+    """Dead-letter the input ``msg`` (see ``dead_letter_stored``); returns the letter's id."""
     place = (msg.metadata.stream, msg.metadata.sequence.stream) if msg.reply else None
-    await dead_letter_stored(
+    return await dead_letter_stored(
         tract, organ, subject=msg.subject, data=msg.data, headers=msg.headers, place=place, reason=reason
     )
 
@@ -196,7 +198,7 @@ class ExhaustedInputs:
             self.last_refusal(),
         )
         try:
-            await dead_letter_stored(
+            letter = await dead_letter_stored(
                 self.tract,
                 self.organ,
                 subject=stored.subject or "",
@@ -205,6 +207,19 @@ class ExhaustedInputs:
                 place=(notice.stream, notice.stream_seq),
                 reason=reason,
             )
+            rejection = await publish_rejection_or_log(
+                self.tract,
+                self.organ,
+                data=stored.data or b"",
+                headers=stored.headers,
+                reason=reason,
+                letter_id=letter,
+                # A nak'ed advisory comes back every second, with no bound: the letter is sent again only for
+                # a bus that was away, not for a tract that refuses the rejection.
+                retry=True,
+                retry_refusals=False,
+                log=self.log,
+            )
         except FETCH_ERRORS:
             await advisory.nak(delay=_RETRY_S)
             return
@@ -212,6 +227,7 @@ class ExhaustedInputs:
         self.on_dead_lettered()
         self.log.error(
             "envelope.dead_lettered",
+            **dead_letter_fields(rejection),
             outcome="dead_letter",
             reason=reason,
             subject=stored.subject,

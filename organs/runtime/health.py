@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from importlib.metadata import version
 
 import nats.errors
 
@@ -25,9 +26,13 @@ from envelopes.types import Envelope
 from organs.errors import ConfigError
 from organs.runtime.logs import get_logger
 from organs.runtime.metrics import ConsumerView, OrganMetrics
+from organs.runtime.usage import read_usage
 from organs.runtime.worker import Output, Worker
 
 __all__ = ["STALL_S", "HealthServer", "OrganProbes"]
+
+# The package's version, as ``ichor --version`` prints it (read here: the runtime sits below the package root).
+_VERSION = version("ichor-organs")
 
 # A loop that has not run its ticker for this long is reported unhealthy.
 STALL_S = 5.0
@@ -146,7 +151,8 @@ class OrganProbes:
     async def scrape(self) -> str:
         views = [await self._view(worker) for worker in self.workers]
         connected = bool(self.workers) and self.workers[0].tract.nc.is_connected
-        return self.metrics.render(views, connected=connected)
+        usage = await read_usage(self.workers[0].tract, self.metrics.organ) if connected else None
+        return self.metrics.render(views, connected=connected, usage=usage, version=_VERSION)
 
     async def _view(self, worker: Worker) -> ConsumerView:
         stats = worker.stats

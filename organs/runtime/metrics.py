@@ -11,16 +11,30 @@ from __future__ import annotations
 
 import bisect
 import math
+import platform
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from envelopes.types import Admitted, Digested, Envelope, Paste, Rejected, Yield
+from organs.anatomy import ORGANS
 
-__all__ = ["HANDLING_BUCKETS_S", "ConsumerView", "OrganMetrics", "tokens_of"]
+__all__ = [
+    "HANDLING_BUCKETS_S",
+    "PASTE_TO_PROMPT_BUCKETS_S",
+    "ConsumerView",
+    "OrganMetrics",
+    "StreamUsage",
+    "TractUsage",
+    "seconds_between",
+    "tokens_of",
+]
 
 # From a small paste handled inline (milliseconds) to a deferred full digest (a minute).
 HANDLING_BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+# A paste's whole trip, queues included: from a fraction of a second to a backlog of minutes.
+PASTE_TO_PROMPT_BUCKETS_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0)
 
 
 def tokens_of(envelope: Envelope) -> tuple[int | None, int | None, str]:
@@ -57,14 +71,46 @@ class ConsumerView:
     """The cause of the server's refusal of the worker's last write ("" when its last write was stored)."""
 
 
+@dataclass(frozen=True)
+class StreamUsage:
+    """One stream (the tract's, the dead letters', a store's) as the server reports it at a scrape."""
+
+    stream: str
+    messages: int
+    bytes: int
+    max_bytes: int | None
+    """Its byte limit, ``None`` when unlimited."""
+
+
+@dataclass(frozen=True)
+class TractUsage:
+    """What a scrape read from the server: the organ's letters in the dead-letter stream and its streams' usage."""
+
+    dead_letters: int | None
+    streams: tuple[StreamUsage, ...] = ()
+
+
+def seconds_between(start: str, end: str) -> float:
+    """Seconds from one RFC 3339 UTC time of the contract to another (fractions past microseconds dropped)."""
+
+    def moment(text: str) -> datetime:
+        whole, _, fraction = text.removesuffix("Z").partition(".")
+        return datetime.fromisoformat(f"{whole}.{(fraction or '0')[:6]:0<6}+00:00")
+
+    return (moment(end) - moment(start)).total_seconds()
+
+
 @dataclass
 class _Histogram:
-    counts: list[int] = field(default_factory=lambda: [0] * len(HANDLING_BUCKETS_S))
+    bounds: tuple[float, ...] = HANDLING_BUCKETS_S
+    counts: list[int] = field(default_factory=list)
     total: float = 0.0
     count: int = 0
 
     def observe(self, seconds: float) -> None:
-        index = bisect.bisect_left(HANDLING_BUCKETS_S, seconds)
+        if not self.counts:
+            self.counts = [0] * len(self.bounds)
+        index = bisect.bisect_left(self.bounds, seconds)
         if index < len(self.counts):
             self.counts[index] += 1
         self.total += seconds
@@ -81,6 +127,9 @@ class OrganMetrics:
         self.tokens_out: Counter[str] = Counter()
         self.rejections: Counter[str] = Counter()
         self.handling: dict[str, _Histogram] = {}
+        self.paste_to_prompt = _Histogram(PASTE_TO_PROMPT_BUCKETS_S)
+        # The organ that publishes prompts exposes their paste-to-prompt time from its first scrape on.
+        self.measures_prompts = any(entry.name == organ and "brain_in" in entry.outputs for entry in ORGANS)
 
     def observe(self, consumer: str, outputs: Iterable[Envelope], seconds: float) -> None:
         self.handling.setdefault(consumer, _Histogram()).observe(seconds)
@@ -92,8 +141,14 @@ class OrganMetrics:
             if isinstance(envelope.payload, Rejected):
                 for reason in envelope.payload.reasons:
                     self.rejections[reason.code] += 1
+            pasted_at = envelope.chain.pasted_at
+            if isinstance(envelope.payload, Admitted) and envelope.payload.follow_up_of is None and pasted_at:
+                # A paste's first prompt, from when the host made the paste (a follow-up is not a new trip).
+                self.paste_to_prompt.observe(max(0.0, seconds_between(pasted_at, envelope.created_at)))
 
-    def render(self, consumers: Sequence[ConsumerView], *, connected: bool) -> str:
+    def render(
+        self, consumers: Sequence[ConsumerView], *, connected: bool, usage: TractUsage | None = None, version: str = ""
+    ) -> str:
         lines: list[str] = []
         organ = ("organ", self.organ)
 
@@ -110,6 +165,12 @@ class OrganMetrics:
                 if getattr(view, attribute) is not None
             ]
 
+        family(
+            "ichor_build_info",
+            "gauge",
+            "1, labelled with the version of the organs and of the Python running them.",
+            [("", {"version": version, "python": platform.python_version()}, 1.0)],
+        )
         family("ichor_bus_connected", "gauge", "1 while the organ is connected to NATS.", [("", {}, float(connected))])
         family("ichor_consumer_bound", "gauge", "1 while the consumer is bound to its durable.", per_consumer("bound"))
         family(
@@ -137,6 +198,8 @@ class OrganMetrics:
             per_consumer("redelivered"),
         )
         self._flow_families(family)
+        if usage is not None:
+            _usage_families(family, usage)
         return "\n".join(lines) + "\n"
 
     def _flow_families(
@@ -170,6 +233,13 @@ class OrganMetrics:
             "Envelopes rejected, by reason code.",
             [("", {"reason": reason}, float(count)) for reason, count in sorted(self.rejections.items())],
         )
+        if self.measures_prompts or self.paste_to_prompt.count:
+            family(
+                "ichor_paste_to_prompt_seconds",
+                "histogram",
+                "Seconds from a paste's created_at to its prompt's admission, queues included.",
+                _buckets({}, self.paste_to_prompt),
+            )
         family(
             "ichor_handling_seconds",
             "histogram",
@@ -177,20 +247,52 @@ class OrganMetrics:
             [
                 sample
                 for consumer, histogram in sorted(self.handling.items())
-                for sample in _buckets(consumer, histogram)
+                for sample in _buckets({"consumer": consumer}, histogram)
             ],
         )
 
 
-def _buckets(consumer: str, histogram: _Histogram) -> list[tuple[str, dict[str, str], float]]:
+_Family = Callable[[str, str, str, Iterable[tuple[str, dict[str, str], float]]], None]
+
+
+def _usage_families(family: _Family, usage: TractUsage) -> None:
+    if usage.dead_letters is not None:
+        family(
+            "ichor_dead_letters",
+            "gauge",
+            "The organ's letters in the dead-letter stream now (kept across restarts, until replayed or purged).",
+            [("", {}, float(usage.dead_letters))],
+        )
+    streams = sorted(usage.streams, key=lambda stream: stream.stream)
+    family(
+        "ichor_stream_messages",
+        "gauge",
+        "Messages a stream or store holds.",
+        [("", {"stream": s.stream}, float(s.messages)) for s in streams],
+    )
+    family(
+        "ichor_stream_bytes",
+        "gauge",
+        "Bytes a stream or store holds.",
+        [("", {"stream": s.stream}, float(s.bytes)) for s in streams],
+    )
+    family(
+        "ichor_stream_max_bytes",
+        "gauge",
+        "A stream's or store's byte limit (absent when unlimited).",
+        [("", {"stream": s.stream}, float(s.max_bytes)) for s in streams if s.max_bytes is not None],
+    )
+
+
+def _buckets(labels: dict[str, str], histogram: _Histogram) -> list[tuple[str, dict[str, str], float]]:
     samples = []
     running = 0
-    for bound, count in zip(HANDLING_BUCKETS_S, histogram.counts, strict=True):
+    for bound, count in zip(histogram.bounds, histogram.counts or [0] * len(histogram.bounds), strict=True):
         running += count
-        samples.append(("_bucket", {"consumer": consumer, "le": _number(bound)}, float(running)))
-    samples.append(("_bucket", {"consumer": consumer, "le": "+Inf"}, float(histogram.count)))
-    samples.append(("_sum", {"consumer": consumer}, histogram.total))
-    samples.append(("_count", {"consumer": consumer}, float(histogram.count)))
+        samples.append(("_bucket", {**labels, "le": _number(bound)}, float(running)))
+    samples.append(("_bucket", {**labels, "le": "+Inf"}, float(histogram.count)))
+    samples.append(("_sum", labels, histogram.total))
+    samples.append(("_count", labels, float(histogram.count)))
     return samples
 
 

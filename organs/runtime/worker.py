@@ -31,8 +31,9 @@ from envelopes.types import Envelope
 from organs.errors import PoisonError, TransientError
 from organs.redaction import scrub_secrets
 from organs.runtime.bus import Tract
+from organs.runtime.dead_letter_outcomes import dead_letter_fields, publish_rejection_or_log
 from organs.runtime.dead_letters import ExhaustedInputs, dead_letter
-from organs.runtime.logs import envelope_fields, get_logger
+from organs.runtime.logs import envelope_fields, get_logger, message_fields
 from organs.runtime.pulling import (
     BUS_ERRORS,
     BUS_OR_API_ERRORS,
@@ -312,7 +313,13 @@ class Worker:
                 await msg.nak()
             task.cancel()
             self.abandoned += 1
-            self.log.warning("envelope.abandoned", outcome="nak", reason="worker stopping", subject=msg.subject)
+            self.log.warning(
+                "envelope.abandoned",
+                **message_fields(msg.headers),
+                outcome="nak",
+                reason="worker stopping",
+                subject=msg.subject,
+            )
         if self._in_hand:
             # Let the cancelled handlers clean up (a large paste's digester process is killed and reaped).
             await asyncio.wait(self._in_hand, timeout=CANCEL_GRACE_S)
@@ -356,7 +363,9 @@ class Worker:
             # input comes back after its ack wait; it is never acked, so never lost.
             self.stats.errors += 1
             self.stats.last_error = scrub_secrets(f"unexpected {type(error).__name__}: {error}")
-            self.log.exception("envelope.unexpected_error", outcome="unacked", error=repr(error))
+            self.log.exception(
+                "envelope.unexpected_error", **message_fields(msg.headers), outcome="unacked", error=repr(error)
+            )
 
     async def _handle(
         self, msg: Msg, started: float
@@ -386,6 +395,15 @@ class Worker:
             size=len(msg.data),
         )
         self.stats.last_pending = delivery.num_pending
+        self.log.debug(
+            "envelope.received",
+            **envelope_fields(envelope),
+            subject=msg.subject,
+            delivered=metadata.num_delivered,
+            sequence=delivery.stream_sequence,
+            pending=delivery.num_pending,
+            bytes=delivery.size,
+        )
         try:
             with hop_span(self.spec.organ, envelope):
                 outputs = await self.spec.handle(envelope, delivery)
@@ -442,6 +460,11 @@ class Worker:
         self.stats.total_ms += duration_ms
         if self.on_settled is not None:
             self.on_settled(envelope, outputs, duration_ms / 1000)
+        self.log.debug(
+            "envelope.published",
+            **envelope_fields(envelope),
+            outputs=[f"{output.subject} {output.envelope.kind} {output.envelope.id}" for output in outputs],
+        )
         self.log.info(
             "envelope.handled", **envelope_fields(envelope), outcome="forwarded", duration_ms=round(duration_ms, 3)
         )
@@ -504,7 +527,17 @@ class Worker:
         self.stats.last_error = reason
         while True:
             try:
-                await dead_letter(self.tract, self.spec.organ, msg, reason)
+                letter = await dead_letter(self.tract, self.spec.organ, msg, reason)
+                rejection = await publish_rejection_or_log(
+                    self.tract,
+                    self.spec.organ,
+                    data=msg.data,
+                    headers=msg.headers,
+                    reason=reason,
+                    letter_id=letter,
+                    retry=msg.metadata.num_delivered < self.tract.settings.max_deliver,
+                    log=self.log,
+                )
                 await msg.term()
                 break
             except BUS_ERRORS as error:
@@ -521,7 +554,7 @@ class Worker:
         self.stats.dead_lettered += 1
         self.log.error(
             "envelope.dead_lettered",
-            **_fields(envelope),
+            **{**_fields(envelope), **dead_letter_fields(rejection)},
             outcome="dead_letter",
             reason=reason,
             bytes=len(msg.data),

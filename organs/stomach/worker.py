@@ -43,6 +43,7 @@ from organs.runtime import (
     Tract,
     WorkerSpec,
     call_core,
+    envelope_fields,
     get_logger,
 )
 from organs.runtime.bus import INLINE_HEADROOM
@@ -217,7 +218,7 @@ class StomachOrgan:
         if on_main and self.limits.is_large(size):
             # Moved unchanged (origin, chain and id kept) to the large pastes' own consumer, under an id of its
             # own there: the paste's id is in the duplicate window already.
-            self.log.info("stomach.moved_apart", envelope_id=envelope.id, bytes=size)
+            self.log.info("stomach.moved_apart", **envelope_fields(envelope), bytes=size)
             return [Output(self.tract.subjects.stomach_large, envelope, msg_id=f"{envelope.id}-large")]
         ingest_config = dataclasses.replace(
             self.config,
@@ -233,8 +234,8 @@ class StomachOrgan:
             outputs.append(self._deferred_notice(envelope, paste, parts, ingest_config.encoding, digested.id))
         self.log.info(
             "stomach.digested",
-            envelope_id=digested.id,
-            tier=parts.tier,
+            **envelope_fields(digested),
+            input_id=envelope.id,
             tier_reason=parts.payload.tier_reason,
             redacted=parts.redacted,
         )

@@ -105,7 +105,7 @@ async def test_the_command_lists_shows_replays_and_purges(tract: Tract, nats_ser
     rows = listing.stdout.splitlines()[1:]
     assert [int(row.split()[0]) for row in rows] == [first, second, second + 1]
     assert "core raised A" in rows[0] and "stomach" in rows[0]
-    as_json = [json.loads(line) for line in ichor_dlq(url, "ls", "--organ", "stomach", "--json").stdout.splitlines()]
+    as_json = json.loads(ichor_dlq(url, "ls", "--organ", "stomach", "--json").stdout)
     assert [letter["id"] for letter in as_json] == [first, second]
 
     shown = ichor_dlq(url, "show", str(first), "--json")

@@ -156,7 +156,8 @@ async def test_bad_envelopes_are_dead_lettered_and_good_pastes_pass(tract: Tract
                 await publish_good(tract, goods[position // (len(batch) // len(goods) + 1)])
             await publish_raw(tract, input_subject(tract, bad.organ), bad.data, bad.name)
         expected_letters = sum(1 for bad in batch if bad.outcome == "dlq")
-        expected_rejections = sum(1 for bad in batch if bad.outcome == "rejected")
+        # The border judges some; every dead letter is rejected too, so that its host hears of it.
+        expected_rejections = sum(1 for bad in batch if bad.outcome == "rejected") + expected_letters
         dlq = tract.subjects.dlq_stream
         assert await wait_for_count(tract, tract.subjects.brain_in, len(goods), timeout=60) == len(goods)
         for organ, durable in ORGAN_DURABLES.items():
@@ -194,6 +195,8 @@ async def test_bad_envelopes_are_dead_lettered_and_good_pastes_pass(tract: Tract
 
     rejections = await read_envelopes(tract, tract.subjects.border_rejected)
     assert all(isinstance(envelope.payload, Rejected) and envelope.payload.reasons for envelope in rejections)
+    noted = [e.payload.dead_letter for e in rejections if isinstance(e.payload, Rejected) and e.payload.dead_letter]
+    assert len({(note.organ, note.id) for note in noted}) == len(noted) == expected_letters
     admitted = [envelope.payload for envelope in await read_envelopes(tract, tract.subjects.brain_in)]
     asks = [f"Why did request {n} fail?" for n in (*range(len(goods)), 99)]
     assert sorted(payload.goal for payload in admitted if isinstance(payload, Admitted)) == sorted(asks)

@@ -27,8 +27,10 @@ async def _senders_with_quota(secured: object, errors: list[str]) -> tuple[Tract
     admin = await connect_as(server.url, directory, "admin", errors)
     admin.settings = dataclasses.replace(admin.settings, limits=StoreLimits(uploads_sender_max_bytes=QUOTA))
     await provision(admin)
-    return admin, await connect_as(server.url, directory, "upstream", errors), await connect_as(
-        server.url, directory, "host", errors
+    return (
+        admin,
+        await connect_as(server.url, directory, "upstream", errors),
+        await connect_as(server.url, directory, "host", errors),
     )
 
 
