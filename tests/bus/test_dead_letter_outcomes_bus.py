@@ -173,7 +173,11 @@ def test_the_rejection_of_one_letter_is_one_envelope() -> None:
     assert first.id != other.id
 
 
-async def test_a_tract_that_refuses_the_rejection_keeps_the_letter_and_lets_the_input_go(tmp_path: Path) -> None:
+async def test_a_tract_too_full_for_the_rejection_holds_the_input_and_sends_it_once_room_returns(
+    tmp_path: Path,
+) -> None:
+    """A refusal for want of room is an outage, not a poison input: the letter is kept once, the input is held
+    without spending deliveries, and its rejection reaches the host once the tract has room again."""
     import nats.js.errors
 
     from organs.runtime.bus import connect, provision
@@ -183,7 +187,6 @@ async def test_a_tract_that_refuses_the_rejection_keeps_the_letter_and_lets_the_
 
     limit = 64 * 1024
     with EmbeddedServer(tmp_path / "nats") as server:
-        # Few and quick redeliveries: the refused rejection is retried until the input's last delivery.
         settings = BusSettings(
             url=server.url, instance="t", limits=StoreLimits(tract_max_bytes=limit), ack_wait_s=1.0, max_deliver=3
         )
@@ -197,11 +200,15 @@ async def test_a_tract_that_refuses_the_rejection_keeps_the_letter_and_lets_the_
             async with running_organ("stomach", settings, build_stomach(settings)) as workers:
                 while not all(worker.bound for worker in workers):
                     await asyncio.sleep(0.05)
-                info = await consumer_settled(tract, "stomach", timeout=60)
+                await asyncio.sleep(4 * settings.ack_wait_s)  # past every delivery the input would have had
+                held = await tract.js.consumer_info(tract.subjects.tract_stream, "stomach")
+                await tract.js.purge_stream(tract.subjects.tract_stream, subject=tract.subjects.brain_in)
+                rejected = await wait_for_count(tract, tract.subjects.border_rejected, 1, timeout=30)
+                settled = await consumer_settled(tract, "stomach", timeout=30)
                 letters = await list_letters(tract)
-            rejected = await wait_for_count(tract, tract.subjects.border_rejected, 1, timeout=1)
         finally:
             await tract.nc.close()
-    assert (info.num_pending, info.num_ack_pending) == (0, 0), "the input was let go, not held"
+    assert held.num_ack_pending == 1, "the input is held while the tract has no room"
     assert [letter.organ for letter in letters] == ["stomach"]
-    assert rejected == 0
+    assert rejected == 1
+    assert (settled.num_pending, settled.num_ack_pending) == (0, 0)
