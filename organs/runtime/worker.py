@@ -325,16 +325,20 @@ class Worker:
             await asyncio.wait(self._in_hand, timeout=CANCEL_GRACE_S)
 
     async def _process(self, msg: Msg) -> None:
-        await self._attempt(msg)
-        holds = 0
-        while id(msg) in self._held:
-            # Heartbeaten meanwhile like any input in hand: an outage spends none of its deliveries.
+        try:
+            await self._attempt(msg)
+            holds = 0
+            while id(msg) in self._held:
+                # Heartbeaten meanwhile like any input in hand: an outage spends none of its deliveries.
+                self._held.discard(id(msg))
+                # A reconnection (the server restarted, its storage reopened) wakes it at once.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake_held.wait(), timeout=min(HOLD_MAX_S, HOLD_RETRY_S * 2**holds))
+                holds += 1
+                await self._attempt_again(msg)
+        finally:
+            # Cancelled while held (the worker stopping): no later input may inherit the mark.
             self._held.discard(id(msg))
-            # A reconnection (the server restarted, its storage reopened) wakes it at once.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake_held.wait(), timeout=min(HOLD_MAX_S, HOLD_RETRY_S * 2**holds))
-            holds += 1
-            await self._attempt_again(msg)
 
     async def _attempt_again(self, msg: Msg) -> None:
         """Another attempt of a held input; a reconnection cuts it short (what it waits for was lost with the old

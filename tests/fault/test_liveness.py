@@ -59,7 +59,7 @@ def test_a_worker_that_stops_making_progress_is_killed_and_restarted(tmp_path: P
         finally:
             supervisor.stop()
     [stalled] = log.named("supervisor.worker_stalled")
-    assert stalled["worker"] == "stomach" and stalled["silent_s"] > STALL_AFTER_S
+    assert stalled["worker"] == "stomach" and stalled["silent_s"] >= STALL_AFTER_S  # rounded to 0.1 s
     print(f"\n[fault:stalled_worker] restarted_after_s={waited_s:.1f} stall_after_s={STALL_AFTER_S}")
 
 
