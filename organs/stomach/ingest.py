@@ -66,6 +66,7 @@ from organs.stomach.distill.table import distill_table
 from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
 from organs.stomach.distill.trace import distill_trace
 from organs.stomach.redact import PasteRedaction, describe, redact_paste
+from organs.stomach.relevance import fill_relevant, scorer_for
 from organs.stomach.segments import Plan, Segment, cut_blocks, plan_blocks, segment_texts
 from organs.stomach.text_views import HandedText, digest_in_pieces, utf8_size
 from organs.stomach.tiers import choose_tier
@@ -429,7 +430,14 @@ def ingest_paste(
         chosen: dict[str, Literal["compact", "full", "reference"]] = dict.fromkeys(evidence, "reference")
     else:
         chosen = fit_budget(items, config.budget_tokens, refit)
+        # What the budget leaves goes by relevance to the ask: its strong lines first, then the logs' own
+        # excerpts, then the rest by rank (``organs.stomach.relevance``).
+        scorer = scorer_for(items, chosen, "\n\n".join(plan.goal_pieces)) if tier == "full" else None
+        if scorer is not None:
+            fill_relevant(items, chosen, config.budget_tokens, encoding, scorer, served_tokens, refit)  # type: ignore[arg-type]
         _fill_logs(items, chosen, config.budget_tokens, encoding)
+        if scorer is not None:
+            fill_relevant(items, chosen, config.budget_tokens, encoding, scorer, served_tokens)  # type: ignore[arg-type]
     frames = tuple(_build_frame(item, chosen[item.frame_id], encoding, tier) for item in items)
     served = {frame.id: frame for frame in frames}
     report = tuple(_report(index, segment, served, segment_tokens) for index, segment in enumerate(plan.segments))

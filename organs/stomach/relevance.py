@@ -1,0 +1,300 @@
+"""The paste as its own corpus: which of its lines answer the ask, and the budget's leftover filled with them.
+
+* ``LineScorer`` weighs each line against the ask BM25-style, with the paste's lines as the
+  documents: a term of the ask that is rare in the paste counts most, one on every line next to
+  nothing. The terms are the ask's own (``organs.stomach.asked``: identifiers, numbers, codes,
+  paths, quoted strings, content words), a plain word also found by its stem (``pauses`` finds
+  ``pause``). Fused with it: what the ask compares, selected by value
+  (``organs.stomach.compare``: the slowest request, every pause over 500 ms, the row that spent
+  the most) and the structural salience the stomach already reads (an alert line).
+* ``fill_relevant`` serves the budget's leftover: a paste over its budget whose frames left room
+  unused gets, after each compact frame's rendering, that frame's best lines that the rendering
+  did not show, verbatim and in paste order under one heading, the best first across the paste
+  until the room is spent. The total stays within the budget, counted exactly. A paste without an
+  ask (a bare log) has nothing to rank by and keeps its compact rendering.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from envelopes.types import FrameKind
+from organs.accounting import count_tokens, count_tokens_many
+from organs.stomach.asked import AskTerms
+from organs.stomach.compare import Comparison
+from organs.stomach.distill.log import FILL_HEADING as LOG_FILL_HEADING
+from organs.stomach.signals import is_alert
+
+__all__ = ["FILL_HEADING", "Fillable", "LineScorer", "fill_relevant", "scorer_for"]
+
+FILL_HEADING = "[more of its lines, chosen for the ask (its rare terms, the values it compares), in order:]"
+# BM25's saturation and length normalisation (the usual values).
+_K1 = 1.2
+_B = 0.75
+# Fused weights: a line that answers a comparison first, then the ask's rare terms, then an alert.
+_COMPARED_WEIGHT = 2.0
+_ALERT_WEIGHT = 0.35
+# Neighbours within this many lines of a scored line share this part of its score; the rest of the lines score less.
+_CONTEXT = 2
+_CONTEXT_SHARE = 0.25
+_REST = 1e-3
+# A line longer than this is served clipped: a base64 blob says nothing more at ten times the length.
+_LINE_CHARS = 1000
+# Below this many tokens of leftover, filling is not worth a heading; the rest of the paste is left alone.
+_MIN_ROOM = 24
+# A paste larger than this is not scored line by line (the shallow tiers take such pastes anyway).
+_MAX_CHARS = 4 * 1024 * 1024
+_FIT_ROUNDS = 4
+# Tokens kept between a filled rendering and its frame's whole text: counted apart, lines cost a little differently.
+_SLACK = 16
+# A line this strong (a compared value, or the ask's rarest terms) may take room from its frame's rendering, up to
+# this share of it; the heading's cost, about.
+_STRONG = 0.75
+_RESERVE = 0.4
+_HEADING_TOKENS = 24
+_STEM_SUFFIXES = ("ing", "ed", "es", "s")
+_MIN_STEM = 4
+
+
+def _stem_of(term: str) -> str | None:
+    for suffix in _STEM_SUFFIXES:
+        if term.endswith(suffix) and len(term) - len(suffix) >= _MIN_STEM:
+            return term[: -len(suffix)]
+    return None
+
+
+def _matcher(ask: AskTerms) -> tuple[re.Pattern[str] | None, list[str]]:
+    """One alternation over every term (and plain words' stems), and the term each group stands for."""
+    names: list[str] = []
+    patterns: list[str] = []
+    for term, kind in zip(ask.terms, ask.kinds, strict=True):
+        spellings = [term]
+        if kind == "word" and (stem := _stem_of(term)) is not None:
+            spellings.append(stem)
+        for spelling in spellings:
+            escaped = re.escape(spelling)
+            start = r"(?<![a-z0-9])" if spelling[:1].isalnum() else ""
+            end = r"(?![\d])" if kind == "number" else r"(?![a-z0-9])" if kind in ("code", "identifier") else ""
+            patterns.append(f"(?P<t{len(names)}>{start}{escaped}{end})")
+            names.append(term)
+    if not patterns:
+        return None, names
+    return re.compile("|".join(patterns)), names
+
+
+@dataclass(slots=True)
+class LineScorer:
+    """Scores lines of one paste against its ask; built once per paste from all its evidence lines."""
+
+    ask: AskTerms
+    comparison: Comparison | None
+    _pattern: re.Pattern[str] | None = None
+    _names: list[str] = field(default_factory=list)
+    _idf: dict[str, float] = field(default_factory=dict)
+    _mean_length: float = 1.0
+
+    @classmethod
+    def of(cls, goal: str, texts: Sequence[str]) -> LineScorer:
+        ask = AskTerms.of(goal)
+        scorer = cls(ask, Comparison.of(goal))
+        scorer._pattern, scorer._names = _matcher(ask)
+        documents = 0
+        characters = 0
+        frequency: dict[str, int] = {}
+        for text in texts:
+            for line in text.split("\n"):
+                documents += 1
+                characters += len(line)
+                for term in scorer.terms_in(line):
+                    frequency[term] = frequency.get(term, 0) + 1
+        scorer._mean_length = max(characters / max(documents, 1), 1.0)
+        scorer._idf = {
+            term: math.log(1 + (documents - count + 0.5) / (count + 0.5)) for term, count in frequency.items()
+        }
+        return scorer
+
+    def terms_in(self, line: str) -> set[str]:
+        if self._pattern is None:
+            return set()
+        return {self._names[int((match.lastgroup or "t0")[1:])] for match in self._pattern.finditer(line.lower())}
+
+    def rarity(self, line: str) -> float:
+        """The line's BM25 score against the ask, the paste's lines being the documents."""
+        terms = self.terms_in(line)
+        if not terms:
+            return 0.0
+        norm = _K1 * (1 - _B + _B * len(line) / self._mean_length)
+        return sum(self._idf.get(term, 0.0) * (_K1 + 1) / (1 + norm) for term in terms)
+
+    def scores(self, lines: Sequence[str]) -> list[float]:
+        """Each line's fused score: compared value, then rarity (scaled to at most 1), then alert."""
+        rarity = [self.rarity(line) for line in lines]
+        top = max(rarity, default=0.0) or 1.0
+        fused = [value / top for value in rarity]
+        if self.comparison is not None:
+            picked = self.comparison.pick(lines)
+            for rank, index in enumerate(picked):
+                fused[index] += _COMPARED_WEIGHT - rank / (len(picked) + 1)
+        for index, line in enumerate(lines):
+            if is_alert(line):
+                fused[index] += _ALERT_WEIGHT
+        return _with_context(fused)
+
+
+def _with_context(fused: list[float]) -> list[float]:
+    """A line that scores nothing itself takes a share of its best near neighbour's score (the header of a
+    deadlocked thread, the line under a crash), and, below every such line, a trace that favours the head: so
+    the budget's leftover goes first to what surrounds the answers, then to the rest in order."""
+    count = len(fused)
+    scored = list(fused)
+    for index, score in enumerate(fused):
+        if score > 0:
+            continue
+        near = max(fused[max(index - _CONTEXT, 0) : index + _CONTEXT + 1], default=0.0)
+        scored[index] = near * _CONTEXT_SHARE if near > 0 else _REST * (1 - index / count)
+    return scored
+
+
+class Fillable(Protocol):
+    """What filling reads and sets on a frame (the stomach's evidence record)."""
+
+    frame_id: str
+    kind: FrameKind
+    text: str
+    index: int
+    value: int
+    full_tokens: int
+    compact: str | None
+    compact_tokens: int
+
+
+Chosen = dict[str, Literal["compact", "full", "reference"]]
+
+
+def _candidates(item: Fillable, scorer: LineScorer, least: float) -> list[tuple[float, int, str]]:
+    """The frame's lines that its rendering does not show, scoring above ``least``: (score, index, line)."""
+    lines = item.text.split("\n")
+    shown = set((item.compact or "").split("\n"))
+    scores = scorer.scores(lines)
+    return [
+        (score, index, _clipped(line))
+        for index, (score, line) in enumerate(zip(scores, lines, strict=True))
+        if score > least and line.strip() and _clipped(line) not in shown
+    ]
+
+
+def _clipped(line: str) -> str:
+    return line if len(line) <= _LINE_CHARS else line[:_LINE_CHARS] + "…"
+
+
+def _render(item: Fillable, picked: list[tuple[float, int, str]]) -> str:
+    """The rendering with the picked lines under the heading, in paste order (with those an earlier fill added)."""
+    base, heading, added = (item.compact or "").partition("\n" + FILL_HEADING + "\n")
+    where = {_clipped(line): index for index, line in reversed(list(enumerate(item.text.split("\n"))))}
+    lines = [(where.get(line, -1), line) for line in added.split("\n")] if heading else []
+    lines += [(index, line) for _, index, line in picked]
+    return "\n".join([base, FILL_HEADING, *(line for _, line in sorted(lines, key=lambda pair: pair[0]))])
+
+
+def _make_room(
+    open_items: list[Fillable], scorer: LineScorer, spare: int, encoding: str, shrink: Callable[[Fillable, int], bool]
+) -> None:
+    """Render again smaller the frames whose strong lines (a compared value, the ask's rarest terms) the rendering
+    leaves out and the leftover cannot hold: up to ``_RESERVE`` of each rendering gives way to them."""
+    wants: dict[int, int] = {}
+    for item_index, item in enumerate(open_items):
+        if LOG_FILL_HEADING in (item.compact or ""):
+            # Already given the leftover as its own lines (``LogDistiller.filled``): rendering it again drops them.
+            continue
+        strong = [line for _, _, line in _candidates(item, scorer, _STRONG)]
+        if strong:
+            cost = sum(count_tokens_many([line + "\n" for line in strong], encoding, 1)) + _HEADING_TOKENS
+            wants[item_index] = min(cost, int(item.compact_tokens * _RESERVE))
+    short = sum(wants.values()) - spare
+    if short <= 0:
+        return
+    total = sum(wants.values())
+    for item_index, want in wants.items():
+        item = open_items[item_index]
+        give = math.ceil(short * want / total)
+        if give > 0:
+            shrink(item, item.compact_tokens - give)
+
+
+def scorer_for(items: Sequence[Fillable], chosen: Chosen, goal: str) -> LineScorer | None:
+    """The paste's scorer when filling can serve anything: a frame served compact, and an ask to rank by."""
+    if not any(chosen[item.frame_id] == "compact" and item.compact is not None for item in items):
+        return None
+    if sum(len(item.text) for item in items) > _MAX_CHARS:
+        return None
+    scorer = LineScorer.of(goal, [item.text for item in items])
+    # Without an ask there is nothing to rank by: the rendering stays what compression made it.
+    return scorer if scorer.ask or scorer.comparison is not None else None
+
+
+def fill_relevant(
+    items: Sequence[Fillable],
+    chosen: Chosen,
+    budget: int,
+    encoding: str,
+    scorer: LineScorer,
+    served: Callable[[Fillable, str], int],
+    shrink: Callable[[Fillable, int], bool] | None = None,
+) -> None:
+    """Fill what the budget has left with each compact frame's most relevant unshown lines (module docstring).
+
+    With ``shrink``, a log takes only lines that score for themselves or as a neighbour, and frames make room
+    for their strong lines first: the log's leftover is then the log distiller's to fill with its own excerpt.
+    Without it, every line may be taken, in the fused order, until the room is spent.
+    """
+    open_items = [item for item in items if chosen[item.frame_id] == "compact" and item.compact is not None]
+    if shrink is not None:
+        _make_room(open_items, scorer, budget - _total(items, chosen, served), encoding, shrink)
+    spare = budget - _total(items, chosen, served)
+    if spare < _MIN_ROOM:
+        return
+    pool = [(score, item_index, index, line) for item_index, item in enumerate(open_items)
+            for score, index, line in _candidates(item, scorer, _REST if shrink and item.kind == "log" else 0.0)
+            ]  # fmt: skip
+    if not pool:
+        return
+    pool.sort(key=lambda entry: (-entry[0], entry[1], entry[2]))
+    costs = count_tokens_many([entry[3] + "\n" for entry in pool], encoding, 1)
+    heading = count_tokens(FILL_HEADING + "\n", encoding)
+    room = spare
+    for _ in range(_FIT_ROUNDS):
+        taken: dict[int, list[tuple[float, int, str]]] = {}
+        used = 0
+        # A compact rendering stays smaller than its whole text (else the whole text would be served).
+        grown = dict.fromkeys(range(len(open_items)), 0)
+        for (score, item_index, index, line), cost in zip(pool, costs, strict=True):
+            item = open_items[item_index]
+            extra = cost + (heading if item_index not in taken and FILL_HEADING not in (item.compact or "") else 0)
+            if used + extra > room or item.compact_tokens + grown[item_index] + extra >= item.full_tokens - _SLACK:
+                continue
+            taken.setdefault(item_index, []).append((score, index, line))
+            used += extra
+            grown[item_index] += extra
+        renderings = {item_index: _render(open_items[item_index], picked) for item_index, picked in taken.items()}
+        counted = count_tokens_many(list(renderings.values()), encoding, 1) if renderings else []
+        growth = sum(
+            tokens - open_items[item_index].compact_tokens
+            for item_index, tokens in zip(renderings, counted, strict=True)
+        )
+        fits = all(
+            tokens < open_items[item_index].full_tokens for item_index, tokens in zip(renderings, counted, strict=True)
+        )
+        if growth <= spare and fits:
+            for (item_index, rendering), tokens in zip(renderings.items(), counted, strict=True):
+                open_items[item_index].compact, open_items[item_index].compact_tokens = rendering, tokens
+            return
+        # Counted apart, lines cost a little less or more than together: ask again with less room.
+        room -= max(growth - spare, 0) + _SLACK
+
+
+def _total(items: Sequence[Fillable], chosen: Chosen, served: Callable[[Fillable, str], int]) -> int:
+    return sum(served(item, chosen[item.frame_id]) for item in items)
