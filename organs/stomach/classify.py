@@ -99,6 +99,7 @@ from organs.stomach.rungs import (
     weak_log_rung,
 )
 from organs.stomach.signals import LINE_PREFIX
+from organs.stomach.structures import report_opened
 from organs.stomach.text_views import first_lines
 
 __all__ = [
@@ -276,7 +277,17 @@ def _console_rung(lines: list[str]) -> Classification | None:
     return Classification(kind, f"rung 3b: a terminal session (a command, then output: {found.reason})")
 
 
+def report_rung(lines: list[str]) -> Classification | None:
+    """Rung 3r: a JVM thread dump or crash report (``organs.stomach.structures``) is one trace-like report."""
+    opened = report_opened("\n".join(lines[:_REPORT_HEAD_LINES]))
+    return None if opened is None else Classification("stack_trace", f"rung 3r: a JVM {opened}")
+
+
+# A report's heading is among its first lines.
+_REPORT_HEAD_LINES = 4
+
 LADDER = (
+    report_rung,
     trace_rung,
     _console_rung,
     timestamped_log_rung,

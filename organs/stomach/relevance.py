@@ -40,6 +40,9 @@ _COMPARED_WEIGHT = 2.0
 _ALERT_WEIGHT = 0.35
 # Neighbours within this many lines of a scored line share this part of its score; the rest of the lines score less.
 _CONTEXT = 2
+_PARAGRAPH = 8
+# The kinds whose sections are paragraphs: a trace or report, a note.
+_REPORT_KINDS: frozenset[FrameKind] = frozenset({"stack_trace", "note"})
 _CONTEXT_SHARE = 0.25
 _REST = 1e-3
 # A line longer than this is served clipped: a base64 blob says nothing more at ten times the length.
@@ -130,8 +133,11 @@ class LineScorer:
         norm = _K1 * (1 - _B + _B * len(line) / self._mean_length)
         return sum(self._idf.get(term, 0.0) * (_K1 + 1) / (1 + norm) for term in terms)
 
-    def scores(self, lines: Sequence[str]) -> list[float]:
-        """Each line's fused score: compared value, then rarity (scaled to at most 1), then alert."""
+    def scores(self, lines: Sequence[str], *, least: float = 0.0, wide: bool = False) -> list[float]:
+        """Each line's fused score: compared value, then rarity (scaled to at most 1), then alert; then the
+        context a line takes from scored neighbours. With ``least``, only lines scoring at least that much
+        themselves lend context, and no other line scores. ``wide`` lets context run through a paragraph (a
+        report's section), not only the nearest lines (a log's records)."""
         rarity = [self.rarity(line) for line in lines]
         top = max(rarity, default=0.0) or 1.0
         fused = [value / top for value in rarity]
@@ -142,21 +148,34 @@ class LineScorer:
         for index, line in enumerate(lines):
             if is_alert(line):
                 fused[index] += _ALERT_WEIGHT
-        return _with_context(fused)
+        if least:
+            return _with_context([score if score >= least else 0.0 for score in fused], lines, wide, rest=False)
+        return _with_context(fused, lines, wide)
 
 
-def _with_context(fused: list[float]) -> list[float]:
-    """A line that scores nothing itself takes a share of its best near neighbour's score (the header of a
-    deadlocked thread, the line under a crash), and, below every such line, a trace that favours the head: so
-    the budget's leftover goes first to what surrounds the answers, then to the rest in order."""
+def _with_context(fused: list[float], lines: Sequence[str], wide: bool, *, rest: bool = True) -> list[float]:
+    """A line that scores nothing itself takes a share of its best scored neighbour's score, a neighbour being
+    within ``_CONTEXT`` lines, or when ``wide`` within ``_PARAGRAPH`` lines and no blank line between (the rest
+    of a deadlock report, the header of a crashed thread); below every such line, a trace that favours the head: so the
+    budget's leftover goes first to what surrounds the answers, then to the rest in order."""
     count = len(fused)
-    scored = list(fused)
+    reach = _PARAGRAPH if wide else _CONTEXT
+    near = [0.0] * count
     for index, score in enumerate(fused):
-        if score > 0:
+        if score <= 0:
             continue
-        near = max(fused[max(index - _CONTEXT, 0) : index + _CONTEXT + 1], default=0.0)
-        scored[index] = near * _CONTEXT_SHARE if near > 0 else _REST * (1 - index / count)
-    return scored
+        for step in (-1, 1):
+            position = index + step
+            while 0 <= position < count and abs(position - index) <= reach:
+                if abs(position - index) > _CONTEXT and not lines[position].strip():
+                    break
+                near[position] = max(near[position], score)
+                position += step
+    trace = _REST if rest else 0.0
+    return [
+        score if score > 0 else near[index] * _CONTEXT_SHARE if near[index] > 0 else trace * (1 - index / count)
+        for index, score in enumerate(fused)
+    ]
 
 
 class Fillable(Protocol):
@@ -175,16 +194,22 @@ class Fillable(Protocol):
 Chosen = dict[str, Literal["compact", "full", "reference"]]
 
 
-def _candidates(item: Fillable, scorer: LineScorer, least: float) -> list[tuple[float, int, str]]:
-    """The frame's lines that its rendering does not show, scoring above ``least``: (score, index, line)."""
+def _candidates(
+    item: Fillable, scorer: LineScorer, least: float, *, strong: float = 0.0
+) -> list[tuple[float, int, str]]:
+    """The frame's lines that its rendering does not show, scoring above ``least``: (score, index, line).
+    With ``strong``, only lines that strong and their context (``LineScorer.scores``)."""
     lines = item.text.split("\n")
+    # A line the rendering shows, or one that repeats a line already picked, says nothing new.
     shown = set((item.compact or "").split("\n"))
-    scores = scorer.scores(lines)
-    return [
-        (score, index, _clipped(line))
-        for index, (score, line) in enumerate(zip(scores, lines, strict=True))
-        if score > least and line.strip() and _clipped(line) not in shown
-    ]
+    picked = []
+    scores = scorer.scores(lines, least=strong, wide=item.kind in _REPORT_KINDS)
+    for index, (score, line) in enumerate(zip(scores, lines, strict=True)):
+        clipped = _clipped(line)
+        if score > least and line.strip() and clipped not in shown:
+            shown.add(clipped)
+            picked.append((score, index, clipped))
+    return picked
 
 
 def _clipped(line: str) -> str:
@@ -203,14 +228,19 @@ def _render(item: Fillable, picked: list[tuple[float, int, str]]) -> str:
 def _make_room(
     open_items: list[Fillable], scorer: LineScorer, spare: int, encoding: str, shrink: Callable[[Fillable, int], bool]
 ) -> None:
-    """Render again smaller the frames whose strong lines (a compared value, the ask's rarest terms) the rendering
-    leaves out and the leftover cannot hold: up to ``_RESERVE`` of each rendering gives way to them."""
+    """Render again smaller the frames whose strong lines (a compared value, the ask's rarest terms, and the lines
+    around them) the rendering leaves out and the leftover cannot hold: up to ``_RESERVE`` of each rendering gives
+    way to them."""
     wants: dict[int, int] = {}
     for item_index, item in enumerate(open_items):
         if LOG_FILL_HEADING in (item.compact or ""):
             # Already given the leftover as its own lines (``LogDistiller.filled``): rendering it again drops them.
             continue
-        strong = [line for _, _, line in _candidates(item, scorer, _STRONG)]
+        # A report's strong lines come with their section; a log's records stand alone.
+        if item.kind in _REPORT_KINDS:
+            strong = [line for _, _, line in _candidates(item, scorer, 0.0, strong=_STRONG)]
+        else:
+            strong = [line for score, _, line in _candidates(item, scorer, _STRONG) if score >= _STRONG]
         if strong:
             cost = sum(count_tokens_many([line + "\n" for line in strong], encoding, 1)) + _HEADING_TOKENS
             wants[item_index] = min(cost, int(item.compact_tokens * _RESERVE))
@@ -247,8 +277,9 @@ def fill_relevant(
 ) -> None:
     """Fill what the budget has left with each compact frame's most relevant unshown lines (module docstring).
 
-    With ``shrink``, a log takes only lines that score for themselves or as a neighbour, and frames make room
-    for their strong lines first: the log's leftover is then the log distiller's to fill with its own excerpt.
+    With ``shrink``, a log takes only lines the ask raises (its terms, what it compares; an alert alone is not
+    enough), and frames make room for their strong lines first: the log's leftover is then the log distiller's
+    to fill with its own excerpt, which knows its alerts.
     Without it, every line may be taken, in the fused order, until the room is spent.
     """
     open_items = [item for item in items if chosen[item.frame_id] == "compact" and item.compact is not None]
@@ -258,7 +289,7 @@ def fill_relevant(
     if spare < _MIN_ROOM:
         return
     pool = [(score, item_index, index, line) for item_index, item in enumerate(open_items)
-            for score, index, line in _candidates(item, scorer, _REST if shrink and item.kind == "log" else 0.0)
+            for score, index, line in _candidates(item, scorer, _ALERT_WEIGHT if shrink and item.kind == "log" else 0.0)
             ]  # fmt: skip
     if not pool:
         return

@@ -1,0 +1,56 @@
+"""Reports blank lines do not end: a JVM thread dump and crash report are one segment, the user's words apart."""
+
+from __future__ import annotations
+
+from organs.stomach import ingest_paste
+
+_DUMP = """2025-03-02 10:00:00
+Full thread dump OpenJDK 64-Bit Server VM (17.0.9+9 mixed mode):
+
+"main" #1 prio=5 os_prio=0 tid=0x01 nid=0x10 waiting on condition
+   java.lang.Thread.State: TIMED_WAITING (sleeping)
+	at java.lang.Thread.sleep(Native Method)
+	at Shop.main(Shop.java:30)
+
+"ledger-writer" #20 prio=5 os_prio=0 tid=0x02 nid=0x11 waiting for monitor entry
+   java.lang.Thread.State: BLOCKED (on object monitor)
+	at Shop.write(Shop.java:12)
+
+JNI global refs: 4, weak refs: 0
+
+Found one Java-level deadlock:
+=============================
+"ledger-writer":
+  waiting to lock monitor 0x0a (object 0x0b, a java.lang.Object),
+  which is held by "audit-reader"
+
+Found 1 deadlock."""
+
+
+def test_a_thread_dump_is_one_stack_trace_segment_and_the_ask_stays_apart() -> None:
+    paste = f"Our shop hangs after a minute.\n\n{_DUMP}\n\nWhich threads are deadlocked?"
+    bundle = ingest_paste(paste)
+    kinds = [(entry.kind, entry.outcome) for entry in bundle.report]
+    assert kinds == [("prose", "frame"), ("stack_trace", "frame"), ("prose", "goal")]
+    assert bundle.query.goal == "Which threads are deadlocked?"
+
+
+def test_a_crash_report_runs_to_its_end_line() -> None:
+    report = "\n\n".join(
+        [
+            "#\n# A fatal error has been detected by the Java Runtime Environment:\n#\n#  SIGSEGV (0xb) at pc=0x1",
+            '---------------  T H R E A D  ---------------\n\nCurrent thread (0x2):  JavaThread "main"',
+            "Stack: [0x3,0x4],  sp=0x5\nj  Shop.main([Ljava/lang/String;)V+37",
+            "END.",
+        ]
+    )
+    paste = f"{report}\n\nThe crash started after the upgrade. What crashed the JVM?"
+    bundle = ingest_paste(paste)
+    assert [entry.kind for entry in bundle.report] == ["stack_trace", "prose"]
+    assert bundle.report[0].span == (0, len(report))
+
+
+def test_blocks_that_do_not_continue_a_dump_are_not_joined_to_it() -> None:
+    paste = f"{_DUMP}\n\n| pod | restarts |\n|---|---|\n| shop-1 | 4 |\n\nWhy does it hang?"
+    bundle = ingest_paste(paste)
+    assert [entry.kind for entry in bundle.report] == ["stack_trace", "table", "prose"]
