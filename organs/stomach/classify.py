@@ -99,7 +99,7 @@ from organs.stomach.rungs import (
     weak_log_rung,
 )
 from organs.stomach.signals import LINE_PREFIX
-from organs.stomach.structures import report_opened
+from organs.stomach.structures import closes_run, report_opened
 from organs.stomach.text_views import first_lines
 
 __all__ = [
@@ -283,12 +283,21 @@ def report_rung(lines: list[str]) -> Classification | None:
     return None if opened is None else Classification("stack_trace", f"rung 3r: a JVM {opened}")
 
 
+def tool_run_rung(lines: list[str]) -> Classification | None:
+    """Rung 3t: a block whose last line closes a tool run (``organs.stomach.structures.closes_run``) is its log."""
+    last = next((line for line in reversed(lines) if line.strip()), "")
+    return (
+        Classification("log", f"rung 3t: a tool run, closing with {last.strip()[:60]!r}") if closes_run(last) else None
+    )
+
+
 # A report's heading is among its first lines.
 _REPORT_HEAD_LINES = 4
 
 LADDER = (
     report_rung,
     trace_rung,
+    tool_run_rung,
     _console_rung,
     timestamped_log_rung,
     delimited_record_log_rung,

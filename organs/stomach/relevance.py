@@ -27,6 +27,7 @@ from organs.accounting import count_tokens, count_tokens_many
 from organs.stomach.asked import AskTerms
 from organs.stomach.compare import Comparison
 from organs.stomach.distill.log import FILL_HEADING as LOG_FILL_HEADING
+from organs.stomach.intent import own_words
 from organs.stomach.signals import is_alert
 
 __all__ = ["FILL_HEADING", "Fillable", "LineScorer", "fill_relevant", "scorer_for"]
@@ -52,6 +53,9 @@ _MIN_ROOM = 24
 # A paste larger than this is not scored line by line (the shallow tiers take such pastes anyway).
 _MAX_CHARS = 4 * 1024 * 1024
 _FIT_ROUNDS = 4
+# The user's own prose is kept whole up to this share of the budget; a frame gives it room down to this many tokens.
+_USER_WORDS_SHARE = 0.25
+_SMALLEST_DONOR = 64
 # Tokens kept between a filled rendering and its frame's whole text: counted apart, lines cost a little differently.
 _SLACK = 16
 # A line this strong (a compared value, or the ask's rarest terms) may take room from its frame's rendering, up to
@@ -261,9 +265,10 @@ def scorer_for(items: Sequence[Fillable], chosen: Chosen, goal: str) -> LineScor
         return None
     if sum(len(item.text) for item in items) > _MAX_CHARS:
         return None
-    scorer = LineScorer.of(goal, [item.text for item in items])
     # Without an ask there is nothing to rank by: the rendering stays what compression made it.
-    return scorer if scorer.ask or scorer.comparison is not None else None
+    if not AskTerms.of(goal) and Comparison.of(goal) is None:
+        return None
+    return LineScorer.of(goal, [item.text for item in items])
 
 
 def fill_relevant(
@@ -282,6 +287,8 @@ def fill_relevant(
     to fill with its own excerpt, which knows its alerts.
     Without it, every line may be taken, in the fused order, until the room is spent.
     """
+    if shrink is not None:
+        _keep_user_words(items, chosen, budget, served, shrink)
     open_items = [item for item in items if chosen[item.frame_id] == "compact" and item.compact is not None]
     if shrink is not None:
         _make_room(open_items, scorer, budget - _total(items, chosen, served), encoding, shrink)
@@ -325,6 +332,31 @@ def fill_relevant(
             return
         # Counted apart, lines cost a little less or more than together: ask again with less room.
         room -= max(growth - spare, 0) + _SLACK
+
+
+def _keep_user_words(
+    items: Sequence[Fillable], chosen: Chosen, budget: int, served: Callable[[Fillable, str], int],
+    shrink: Callable[[Fillable, int], bool],
+) -> None:  # fmt: skip
+    """The user's own prose (a note in someone's own words, up to ``_USER_WORDS_SHARE`` of the budget) is not
+    served cut: what its whole text lacks is taken from the largest compact frame, rendered again smaller. (A
+    budget too small for it still makes it a reference, whole on request.)"""
+    for item in items:
+        if item.kind != "note" or chosen[item.frame_id] != "compact" or item.full_tokens > budget * _USER_WORDS_SHARE:
+            continue
+        if not own_words(item.text):
+            continue
+        need = item.full_tokens - served(item, chosen[item.frame_id]) - (budget - _total(items, chosen, served))
+        donors = [other for other in items if other is not item and chosen[other.frame_id] == "compact"]
+        donor = max(donors, key=lambda other: other.compact_tokens, default=None)
+        if need > 0 and (
+            donor is None
+            or donor.compact_tokens - need < _SMALLEST_DONOR
+            or not shrink(donor, donor.compact_tokens - need)
+        ):
+            continue
+        if _total(items, chosen, served) - served(item, chosen[item.frame_id]) + item.full_tokens <= budget:
+            chosen[item.frame_id] = "full"
 
 
 def _total(items: Sequence[Fillable], chosen: Chosen, served: Callable[[Fillable, str], int]) -> int:

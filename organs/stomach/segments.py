@@ -21,7 +21,7 @@ from organs.stomach.classify import Classification, classify
 from organs.stomach.intent import ask_strength, glued_lines, glued_tail_lines, own_words
 from organs.stomach.normal import normal_form, normalize
 from organs.stomach.split import Block, split_blocks
-from organs.stomach.structures import join_reports
+from organs.stomach.structures import join_reports, join_tool_runs
 
 __all__ = ["Plan", "Segment", "cut_blocks", "plan_blocks", "segment_texts"]
 
@@ -151,6 +151,6 @@ def cut_blocks(text: str, max_blocks: int) -> list[Block]:
     normal = normalize(text)
     return [
         replace(block, start=start, end=end)
-        for block in join_reports(normal.text, split_blocks(normal.text, max_blocks))
+        for block in join_tool_runs(normal.text, join_reports(normal.text, split_blocks(normal.text, max_blocks)))
         for start, end in [normal.received_span(block.start, block.end)]
     ]

@@ -12,7 +12,16 @@ its parts:
 * a crash report opens with ``A fatal error has been detected by the Java Runtime Environment``
   and runs to its ``END.`` line.
 
-Either stops at a fence or at the user's own sentences (a line that reads as prose), so the
+* a debugger's backtrace of every thread (gdb's ``thread apply all bt``) opens with a thread's
+  heading (``Thread 2 (Thread 0x7f… (LWP 18636) …):``) or the debugger's thread notices; its
+  parts start with another heading, a frame (``#3 …``) or a notice.
+
+A tool run (a linter, compiler, test runner, package manager, build tool) also separates its
+records with blank lines; ``join_tool_runs`` joins the blocks before a block that ends as such a
+run ends (``Found 241 errors.``, ``=== 3 failed, 80 passed in 0.62s ===``, ``error: could not
+compile …``, ``5 errors``, ``ERROR SUMMARY: …``) back to the previous run's end.
+
+Every join stops at a fence or at the user's own sentences (a line that reads as prose), so the
 user's words are never joined to the evidence.
 """
 
@@ -22,9 +31,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from organs.stomach.intent import own_words
 from organs.stomach.split import Block
 
-__all__ = ["join_reports", "report_opened"]
+__all__ = ["closes_run", "join_reports", "join_tool_runs", "report_opened"]
 
 # Only a block's first lines are read for the heading that opens a report.
 _OPENING_LINES = 4
@@ -37,7 +47,24 @@ _THREAD_PART = re.compile(
     r"|Locked ownable synchronizers"
 )
 # A line the user wrote: a capitalised sentence of six words or more that ends as a sentence does.
-_SENTENCE = re.compile(r"^[A-Z][a-z'’]*(?: [\w'’,()/-]+){5,}[.?!]$")
+_BACKTRACE = re.compile(r"^(?:Thread \d+ \(Thread 0x[0-9a-f]+ \(LWP \d+\)|\[Thread debugging using )", re.MULTILINE)
+_BACKTRACE_PART = re.compile(r"Thread \d+ \(|#\d+\s|\[New |\[Thread |\[Inferior |\s+\S+ = ")
+# How tools close a run: test runners' tallies, linters' and type checkers' counts, compilers' verdicts,
+# package managers' last error lines, a memory checker's summary, build tools' outcomes.
+_RUN_CLOSE = re.compile(
+    r"=+ .*\b(?:passed|failed|errors?|skipped|deselected)\b.*=+|Found \d+ errors?\b.*|Success: no issues found.*"
+    r"|\[\*\] \d+ fixable.*|error: could not compile .*|\d+ (?:errors?|warnings?)|make(?:\[\d+\])?: \*\*\* .*"
+    r"|npm (?:ERR!|error) .*|ERROR: .*|==\d+== ERROR SUMMARY: .*|✖ \d+ problems? .*|Tests?: .*\b(?:passed|failed)\b.*"
+    r"|BUILD (?:SUCCESSFUL|FAILED).*|\[(?:ERROR|INFO)\] BUILD (?:SUCCESS|FAILURE).*|Node\.js v[\d.]+"
+)
+_SENTENCE = re.compile(r"^[A-Z][\w'’]*(?: [\w'’,()/-]+){5,}[.?!]$")
+# The user's words introducing what follows: a capitalised sentence of four words or more ending in a colon, with
+# none of the digits, paths, brackets or assignments that tools' own lines carry.
+# A short block in someone's own words (``organs.stomach.intent.own_words``) introduces the run, not part of it.
+_INTRODUCTION_LINES = 3
+# Each of its lines written as a sentence or a clause ends, or six words long.
+_WRITTEN = re.compile(r"[.?!:,;)]$|(?:\S+\s+){5}\S")
+_INTRODUCTION = re.compile(r"^[A-Z][\w'’]*(?: [A-Za-z'’,-]+){3,}[.?!:]$")
 _CRASH_END = re.compile(r"^END\.$", re.MULTILINE)
 
 
@@ -53,19 +80,34 @@ def _user_words(text: str) -> bool:
     return any(_SENTENCE.match(line.strip()) for line in text.split("\n")[:_OPENING_LINES])
 
 
+def _before_run(text: str, line_count: int) -> bool:
+    """Whether a block before a tool run is not part of it: the user's sentence (one that introduces the run with
+    a colon too), a short block in someone's own words, or a lone word such as a path."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    if len(lines) == 1 and " " not in lines[0]:
+        return True
+    if line_count <= _INTRODUCTION_LINES and own_words(text) and all(_WRITTEN.search(line) for line in lines):
+        return True
+    return _user_words(text) or any(_INTRODUCTION.match(line) for line in lines[:_OPENING_LINES])
+
+
 def report_opened(head: str) -> str | None:
-    """``"thread dump"`` or ``"crash report"`` when the text's first lines open one, else None."""
+    """``"thread dump"``, ``"crash report"`` or ``"backtrace"`` when the text's first lines open one, else None."""
     head = _head(head)
     if _THREAD_DUMP.search(head):
         return "thread dump"
+    if _BACKTRACE.search(head):
+        return "backtrace"
     return "crash report" if _CRASH_REPORT.search(head) else None
 
 
 def _run_end(text: str, heads: Sequence[str], blocks: Sequence[Block], start: int) -> int:
     """The index after the last block of the report that opens at ``start`` (``start + 1`` if it joins none)."""
-    dump = _THREAD_DUMP.search(heads[start]) is not None
-    if not dump and _CRASH_REPORT.search(heads[start]) is None:
+    opened = report_opened(heads[start])
+    if opened is None:
         return start + 1
+    dump = opened != "crash report"
+    parts = _THREAD_PART if opened == "thread dump" else _BACKTRACE_PART
 
     def ends_report(index: int) -> bool:
         return not dump and _CRASH_END.search(text, blocks[index].start, blocks[index].end) is not None
@@ -74,7 +116,7 @@ def _run_end(text: str, heads: Sequence[str], blocks: Sequence[Block], start: in
     if ends_report(start):
         return end
     while end < len(blocks) and not blocks[end].fenced and not _user_words(heads[end]):
-        if dump and _THREAD_PART.match(_first_line(heads[end])) is None:
+        if dump and parts.match(_first_line(heads[end])) is None:
             break
         end += 1
         if ends_report(end - 1):
@@ -93,4 +135,37 @@ def join_reports(text: str, blocks: Sequence[Block]) -> list[Block]:
         first, last = blocks[index], blocks[end - 1]
         joined.append(first if end == index + 1 else replace(first, end=last.end, remainder=last.remainder))
         index = end
+    return joined
+
+
+def closes_run(line: str) -> bool:
+    """Whether the line closes a tool run (a tally, a count of errors, a verdict; module docstring)."""
+    return _RUN_CLOSE.fullmatch(line.strip()) is not None
+
+
+def _closes_run(text: str, block: Block) -> bool:
+    tail = text[max(block.start, block.end - _HEAD_CHARS) : block.end].rstrip()
+    return closes_run(tail[tail.rfind("\n") + 1 :])
+
+
+def join_tool_runs(text: str, blocks: Sequence[Block]) -> list[Block]:
+    """The blocks, with each tool run (module docstring) joined into one: from a block whose last line closes a
+    run, back over the blocks before it up to a fence, the user's words, a report or the previous run's end."""
+    heads = [_head(text[block.start : min(block.end, block.start + _HEAD_CHARS)]) for block in blocks]
+    closing = [_closes_run(text, block) and not block.fenced for block in blocks]
+    joined: list[Block] = []
+    for index, block in enumerate(blocks):
+        joined.append(block)
+        if not closing[index] or _user_words(heads[index]):
+            continue
+        start = len(joined) - 1
+        while start > 0:
+            before = joined[start - 1]
+            head = _head(text[before.start : min(before.end, before.start + _HEAD_CHARS)])
+            line_count = text.count("\n", before.start, before.end) + 1
+            if before.fenced or _before_run(head, line_count) or report_opened(head) or _closes_run(text, before):
+                break
+            start -= 1
+        if start < len(joined) - 1:
+            joined[start:] = [replace(joined[start], end=block.end, remainder=block.remainder)]
     return joined

@@ -54,3 +54,47 @@ def test_blocks_that_do_not_continue_a_dump_are_not_joined_to_it() -> None:
     paste = f"{_DUMP}\n\n| pod | restarts |\n|---|---|\n| shop-1 | 4 |\n\nWhy does it hang?"
     bundle = ingest_paste(paste)
     assert [entry.kind for entry in bundle.report] == ["stack_trace", "table", "prose"]
+
+
+_LINT_RUN = "\n\n".join(
+    [
+        "E501 Line too long (130 > 120)\n --> app/views.py:12:121\n  |\n12 | x = 1\n  |",
+        "F401 `os` imported but unused\n --> app/models.py:1:8\n  |\n1 | import os\n  |",
+        "B006 Do not use mutable data structures for argument defaults\n --> app/forms.py:40:22",
+        "Found 3 errors.",
+    ]
+)
+
+
+def test_a_tool_run_split_by_blank_lines_is_one_log_segment() -> None:
+    paste = f"Linting the app before the release:\n\n{_LINT_RUN}\n\nWhich files have unused imports?"
+    bundle = ingest_paste(paste)
+    assert [(entry.kind, entry.outcome) for entry in bundle.report] == [
+        ("prose", "frame"),
+        ("log", "frame"),
+        ("prose", "goal"),
+    ]
+
+
+def test_two_tool_runs_stay_two_segments() -> None:
+    tests = "test_a.py::test_one PASSED\ntest_a.py::test_two FAILED\n\n=== 1 failed, 1 passed in 0.10s ==="
+    paste = f"{_LINT_RUN}\n\n{tests}\n\nWhy does test_two fail?"
+    bundle = ingest_paste(paste)
+    assert [entry.kind for entry in bundle.report] == ["log", "log", "prose"]
+
+
+def test_the_users_words_are_not_served_cut() -> None:
+    context = (
+        "We moved the nightly export to the new cluster on Monday and since then the report job has been slow, "
+        "mostly in the morning when the backups run, although nobody changed the job itself."
+    )
+    log = "\n".join(
+        f"2025-03-02 0{hour}:{minute:02d}:00 INFO report job step {minute} finished in {100 + minute * 3}ms"
+        for hour in range(6)
+        for minute in range(60)
+    )
+    paste = f"{context}\n\n{log}\n\nWhich step was the slowest?"
+    bundle = ingest_paste(paste)
+    note = next(frame for frame in bundle.provider.frames if frame.kind == "note")
+    assert note.representation == "full"
+    assert note.content == context
