@@ -27,8 +27,8 @@ from organs.accounting import count_tokens, count_tokens_many
 from organs.stomach.asked import AskTerms
 from organs.stomach.compare import Comparison
 from organs.stomach.distill.log import FILL_HEADING as LOG_FILL_HEADING
-from organs.stomach.intent import own_words
 from organs.stomach.signals import is_alert
+from organs.stomach.structures import written_by_user
 
 __all__ = ["FILL_HEADING", "Fillable", "LineScorer", "fill_relevant", "scorer_for"]
 
@@ -338,13 +338,14 @@ def _keep_user_words(
     items: Sequence[Fillable], chosen: Chosen, budget: int, served: Callable[[Fillable, str], int],
     shrink: Callable[[Fillable, int], bool],
 ) -> None:  # fmt: skip
-    """The user's own prose (a note in someone's own words, up to ``_USER_WORDS_SHARE`` of the budget) is not
-    served cut: what its whole text lacks is taken from the largest compact frame, rendered again smaller. (A
-    budget too small for it still makes it a reference, whole on request.)"""
+    """The user's own prose (a short note written to the reader, ``structures.written_by_user``, up to
+    ``_USER_WORDS_SHARE`` of the budget) is not served cut: what its whole text lacks is taken from the largest
+    compact frame, rendered again smaller. (A budget too small for it still makes it a reference, whole on
+    request.)"""
     for item in items:
         if item.kind != "note" or chosen[item.frame_id] != "compact" or item.full_tokens > budget * _USER_WORDS_SHARE:
             continue
-        if not own_words(item.text):
+        if not written_by_user(item.text):
             continue
         need = item.full_tokens - served(item, chosen[item.frame_id]) - (budget - _total(items, chosen, served))
         donors = [other for other in items if other is not item and chosen[other.frame_id] == "compact"]

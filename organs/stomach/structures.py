@@ -34,7 +34,7 @@ from dataclasses import replace
 from organs.stomach.intent import own_words
 from organs.stomach.split import Block
 
-__all__ = ["closes_run", "join_reports", "join_tool_runs", "report_opened"]
+__all__ = ["closes_run", "join_reports", "join_tool_runs", "report_opened", "written_by_user"]
 
 # Only a block's first lines are read for the heading that opens a report.
 _OPENING_LINES = 4
@@ -80,13 +80,22 @@ def _user_words(text: str) -> bool:
     return any(_SENTENCE.match(line.strip()) for line in text.split("\n")[:_OPENING_LINES])
 
 
+def written_by_user(text: str) -> bool:
+    """Whether a short block reads as someone writing to the reader: a few lines in their own words
+    (``organs.stomach.intent.own_words``), each ending as a sentence or clause does or six words long."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    if not lines or len(lines) > _INTRODUCTION_LINES:
+        return False
+    return own_words(text) and all(_WRITTEN.search(line) for line in lines)
+
+
 def _before_run(text: str, line_count: int) -> bool:
     """Whether a block before a tool run is not part of it: the user's sentence (one that introduces the run with
     a colon too), a short block in someone's own words, or a lone word such as a path."""
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     if len(lines) == 1 and " " not in lines[0]:
         return True
-    if line_count <= _INTRODUCTION_LINES and own_words(text) and all(_WRITTEN.search(line) for line in lines):
+    if line_count <= _INTRODUCTION_LINES and written_by_user(text):
         return True
     return _user_words(text) or any(_INTRODUCTION.match(line) for line in lines[:_OPENING_LINES])
 
