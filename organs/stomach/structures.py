@@ -10,7 +10,8 @@ its parts:
   frame or state line, or one of the dump's own headings (``JNI global refs``, ``Found one
   Java-level deadlock:``, ``Java stack information for the threads listed above:``, ``Heap``);
 * a crash report opens with ``A fatal error has been detected by the Java Runtime Environment``
-  and runs to its ``END.`` line.
+  and runs to its ``END.`` line; an Android tombstone opens with its row of ``*** *** ***``
+  (in a logcat or not) and runs on through its sections (backtrace, stack, memory map);
 
 * a debugger's backtrace of every thread (gdb's ``thread apply all bt``) opens with a thread's
   heading (``Thread 2 (Thread 0x7f… (LWP 18636) …):``) or the debugger's thread notices; its
@@ -40,13 +41,15 @@ __all__ = ["closes_run", "join_reports", "join_tool_runs", "report_opened", "wri
 _OPENING_LINES = 4
 _HEAD_CHARS = 2048
 _THREAD_DUMP = re.compile(r"^Full thread dump ", re.MULTILINE)
-_CRASH_REPORT = re.compile(r"^#\s+A fatal error has been detected by the Java Runtime Environment", re.MULTILINE)
+_CRASH_REPORT = re.compile(
+    r"^(?:#\s+A fatal error has been detected by the Java Runtime Environment|(?:.*DEBUG\s*: )?\*\*\* \*\*\* \*\*\* )",
+    re.MULTILINE,
+)
 _THREAD_PART = re.compile(
     r'"[^"\n]*"(?:\s|:|$)|\s+(?:at |- |java\.lang\.Thread\.State)|Threads class SMR info:|JNI global refs'
     r"|Found one Java-level deadlock|Found \d+ deadlocks?\.|Java stack information|={5,}$|Heap\b"
     r"|Locked ownable synchronizers"
 )
-# A line the user wrote: a capitalised sentence of six words or more that ends as a sentence does.
 _BACKTRACE = re.compile(r"^(?:Thread \d+ \(Thread 0x[0-9a-f]+ \(LWP \d+\)|\[Thread debugging using )", re.MULTILINE)
 _BACKTRACE_PART = re.compile(r"Thread \d+ \(|#\d+\s|\[New |\[Thread |\[Inferior |\s+\S+ = ")
 # How tools close a run: test runners' tallies, linters' and type checkers' counts, compilers' verdicts,
@@ -57,7 +60,9 @@ _RUN_CLOSE = re.compile(
     r"|npm (?:ERR!|error) .*|ERROR: .*|==\d+== ERROR SUMMARY: .*|✖ \d+ problems? .*|Tests?: .*\b(?:passed|failed)\b.*"
     r"|BUILD (?:SUCCESSFUL|FAILED).*|\[(?:ERROR|INFO)\] BUILD (?:SUCCESS|FAILURE).*|Node\.js v[\d.]+"
 )
-_SENTENCE = re.compile(r"^[A-Z][\w'’]*(?: [\w'’,()/-]+){5,}[.?!]$")
+# A line the user wrote: a capitalised sentence of six words or more, none of them a code or number (a tool's
+# message opens with its code: "B018 Found useless expression."), that ends as a sentence does.
+_SENTENCE = re.compile(r"^[A-Z][A-Za-z'’]*(?: [A-Za-z'’,.?!;:()/-]+){5,}[.?!]$")
 # The user's words introducing what follows: a capitalised sentence of four words or more ending in a colon, with
 # none of the digits, paths, brackets or assignments that tools' own lines carry.
 # A short block in someone's own words (``organs.stomach.intent.own_words``) introduces the run, not part of it.

@@ -98,3 +98,21 @@ def test_the_users_words_are_not_served_cut() -> None:
     note = next(frame for frame in bundle.provider.frames if frame.kind == "note")
     assert note.representation == "full"
     assert note.content == context
+
+
+def test_an_android_tombstone_is_one_segment_through_its_sections() -> None:
+    tombstone = "\n\n".join(
+        [
+            "*** *** *** *** *** *** *** *** *** *** *** *** *** *** *** ***\n"
+            "Build fingerprint: 'acme/phone/phone:14/UP1A/1:user/release-keys'\n"
+            "pid: 4242, tid: 4250, name: RenderThread  >>> com.acme.notes <<<\n"
+            "signal 11 (SIGSEGV), code 1 (SEGV_MAPERR), fault addr 0x0000000000000008",
+            "backtrace:\n      #00 pc 000000000004a2f0  /data/app/lib/arm64/libnotes.so (Canvas::draw()+32)\n"
+            "      #01 pc 0000000000051c44  /system/lib64/libhwui.so (RenderThread::loop()+96)",
+            "stack:\n         0000007fe1a2b3c0  0000000000000000\n         0000007fe1a2b3c8  0000007d1c2b0e40",
+        ]
+    )
+    paste = f"{tombstone}\n\nThe notes app crashes when I rotate the screen. Which frame crashed?"
+    bundle = ingest_paste(paste)
+    assert [entry.kind for entry in bundle.report] == ["stack_trace", "prose"]
+    assert bundle.report[0].span == (0, len(tombstone))
