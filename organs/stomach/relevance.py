@@ -39,6 +39,7 @@ _B = 0.75
 # Fused weights: a line that answers a comparison first, then the ask's rare terms, then an alert.
 _COMPARED_WEIGHT = 2.0
 _ALERT_WEIGHT = 0.35
+_CEILING_SHARE = 0.5
 # Neighbours within this many lines of a scored line share this part of its score; the rest of the lines score less.
 _CONTEXT = 2
 _PARAGRAPH = 8
@@ -143,7 +144,9 @@ class LineScorer:
         themselves lend context, and no other line scores. ``wide`` lets context run through a paragraph (a
         report's section), not only the nearest lines (a log's records)."""
         rarity = [self.rarity(line) for line in lines]
-        top = max(rarity, default=0.0) or 1.0
+        # Scaled to the best line, or to a share of what a line holding every term of the ask found in the paste
+        # would score, whichever is more: a line that holds only a word the whole paste repeats stays weak.
+        top = max(max(rarity, default=0.0), sum(self._idf.values()) * _CEILING_SHARE) or 1.0
         fused = [value / top for value in rarity]
         if self.comparison is not None:
             picked = self.comparison.pick(lines)

@@ -71,6 +71,15 @@ def test_a_term_rare_in_the_paste_weighs_more_than_a_common_one() -> None:
     assert scorer.rarity(lines[-1]) > 3 * scorer.rarity(lines[0]) > 0
 
 
+def test_a_line_holding_one_of_several_terms_of_the_ask_is_not_the_best_possible_line() -> None:
+    lines = [f"worker {number} polled the queue" for number in range(60)]
+    lines += ["lease renewal skipped", "quota exhausted for tenant", "ledger compaction started"]
+    scorer = LineScorer.of("Was it the lease, the quota or the ledger?", ["\n".join(lines)])
+    scores = scorer.scores(lines)
+    # Each names one of three rare terms: none scores as a line naming all three would.
+    assert all(0.3 < score < 0.75 for score in scores[-3:])
+
+
 def test_a_plain_word_of_the_ask_finds_its_stem() -> None:
     scorer = LineScorer.of("Which pauses were triggered by ergonomics?", ["Pause Full (Ergonomics) 7.5ms"])
     assert scorer.terms_in("Pause Full (Ergonomics) 7.5ms") == {"pauses", "ergonomics"}
