@@ -104,6 +104,8 @@ class LineScorer:
     _names: list[str] = field(default_factory=list)
     _idf: dict[str, float] = field(default_factory=dict)
     _mean_length: float = 1.0
+    # Each distinct line's terms, found once: a paste's lines are scored several times while it is filled.
+    _terms: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, goal: str, texts: Sequence[str]) -> LineScorer:
@@ -125,10 +127,16 @@ class LineScorer:
         }
         return scorer
 
-    def terms_in(self, line: str) -> set[str]:
+    def terms_in(self, line: str) -> frozenset[str]:
         if self._pattern is None:
-            return set()
-        return {self._names[int((match.lastgroup or "t0")[1:])] for match in self._pattern.finditer(line.lower())}
+            return frozenset()
+        found = self._terms.get(line)
+        if found is None:
+            found = frozenset(
+                self._names[int((match.lastgroup or "t0")[1:])] for match in self._pattern.finditer(line.lower())
+            )
+            self._terms[line] = found
+        return found
 
     def rarity(self, line: str) -> float:
         """The line's BM25 score against the ask, the paste's lines being the documents."""
