@@ -13,6 +13,12 @@ per paste and in total:
 * tokens before (the whole paste) and served (frames' token costs), and whether the
   served total is within the budget; crashes.
 
+Then, at each of ``--budgets`` (4,096, 1,500 and 600 tokens by default), the fact recall of the stomach
+beside what a host could serve without it (``bench.baselines``: head+tail, BM25 over line chunks, MiniLM
+chunk retrieval where the optional ``embed`` extra is installed, and their fusion), each handed the ask for
+free, over the pastes above the budget and over all. ``--corpus DIR`` reads another folder in the same
+sidecar format (a held-out set).
+
 The figures are computed from the public bundle only; nothing here knows a case.
 """
 
@@ -35,6 +41,7 @@ from bench.common import Row, emit_rows  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "realpastes"
 BUDGET = 4096
+COMPARED_BUDGETS = (4096, 1500, 600)
 GOAL_ASKS = 59
 GOAL_KINDS = 95
 GOAL_FACTS = 0.97
@@ -140,6 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=BUDGET)
     parser.add_argument("--only", default="", help="a substring of the case names to run")
     parser.add_argument("--verbose", action="store_true", help="print each missing fact")
+    parser.add_argument(
+        "--budgets",
+        default=",".join(map(str, COMPARED_BUDGETS)),
+        help="budgets at which the stomach is compared with the baselines ('' to skip the comparison)",
+    )
     args = parser.parse_args(argv)
     pastes = sorted(path for path in args.corpus.glob("*.txt") if args.only in path.stem)
     if not pastes:
@@ -203,7 +215,60 @@ def main(argv: list[str] | None = None) -> int:
             Row("realpastes", "crashes", crashes, unit="", goal="0", met=crashes == 0),
         ]
     )  # fmt: skip
+    budgets = [int(part) for part in args.budgets.split(",") if part.strip()]
+    if budgets:
+        print()
+        compare_baselines(pastes, budgets, {args.budget: results})
     return 1 if crashes else 0
+
+
+def _facts_served(served: str, facts: list[str]) -> float:
+    return sum(fact in served for fact in facts) / len(facts) if facts else 1.0
+
+
+def compare_baselines(pastes: list[Path], budgets: list[int], measured: dict[int, list[CaseResult]]) -> None:
+    """Fact recall of the stomach and of every baseline, per budget, over the pastes above it and over all."""
+    from bench.baselines import Baselines
+    from organs.accounting import count_tokens
+
+    names = ("stomach", *Baselines.names())
+    # Per method and budget, one (over the budget, share of facts served) per paste.
+    recall: dict[str, dict[int, list[tuple[bool, float]]]] = {
+        name: {budget: [] for budget in budgets} for name in names
+    }
+    for budget in budgets:
+        results = measured.get(budget) or [measure_case(paste, budget) for paste in pastes]
+        for result in results:
+            recall["stomach"][budget].append((result.tokens_before > budget, result.fact_share))
+    for paste in pastes:
+        sidecar = json.loads(paste.with_suffix(".json").read_text(encoding="utf-8"))
+        text = paste.read_bytes().decode("utf-8")
+        baselines = Baselines(text, sidecar["ask"], count_tokens)
+        for budget in budgets:
+            for name in names[1:]:
+                served = sidecar["ask"] + "\n" + baselines.served(name, budget)
+                recall[name][budget].append((baselines.tokens > budget, _facts_served(served, sidecar["facts"])))
+    header = "".join(f"{f'{budget} over / all':>22}" for budget in budgets)
+    print(f"fact recall, the baselines handed the ask     {header}")
+    for name in names:
+        cells = ""
+        for budget in budgets:
+            over = [share for is_over, share in recall[name][budget] if is_over]
+            total = [share for _, share in recall[name][budget]]
+            over_mean = f"{sum(over) / len(over):.3f} ({len(over)})" if over else "- (0)"
+            cells += f"{over_mean + ' / ' + f'{sum(total) / len(total):.3f}':>22}"
+        print(f"{name:<46}{cells}")
+    for budget in budgets:
+        over_means = {
+            name: sum(shares) / len(shares)
+            for name in names
+            if (shares := [share for is_over, share in recall[name][budget] if is_over])
+        }
+        if len(over_means) > 1:
+            best = max((name for name in over_means if name != "stomach"), key=lambda name: over_means[name])
+            margin = over_means["stomach"] - over_means[best]
+            print(f"at {budget}: stomach - best baseline ({best}) over the budget: {margin:+.3f} (goal ≥ +0.05): "
+                  f"{verdict(margin >= 0.05)}")  # fmt: skip
 
 
 if __name__ == "__main__":

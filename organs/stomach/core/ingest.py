@@ -61,6 +61,7 @@ from organs.stomach.core.budget import TARGETED_KINDS, allocate, fit_budget, ser
 from organs.stomach.core.distill.kinds import DistillContext, LogRenderer
 from organs.stomach.core.evidence import Evidence, IngestProvider, Item, build_frame, rendered, rendered_later, title_of
 from organs.stomach.core.redact import PasteRedaction, describe, redact_paste
+from organs.stomach.core.relevance import Fillable, LineScorer, fill_relevant, scorer_for
 from organs.stomach.core.tiers import choose_tier
 from organs.stomach.core.tuning import StomachTuning
 from organs.text_views import HandedText, digest_in_pieces
@@ -175,8 +176,9 @@ def ingest_paste(
         tokens = cut.full_counts.counts()
         items = [item.counted(tokens) for item in items]
     items = _fitted_to_shares(_measured(items, config), context)
-    chosen, items = _served(items, cut.tier, config.budget_tokens, context)
-    query = ContextQuery("\n\n".join(cut.plan.goal_pieces), redacted.anchors, config.budget_tokens)
+    goal = "\n\n".join(cut.plan.goal_pieces)
+    chosen, items = _served(items, cut.tier, config.budget_tokens, context, goal)
+    query = ContextQuery(goal, redacted.anchors, config.budget_tokens)
     return _bundle(query, segments, items, chosen, tokens, cut, context, source_digest, redaction)
 
 
@@ -328,14 +330,73 @@ def _fitted_to_shares(items: list[Item], context: DistillContext) -> list[Item]:
 
 
 def _served(
-    items: list[Item], tier: DegradationTier, budget: int, context: DistillContext
+    items: list[Item], tier: DegradationTier, budget: int, context: DistillContext, goal: str
 ) -> tuple[Chosen, list[Item]]:
     """How each frame is served within the budget (``fit_budget``), the logs filled into what is left; every
     frame of a deferred paste is a reference."""
     if tier == "deferred":
         return dict.fromkeys((item.frame_id for item in items), "reference"), items
     chosen, items = fit_budget(items, budget, lambda item, limit: _refit(item, limit, None, context), context.tuning)
-    return chosen, _filled_logs(items, chosen, budget, context)
+    # What the budget leaves goes by relevance to the ask: its strong lines first, then the logs' own
+    # excerpts, then the rest by rank (``organs.stomach.core.relevance``).
+    scorer = scorer_for([_Open(item) for item in items], chosen, goal) if tier == "full" else None
+    if scorer is not None:
+        items = _filled_relevant(items, chosen, budget, context, scorer, may_shrink=True)
+    items = _filled_logs(items, chosen, budget, context)
+    if scorer is not None:
+        items = _filled_relevant(items, chosen, budget, context, scorer, may_shrink=False)
+    return chosen, items
+
+
+class _Open:
+    """An item the relevance fill may render again in place (``relevance.Fillable``): the frozen item it holds
+    is replaced by each new rendering."""
+
+    def __init__(self, item: Item) -> None:
+        self.item = item
+
+    frame_id = property(lambda self: self.item.frame_id)
+    kind = property(lambda self: self.item.kind)
+    text = property(lambda self: self.item.text)
+    index = property(lambda self: self.item.index)
+    value = property(lambda self: self.item.value)
+    full_tokens = property(lambda self: self.item.full_tokens)
+
+    @property
+    def compact(self) -> str | None:
+        return self.item.compact
+
+    @compact.setter
+    def compact(self, rendering: str | None) -> None:
+        self.item = replace(self.item, compact=rendering)
+
+    @property
+    def compact_tokens(self) -> int:
+        return self.item.compact_tokens
+
+    @compact_tokens.setter
+    def compact_tokens(self, tokens: int) -> None:
+        self.item = replace(self.item, measured=tokens)
+
+
+def _filled_relevant(
+    items: list[Item], chosen: Chosen, budget: int, context: DistillContext, scorer: LineScorer, *, may_shrink: bool
+) -> list[Item]:
+    """``fill_relevant`` over the items; with ``may_shrink``, a frame may be rendered again smaller for its
+    strong lines or for the user's own words."""
+    held = [_Open(item) for item in items]
+
+    def shrink(open_item: Fillable, limit: int) -> bool:
+        assert isinstance(open_item, _Open)
+        open_item.item, fits = _refit(open_item.item, limit, None, context)
+        return fits
+
+    def served(open_item: Fillable, representation: str) -> int:
+        assert isinstance(open_item, _Open)
+        return served_tokens(open_item.item, representation)
+
+    fill_relevant(held, chosen, budget, context.encoding, scorer, served, shrink if may_shrink else None)
+    return [open_item.item for open_item in held]
 
 
 def _filled_logs(items: list[Item], chosen: Chosen, budget: int, context: DistillContext) -> list[Item]:

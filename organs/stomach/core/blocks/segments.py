@@ -20,6 +20,7 @@ from envelopes.types import Redaction, SegmentOutcome
 from organs.stomach.core.blocks.intent import ask_strength, glued_lines, glued_tail_lines, own_words
 from organs.stomach.core.blocks.normal import normal_form, normalize
 from organs.stomach.core.blocks.split import Block, split_blocks
+from organs.stomach.core.blocks.structures import join_reports, join_tool_runs
 from organs.stomach.core.classify.ladder import Classification, classify
 
 __all__ = ["Plan", "Segment", "cut_blocks", "plan_blocks", "segment_texts"]
@@ -153,6 +154,6 @@ def cut_blocks(text: str, max_blocks: int) -> list[Block]:
     normal = normalize(text)
     return [
         replace(block, start=start, end=end)
-        for block in split_blocks(normal.text, max_blocks)
+        for block in join_tool_runs(normal.text, join_reports(normal.text, split_blocks(normal.text, max_blocks)))
         for start, end in [normal.received_span(block.start, block.end)]
     ]

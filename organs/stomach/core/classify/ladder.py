@@ -78,6 +78,7 @@ import re
 from collections.abc import Callable
 
 from envelopes.types import SegmentKind
+from organs.stomach.core.blocks.structures import closes_run, report_opened
 from organs.stomach.core.classify.rungs import (
     MAX_CELL_WORDS,
     Classification,
@@ -277,12 +278,29 @@ def _console_rung(lines: list[str]) -> Classification | None:
     return Classification(kind, f"a terminal session (a command, then output: {found.reason})")
 
 
+def report_rung(lines: list[str]) -> Classification | None:
+    """A JVM thread dump or crash report (``organs.stomach.core.blocks.structures``) is one trace-like report."""
+    opened = report_opened("\n".join(lines[:_REPORT_HEAD_LINES]))
+    return None if opened is None else Classification("stack_trace", f"a JVM {opened}")
+
+
+def tool_run_rung(lines: list[str]) -> Classification | None:
+    """A block whose last line closes a tool run (``structures.closes_run``) is that run's log."""
+    last = next((line for line in reversed(lines) if line.strip()), "")
+    return Classification("log", f"a tool run, closing with {last.strip()[:60]!r}") if closes_run(last) else None
+
+
+# A report's heading is among its first lines.
+_REPORT_HEAD_LINES = 4
+
 Rung = Callable[[list[str]], Classification | None]
 
 # Each rung with its label, in the order they are tried: the label a reason opens with is read from here, so
 # reordering the ladder is one edit. (Rungs 1, a fence, and 2, a lone path, are tried before the walk.)
 LADDER: tuple[tuple[str, Rung], ...] = (
+    ("3r", report_rung),
     ("3", trace_rung),
+    ("3t", tool_run_rung),
     ("3b", _console_rung),
     ("4", timestamped_log_rung),
     ("4b", delimited_record_log_rung),

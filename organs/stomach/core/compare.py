@@ -1,0 +1,177 @@
+"""What an ask compares, and the lines of a paste that answer it by value.
+
+``Comparison.of(goal)`` reads the ask's superlatives (``slowest``, ``longest``, ``the most``) and
+thresholds (``> 500ms``, ``longer than 0.8 seconds``, ``over a million``), and what kind of quantity they
+speak of: a time, a size, or any number. ``Comparison.pick(lines)`` returns the indexes of the lines whose
+value answers it, best first: the top values for a superlative, every line past a threshold (best first,
+capped). A line's value is a number with a unit of that quantity (``18.8ms``, ``0.4 secs``, ``52M``), a
+number under a key that names a time (``rt=0.873``, ``duration: 3``), or, in a table, the cell of the
+column that the ask names (``spent``, ``tottime``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from organs.stomach.core.shapes.timestamps import leading_stamp
+
+__all__ = ["Comparison"]
+
+# How many lines a superlative picks (the best and its runners-up), and a threshold at most.
+TOP_PICKS = 8
+THRESHOLD_PICKS = 64
+# A table's header is looked for among a segment's first lines.
+_HEADER_LINES = 40
+
+# The ask's words that compare, and that name a time or a size.
+_MORE_TEXT = "slowest longest largest biggest highest most max maximum worst heaviest peak greatest top"
+_LESS_TEXT = "fastest shortest smallest lowest least min minimum fewest cheapest"
+_TIME_TEXT = """slow slowest slower fast fastest faster long longest longer short shortest shorter took take takes
+    duration durations latency latencies pause pauses time times elapsed seconds milliseconds"""
+_SIZE_TEXT = "memory large largest larger big biggest bigger size sizes heap bytes"
+_MORE = frozenset(_MORE_TEXT.split())
+_LESS = frozenset(_LESS_TEXT.split())
+_TIME_WORDS = frozenset(_TIME_TEXT.split())
+_SIZE_WORDS = frozenset(_SIZE_TEXT.split())
+_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "k": 1e3}
+# Milliseconds per unit of time; the unit spelled as logs spell it.
+_TIME_UNITS = {
+    "ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "msec": 1.0, "msecs": 1.0, "millisecond": 1.0,
+    "milliseconds": 1.0, "s": 1e3, "sec": 1e3, "secs": 1e3, "second": 1e3, "seconds": 1e3,
+    "min": 6e4, "mins": 6e4, "minute": 6e4, "minutes": 6e4,
+}  # fmt: skip
+# Bytes per unit of size.
+_SIZE_UNITS = {
+    "b": 1.0, "byte": 1.0, "bytes": 1.0, "k": 1024.0, "kb": 1e3, "kib": 1024.0, "m": 1024.0**2, "mb": 1e6,
+    "mib": 1024.0**2, "g": 1024.0**3, "gb": 1e9, "gib": 1024.0**3,
+}  # fmt: skip
+_NUMBER = r"(\d[\d,]*(?:\.\d+)?|\.\d+)"
+_THRESHOLD = re.compile(
+    r"(>=?|<=?|\bover\b|\babove\b|\bexceed\w*|\bmore than\b|\bgreater than\b|\blonger than\b|\bslower than\b"
+    r"|\blarger than\b|\bbigger than\b|\bhigher than\b|\bat least\b|\bunder\b|\bbelow\b|\bless than\b"
+    r"|\bshorter than\b|\bfaster than\b|\bsmaller than\b|\blower than\b|\bat most\b)"
+    rf"\s*(?:an?\s+|one\s+)?{_NUMBER}?\s*(thousand|million|billion|k\b)?\s*([a-zµ]+)?",
+    re.IGNORECASE,
+)
+_BELOW = ("<", "under", "below", "less", "shorter", "faster", "smaller", "lower", "at most")
+_TIMED = re.compile(rf"{_NUMBER}\s?(ns|us|µs|ms|msecs?|milliseconds?|secs?|seconds?|s|mins?|minutes?)(?![a-z])", re.I)
+_TIME_KEYED = re.compile(
+    rf"(?<![a-z])(?:\w*time|duration|elapsed|latency|took|rtt?|dur)[\w.]*\s*[=:]\s*{_NUMBER}(?![\d.]*[a-zµ])", re.I
+)
+_SIZED = re.compile(rf"{_NUMBER}\s?(bytes?|[kmg]i?b?)(?![a-z])", re.I)
+_WORD = re.compile(r"[a-z_][a-z0-9_]*")
+_LEADING_BRACKETS = re.compile(r"^(?:\s*\[[^\]\n]{0,40}\])+")
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """``direction`` +1 (the greatest first) or -1; ``bound`` a threshold in the quantity's unit, if any."""
+
+    direction: int
+    quantity: str  # "time" (milliseconds), "size" (bytes) or "number"
+    bound: float | None = None
+    words: tuple[str, ...] = ()
+    # Milliseconds per unit of the ask's threshold: how a time stated without a unit is read (seconds if none).
+    unit_ms: float = 1e3
+
+    @classmethod
+    def of(cls, goal: str) -> Comparison | None:
+        """The comparison the ask makes, or None when it makes none."""
+        lowered = goal.lower()
+        words = _WORD.findall(lowered)
+        quantity = "time" if _TIME_WORDS.intersection(words) else "size" if _SIZE_WORDS.intersection(words) else ""
+        for match in _THRESHOLD.finditer(lowered):
+            operator, number, scale, unit = match.groups()
+            # "over a million" states its number by its scale alone.
+            value = _number(number) if number is not None else 1.0 if scale else None
+            if value is None:
+                continue
+            value *= _SCALE.get((scale or "").lower(), 1.0)
+            unit = (unit or "").lower()
+            direction = -1 if operator.lower().startswith(_BELOW) else 1
+            if unit in _TIME_UNITS:
+                return cls(direction, "time", value * _TIME_UNITS[unit], tuple(words), _TIME_UNITS[unit])
+            if unit in _SIZE_UNITS and unit != "s":
+                return cls(direction, "size", value * _SIZE_UNITS[unit], tuple(words))
+            return cls(direction, quantity or "number", value, tuple(words))
+        if _MORE.intersection(words):
+            return cls(1, quantity or "number", None, tuple(words))
+        if _LESS.intersection(words):
+            return cls(-1, quantity or "number", None, tuple(words))
+        return None
+
+    def value_of(self, line: str) -> float | None:
+        """The line's greatest value of the compared quantity, or None when it states none.
+
+        A line's leading clock or uptime (``2026-12-01 22:01:11.905``, ``[0.462s][info]``) says when, not how
+        long: it is not read."""
+        values: list[float] = []
+        stamp = leading_stamp(line)
+        line = _LEADING_BRACKETS.sub("", line[stamp.end :] if stamp else line, count=1)
+        if self.quantity == "time":
+            for number, unit in _TIMED.findall(line):
+                if (value := _number(number)) is not None:
+                    values.append(value * _TIME_UNITS[unit.lower()])
+            for number in _TIME_KEYED.findall(line):
+                # A time under a key without a unit: read in the ask's own unit, seconds when it names none.
+                if (value := _number(number)) is not None:
+                    values.append(value * self.unit_ms)
+        elif self.quantity == "size":
+            for number, unit in _SIZED.findall(line):
+                if (value := _number(number)) is not None:
+                    values.append(value * _SIZE_UNITS.get(unit.lower(), 1.0))
+        return max(values) if values else None
+
+    def _column_values(self, lines: Sequence[str]) -> dict[int, float]:
+        """Values of the table column the ask names, by line index; empty when no header names an ask word."""
+        names = {word for word in self.words if len(word) >= 3 and word not in _MORE and word not in _LESS}
+        for position, line in enumerate(lines[:_HEADER_LINES]):
+            cells = _cells(line)
+            if len(cells) < 2:
+                continue
+            columns = [
+                index
+                for index, cell in enumerate(cells)
+                if (name := cell.strip().lower().split(" ")[0])
+                and len(name) >= 3
+                and not name.endswith("id")
+                and any(name.startswith(word) or word.startswith(name) for word in names)
+            ]
+            # The first named column that holds numbers is the one compared.
+            for column in columns:
+                values: dict[int, float] = {}
+                for index in range(position + 1, len(lines)):
+                    row = _cells(lines[index])
+                    if len(row) == len(cells) and (value := _number(row[column].strip().split(" ")[0])) is not None:
+                        values[index] = value
+                if values:
+                    return values
+        return {}
+
+    def pick(self, lines: Sequence[str]) -> list[int]:
+        """Indexes of the lines that answer the comparison, best first (see the module's docstring)."""
+        values = self._column_values(lines)
+        if not values and self.quantity != "number":
+            values = {index: value for index, line in enumerate(lines) if (value := self.value_of(line)) is not None}
+        if not values:
+            return []
+        if self.bound is not None:
+            past = [index for index, value in values.items() if (value - self.bound) * self.direction > 0]
+            return sorted(past, key=lambda index: (-values[index] * self.direction, index))[:THRESHOLD_PICKS]
+        return sorted(values, key=lambda index: (-values[index] * self.direction, index))[:TOP_PICKS]
+
+
+def _cells(line: str) -> list[str]:
+    """A table line's cells: between pipes, else between runs of two spaces or tabs."""
+    if "|" in line:
+        return line.strip().strip("|").split("|")
+    return [cell for cell in re.split(r"\s{2,}|\t", line.strip()) if cell]

@@ -1,0 +1,375 @@
+"""The paste as its own corpus: which of its lines answer the ask, and the budget's leftover filled with them.
+
+* ``LineScorer`` weighs each line against the ask BM25-style, with the paste's lines as the
+  documents: a term of the ask that is rare in the paste counts most, one on every line next to
+  nothing. The terms are the ask's own (``organs.stomach.asked``: identifiers, numbers, codes,
+  paths, quoted strings, content words), a plain word also found by its stem (``pauses`` finds
+  ``pause``). Fused with it: what the ask compares, selected by value
+  (``organs.stomach.compare``: the slowest request, every pause over 500 ms, the row that spent
+  the most) and the structural salience the stomach already reads (an alert line).
+* ``fill_relevant`` serves the budget's leftover: a paste over its budget whose frames left room
+  unused gets, after each compact frame's rendering, that frame's best lines that the rendering
+  did not show, verbatim and in paste order under one heading, the best first across the paste
+  until the room is spent. The total stays within the budget, counted exactly. A paste without an
+  ask (a bare log) has nothing to rank by and keeps its compact rendering.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from envelopes.types import FrameKind
+from organs.accounting import count_tokens, count_tokens_many
+from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.blocks.structures import written_by_user
+from organs.stomach.core.compare import Comparison
+from organs.stomach.core.distill.log import FILL_HEADING as LOG_FILL_HEADING
+from organs.stomach.core.shapes.signals import is_alert
+
+__all__ = ["FILL_HEADING", "Fillable", "LineScorer", "fill_relevant", "scorer_for"]
+
+FILL_HEADING = "[more of its lines, chosen for the ask (its rare terms, the values it compares), in order:]"
+# BM25's saturation and length normalisation (the usual values).
+_K1 = 1.2
+_B = 0.75
+# Fused weights: a line that answers a comparison first, then the ask's rare terms, then an alert.
+_COMPARED_WEIGHT = 2.0
+_ALERT_WEIGHT = 0.35
+_CEILING_SHARE = 0.5
+# Neighbours within this many lines of a scored line share this part of its score; the rest of the lines score less.
+_CONTEXT = 2
+_PARAGRAPH = 8
+# The kinds whose sections are paragraphs: a trace or report, a note.
+_REPORT_KINDS: frozenset[FrameKind] = frozenset({"stack_trace", "note"})
+_CONTEXT_SHARE = 0.25
+_REST = 1e-3
+# A line longer than this is served clipped: a base64 blob says nothing more at ten times the length.
+_LINE_CHARS = 1000
+# Below this many tokens of leftover, filling is not worth a heading; the rest of the paste is left alone.
+_MIN_ROOM = 24
+# A paste larger than this is not scored line by line (the shallow tiers take such pastes anyway).
+_MAX_CHARS = 4 * 1024 * 1024
+_FIT_ROUNDS = 4
+# The user's own prose is kept whole up to this share of the budget; a frame gives it room down to this many tokens.
+_USER_WORDS_SHARE = 0.25
+_SMALLEST_DONOR = 64
+# Tokens kept between a filled rendering and its frame's whole text: counted apart, lines cost a little differently.
+_SLACK = 16
+# A line this strong (a compared value, or the ask's rarest terms) may take room from its frame's rendering, up to
+# this share of it; the heading's cost, about.
+_STRONG = 0.75
+_RESERVE = 0.4
+_HEADING_TOKENS = 24
+_STEM_SUFFIXES = ("ing", "ed", "es", "s")
+_MIN_STEM = 4
+
+
+def _stem_of(term: str) -> str | None:
+    for suffix in _STEM_SUFFIXES:
+        if term.endswith(suffix) and len(term) - len(suffix) >= _MIN_STEM:
+            return term[: -len(suffix)]
+    return None
+
+
+def _matcher(ask: AskTerms) -> tuple[re.Pattern[str] | None, list[str]]:
+    """One alternation over every term (and plain words' stems), and the term each group stands for."""
+    names: list[str] = []
+    patterns: list[str] = []
+    for term, kind in zip(ask.terms, ask.kinds, strict=True):
+        spellings = [term]
+        if kind == "word" and (stem := _stem_of(term)) is not None:
+            spellings.append(stem)
+        for spelling in spellings:
+            escaped = re.escape(spelling)
+            start = r"(?<![a-z0-9])" if spelling[:1].isalnum() else ""
+            end = r"(?![\d])" if kind == "number" else r"(?![a-z0-9])" if kind in ("code", "identifier") else ""
+            patterns.append(f"(?P<t{len(names)}>{start}{escaped}{end})")
+            names.append(term)
+    if not patterns:
+        return None, names
+    return re.compile("|".join(patterns)), names
+
+
+@dataclass(slots=True)
+class LineScorer:
+    """Scores lines of one paste against its ask; built once per paste from all its evidence lines."""
+
+    ask: AskTerms
+    comparison: Comparison | None
+    _pattern: re.Pattern[str] | None = None
+    _names: list[str] = field(default_factory=list)
+    _idf: dict[str, float] = field(default_factory=dict)
+    _mean_length: float = 1.0
+    # Each distinct line's terms, found once: a paste's lines are scored several times while it is filled.
+    _terms: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, goal: str, texts: Sequence[str]) -> LineScorer:
+        ask = AskTerms.of(goal)
+        scorer = cls(ask, Comparison.of(goal))
+        scorer._pattern, scorer._names = _matcher(ask)
+        documents = 0
+        characters = 0
+        frequency: dict[str, int] = {}
+        for text in texts:
+            for line in text.split("\n"):
+                documents += 1
+                characters += len(line)
+                for term in scorer.terms_in(line):
+                    frequency[term] = frequency.get(term, 0) + 1
+        scorer._mean_length = max(characters / max(documents, 1), 1.0)
+        scorer._idf = {
+            term: math.log(1 + (documents - count + 0.5) / (count + 0.5)) for term, count in frequency.items()
+        }
+        return scorer
+
+    def terms_in(self, line: str) -> frozenset[str]:
+        if self._pattern is None:
+            return frozenset()
+        found = self._terms.get(line)
+        if found is None:
+            found = frozenset(
+                self._names[int((match.lastgroup or "t0")[1:])] for match in self._pattern.finditer(line.lower())
+            )
+            self._terms[line] = found
+        return found
+
+    def rarity(self, line: str) -> float:
+        """The line's BM25 score against the ask, the paste's lines being the documents."""
+        terms = self.terms_in(line)
+        if not terms:
+            return 0.0
+        norm = _K1 * (1 - _B + _B * len(line) / self._mean_length)
+        return sum(self._idf.get(term, 0.0) * (_K1 + 1) / (1 + norm) for term in terms)
+
+    def scores(self, lines: Sequence[str], *, least: float = 0.0, wide: bool = False) -> list[float]:
+        """Each line's fused score: compared value, then rarity (scaled to at most 1), then alert; then the
+        context a line takes from scored neighbours. With ``least``, only lines scoring at least that much
+        themselves lend context, and no other line scores. ``wide`` lets context run through a paragraph (a
+        report's section), not only the nearest lines (a log's records)."""
+        rarity = [self.rarity(line) for line in lines]
+        # Scaled to the best line, or to a share of what a line holding every term of the ask found in the paste
+        # would score, whichever is more: a line that holds only a word the whole paste repeats stays weak.
+        top = max(max(rarity, default=0.0), sum(self._idf.values()) * _CEILING_SHARE) or 1.0
+        fused = [value / top for value in rarity]
+        if self.comparison is not None:
+            picked = self.comparison.pick(lines)
+            for rank, index in enumerate(picked):
+                fused[index] += _COMPARED_WEIGHT - rank / (len(picked) + 1)
+        for index, line in enumerate(lines):
+            if is_alert(line):
+                fused[index] += _ALERT_WEIGHT
+        if least:
+            return _with_context([score if score >= least else 0.0 for score in fused], lines, wide, rest=False)
+        return _with_context(fused, lines, wide)
+
+
+def _with_context(fused: list[float], lines: Sequence[str], wide: bool, *, rest: bool = True) -> list[float]:
+    """A line that scores nothing itself takes a share of its best scored neighbour's score, a neighbour being
+    within ``_CONTEXT`` lines, or when ``wide`` within ``_PARAGRAPH`` lines and no blank line between (the rest
+    of a deadlock report, the header of a crashed thread); below every such line, a trace that favours the head: so the
+    budget's leftover goes first to what surrounds the answers, then to the rest in order."""
+    count = len(fused)
+    reach = _PARAGRAPH if wide else _CONTEXT
+    near = [0.0] * count
+    for index, score in enumerate(fused):
+        if score <= 0:
+            continue
+        for step in (-1, 1):
+            position = index + step
+            while 0 <= position < count and abs(position - index) <= reach:
+                if abs(position - index) > _CONTEXT and not lines[position].strip():
+                    break
+                near[position] = max(near[position], score)
+                position += step
+    trace = _REST if rest else 0.0
+    return [
+        score if score > 0 else near[index] * _CONTEXT_SHARE if near[index] > 0 else trace * (1 - index / count)
+        for index, score in enumerate(fused)
+    ]
+
+
+class Fillable(Protocol):
+    """What filling reads and sets on a frame (the stomach's evidence record)."""
+
+    frame_id: str
+    kind: FrameKind
+    text: str
+    index: int
+    value: int
+    full_tokens: int
+    compact: str | None
+    compact_tokens: int
+
+
+Chosen = dict[str, Literal["compact", "full", "reference"]]
+
+
+def _candidates(
+    item: Fillable, scorer: LineScorer, least: float, *, strong: float = 0.0
+) -> list[tuple[float, int, str]]:
+    """The frame's lines that its rendering does not show, scoring above ``least``: (score, index, line).
+    With ``strong``, only lines that strong and their context (``LineScorer.scores``)."""
+    lines = item.text.split("\n")
+    # A line the rendering shows, or one that repeats a line already picked, says nothing new.
+    shown = set((item.compact or "").split("\n"))
+    picked = []
+    scores = scorer.scores(lines, least=strong, wide=item.kind in _REPORT_KINDS)
+    for index, (score, line) in enumerate(zip(scores, lines, strict=True)):
+        clipped = _clipped(line)
+        if score > least and line.strip() and clipped not in shown:
+            shown.add(clipped)
+            picked.append((score, index, clipped))
+    return picked
+
+
+def _clipped(line: str) -> str:
+    return line if len(line) <= _LINE_CHARS else line[:_LINE_CHARS] + "…"
+
+
+def _render(item: Fillable, picked: list[tuple[float, int, str]]) -> str:
+    """The rendering with the picked lines under the heading, in paste order (with those an earlier fill added)."""
+    base, heading, added = (item.compact or "").partition("\n" + FILL_HEADING + "\n")
+    where = {_clipped(line): index for index, line in reversed(list(enumerate(item.text.split("\n"))))}
+    lines = [(where.get(line, -1), line) for line in added.split("\n")] if heading else []
+    lines += [(index, line) for _, index, line in picked]
+    return "\n".join([base, FILL_HEADING, *(line for _, line in sorted(lines, key=lambda pair: pair[0]))])
+
+
+def _make_room(
+    open_items: list[Fillable], scorer: LineScorer, spare: int, encoding: str, shrink: Callable[[Fillable, int], bool]
+) -> None:
+    """Render again smaller the frames whose strong lines (a compared value, the ask's rarest terms, and the lines
+    around them) the rendering leaves out and the leftover cannot hold: up to ``_RESERVE`` of each rendering gives
+    way to them."""
+    wants: dict[int, int] = {}
+    for item_index, item in enumerate(open_items):
+        if LOG_FILL_HEADING in (item.compact or ""):
+            # Already given the leftover as its own lines (``LogDistiller.filled``): rendering it again drops them.
+            continue
+        # A report's strong lines come with their section; a log's records stand alone.
+        if item.kind in _REPORT_KINDS:
+            strong = [line for _, _, line in _candidates(item, scorer, 0.0, strong=_STRONG)]
+        else:
+            strong = [line for score, _, line in _candidates(item, scorer, _STRONG) if score >= _STRONG]
+        if strong:
+            cost = sum(count_tokens_many([line + "\n" for line in strong], encoding, 1)) + _HEADING_TOKENS
+            wants[item_index] = min(cost, int(item.compact_tokens * _RESERVE))
+    short = sum(wants.values()) - spare
+    if short <= 0:
+        return
+    total = sum(wants.values())
+    for item_index, want in wants.items():
+        item = open_items[item_index]
+        give = math.ceil(short * want / total)
+        if give > 0:
+            shrink(item, item.compact_tokens - give)
+
+
+def scorer_for(items: Sequence[Fillable], chosen: Chosen, goal: str) -> LineScorer | None:
+    """The paste's scorer when filling can serve anything: a frame served compact, and an ask to rank by."""
+    if not any(chosen[item.frame_id] == "compact" and item.compact is not None for item in items):
+        return None
+    if sum(len(item.text) for item in items) > _MAX_CHARS:
+        return None
+    # Without an ask there is nothing to rank by: the rendering stays what compression made it.
+    if not AskTerms.of(goal) and Comparison.of(goal) is None:
+        return None
+    return LineScorer.of(goal, [item.text for item in items])
+
+
+def fill_relevant(
+    items: Sequence[Fillable],
+    chosen: Chosen,
+    budget: int,
+    encoding: str,
+    scorer: LineScorer,
+    served: Callable[[Fillable, str], int],
+    shrink: Callable[[Fillable, int], bool] | None = None,
+) -> None:
+    """Fill what the budget has left with each compact frame's most relevant unshown lines (module docstring).
+
+    With ``shrink``, a log takes only lines the ask raises (its terms, what it compares; an alert alone is not
+    enough), and frames make room for their strong lines first: the log's leftover is then the log distiller's
+    to fill with its own excerpt, which knows its alerts.
+    Without it, every line may be taken, in the fused order, until the room is spent.
+    """
+    if shrink is not None:
+        _keep_user_words(items, chosen, budget, served, shrink)
+    open_items = [item for item in items if chosen[item.frame_id] == "compact" and item.compact is not None]
+    if shrink is not None:
+        _make_room(open_items, scorer, budget - _total(items, chosen, served), encoding, shrink)
+    spare = budget - _total(items, chosen, served)
+    if spare < _MIN_ROOM:
+        return
+    pool = [(score, item_index, index, line) for item_index, item in enumerate(open_items)
+            for score, index, line in _candidates(item, scorer, _ALERT_WEIGHT if shrink and item.kind == "log" else 0.0)
+            ]  # fmt: skip
+    if not pool:
+        return
+    pool.sort(key=lambda entry: (-entry[0], entry[1], entry[2]))
+    costs = count_tokens_many([entry[3] + "\n" for entry in pool], encoding, 1)
+    heading = count_tokens(FILL_HEADING + "\n", encoding)
+    room = spare
+    for _ in range(_FIT_ROUNDS):
+        taken: dict[int, list[tuple[float, int, str]]] = {}
+        used = 0
+        # A compact rendering stays smaller than its whole text (else the whole text would be served).
+        grown = dict.fromkeys(range(len(open_items)), 0)
+        for (score, item_index, index, line), cost in zip(pool, costs, strict=True):
+            item = open_items[item_index]
+            extra = cost + (heading if item_index not in taken and FILL_HEADING not in (item.compact or "") else 0)
+            if used + extra > room or item.compact_tokens + grown[item_index] + extra >= item.full_tokens - _SLACK:
+                continue
+            taken.setdefault(item_index, []).append((score, index, line))
+            used += extra
+            grown[item_index] += extra
+        renderings = {item_index: _render(open_items[item_index], picked) for item_index, picked in taken.items()}
+        counted = count_tokens_many(list(renderings.values()), encoding, 1) if renderings else []
+        growth = sum(
+            tokens - open_items[item_index].compact_tokens
+            for item_index, tokens in zip(renderings, counted, strict=True)
+        )
+        fits = all(
+            tokens < open_items[item_index].full_tokens for item_index, tokens in zip(renderings, counted, strict=True)
+        )
+        if growth <= spare and fits:
+            for (item_index, rendering), tokens in zip(renderings.items(), counted, strict=True):
+                open_items[item_index].compact, open_items[item_index].compact_tokens = rendering, tokens
+            return
+        # Counted apart, lines cost a little less or more than together: ask again with less room.
+        room -= max(growth - spare, 0) + _SLACK
+
+
+def _keep_user_words(
+    items: Sequence[Fillable], chosen: Chosen, budget: int, served: Callable[[Fillable, str], int],
+    shrink: Callable[[Fillable, int], bool],
+) -> None:  # fmt: skip
+    """The user's own prose (a short note written to the reader, ``structures.written_by_user``, up to
+    ``_USER_WORDS_SHARE`` of the budget) is not served cut: what its whole text lacks is taken from the largest
+    compact frame, rendered again smaller. (A budget too small for it still makes it a reference, whole on
+    request.)"""
+    for item in items:
+        if item.kind != "note" or chosen[item.frame_id] != "compact" or item.full_tokens > budget * _USER_WORDS_SHARE:
+            continue
+        if not written_by_user(item.text):
+            continue
+        need = item.full_tokens - served(item, chosen[item.frame_id]) - (budget - _total(items, chosen, served))
+        donors = [other for other in items if other is not item and chosen[other.frame_id] == "compact"]
+        donor = max(donors, key=lambda other: other.compact_tokens, default=None)
+        if need > 0 and (
+            donor is None
+            or donor.compact_tokens - need < _SMALLEST_DONOR
+            or not shrink(donor, donor.compact_tokens - need)
+        ):
+            continue
+        if _total(items, chosen, served) - served(item, chosen[item.frame_id]) + item.full_tokens <= budget:
+            chosen[item.frame_id] = "full"
+
+
+def _total(items: Sequence[Fillable], chosen: Chosen, served: Callable[[Fillable, str], int]) -> int:
+    return sum(served(item, chosen[item.frame_id]) for item in items)

@@ -1,0 +1,118 @@
+"""The relevance model: the paste as its own corpus, comparisons read by value, the budget's leftover used."""
+
+from __future__ import annotations
+
+from organs.accounting import count_tokens
+from organs.stomach import IngestConfig, ingest_paste
+from organs.stomach.core.compare import Comparison
+from organs.stomach.core.relevance import FILL_HEADING, LineScorer
+
+
+def _served(text: str, budget: int) -> tuple[str, int]:
+    bundle = ingest_paste(text, IngestConfig(budget_tokens=budget))
+    frames = bundle.provider.frames
+    return "\n".join(frame.content or "" for frame in frames), sum(frame.token_cost for frame in frames)
+
+
+def _request_log(count: int, slow_at: int) -> list[str]:
+    lines = []
+    for number in range(count):
+        seconds = 1.9 if number == slow_at else 0.010 + (number * 7 % 40) / 1000
+        path = f"/api/items/{number * 13 % 500}"
+        lines.append(f'10.1.0.{number % 250} - - [02/Mar/2025:10:{number // 60 % 60:02d}:{number % 60:02d} +0000] '
+                     f'"GET {path} HTTP/1.1" 200 {900 + number * 37 % 4000} rt={seconds:.3f}')  # fmt: skip
+    return lines
+
+
+def test_a_superlative_picks_the_line_with_the_greatest_value() -> None:
+    comparison = Comparison.of("Which request was the slowest?")
+    assert comparison is not None
+    lines = _request_log(300, slow_at=173)
+    assert comparison.pick(lines)[0] == 173
+
+
+def test_a_threshold_picks_every_line_past_it_and_no_other() -> None:
+    comparison = Comparison.of("Which queries took longer than 500ms?")
+    assert comparison is not None
+    lines = ["query a took 12ms", "query b took 0.7s", "query c took 501 ms", "query d took 499ms", "no time here"]
+    assert sorted(comparison.pick(lines)) == [1, 2]
+
+
+def test_a_threshold_in_words_reads_its_scale() -> None:
+    comparison = Comparison.of("which tables hold over a million rows?")
+    assert comparison is not None
+    assert comparison.bound == 1e6
+    assert comparison.direction == 1
+
+
+def test_a_leading_uptime_is_not_a_duration() -> None:
+    comparison = Comparison.of("Which pause was the longest?")
+    assert comparison is not None
+    lines = ["[9.120s][info][gc] GC(1) Pause Young 3.1ms", "[9.500s][info][gc] GC(2) Pause Young 7.4ms"]
+    assert comparison.pick(lines)[0] == 1
+    assert comparison.value_of(lines[0]) == 3.1
+
+
+def test_a_table_column_named_by_the_ask_is_compared() -> None:
+    comparison = Comparison.of("Which account spent the most?")
+    assert comparison is not None
+    table = [" account | visits | spent ", "---------+--------+-------", " a1 | 90 | 10.50 ", " a2 | 3 | 99.00 ",
+             " a3 | 40 | 12.00 "]  # fmt: skip
+    assert comparison.pick(table)[0] == 3
+
+
+def test_an_ask_that_compares_nothing_has_no_comparison() -> None:
+    assert Comparison.of("Why does the worker stop after the deploy?") is None
+
+
+def test_a_term_rare_in_the_paste_weighs_more_than_a_common_one() -> None:
+    lines = [f"worker {number} polled the queue" for number in range(50)] + ["worker 7 lost the lease"]
+    scorer = LineScorer.of("Why did the worker lose its lease?", ["\n".join(lines)])
+    assert scorer.rarity(lines[-1]) > 3 * scorer.rarity(lines[0]) > 0
+
+
+def test_a_line_holding_one_of_several_terms_of_the_ask_is_not_the_best_possible_line() -> None:
+    lines = [f"worker {number} polled the queue" for number in range(60)]
+    lines += ["lease renewal skipped", "quota exhausted for tenant", "ledger compaction started"]
+    scorer = LineScorer.of("Was it the lease, the quota or the ledger?", ["\n".join(lines)])
+    scores = scorer.scores(lines)
+    # Each names one of three rare terms: none scores as a line naming all three would.
+    assert all(0.3 < score < 0.75 for score in scores[-3:])
+
+
+def test_a_plain_word_of_the_ask_finds_its_stem() -> None:
+    scorer = LineScorer.of("Which pauses were triggered by ergonomics?", ["Pause Full (Ergonomics) 7.5ms"])
+    assert scorer.terms_in("Pause Full (Ergonomics) 7.5ms") == {"pauses", "ergonomics"}
+
+
+def test_the_slowest_request_of_a_large_log_reaches_what_is_served() -> None:
+    lines = _request_log(1500, slow_at=911)
+    paste = "\n".join(lines) + "\n\nWhich request was the slowest?"
+    served, tokens = _served(paste, 1500)
+    assert lines[911] in served
+    assert tokens <= 1500
+
+
+def test_a_paste_over_its_budget_is_served_near_the_budget() -> None:
+    lines = _request_log(1500, slow_at=42)
+    paste = "\n".join(lines) + "\n\nWhich request was the slowest?"
+    served, tokens = _served(paste, 4096)
+    assert FILL_HEADING in served
+    assert 0.95 * 4096 <= tokens <= 4096
+    assert tokens == count_tokens(served)
+
+
+def test_lines_near_a_rare_match_come_with_it() -> None:
+    # The line that names the ask's rare term is followed by the one that says who holds the lock.
+    noise = [f"thread-{number} state=RUNNABLE at Worker.poll(Worker.java:{20 + number % 9})" for number in range(600)]
+    dump = [*noise[:300], "deadlock found between two threads:", '  held by "ledger-writer"', *noise[300:]]
+    paste = "\n".join(dump) + "\n\nWhich threads are in the deadlock?"
+    served, _ = _served(paste, 1500)
+    assert "deadlock found between two threads:" in served
+    assert '  held by "ledger-writer"' in served
+
+
+def test_a_paste_within_its_budget_is_served_as_it_was() -> None:
+    paste = "The job failed:\n\n2025-03-02 10:00:00 ERROR job 7 failed: disk full\n\nWhich job was the slowest?"
+    served, _ = _served(paste, 4096)
+    assert FILL_HEADING not in served

@@ -1,0 +1,118 @@
+"""Reports blank lines do not end: a JVM thread dump and crash report are one segment, the user's words apart."""
+
+from __future__ import annotations
+
+from organs.stomach import ingest_paste
+
+_DUMP = """2025-03-02 10:00:00
+Full thread dump OpenJDK 64-Bit Server VM (17.0.9+9 mixed mode):
+
+"main" #1 prio=5 os_prio=0 tid=0x01 nid=0x10 waiting on condition
+   java.lang.Thread.State: TIMED_WAITING (sleeping)
+	at java.lang.Thread.sleep(Native Method)
+	at Shop.main(Shop.java:30)
+
+"ledger-writer" #20 prio=5 os_prio=0 tid=0x02 nid=0x11 waiting for monitor entry
+   java.lang.Thread.State: BLOCKED (on object monitor)
+	at Shop.write(Shop.java:12)
+
+JNI global refs: 4, weak refs: 0
+
+Found one Java-level deadlock:
+=============================
+"ledger-writer":
+  waiting to lock monitor 0x0a (object 0x0b, a java.lang.Object),
+  which is held by "audit-reader"
+
+Found 1 deadlock."""
+
+
+def test_a_thread_dump_is_one_stack_trace_segment_and_the_ask_stays_apart() -> None:
+    paste = f"Our shop hangs after a minute.\n\n{_DUMP}\n\nWhich threads are deadlocked?"
+    bundle = ingest_paste(paste)
+    kinds = [(entry.kind, entry.outcome) for entry in bundle.report]
+    assert kinds == [("prose", "frame"), ("stack_trace", "frame"), ("prose", "goal")]
+    assert bundle.query.goal == "Which threads are deadlocked?"
+
+
+def test_a_crash_report_runs_to_its_end_line() -> None:
+    report = "\n\n".join(
+        [
+            "#\n# A fatal error has been detected by the Java Runtime Environment:\n#\n#  SIGSEGV (0xb) at pc=0x1",
+            '---------------  T H R E A D  ---------------\n\nCurrent thread (0x2):  JavaThread "main"',
+            "Stack: [0x3,0x4],  sp=0x5\nj  Shop.main([Ljava/lang/String;)V+37",
+            "END.",
+        ]
+    )
+    paste = f"{report}\n\nThe crash started after the upgrade. What crashed the JVM?"
+    bundle = ingest_paste(paste)
+    assert [entry.kind for entry in bundle.report] == ["stack_trace", "prose"]
+    assert bundle.report[0].span == (0, len(report))
+
+
+def test_blocks_that_do_not_continue_a_dump_are_not_joined_to_it() -> None:
+    paste = f"{_DUMP}\n\n| pod | restarts |\n|---|---|\n| shop-1 | 4 |\n\nWhy does it hang?"
+    bundle = ingest_paste(paste)
+    assert [entry.kind for entry in bundle.report] == ["stack_trace", "table", "prose"]
+
+
+_LINT_RUN = "\n\n".join(
+    [
+        "E501 Line too long (130 > 120)\n --> app/views.py:12:121\n  |\n12 | x = 1\n  |",
+        "F401 `os` imported but unused\n --> app/models.py:1:8\n  |\n1 | import os\n  |",
+        "B006 Do not use mutable data structures for argument defaults\n --> app/forms.py:40:22",
+        "Found 3 errors.",
+    ]
+)
+
+
+def test_a_tool_run_split_by_blank_lines_is_one_log_segment() -> None:
+    paste = f"Linting the app before the release:\n\n{_LINT_RUN}\n\nWhich files have unused imports?"
+    bundle = ingest_paste(paste)
+    assert [(entry.kind, entry.outcome) for entry in bundle.report] == [
+        ("prose", "frame"),
+        ("log", "frame"),
+        ("prose", "goal"),
+    ]
+
+
+def test_two_tool_runs_stay_two_segments() -> None:
+    tests = "test_a.py::test_one PASSED\ntest_a.py::test_two FAILED\n\n=== 1 failed, 1 passed in 0.10s ==="
+    paste = f"{_LINT_RUN}\n\n{tests}\n\nWhy does test_two fail?"
+    bundle = ingest_paste(paste)
+    assert [entry.kind for entry in bundle.report] == ["log", "log", "prose"]
+
+
+def test_the_users_words_are_not_served_cut() -> None:
+    context = (
+        "We moved the nightly export to the new cluster on Monday and since then the report job has been slow, "
+        "mostly in the morning when the backups run, although nobody changed the job itself."
+    )
+    log = "\n".join(
+        f"2025-03-02 0{hour}:{minute:02d}:00 INFO report job step {minute} finished in {100 + minute * 3}ms"
+        for hour in range(6)
+        for minute in range(60)
+    )
+    paste = f"{context}\n\n{log}\n\nWhich step was the slowest?"
+    bundle = ingest_paste(paste)
+    note = next(frame for frame in bundle.provider.frames if frame.kind == "note")
+    assert note.representation == "full"
+    assert note.content == context
+
+
+def test_an_android_tombstone_is_one_segment_through_its_sections() -> None:
+    tombstone = "\n\n".join(
+        [
+            "*** *** *** *** *** *** *** *** *** *** *** *** *** *** *** ***\n"
+            "Build fingerprint: 'acme/phone/phone:14/UP1A/1:user/release-keys'\n"
+            "pid: 4242, tid: 4250, name: RenderThread  >>> com.acme.notes <<<\n"
+            "signal 11 (SIGSEGV), code 1 (SEGV_MAPERR), fault addr 0x0000000000000008",
+            "backtrace:\n      #00 pc 000000000004a2f0  /data/app/lib/arm64/libnotes.so (Canvas::draw()+32)\n"
+            "      #01 pc 0000000000051c44  /system/lib64/libhwui.so (RenderThread::loop()+96)",
+            "stack:\n         0000007fe1a2b3c0  0000000000000000\n         0000007fe1a2b3c8  0000007d1c2b0e40",
+        ]
+    )
+    paste = f"{tombstone}\n\nThe notes app crashes when I rotate the screen. Which frame crashed?"
+    bundle = ingest_paste(paste)
+    assert [entry.kind for entry in bundle.report] == ["stack_trace", "prose"]
+    assert bundle.report[0].span == (0, len(tombstone))
