@@ -7,6 +7,8 @@ the session (the host's conversation, if any) is carried along.
 
 from __future__ import annotations
 
+import msgspec
+
 from envelopes.ids import child_traceparent, derive_id, digest_text, new_id, new_traceparent
 from envelopes.types import (
     SCHEMA_VERSION,
@@ -23,7 +25,7 @@ from envelopes.types import (
     Step,
 )
 from organs.anatomy import STOMACH
-from organs.signing import Signer, sign_last_step
+from organs.signing import Signer, paste_fields, sign_last_step
 
 __all__ = ["paste_envelope", "secrete"]
 
@@ -50,6 +52,10 @@ def secrete(
     at = now
     envelope_id = derive_id(parent.id, organ, role)
     chain = parent.chain
+    if isinstance(parent.payload, Paste):
+        # What the stomach received, signed with its steps, the border holds the seal to. Always written from
+        # the paste itself: a value the sender put there could echo a lifted seal.
+        chain = msgspec.structs.replace(chain, received=paste_fields(parent))
     for stage in stages:
         chain = chain.append(Step(stage=stage, organ=organ, instance=instance, at=at, envelope_id=envelope_id))
     envelope = Envelope(
