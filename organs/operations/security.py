@@ -6,10 +6,11 @@
                         its identity: it connects with it (the server checks a signed
                         nonce) and signs with it (an organ its steps, a sender its pastes).
 * ``auth.conf``         the nats-server ``authorization`` block, public keys only: one user
-                        per organ, a ``host`` user (ichor ingest, tail, status, frame), an
+                        per organ, a ``host`` user (ichor ingest, tail, status, frame, mcp), an
                         ``upstream`` user that may only hand pastes in, an ``operator``
                         user, the only one that may read pastes as received
-                        (``frames.raw``), and ``admin`` (provisioning). Included by the
+                        (``frames.raw``) and the dead letters, and ``admin`` (provisioning,
+                        replaying and purging dead letters). Included by the
                         embedded server and by compose.
 * ``keys.json``         name → public key, the border's trusted keys (organs by their
                         wire name, senders by their user name).
@@ -119,6 +120,18 @@ def _tract_reader_api(stream: str) -> list[str]:
     return [f"$JS.API.STREAM.INFO.{stream}", f"$JS.API.STREAM.MSG.GET.{stream}"]
 
 
+def _dead_letter_reader_api(stream: str) -> list[str]:
+    """Listing (an ephemeral, headers-only consumer) and reading the dead letters, for ``ichor dlq ls|show``."""
+    return [
+        *_tract_reader_api(stream),
+        f"$JS.API.CONSUMER.CREATE.{stream}",
+        f"$JS.API.CONSUMER.CREATE.{stream}.>",
+        f"$JS.API.CONSUMER.INFO.{stream}.>",
+        f"$JS.API.CONSUMER.MSG.NEXT.{stream}.>",
+        f"$JS.API.CONSUMER.DELETE.{stream}.>",
+    ]
+
+
 def _border_bucket_api(bucket: str) -> list[str]:
     """One of the border's own buckets (created on first use): sessions' carried frames, the replay ledger."""
     stream = f"KV_{bucket}"
@@ -161,7 +174,6 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
         "publish": [
             *common_publish,
             *_tract_reader_api(stream),
-            *_tract_reader_api(subjects.dlq_stream),
             subjects.stomach_in,
             subjects.frames_get,
             "$SRV.>",
@@ -169,14 +181,18 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
             *_frame_store_api(subjects, write=False),
             *_uploads_api(subjects, read=False),
         ],
-        "subscribe": [f"{inbox_prefix('host')}.>", *subjects.tract_subjects, subjects.dlq_all],
+        "subscribe": [f"{inbox_prefix('host')}.>", *subjects.tract_subjects],
     }
     users["upstream"] = {
         "publish": [subjects.stomach_in, *_uploads_api(subjects, read=False)],
         "subscribe": [f"{inbox_prefix('upstream')}.>"],
     }
-    # Only the operator reads pastes as received (secrets and all); no organ and not the host may ask.
-    users["operator"] = {"publish": [subjects.frames_raw], "subscribe": [f"{inbox_prefix('operator')}.>"]}
+    # Only the operator reads pastes as received (secrets and all), and the dead letters, which hold them as
+    # they came; no organ but their own and not the host may ask. Replaying and purging them is the admin's.
+    users["operator"] = {
+        "publish": [subjects.frames_raw, "$JS.API.INFO", *_dead_letter_reader_api(subjects.dlq_stream)],
+        "subscribe": [f"{inbox_prefix('operator')}.>"],
+    }
     users["admin"] = {"publish": [">"], "subscribe": [">"]}
     return users
 
@@ -201,8 +217,10 @@ def seed_path(directory: str | Path, user: str) -> Path:
 def generate_security(directory: str | Path, subjects: Subjects | None = None) -> Path:
     """Write the users, permissions and keys into ``directory`` (kept if already there)."""
     root = Path(directory)
-    root.mkdir(parents=True, exist_ok=True)
-    root.chmod(0o700)
+    for folder in (root, root / "seeds"):
+        # Owner-only from the first: nobody else may list whose seeds are here, let alone read one.
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.chmod(0o700)
     names = subjects or Subjects()
     public_keys = {}
     for user in permissions(names):

@@ -133,9 +133,13 @@ class PublishRefusals:
 
     def __init__(self) -> None:
         self._watching: dict[str, list[asyncio.Future[None]]] = {}
+        # The last subject refused, so a call that timed out can say a refusal was the cause.
+        self.last_refused: str | None = None
 
     def heard(self, error: Exception) -> None:
         refused = _REFUSED_PUBLISH.search(str(error))
+        if refused:
+            self.last_refused = refused.group(1)
         for waiter in self._watching.get(refused.group(1).lower(), []) if refused else []:
             if not waiter.done():
                 waiter.set_result(None)

@@ -77,7 +77,7 @@ def test_every_organ_under_ichor_up_serves_its_own_port(tmp_path: Path) -> None:
         for organ, port in ports.items():
             assert wait_until_ready(port) == (200, "ready\n"), organ
             assert get(port, "/healthz")[::2] == (200, "ok\n")
-        ingested = ichor("ingest", str(EXAMPLE), "--nats", url, "--timeout", "60")
+        ingested = ichor("ingest", str(EXAMPLE), "--nats", url, "--data", str(tmp_path / "data"), "--timeout", "60")
         assert ingested.returncode == 0, ingested.stderr
         scrapes = {organ: get(port, "/metrics") for organ, port in ports.items()}
     finally:
