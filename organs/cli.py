@@ -473,12 +473,15 @@ def cmd_frame(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     from organs.mcp import serve_http, serve_stdio
+    from organs.mcp.server import LOOPBACK
 
     settings = _bus(args, identity="host")
     if args.http is None:
         asyncio.run(serve_stdio(settings))
-    else:
-        asyncio.run(serve_http(settings, args.host, args.http))
+        return 0
+    # Beyond loopback a client must show the bearer token kept (and made, the first time) in the data directory.
+    token_file = None if args.host in LOOPBACK else _data_dir(args) / "security" / "mcp.token"
+    asyncio.run(serve_http(settings, args.host, args.http, token_file=token_file, allowed_hosts=tuple(args.allow_host)))
     return 0
 
 
@@ -668,7 +671,14 @@ def _parser() -> argparse.ArgumentParser:
 
     mcp = command("mcp", cmd_mcp, "serve frames to a model as MCP tools and resources (stdio, or --http PORT)")
     mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on this port instead of stdio")
-    mcp.add_argument("--host", default="127.0.0.1", help="with --http: the address to bind (loopback by default)")
+    mcp.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --http: the address to bind (loopback by default; beyond it, clients need DATA/security/mcp.token)",
+    )
+    mcp.add_argument(
+        "--allow-host", action="append", default=[], help="beyond loopback: another Host name clients may use"
+    )
     mcp.add_argument("--nats")
     mcp.add_argument("--data", type=Path, help=_DATA_HELP)
 
