@@ -26,6 +26,7 @@ _TRACT_CHANNELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("borderIn", "border_in", ("yield",)),
     ("brainIn", "brain_in", ("admitted",)),
     ("borderRejected", "border_rejected", ("rejected",)),
+    ("outcomes", "outcomes", ("admitted", "rejected")),
 )
 
 

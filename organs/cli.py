@@ -282,7 +282,7 @@ def _write_env_file(path: Path, environment: dict[str, str]) -> None:
 
 
 def cmd_security(args: argparse.Namespace) -> int:
-    directory = generate_security(args.directory)
+    directory = generate_security(args.directory, tenants=args.tenant)
     if args.action == "env":
         if args.user is None:
             raise IchorError("ichor security env needs a user: " + ", ".join(permissions(Subjects())))
@@ -504,7 +504,8 @@ async def _tail(settings: BusSettings, as_json: bool, limit: int | None) -> int:
 
 
 def cmd_tail(args: argparse.Namespace) -> int:
-    return asyncio.run(_tail(_bus(args, identity="host"), args.json, args.limit))
+    # The tract carries pastes as received: following it is the operator's.
+    return asyncio.run(_tail(_bus(args, identity="operator"), args.json, args.limit))
 
 
 # --- ichor status --------------------------------------------------------------
@@ -635,7 +636,10 @@ def _parser() -> argparse.ArgumentParser:
     security = command("security", cmd_security, "generate per-organ users, permissions and signing keys")
     security.add_argument("action", choices=("init", "env"), help="init: write the files; env: print a user's exports")
     security.add_argument("directory", type=Path)
-    security.add_argument("user", nargs="?", help="with env: stomach, absorption, border, host, upstream or admin")
+    security.add_argument("user", nargs="?", help="with env: an organ, host, upstream, operator, admin or a tenant")
+    security.add_argument(
+        "--tenant", action="append", default=[], help="another host with its own identity, seeing only its own pastes"
+    )
 
     worker = command("worker", cmd_worker, "run one organ's worker against a NATS server")
     worker.add_argument("organ", choices=ORGAN_NAMES)

@@ -10,6 +10,7 @@ import base64
 import hashlib
 import json
 import secrets
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -121,15 +122,7 @@ async def hand_in_paste(
         if is_outcome and envelope.trace_id == paste.trace_id and not outcome.done():
             outcome.set_result(envelope)
 
-    # Through the stream: an outcome the stream dropped as a duplicate is never seen.
-    try:
-        subscription = await follow_stream(tract, [tract.subjects.brain_in, tract.subjects.border_rejected], watch)
-    except PermissionRefused as error:
-        # Found before the paste is handed in: a paste whose outcome no one waits for is not sent.
-        raise PermissionRefused(
-            f"{error}. Handing a paste in and waiting for its outcome takes a user that may read the tract "
-            "(under --secure the 'host' user; 'upstream' may only publish pastes)"
-        ) from error
+    subscription = await _outcomes(tract, watch)
     try:
         await tract.js.publish(
             tract.subjects.stomach_in,
@@ -139,6 +132,28 @@ async def hand_in_paste(
         return paste, await asyncio.wait_for(outcome, timeout=timeout)
     finally:
         await subscription.unsubscribe()
+
+
+async def _outcomes(tract: Tract, watch: Callable[[Any], Awaitable[None]]) -> Any:
+    """Where the outcome of a paste this connection hands in arrives, followed before it is handed in.
+
+    A sender with an identity (a secure tract) reads its own outcome subject, the only part of the tract
+    its tenant may read; otherwise the outcomes are read through the stream, so one the stream dropped
+    as a duplicate is never seen (a duplicate on the sender's subject is the same outcome again).
+    """
+    settings = tract.settings
+    if settings.user and settings.nkey_file:
+        subscription = await tract.nc.subscribe(tract.subjects.outcome(settings.user), cb=watch)
+        await tract.nc.flush()
+        return subscription
+    try:
+        return await follow_stream(tract, [tract.subjects.brain_in, tract.subjects.border_rejected], watch)
+    except PermissionRefused as error:
+        # Found before the paste is handed in: a paste whose outcome no one waits for is not sent.
+        raise PermissionRefused(
+            f"{error}. Handing a paste in and waiting for its outcome takes a user that may read the tract, "
+            "or a sender's own identity (its nkey), which reads its own outcomes"
+        ) from error
 
 
 def chat_messages(outcome: Envelope) -> list[dict[str, str]]:

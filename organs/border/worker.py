@@ -19,7 +19,7 @@ from organs.border.guard import GuardState, RateLimit
 from organs.border.ledger import ReplayLedger, older_than_ledger
 from organs.border.prompt import FRAME_TOOLS
 from organs.border.rate_store import RateClock, SharedBuckets
-from organs.border.senders import rate_keys
+from organs.border.senders import rate_keys, sealed_by
 from organs.border.session import delivered_frames
 from organs.border.session_store import SessionStore
 from organs.errors import ConfigError, TransientError
@@ -183,6 +183,13 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
                 # Recorded before the prompt is published: a retry is the same turn, never "already delivered".
                 carried = delivered_frames(frames, payload.prompt, delivered)
                 await sessions.record_turn(session.id, envelope.trace_id, carried)
+            # The sender's own copy, on the one subject its tenant may read (with trusted keys and a valid seal).
+            sender = sealed_by(envelope, decide_config.policy.trusted_keys)
+            copy = (
+                []
+                if sender is None
+                else [Output(tract.subjects.outcome(sender), decision, msg_id=f"{decision.id}.{sender}")]
+            )
             if isinstance(payload, Admitted):
                 log.info(
                     "border.admitted",
@@ -191,7 +198,7 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
                     prompt_tokens=payload.prompt.tokens,
                     findings=[f"{finding.pattern}@{finding.segment_id}" for finding in payload.findings],
                 )
-                return [Output(tract.subjects.brain_in, decision)]
+                return [Output(tract.subjects.brain_in, decision), *copy]
             assert isinstance(payload, Rejected)
             log.warning(
                 "border.rejected",
@@ -199,7 +206,7 @@ def build_border(settings: BusSettings, config: BorderConfig | None = None) -> O
                 outcome="rejected",
                 reasons=[f"{reason.code}: {reason.message}" for reason in payload.reasons],
             )
-            return [Output(tract.subjects.border_rejected, decision)]
+            return [Output(tract.subjects.border_rejected, decision), *copy]
 
         (consumer,) = BORDER.consumers
         return [

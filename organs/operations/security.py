@@ -26,10 +26,13 @@ which it can neither read nor list.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from envelopes.subjects import Subjects
 from organs.anatomy import BORDER, ORGANS
+from organs.errors import ConfigError
 from organs.runtime.bus import inbox_prefix
 from organs.runtime.server import write_private
 from organs.signing import new_seed, public_key_of
@@ -42,6 +45,7 @@ __all__ = [
     "organ_environment",
     "permissions",
     "seed_path",
+    "tenants_of",
     "user_environment",
     "write_private",
 ]
@@ -144,9 +148,10 @@ def _border_bucket_api(bucket: str) -> list[str]:
     ]
 
 
-def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
+def permissions(subjects: Subjects, tenants: Iterable[str] = ()) -> dict[str, dict[str, list[str]]]:
     """User → {"publish": [...], "subscribe": [...]} allow lists.
 
+    ``tenants`` are hosts besides ``host``, each with the same rights over its own pastes only.
     A user subscribes to its own inbox only and may publish to no inbox at all: a
     request's reply travels through ``allow_responses`` (``RESPONDERS``), so no user
     can read or inject into another's replies or pull deliveries.
@@ -170,28 +175,35 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
             publish += [*_border_bucket_api(subjects.sessions_bucket), *_border_bucket_api(subjects.admitted_bucket)]
             publish += _border_bucket_api(subjects.rates_bucket)
         users[organ.nats_user] = {"publish": publish, "subscribe": subscribe}
-    users["host"] = {
-        "publish": [
-            *common_publish,
-            *_tract_reader_api(stream),
-            subjects.stomach_in,
-            subjects.frames_get,
-            "$SRV.>",
-            # The frame stores are the stomach's: the host reads them (large frames) but cannot rewrite evidence.
-            *_frame_store_api(subjects, write=False),
-            *_uploads_api(subjects, read=False),
-        ],
-        "subscribe": [f"{inbox_prefix('host')}.>", *subjects.tract_subjects],
-    }
+    for tenant in ("host", *tenants):
+        # Each host is a tenant: it hands pastes in and reads its own outcomes (``<prefix>.outcome.<user>``), and
+        # nothing else of the tract; pastes as received, others' outcomes and the dead letters it cannot read.
+        users[tenant] = {
+            "publish": [
+                *common_publish,
+                subjects.stomach_in,
+                subjects.frames_get,
+                "$SRV.>",
+                # The frame stores are the stomach's: a host reads them (large frames) but cannot rewrite evidence.
+                *_frame_store_api(subjects, write=False),
+                *_uploads_api(subjects, read=False),
+            ],
+            "subscribe": [f"{inbox_prefix(tenant)}.>", subjects.outcome(tenant)],
+        }
     users["upstream"] = {
         "publish": [subjects.stomach_in, *_uploads_api(subjects, read=False)],
-        "subscribe": [f"{inbox_prefix('upstream')}.>"],
+        "subscribe": [f"{inbox_prefix('upstream')}.>", subjects.outcome("upstream")],
     }
-    # Only the operator reads pastes as received (secrets and all), and the dead letters, which hold them as
-    # they came; no organ but their own and not the host may ask. Replaying and purging them is the admin's.
+    # Only the operator reads pastes as received (secrets and all): the tract (``ichor tail``), ``frames.raw`` and
+    # the dead letters, which hold them as they came. Replaying and purging dead letters is the admin's.
     users["operator"] = {
-        "publish": [subjects.frames_raw, "$JS.API.INFO", *_dead_letter_reader_api(subjects.dlq_stream)],
-        "subscribe": [f"{inbox_prefix('operator')}.>"],
+        "publish": [
+            subjects.frames_raw,
+            *common_publish,
+            *_tract_reader_api(stream),
+            *_dead_letter_reader_api(subjects.dlq_stream),
+        ],
+        "subscribe": [f"{inbox_prefix('operator')}.>", *subjects.tract_subjects, subjects.dlq_all],
     }
     users["admin"] = {"publish": [">"], "subscribe": [">"]}
     return users
@@ -202,7 +214,20 @@ RESPONDERS = frozenset(organ.nats_user for organ in ORGANS)
 one reply to the inbox a request it received names, and nowhere else in anyone's inbox."""
 
 SENDERS = ("host", "upstream")
-"""The users that hand pastes in and seal them; the border trusts their keys as senders."""
+"""The users that hand pastes in and seal them (with any tenants); the border trusts their keys as senders."""
+
+_TENANT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+_RESERVED = frozenset({*SENDERS, "operator", "admin", *(organ.nats_user for organ in ORGANS)})
+
+
+def tenants_of(directory: str | Path, added: Iterable[str] = ()) -> tuple[str, ...]:
+    """The directory's tenants (``tenants.json``) with ``added``; a name that cannot be a user is refused."""
+    path = Path(directory) / "tenants.json"
+    known = json.loads(path.read_text()) if path.exists() else []
+    for name in added:
+        if _TENANT_NAME.fullmatch(name) is None or name in _RESERVED:
+            raise ConfigError(f"tenant {name!r} is not allowed: 1 to 32 of [a-z0-9_-], not one of {sorted(_RESERVED)}")
+    return tuple(sorted({*map(str, known), *added}))
 
 
 def _conf_list(items: list[str]) -> str:
@@ -214,16 +239,19 @@ def seed_path(directory: str | Path, user: str) -> Path:
     return Path(directory) / "seeds" / f"{user}.seed"
 
 
-def generate_security(directory: str | Path, subjects: Subjects | None = None) -> Path:
-    """Write the users, permissions and keys into ``directory`` (kept if already there)."""
+def generate_security(directory: str | Path, subjects: Subjects | None = None, tenants: Iterable[str] = ()) -> Path:
+    """Write the users, permissions and keys into ``directory`` (kept if already there), with ``tenants``
+    (hosts besides ``host``) added to the ones it has."""
     root = Path(directory)
     for folder in (root, root / "seeds"):
         # Owner-only from the first: nobody else may list whose seeds are here, let alone read one.
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         folder.chmod(0o700)
     names = subjects or Subjects()
+    everyone = tenants_of(root, tenants)
+    write_private(root / "tenants.json", json.dumps(list(everyone)))
     public_keys = {}
-    for user in permissions(names):
+    for user in permissions(names, everyone):
         path = seed_path(root, user)
         if not path.exists():
             # A directory written before a user existed gains that user; the others keep their seeds.
@@ -232,10 +260,10 @@ def generate_security(directory: str | Path, subjects: Subjects | None = None) -
         public_keys[user] = public_key_of(path.read_text().strip())
     # Signatures name an organ as the envelopes do, so the border trusts an organ's key under its wire name.
     trusted: dict[str, str] = {organ.wire_name: public_keys[organ.nats_user] for organ in ORGANS}
-    trusted.update({sender: public_keys[sender] for sender in SENDERS})
+    trusted.update({sender: public_keys[sender] for sender in (*SENDERS, *everyone)})
     (root / "keys.json").write_text(json.dumps(trusted, indent=2))
     blocks = []
-    for user, rules in permissions(names).items():
+    for user, rules in permissions(names, everyone).items():
         blocks.append(
             f"    # {user}\n"
             f"    {{nkey: {json.dumps(public_keys[user])}, permissions: {{"

@@ -131,9 +131,10 @@ async def test_altered_fields_foreign_keys_and_duplicates_never_reach_a_reader(s
 
         return callback
 
-    reader = await follow_stream(host, [admin.subjects.brain_in], keep(through_stream))
-    # The dead letters hold pastes as received: the operator reads them the same way, the host may not.
+    # The tract and the dead letters hold pastes as received: the operator reads them through the streams,
+    # the host may not.
     operator = await connect_as(server.url, directory, "operator", errors)
+    reader = await follow_stream(operator, [admin.subjects.brain_in], keep(through_stream))
     dead_letters = await follow_stream(operator, [admin.subjects.dlq_all], keep([]), stream=admin.subjects.dlq_stream)
     assert not errors, errors
     with pytest.raises(PermissionRefused):
