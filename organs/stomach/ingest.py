@@ -66,6 +66,7 @@ from organs.stomach.distill.table import distill_table
 from organs.stomach.distill.text import TIMES, kept_and_ends, plural, thousands
 from organs.stomach.distill.trace import distill_trace
 from organs.stomach.redact import PasteRedaction, describe, redact_paste
+from organs.stomach.rungs import Classification
 from organs.stomach.segments import Plan, Segment, cut_blocks, plan_blocks, segment_texts
 from organs.stomach.text_views import HandedText, digest_in_pieces, utf8_size
 from organs.stomach.tiers import choose_tier
@@ -470,16 +471,19 @@ def _fill_logs(
 
 def _apply_redaction(plan: Plan, redaction: PasteRedaction) -> None:
     """Every segment but the goal takes its redacted text; the report says what was replaced."""
-    renamed = {}
+    credentials = set()
     for segment, redacted, found in zip(plan.segments, redaction.texts, redaction.found, strict=True):
         if segment.outcome == "goal" or not found:
             continue
         full, served = segment_texts(redacted)
         if segment.outcome == "anchor":
-            renamed[segment.served.strip()] = served.strip()
+            # A credential is never an anchor (a bare key can look like a path): it is a note, redacted.
+            credentials.add(segment.served.strip())
+            segment.outcome = "frame"
+            segment.classification = Classification("prose", "held a credential, so not a path reference")
         segment.text, segment.served, segment.redacted = full, served, found
         segment.note += describe(found)
-    plan.anchors = [renamed.get(anchor, anchor) for anchor in plan.anchors]
+    plan.anchors = [anchor for anchor in plan.anchors if anchor not in credentials]
 
 
 def _report(index: int, segment: Segment, served: dict[str, Frame], tokens: dict[str, int]) -> SegmentReport:
