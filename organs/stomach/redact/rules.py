@@ -305,14 +305,6 @@ SECRET_RULES: tuple[Rule, ...] = (
         check=literal_password,
         flags=re.MULTILINE,
     ),
-    # ~/.pgpass: host:port:database:user:password, the port a number or '*', the password the rest of the line.
-    _rule(
-        "pgpass_password",
-        (":",),
-        r"(?m)^(?:[A-Za-z0-9._-]{1,253}|\*):(?:[0-9]{1,5}|\*):(?:[A-Za-z0-9_.$-]*[A-Za-z_*][A-Za-z0-9_.$-]*):"
-        r"(?:[A-Za-z0-9_.@$-]*[A-Za-z_*][A-Za-z0-9_.@$-]*):(?P<secret>(?:[^\s:\\]|\\.){1,256})$",
-        check=literal_password,
-    ),
     # htpasswd: user:hash, the hash in one of the formats Apache writes (apr1, bcrypt, sha-crypt, {SHA}).
     _rule(
         "password_hash",
