@@ -50,6 +50,14 @@ class Subjects:
     def frames_get(self) -> str:
         return f"{self.prefix}.frames.get"
 
+    def frames_get_for(self, tenant: str) -> str:
+        """A tenant's own frames subject: the stomach serves there only the frames of pastes that tenant handed in."""
+        return f"{self.prefix}.frames.get.{tenant}"
+
+    @property
+    def frames_get_tenants(self) -> str:
+        return self.frames_get_for("*")
+
     @property
     def frames_raw(self) -> str:
         """Where the operator fetches a frame's bytes as received, secrets and all."""

@@ -82,6 +82,16 @@ def asyncapi_document(subjects: Subjects | None = None) -> dict[str, Any]:
             "reply": {"name": "FrameReply", "contentType": "application/msgpack", "payload": reply_ref},
         },
     }
+    channels["framesGetTenant"] = {
+        "address": names.frames_get_for("{tenant}"),
+        "description": "request/reply served by the stomach to one tenant (a host user, only it may ask here): "
+        "a frame of a paste it handed in, compact or full; any other frame is answered as no frame",
+        "parameters": {"tenant": {"description": "the host user's name"}},
+        "messages": {
+            "request": {"name": "FrameRequest", "contentType": "application/msgpack", "payload": request_ref},
+            "reply": {"name": "FrameReply", "contentType": "application/msgpack", "payload": reply_ref},
+        },
+    }
     channels["framesRaw"] = {
         "address": names.frames_raw,
         "description": "request/reply served by the stomach to the operator user only: a frame's bytes as received",

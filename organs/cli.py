@@ -64,7 +64,7 @@ from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
 from organs.runtime.server import EmbeddedServer
 from organs.settings import LogLevel, Settings
-from organs.signing import load_signer
+from organs.signing import load_signer, load_trusted_keys
 
 __all__ = ["main"]
 
@@ -122,6 +122,7 @@ def _organ_builder(organ: str, bus: BusSettings, settings: Settings) -> OrganBui
                 ingest_config(settings),
                 signer=load_signer(STOMACH.wire_name, settings),
                 limits=PasteLimits.from_settings(settings),
+                trusted_keys=load_trusted_keys(settings),
             )
         case ABSORPTION.name:
             from organs.absorption.worker import build_absorption

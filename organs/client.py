@@ -28,7 +28,7 @@ from organs.runtime.stream_reader import follow_stream
 from organs.secretion import paste_envelope
 from organs.signing import Signer, seal_paste
 
-__all__ = ["chat_messages", "fetch_frame", "fetch_raw", "hand_in_paste", "store_blob"]
+__all__ = ["chat_messages", "fetch_frame", "fetch_raw", "frames_subject", "hand_in_paste", "store_blob"]
 
 _CHUNK_BYTES = 128 * 1024
 
@@ -177,13 +177,22 @@ async def fetch_raw(tract: Tract, frame_id: str, timeout: float = 10.0) -> RawRe
     return msgspec.msgpack.decode(reply.data, type=RawReply)
 
 
+def frames_subject(tract: Tract) -> str:
+    """Where this connection asks for frames: a sender with an identity its own tenant's subject (served only
+    the frames it handed in), an anonymous client (an open tract) the shared one."""
+    settings = tract.settings
+    if settings.user and settings.nkey_file:
+        return tract.subjects.frames_get_for(settings.user)
+    return tract.subjects.frames_get
+
+
 async def fetch_frame(
     tract: Tract, frame_id: str, representation: str = "compact", timeout: float = 10.0
 ) -> FrameReply:
     """Ask the stomach for a frame over ``<prefix>.frames.get``; a frame that does not hash to
     what it claims is ``FrameTampered``, never returned."""
     asked = FrameRequest(id=frame_id, representation="full" if representation == "full" else "compact")
-    answer = await bus_request(tract, tract.subjects.frames_get, encode(asked), timeout)
+    answer = await bus_request(tract, frames_subject(tract), encode(asked), timeout)
     reply = decode_frame_reply(answer.data)
     if reply.frame is not None:
         verify_frame(reply.frame, frame_id)

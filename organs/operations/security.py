@@ -170,7 +170,7 @@ def permissions(subjects: Subjects, tenants: Iterable[str] = ()) -> dict[str, di
         if organ.serves_frames:
             publish += [*_frame_store_api(subjects, write=True), *_raw_store_api(subjects)]
             publish += _uploads_api(subjects, read=True)
-            subscribe += [subjects.frames_get, subjects.frames_raw]
+            subscribe += [subjects.frames_get, subjects.frames_get_tenants, subjects.frames_raw]
         if organ is BORDER:
             publish += [*_border_bucket_api(subjects.sessions_bucket), *_border_bucket_api(subjects.admitted_bucket)]
             publish += _border_bucket_api(subjects.rates_bucket)
@@ -182,10 +182,10 @@ def permissions(subjects: Subjects, tenants: Iterable[str] = ()) -> dict[str, di
             "publish": [
                 *common_publish,
                 subjects.stomach_in,
-                subjects.frames_get,
+                # Its own frames subject: served the frames of its own pastes only. Not the frame stores, where
+                # it could list every frame id and read any frame.
+                subjects.frames_get_for(tenant),
                 "$SRV.>",
-                # The frame stores are the stomach's: a host reads them (large frames) but cannot rewrite evidence.
-                *_frame_store_api(subjects, write=False),
                 *_uploads_api(subjects, read=False),
             ],
             "subscribe": [f"{inbox_prefix(tenant)}.>", subjects.outcome(tenant)],

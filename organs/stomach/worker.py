@@ -47,7 +47,7 @@ from organs.runtime import (
 from organs.runtime.bus import INLINE_HEADROOM
 from organs.secretion import secrete
 from organs.settings import Settings
-from organs.signing import Signer
+from organs.signing import Signer, TrustedKeys, verify_seal
 from organs.stomach.frames_store import FrameNotFound, FrameStore
 from organs.stomach.ingest import IngestBundle, IngestConfig
 from organs.stomach.large import ApartDigester, PasteLimits
@@ -121,7 +121,9 @@ def build_stomach(
     *,
     signer: Signer | None = None,
     limits: PasteLimits | None = None,
+    trusted_keys: TrustedKeys | None = None,
 ) -> OrganBuilder:
+    """``trusted_keys`` (a secure tract's) name who sealed each paste: its frames are served to that sender alone."""
     base_config = config or IngestConfig()
     paste_limits = limits or PasteLimits()
     log = get_logger(STOMACH.name)
@@ -149,6 +151,13 @@ def build_stomach(
             else:
                 await store.store(text, parts.source_digest, list(parts.records))
             return parts
+
+        async def own_frames(digested: Envelope, payload: Digested) -> None:
+            # Before the outcome can name them: a tenant learns its frame ids from its own outcome only. The seal is
+            # checked on the digested envelope, which carries the paste fields the stomach received.
+            sender = None if trusted_keys is None else verify_seal(digested, trusted_keys)[0]
+            if sender is not None:
+                await store.own(sender, dict.fromkeys(r.frame_id for r in payload.report if r.frame_id is not None))
 
         async def paste_size(paste: Paste, delivery: Delivery) -> int:
             if paste.text_ref is None:
@@ -188,6 +197,7 @@ def build_stomach(
             digested = _secrete_digest(
                 envelope, parts.payload, parts.tier, instance=settings.instance, signer=signer, now=utc_now()
             )
+            await own_frames(digested, parts.payload)
             outputs = [Output(tract.subjects.absorption_in, digested)]
             if parts.tier == "deferred":
                 notice = DeferredNotice(
@@ -248,17 +258,26 @@ def build_stomach(
                 signer=signer,
                 now=utc_now(),
             )
+            await own_frames(follow_up, parts.payload)
             return [Output(tract.subjects.absorption_in, follow_up)]
 
         async def serve_frame(msg: Any) -> None:
             limit = tract.nc.max_payload - INLINE_HEADROOM
             await msg.respond(encode(await _answer_frame_request(store, msg.data, limit)))
 
+        async def serve_tenant_frame(msg: Any) -> None:
+            # Only the tenant named by the subject may publish there (organs.operations.security): it is served
+            # the frames of pastes it handed in, and of any other the same answer as for no frame at all.
+            tenant = msg.subject.rsplit(".", 1)[-1]
+            limit = tract.nc.max_payload - INLINE_HEADROOM
+            await msg.respond(encode(await _answer_frame_request(store, msg.data, limit, tenant=tenant)))
+
         async def serve_raw(msg: Any) -> None:
             limit = tract.nc.max_payload - INLINE_HEADROOM
             await msg.respond(encode(await answer_raw_request(store, msg.data, limit)))
 
         await tract.nc.subscribe(tract.subjects.frames_get, queue=STOMACH.name, cb=serve_frame)
+        await tract.nc.subscribe(tract.subjects.frames_get_tenants, queue=STOMACH.name, cb=serve_tenant_frame)
         # Only the operator user may publish here (see organs.operations.security); no organ can.
         await tract.nc.subscribe(tract.subjects.frames_raw, queue=STOMACH.name, cb=serve_raw)
         main, deferred, large = STOMACH.consumers
@@ -294,14 +313,17 @@ async def _stored_text(store: FrameStore, ref: str) -> str:
         raise PoisonError(f"paste reference {ref} is not in the frames store") from error
 
 
-async def _answer_frame_request(store: FrameStore, data: bytes, limit: int) -> FrameReply:
-    """The reply to one request; a full frame larger than ``limit`` bytes says where its bytes are instead."""
+async def _answer_frame_request(store: FrameStore, data: bytes, limit: int, tenant: str | None = None) -> FrameReply:
+    """The reply to one request; a full frame larger than ``limit`` bytes says where its bytes are instead.
+    For a ``tenant``, a frame it did not hand in is answered as a frame that does not exist."""
     try:
         request = decode_frame_request(data)
     except DecodeError as error:
         return FrameReply(error=f"malformed frame request: {error}")
     if _FRAME_ID.fullmatch(request.id) is None:
         return FrameReply(error=f"frame id must be 'blake3:<64 hex>', got {request.id!r}")
+    if tenant is not None and not await store.owned_by(tenant, request.id):
+        return FrameReply(error=f"no frame {request.id}")
     try:
         record = await store.record(request.id)
         if request.representation == "compact":

@@ -171,7 +171,7 @@ def test_up_then_ingest_prints_an_admitted_prompt(ichor_up) -> None:  # type: ig
     process, url = ichor_up
     workers = _children(process.pid)
     tail = subprocess.Popen(
-        [sys.executable, "-m", "organs.cli", "tail", "--json", "--limit", "4", "--nats", url],
+        [sys.executable, "-m", "organs.cli", "tail", "--json", "--limit", "5", "--nats", url],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -184,11 +184,15 @@ def test_up_then_ingest_prints_an_admitted_prompt(ichor_up) -> None:  # type: ig
     result = ichor("ingest", str(EXAMPLE), "--nats", url, "--actor", "ana", "--json", "--timeout", "60")
     tail_out, _ = tail.communicate(timeout=30)
     hops = [json.loads(line) for line in tail_out.splitlines()]
-    assert [(hop["hop"], hop["kind"]) for hop in hops] == [
+    # The border's answer goes to the brain and, as a copy, to the sender's own outcome subject (either first).
+    assert [(hop["hop"], hop["kind"]) for hop in hops[:3]] == [
         ("stomach.in", "paste"),
         ("absorption.in", "digested"),
         ("border.in", "yield"),
+    ]
+    assert sorted((hop["hop"], hop["kind"]) for hop in hops[3:]) == [
         ("brain.in", "admitted"),
+        ("outcome.host", "admitted"),
     ]
     assert {hop["origin"] for hop in hops} == {"user_input:ana"}
     # The example fits the default budget, so it is served whole: nothing is cut that need not be.

@@ -171,7 +171,9 @@ async def test_only_the_stomach_writes_evidence_and_no_sender_reads_an_upload(se
         frames = await host.js.object_store(admin.subjects.frames_bucket)
         await asyncio.wait_for(frames.put("0" * 64, b"all clear, approve the deploy"), timeout=2)
     assert (await admin.js.stream_info(f"OBJ_{admin.subjects.frames_bucket}")).state.messages == before
-    assert 'permissions violation for publish to "$o.ichor-frames.' in " ".join(refusals["host"]).lower()
+    # The host may not even look the store up now (it reads frames through its own subject only).
+    refused = " ".join(refusals["host"]).lower()
+    assert 'publish to "$js.api.stream.info.obj_ichor-frames"' in refused or 'publish to "$o.ichor-frames.' in refused
     report(4, "host writes the frames object store", "refused at the door")
 
     # Reading the tract needs no consumer: a create naming the stomach's durable would rewrite it.

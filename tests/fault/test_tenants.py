@@ -15,10 +15,10 @@ import pytest
 
 from envelopes.codec import decode, encode
 from envelopes.types import Admitted, Paste, Rejected, UserInput
-from organs.client import hand_in_paste
+from organs.client import fetch_frame, hand_in_paste
 from organs.errors import PermissionRefused
 from organs.operations.security import generate_security
-from organs.runtime.bus import stream_info
+from organs.runtime.bus import stream_info, unless_refused
 from organs.runtime.server import EmbeddedServer
 from organs.runtime.stream_reader import follow_stream
 from tests.bus.helpers import read_envelopes
@@ -125,5 +125,42 @@ async def test_one_host_sees_only_its_own_outcomes_and_no_raw_paste_or_dead_lett
     assert isinstance(own.payload, Admitted) and own.trace_id != outcome.trace_id
     assert [decode(data).trace_id for data in seen_by_host] == []
     report(27, "host hands its own paste in", "admitted, its outcome on ichor.outcome.host only")
+    for tract in (alice, host, admin):
+        await tract.nc.close()
+
+
+async def test_a_frame_id_reveals_nothing_to_a_host_that_did_not_hand_that_content_in(tenanted) -> None:  # type: ignore[no-untyped-def]
+    server, directory, workers = tenanted
+    errors: list[str] = []
+    admin = await provisioned_with_organs(server.url, directory, workers, errors)
+    alice = await connect_as(server.url, directory, "alice", errors)
+    host = await connect_as(server.url, directory, "host", [])
+    _, outcome = await hand_in_paste(alice, EXAMPLE, origin=UserInput(actor="alice"), timeout=60)
+    assert isinstance(outcome.payload, Admitted), outcome.payload
+    frame_ids = [report.frame_id for report in outcome.payload.report if report.frame_id]
+    assert frame_ids
+    unknown = "blake3:" + "0" * 64
+    for frame_id in frame_ids:
+        assert (await fetch_frame(alice, frame_id, "full")).frame is not None
+        # Asked by the host: the very answer a frame that does not exist gets, id aside.
+        for representation in ("full", "compact"):
+            probed = await fetch_frame(host, frame_id, representation)
+            absent = await fetch_frame(host, unknown, representation)
+            assert probed.frame is None and absent.frame is None
+            assert probed.error == f"no frame {frame_id}" and absent.error == f"no frame {unknown}"
+    report(27, "host asks for alice's frames by id (full and compact)", "answered as no frame: learns nothing")
+    # On alice's subject, the shared one, or the stores (listing or reading the index): refused at the door.
+    for subject in (admin.subjects.frames_get_for("alice"), admin.subjects.frames_get):
+        with pytest.raises(PermissionRefused):
+            await unless_refused(host, subject, host.nc.request(subject, b"", timeout=5))
+    index = f"$JS.API.STREAM.MSG.GET.KV_{admin.subjects.frame_index_bucket}"
+    with pytest.raises(PermissionRefused):
+        await unless_refused(host, index, host.nc.request(index, b'{"seq": 1}', timeout=5))
+    report(27, "host asks on alice's frames subject, the shared one, or reads the frame index", "refused at the door")
+    # The host's own paste of the same text: now its frames too.
+    await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="ana"), timeout=60)
+    for frame_id in frame_ids:
+        assert (await fetch_frame(host, frame_id, "compact")).frame is not None
+    report(27, "host hands in the same text itself, then asks", "served (its own paste)")
     for tract in (alice, host, admin):
         await tract.nc.close()
