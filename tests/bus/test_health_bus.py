@@ -95,7 +95,8 @@ def test_every_organ_under_ichor_up_serves_its_own_port(tmp_path: Path) -> None:
     assert stomach['ichor_outputs_total{organ="stomach",consumer="stomach",kind="digested",tier="full"}'] == 1
     assert stomach['ichor_tokens_in_total{organ="stomach",consumer="stomach"}'] > 0
     border = samples(scrapes["border"][2])
-    assert border['ichor_outputs_total{organ="border",consumer="border",kind="admitted",tier="full"}'] == 1
+    # Secure by default: the admitted envelope goes to the brain and, as a copy, to its sender's outcome subject.
+    assert border['ichor_outputs_total{organ="border",consumer="border",kind="admitted",tier="full"}'] == 2
     assert border['ichor_tokens_out_total{organ="border",consumer="border"}'] > 0
 
 
