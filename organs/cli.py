@@ -105,10 +105,16 @@ def _bus(args: argparse.Namespace, url: str | None = None, *, identity: str | No
     settings = BusSettings.from_settings(args.settings, url or getattr(args, "nats", None))
     if identity is None or settings.nkey_file or settings.user:
         return settings
-    security = _data_dir(args) / "security"
-    if not seed_path(security, identity).is_file():
+    data = _data_dir(args)
+    security = data / "security"
+    if (data / _INSECURE_MARK).exists() or not seed_path(security, identity).is_file():
         return settings
     return _as_user(settings, security, identity)
+
+
+# Left in the data directory by ``ichor up --insecure`` (removed by a secure start): its server checks no
+# identity, and a command beside it must not wait where only a secure tract answers (its own outcome subject).
+_INSECURE_MARK = "INSECURE"
 
 
 def _organ_builder(organ: str, bus: BusSettings, settings: Settings) -> OrganBuilder:
@@ -197,9 +203,14 @@ def cmd_up(args: argparse.Namespace) -> int:
     secure = not args.insecure
     security_dir = args.security or (data / "security")
     auth = ""
+    mark = data / _INSECURE_MARK
     if secure:
         generate_security(security_dir)
         auth = (security_dir / "auth.conf").read_text()
+        mark.unlink(missing_ok=True)
+    else:
+        data.mkdir(parents=True, exist_ok=True)
+        mark.write_text("ichor up --insecure runs on this directory: no authentication, no permissions.\n")
     _announce_security(args, log, security_dir)
     server = None
     if not nats_url:

@@ -155,6 +155,22 @@ def test_up_insecure_keeps_the_open_mode_and_says_so_at_every_start(tmp_path: Pa
             assert process.wait(timeout=30) == 0
 
 
+def test_commands_beside_an_insecure_up_on_a_once_secure_directory_connect_as_they_are(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    process, _ = start_up(data)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 0
+    process, url = start_up(data, "--insecure")
+    try:
+        # The seeds are still there, but the open server answers no one's own outcome subject.
+        result = _run_with({"ICHOR_DATA": str(data)}, "ingest", "-", "--nats", url, "--timeout", "60", stdin="Why?")
+        assert result.returncode == 0, result.stderr
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    assert (data / "security").exists() and (data / "INSECURE").exists()
+
+
 def _run_with(environment: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "organs.cli", *args],
