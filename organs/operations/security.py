@@ -180,7 +180,9 @@ def permissions(subjects: Subjects, tenants: Iterable[str] = ()) -> dict[str, di
         # nothing else of the tract; pastes as received, others' outcomes and the dead letters it cannot read.
         users[tenant] = {
             "publish": [
-                *common_publish,
+                # The account's JetStream limits (``ichor status``), not the tract stream's: its per-subject
+                # counts would name the other tenants that have outcomes.
+                "$JS.API.INFO",
                 subjects.stomach_in,
                 # Its own frames subject: served the frames of its own pastes only. Not the frame stores, where
                 # it could list every frame id and read any frame.

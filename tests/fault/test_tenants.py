@@ -120,6 +120,10 @@ async def test_one_host_sees_only_its_own_outcomes_and_no_raw_paste_or_dead_lett
         with pytest.raises((PermissionRefused, nats.errors.TimeoutError, nats.errors.NoRespondersError)):
             await host.js.get_msg(admin.subjects.tract_stream, sequence)
     report(27, "host asks $JS.API.STREAM.MSG.GET.ICHOR_TRACT for alice's paste", "refused at the door")
+    info = f"$JS.API.STREAM.INFO.{admin.subjects.tract_stream}"
+    with pytest.raises(PermissionRefused):
+        await unless_refused(host, info, host.nc.request(info, b'{"subjects_filter": "ichor.outcome.*"}', timeout=5))
+    report(27, "host asks the tract's subject counts (which tenants have outcomes)", "refused at the door")
     # Alice herself got her outcome on her own subject; the host gets its own there too, and not alice's.
     _, own = await hand_in_paste(host, EXAMPLE, origin=UserInput(actor="ana"), timeout=60)
     assert isinstance(own.payload, Admitted) and own.trace_id != outcome.trace_id
