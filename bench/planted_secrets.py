@@ -183,6 +183,53 @@ def _structured(rng: random.Random) -> list[Planted]:
     ]
 
 
+_ZERO_WIDTH, _SOFT_HYPHEN, _RTL_OVERRIDE = "\u200b", "\u00ad", "\u202e"
+_FULLWIDTH = str.maketrans({chr(code): chr(code + 0xFEE0) for code in range(0x21, 0x7F)})
+_CYRILLIC = str.maketrans({"a": "\u0430", "o": "\u043e", "e": "\u0435"})
+
+
+def _halves(value: str, rng: random.Random, mark: str) -> tuple[str, tuple[str, str]]:
+    """``value`` with ``mark`` inside it, and its two visible halves (each must be gone once redacted)."""
+    cut = rng.randrange(8, len(value) - 7)
+    return value[:cut] + mark + value[cut:], (value[:cut], value[cut:])
+
+
+def _obfuscated(rng: random.Random) -> list[Planted]:
+    """Secrets disguised or shaped to slip past a pattern: invisible and look-alike characters, a column
+    header, base64, split lines, an altered PEM header, pgpass and htpasswd, a bare key on its line."""
+    secret, password = _draw(rng, _BASE64, 40), _password(rng)
+    key_id = "AKIA" + _draw(rng, string.ascii_uppercase + "234567", 16)
+    token = "ghp_" + _draw(rng, _ALNUM, 36)
+    hidden_key, key_parts = _halves(key_id, rng, _ZERO_WIDTH)
+    hidden_token, token_parts = _halves(token, rng, _SOFT_HYPHEN)
+    wrapped = base64.b64encode(f"aws_secret_access_key={secret}\n".encode()).decode()
+    pem = _pem(rng, "RSA PRIVATE KEY").replace("-----BEGIN RSA PRIVATE KEY-----", "----BEGIN RSA PRIVATE  KEY----")
+    user = "svc_" + _draw(rng, string.ascii_lowercase, 5)
+    bcrypt = "$2y$10$" + _draw(rng, _ALNUM + "./", 53)
+    cut = rng.randrange(6, 14)
+    return [
+        Planted(
+            "secret",
+            "credentials.csv",
+            (secret,),
+            f"User name,Password,Access key ID,Secret access key,Console login link\n{user},,{key_id},{secret},"
+            "https://console.example.test\n",
+        ),
+        Planted("aws_access_key_id", "zero-width space", key_parts, f"export AWS_ACCESS_KEY_ID={hidden_key}"),
+        Planted("github_token", "soft hyphen", token_parts, f"GITHUB_TOKEN={hidden_token}"),
+        Planted("password", "fullwidth name", (password,), f"{'password'.translate(_FULLWIDTH)}={password}"),
+        Planted("password", "cyrillic look-alikes", (password,), f"db_{'password'.translate(_CYRILLIC)}: {password}"),
+        Planted("password", "zero-width name", (password,), f"pass{_ZERO_WIDTH}word={password}"),
+        Planted("password", "right-to-left override", (password,), f"{_RTL_OVERRIDE}password={password}"),
+        Planted("base64_aws_secret_access_key", "base64", (wrapped,), f"data:\n  credentials: {wrapped}"),
+        Planted("private_key", "altered pem header", (pem.splitlines()[1], pem.splitlines()[-2]), pem),
+        Planted("pgpass_password", "pgpass", (password,), f"db.internal:5432:app:{user}:{password}"),
+        Planted("password_hash", "htpasswd", (bcrypt,), f"{user}:{bcrypt}"),
+        Planted("aws_access_key_id", "split lines", (key_id[:cut], key_id[cut:]), f"{key_id[:cut]}\n{key_id[cut:]}"),
+        Planted("aws_secret_access_key", "bare line", (secret,), f"keys:\n{secret}\n"),
+    ]
+
+
 def planted_pastes(seed: int = 12) -> list[Planted]:
     """Every supported kind in each of its places, plus the structured ones; the same list for the same seed."""
     rng = random.Random(seed)
@@ -192,4 +239,4 @@ def planted_pastes(seed: int = 12) -> list[Planted]:
         for value in [make(rng)]
         for place, text in _places(kind, value, rng)
     ]
-    return planted + _structured(rng)
+    return planted + _structured(rng) + _obfuscated(rng)

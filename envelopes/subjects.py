@@ -50,10 +50,27 @@ class Subjects:
     def frames_get(self) -> str:
         return f"{self.prefix}.frames.get"
 
+    def frames_get_for(self, tenant: str) -> str:
+        """A tenant's own frames subject: the stomach serves there only the frames of pastes that tenant handed in."""
+        return f"{self.prefix}.frames.get.{tenant}"
+
+    @property
+    def frames_get_tenants(self) -> str:
+        return self.frames_get_for("*")
+
     @property
     def frames_raw(self) -> str:
         """Where the operator fetches a frame's bytes as received, secrets and all."""
         return f"{self.prefix}.frames.raw"
+
+    def outcome(self, sender: str) -> str:
+        """Where the border also publishes a paste's outcome for the sender whose seal it bore: that
+        sender's (tenant's) own view of the tract, the only one it may read."""
+        return f"{self.prefix}.outcome.{sender}"
+
+    @property
+    def outcomes(self) -> str:
+        return self.outcome("*")
 
     def dlq(self, organ: str) -> str:
         return f"{self.prefix}.dlq.{organ}"
@@ -72,6 +89,7 @@ class Subjects:
             self.border_in,
             self.brain_in,
             self.border_rejected,
+            self.outcomes,
         ]
 
     @property

@@ -52,6 +52,7 @@ __all__ = [
     "Organ",
     "OrganSecretion",
     "Paste",
+    "PasteFields",
     "Payload",
     "Provenance",
     "ProvenanceChain",
@@ -226,13 +227,33 @@ class Step(msgspec.Struct, frozen=True):
         _require_timestamp(self.at, "at")
 
 
+class PasteFields(msgspec.Struct, frozen=True):
+    """The fields of a paste envelope that the chain does not already carry: its id, when it was made,
+    the digest of its intent (``None`` when it had none) and its token budget.
+
+    A sender's seal carries the ones it signed (``Seal.covers``); the stomach writes the ones it
+    received (``ProvenanceChain.received``), so the border can tell a seal lifted onto another paste."""
+
+    paste_id: str
+    created_at: str
+    intent_digest: str | None = None
+    budget_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        _require(ENVELOPE_ID_PATTERN.fullmatch(self.paste_id) is not None, "paste_id must be 32 lowercase hex digits")
+        _require_timestamp(self.created_at, "created_at")
+        _require_digest(self.intent_digest, "intent_digest")
+
+
 class Seal(msgspec.Struct, frozen=True):
-    """Who really handed a paste in: its sender's signature (base64url) over the paste's origin, input
-    digest, trace and session, and the id of the sender's key (its nkey public key, which is also the
-    sender's NATS identity). The border keys its rate limit on the sender a valid seal names."""
+    """Who really handed a paste in: its sender's signature (base64url) over the whole paste envelope
+    (id, time, intent, budget, text digest, origin, trace and session), and the id of the sender's key
+    (its nkey public key, which is also the sender's NATS identity). ``covers`` repeats the fields the
+    chain does not carry, as signed. The border keys its rate limit on the sender a valid seal names."""
 
     key_id: str
     signature: str
+    covers: PasteFields | None = None
 
 
 class ProvenanceChain(msgspec.Struct, frozen=True):
@@ -244,6 +265,8 @@ class ProvenanceChain(msgspec.Struct, frozen=True):
     steps: tuple[Step, ...] = ()
     seal: Seal | None = None
     pasted_at: Timestamp | None = None
+    # The paste's own fields as the stomach received them (set on its first step, carried unchanged).
+    received: PasteFields | None = None
 
     def __post_init__(self) -> None:
         _require_digest(self.input_digest, "input_digest")

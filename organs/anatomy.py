@@ -90,7 +90,7 @@ BORDER = OrganEntry(
     name="border",
     wire_name="ada_border",
     consumers=(Consumer("border", "border_in"),),
-    outputs=("brain_in", "border_rejected"),
+    outputs=("brain_in", "border_rejected", "outcomes"),
 )
 
 ORGANS: tuple[OrganEntry, ...] = (STOMACH, ABSORPTION, BORDER)

@@ -31,6 +31,7 @@ _TRACT_CHANNELS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("borderIn", "border_in", ("yield",)),
     ("brainIn", "brain_in", ("admitted",)),
     ("borderRejected", "border_rejected", ("rejected",)),
+    ("outcomes", "outcomes", ("admitted", "rejected")),
 )
 
 
@@ -110,6 +111,16 @@ def asyncapi_document(subjects: Subjects | None = None) -> dict[str, Any]:
     channels["framesGet"] = {
         "address": names.frames_get,
         "description": "request/reply served by the stomach: a frame, compact or full",
+        "messages": {
+            "request": {"name": "FrameRequest", "contentType": "application/msgpack", "payload": request_ref},
+            "reply": {"name": "FrameReply", "contentType": "application/msgpack", "payload": reply_ref},
+        },
+    }
+    channels["framesGetTenant"] = {
+        "address": names.frames_get_for("{tenant}"),
+        "description": "request/reply served by the stomach to one tenant (a host user, only it may ask here): "
+        "a frame of a paste it handed in, compact or full; any other frame is answered as no frame",
+        "parameters": {"tenant": {"description": "the host user's name"}},
         "messages": {
             "request": {"name": "FrameRequest", "contentType": "application/msgpack", "payload": request_ref},
             "reply": {"name": "FrameReply", "contentType": "application/msgpack", "payload": reply_ref},

@@ -1,6 +1,6 @@
 """The ``ichor`` command.
 
-    ichor up [--nats URL] [--port P] [--data DIR] [--feed FILE]
+    ichor up [--nats URL] [--host ADDR] [--port P] [--data DIR] [--feed FILE] [--insecure]
     ichor worker {stomach|absorption|border} [--nats URL]
     ichor ingest [FILE|-] [--intent TEXT] [--actor NAME] [--json] [--timeout S] [--session ID [--resend]]
     ichor digest [FILE|-] [--json] [--budget N]
@@ -9,6 +9,12 @@
     ichor tail [--json] [--limit N]
     ichor status [--json]
     ichor dlq {ls|show ID|replay ID|purge} [--organ ORGAN]
+
+``ichor up`` is secure unless ``--insecure``: at first start it writes per-user nkeys and
+signing keys into DATA/security, and the commands that talk to the tract (ingest, frame,
+tail, status, dlq, mcp) connect with the identity they need from there (DATA is
+``--data``, else ``$ICHOR_DATA``, else ``.ichor/data``), so no flag is needed on the
+same machine. Credentials named in the environment (``ICHOR_NATS_NKEY_FILE`` and friends) win.
     ichor schema
     ichor asyncapi
 
@@ -48,6 +54,7 @@ from organs.operations.security import (
     generate_security,
     organ_environment,
     permissions,
+    seed_path,
     user_environment,
     write_private,
 )
@@ -57,7 +64,7 @@ from organs.runtime.logs import configure_logging, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ
 from organs.runtime.server import EmbeddedServer
 from organs.settings import LogLevel, Settings
-from organs.signing import load_signer
+from organs.signing import load_signer, load_trusted_keys
 
 __all__ = ["main"]
 
@@ -77,9 +84,37 @@ def _read_input(path: str) -> str:
     return data.decode("utf-8")
 
 
-def _bus(args: argparse.Namespace, url: str | None = None) -> BusSettings:
-    """The bus settings of this command: ``--nats`` (or ``url``) over ``ICHOR_NATS_URL``."""
-    return BusSettings.from_settings(args.settings, url or getattr(args, "nats", None))
+DEFAULT_DATA = Path(".ichor/data")
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    """The tract's data directory: ``--data``, else ``ICHOR_DATA``, else ``.ichor/data``."""
+    given = getattr(args, "data", None)
+    if given is not None:
+        return Path(given)
+    return Path(args.settings.data) if args.settings.data else DEFAULT_DATA
+
+
+def _bus(args: argparse.Namespace, url: str | None = None, *, identity: str | None = None) -> BusSettings:
+    """The bus settings of this command: ``--nats`` (or ``url``) over ``ICHOR_NATS_URL``.
+
+    With an ``identity`` (``host``, ``operator``, ``admin``), a command run beside a secure ``ichor up``
+    connects as that user with its seed from the data directory, unless the environment names
+    credentials of its own; with no seed there it connects as it is (an ``--insecure`` tract).
+    """
+    settings = BusSettings.from_settings(args.settings, url or getattr(args, "nats", None))
+    if identity is None or settings.nkey_file or settings.user:
+        return settings
+    data = _data_dir(args)
+    security = data / "security"
+    if (data / _INSECURE_MARK).exists() or not seed_path(security, identity).is_file():
+        return settings
+    return _as_user(settings, security, identity)
+
+
+# Left in the data directory by ``ichor up --insecure`` (removed by a secure start): its server checks no
+# identity, and a command beside it must not wait where only a secure tract answers (its own outcome subject).
+_INSECURE_MARK = "INSECURE"
 
 
 def _organ_builder(organ: str, bus: BusSettings, settings: Settings) -> OrganBuilder:
@@ -93,6 +128,7 @@ def _organ_builder(organ: str, bus: BusSettings, settings: Settings) -> OrganBui
                 ingest_config(settings),
                 signer=load_signer(STOMACH.wire_name, settings),
                 limits=PasteLimits.from_settings(settings),
+                trusted_keys=load_trusted_keys(settings),
             )
         case ABSORPTION.name:
             from organs.absorption.worker import build_absorption
@@ -127,6 +163,31 @@ def cmd_worker(args: argparse.Namespace) -> int:
 # --- ichor up ----------------------------------------------------------------
 
 
+_LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def _announce_security(args: argparse.Namespace, log: Any, security_dir: Path) -> None:
+    """Say, at every start, what this tract's security is and what a client needs."""
+    if args.insecure:
+        warning = (
+            "ichor up: --insecure: NO authentication, NO permissions, NO signatures. Any client that reaches "
+            f"{args.host}:{args.port} reads every paste (raw secrets included) and can speak as any organ. "
+            "For a throwaway experiment only."
+        )
+        print(warning, file=sys.stderr, flush=True)
+        log.warning("security.off", host=args.host, hint="drop --insecure for per-user nkeys and signing")
+        return
+    log.info(
+        "security.ready",
+        directory=str(security_dir),
+        users=sorted(permissions(Subjects()).keys()),
+        hint=f"ichor ingest/frame/tail/status/dlq/mcp here find their identity in {security_dir}; "
+        f"elsewhere: ichor security env {security_dir} host",
+    )
+    if args.host not in _LOOPBACK and not args.nats:
+        log.warning("nats.exposed", host=args.host, hint="clients authenticate with their nkey seeds")
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     as_json = configure_logging(level=args.settings.log_level, log_format=args.settings.log_format)
     log = get_logger("supervisor")
@@ -139,26 +200,35 @@ def cmd_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, request_stop)
     signal.signal(signal.SIGINT, request_stop)
     nats_url = args.nats or args.settings.nats_url
-    security_dir = args.security or (args.data / "security")
+    data = _data_dir(args)
+    secure = not args.insecure
+    security_dir = args.security or (data / "security")
     auth = ""
-    if args.secure:
+    mark = data / _INSECURE_MARK
+    if secure:
         generate_security(security_dir)
         auth = (security_dir / "auth.conf").read_text()
-        log.info("security.ready", directory=str(security_dir), users=sorted(permissions(Subjects()).keys()))
+        mark.unlink(missing_ok=True)
+    else:
+        data.mkdir(parents=True, exist_ok=True)
+        mark.write_text("ichor up --insecure runs on this directory: no authentication, no permissions.\n")
+    _announce_security(args, log, security_dir)
     server = None
     keeper = None
     if not nats_url:
         # Held until this process exits; a second ``ichor up`` on the same directory is refused.
-        data_lock = lock_data_directory(args.data)
-        log.info("data.locked", data_dir=str(args.data), lock=data_lock.name)
-        server = EmbeddedServer(args.data, port=args.port, extra_config=auth, binary=args.settings.nats_server)
+        data_lock = lock_data_directory(data)
+        log.info("data.locked", data_dir=str(data), lock=data_lock.name)
+        server = EmbeddedServer(
+            data, host=args.host, port=args.port, extra_config=auth, binary=args.settings.nats_server
+        )
         keeper = ServerKeeper(server, log, server_log=get_logger("nats-server"))
         # Its output goes to this process's log, structured, and is watched for a failed storage.
         server.on_line = keeper.heard
         server.start()
         nats_url = server.url
-        log.info("nats.embedded_started", url=nats_url, data_dir=str(args.data), pid=server.pid, secure=args.secure)
-    environments = {organ: organ_environment(security_dir, organ) for organ in ORGAN_NAMES} if args.secure else {}
+        log.info("nats.embedded_started", url=nats_url, data_dir=str(data), pid=server.pid, secure=secure)
+    environments = {organ: organ_environment(security_dir, organ) for organ in ORGAN_NAMES} if secure else {}
     if args.settings.metrics_port is not None:
         # Each worker its own port: the base plus the organ's place in the tract (stomach +0, absorption +1, border +2).
         for index, organ in enumerate(ORGAN_NAMES):
@@ -167,20 +237,20 @@ def cmd_up(args: argparse.Namespace) -> int:
         # The workers write through this process: on a terminal or not, every line is in one format.
         environments.setdefault(organ, {})["ICHOR_LOG_FORMAT"] = "json" if as_json else "console"
     supervisor = Supervisor(
-        nats_url, log, environments, log_level=args.settings.log_level, liveness_dir=args.data / "liveness"
+        nats_url, log, environments, log_level=args.settings.log_level, liveness_dir=data / "liveness"
     )
     try:
-        if args.secure:
+        if secure:
             asyncio.run(_provision_as_admin(_bus(args, nats_url), security_dir))
         for organ in ORGAN_NAMES:
             supervisor.spawn(organ)
         if args.feed:
             settings = _bus(args, nats_url)
-            if args.secure:
+            if secure:
                 settings = _as_user(settings, security_dir, "host")
             code = asyncio.run(_ingest(settings, _read_input(args.feed), _actor(args), None, args.timeout, False))
             log.info("up.fed", file=args.feed, exit_code=code)
-        log.info("up.serving", url=nats_url, hint="Ctrl-C stops everything")
+        log.info("up.serving", url=nats_url, secure=secure, hint="Ctrl-C stops everything")
         while not stop_requested:
             if keeper is not None:
                 keeper.check()
@@ -237,7 +307,7 @@ def _write_env_file(path: Path, environment: dict[str, str]) -> None:
 
 
 def cmd_security(args: argparse.Namespace) -> int:
-    directory = generate_security(args.directory)
+    directory = generate_security(args.directory, tenants=args.tenant)
     if args.action == "env":
         if args.user is None:
             raise IchorError("ichor security env needs a user: " + ", ".join(permissions(Subjects())))
@@ -249,8 +319,8 @@ def cmd_security(args: argparse.Namespace) -> int:
         for key, value in environment.items():
             print(f"export {key}={shlex.quote(value)}")
         return 0
-    (directory / "server.conf").write_text(
-        "jetstream {\n  store_dir: /data\n}\nmax_payload: 8MB\ninclude ./auth.conf\n"
+    write_private(
+        directory / "server.conf", "jetstream {\n  store_dir: /data\n}\nmax_payload: 8MB\ninclude ./auth.conf\n"
     )
     # Paths as the containers see them: each service mounts its own seed there (compose.yaml's secrets).
     for user in (*ORGAN_NAMES, "admin"):
@@ -258,7 +328,7 @@ def cmd_security(args: argparse.Namespace) -> int:
         for key in ("ICHOR_NATS_NKEY_FILE", "ICHOR_SIGNING_SEED_FILE", "ICHOR_TRUSTED_KEYS_FILE"):
             if key in environment:
                 environment[key] = environment[key].replace(str(directory), "/etc/ichor/security")
-        (directory / "env").mkdir(exist_ok=True)
+        (directory / "env").mkdir(mode=0o700, exist_ok=True)
         _write_env_file(directory / "env" / f"{user}.env", environment)
     print(f"wrote users, permissions and keys to {directory} (secrets are mode 0600; keep them out of git)")
     return 0
@@ -317,7 +387,7 @@ def _session_id(value: str) -> str:
 def cmd_ingest(args: argparse.Namespace) -> int:
     return asyncio.run(
         _ingest(
-            _bus(args),
+            _bus(args, identity="host"),
             _read_input(args.file),
             _actor(args),
             args.intent,
@@ -420,8 +490,9 @@ async def _frame(settings: BusSettings, frame_id: str, full: bool, as_json: bool
 
 def cmd_frame(args: argparse.Namespace) -> int:
     if args.raw:
-        return asyncio.run(_raw_frame(_bus(args), args.id, args.json))
-    return asyncio.run(_frame(_bus(args), args.id, args.full, args.json))
+        # The bytes as received are the operator's alone.
+        return asyncio.run(_raw_frame(_bus(args, identity="operator"), args.id, args.json))
+    return asyncio.run(_frame(_bus(args, identity="host"), args.id, args.full, args.json))
 
 
 # --- ichor mcp ----------------------------------------------------------------
@@ -429,12 +500,15 @@ def cmd_frame(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     from organs.mcp import serve_http, serve_stdio
+    from organs.mcp.server import LOOPBACK
 
-    settings = _bus(args)
+    settings = _bus(args, identity="host")
     if args.http is None:
         asyncio.run(serve_stdio(settings))
-    else:
-        asyncio.run(serve_http(settings, args.host, args.http))
+        return 0
+    # Beyond loopback a client must show the bearer token kept (and made, the first time) in the data directory.
+    token_file = None if args.host in LOOPBACK else _data_dir(args) / "security" / "mcp.token"
+    asyncio.run(serve_http(settings, args.host, args.http, token_file=token_file, allowed_hosts=tuple(args.allow_host)))
     return 0
 
 
@@ -474,7 +548,8 @@ async def _tail(settings: BusSettings, as_json: bool, limit: int | None) -> int:
 
 
 def cmd_tail(args: argparse.Namespace) -> int:
-    return asyncio.run(_tail(_bus(args), args.json, args.limit))
+    # The tract carries pastes as received: following it is the operator's.
+    return asyncio.run(_tail(_bus(args, identity="operator"), args.json, args.limit))
 
 
 # --- ichor status --------------------------------------------------------------
@@ -515,7 +590,7 @@ async def _gather_stats(settings: BusSettings, wait: float) -> list[ServiceStats
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    organs = asyncio.run(_gather_stats(_bus(args), args.wait))
+    organs = asyncio.run(_gather_stats(_bus(args, identity="host"), args.wait))
     if args.json:
         print(json.dumps([reply.to_dict() for reply in organs]))
     else:
@@ -536,7 +611,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"ichor status: not ready or missing: {', '.join(missing)}", file=sys.stderr)
     from organs.operations.storage import organ_refusals
 
-    problems = asyncio.run(_storage_problems(_bus(args)))
+    problems = asyncio.run(_storage_problems(_bus(args, identity="host")))
     problems += organ_refusals({reply.id: reply.metadata for reply in organs})
     for problem in problems:
         print(f"ichor status: {problem}", file=sys.stderr)
@@ -548,7 +623,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_dlq(args: argparse.Namespace) -> int:
     from organs.operations.dlq_command import run_dlq
 
-    return run_dlq(args, _bus(args))
+    # Dead letters hold pastes as received: reading them is the operator's; replaying or purging, the admin's.
+    identity = "operator" if args.action in ("ls", "show") else "admin"
+    return run_dlq(args, _bus(args, identity=identity))
 
 
 def cmd_asyncapi(_: argparse.Namespace) -> int:
@@ -565,18 +642,23 @@ def cmd_schema(_: argparse.Namespace) -> int:
 
 _Command = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 
+_DATA_HELP = "the tract's data directory, whose security/ holds this command's identity (default $ICHOR_DATA)"
+
 
 def _add_tract_commands(command: _Command) -> None:
     """The commands that run the tract: up, provision, security, worker."""
     up = command("up", cmd_up, "start NATS (embedded unless --nats) and the three organs, supervised")
     up.add_argument("--nats", help="an existing NATS URL; without it an embedded nats-server starts")
+    up.add_argument("--host", default="127.0.0.1", help="the address the embedded server binds (loopback by default)")
     up.add_argument("--port", type=int, default=4222, help="embedded server port (0 picks a free one)")
-    up.add_argument("--data", type=Path, default=Path(".ichor/data"), help="embedded server data directory")
+    up.add_argument("--data", type=Path, help="data directory (default $ICHOR_DATA or .ichor/data)")
     up.add_argument("--feed", help="after start, ingest this file once and print the outcome")
     up.add_argument("--actor", help="the user_input actor of --feed (default $ICHOR_ACTOR or your login)")
     up.add_argument("--timeout", type=float, default=60.0)
-    up.add_argument("--secure", action="store_true", help="per-organ users, subject permissions and signed secretions")
-    up.add_argument("--security", type=Path, help="where --secure keeps credentials and keys (default DATA/security)")
+    mode = up.add_mutually_exclusive_group()
+    mode.add_argument("--secure", action="store_true", help="the default: per-user nkeys, permissions, signatures")
+    mode.add_argument("--insecure", action="store_true", help="no authentication at all (a throwaway experiment)")
+    up.add_argument("--security", type=Path, help="where credentials and keys are kept (default DATA/security)")
 
     provision_command = command("provision", cmd_provision, "create or update the tract's streams and stores")
     provision_command.add_argument("--nats")
@@ -584,7 +666,10 @@ def _add_tract_commands(command: _Command) -> None:
     security = command("security", cmd_security, "generate per-organ users, permissions and signing keys")
     security.add_argument("action", choices=("init", "env"), help="init: write the files; env: print a user's exports")
     security.add_argument("directory", type=Path)
-    security.add_argument("user", nargs="?", help="with env: stomach, absorption, border, host, upstream or admin")
+    security.add_argument("user", nargs="?", help="with env: an organ, host, upstream, operator, admin or a tenant")
+    security.add_argument(
+        "--tenant", action="append", default=[], help="another host with its own identity, seeing only its own pastes"
+    )
 
     worker = command("worker", cmd_worker, "run one organ's worker against a NATS server")
     worker.add_argument("organ", choices=ORGAN_NAMES)
@@ -622,6 +707,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     ingest.add_argument("--resend", action="store_true", help="with --session: send every frame again in full")
     ingest.add_argument("--nats")
+    ingest.add_argument("--data", type=Path, help=_DATA_HELP)
 
     digest = command("digest", cmd_digest, "run the stomach's core locally, no bus")
     digest.add_argument("file", nargs="?", default="-")
@@ -636,19 +722,30 @@ def _parser() -> argparse.ArgumentParser:
     shown.add_argument("--raw", action="store_true", help="the bytes as received (operator user only)")
     frame.add_argument("--json", action="store_true")
     frame.add_argument("--nats")
+    frame.add_argument("--data", type=Path, help=_DATA_HELP)
 
     mcp = command("mcp", cmd_mcp, "serve frames to a model as MCP tools and resources (stdio, or --http PORT)")
     mcp.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on this port instead of stdio")
-    mcp.add_argument("--host", default="127.0.0.1", help="with --http: the address to bind (loopback by default)")
+    mcp.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --http: the address to bind (loopback by default; beyond it, clients need DATA/security/mcp.token)",
+    )
+    mcp.add_argument(
+        "--allow-host", action="append", default=[], help="beyond loopback: another Host name clients may use"
+    )
     mcp.add_argument("--nats")
+    mcp.add_argument("--data", type=Path, help=_DATA_HELP)
 
     tail = command("tail", cmd_tail, "follow the tract live: one line per envelope per hop")
     tail.add_argument("--nats")
+    tail.add_argument("--data", type=Path, help=_DATA_HELP)
     tail.add_argument("--json", action="store_true", help="JSON lines instead of columns")
     tail.add_argument("--limit", type=int, help="stop after this many lines")
 
     status = command("status", cmd_status, "list the organs on the bus ($SRV.STATS); non-zero if one is missing")
     status.add_argument("--nats")
+    status.add_argument("--data", type=Path, help=_DATA_HELP)
     status.add_argument("--json", action="store_true")
     status.add_argument("--wait", type=float, default=0.5, help="seconds to collect replies")
 

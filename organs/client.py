@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import secrets
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,6 +38,7 @@ __all__ = [
     "chat_messages",
     "fetch_frame",
     "fetch_raw",
+    "frames_subject",
     "hand_in_paste",
     "resolve_frame_id",
     "store_blob",
@@ -173,15 +175,7 @@ async def hand_in_paste(
         if is_outcome and envelope.trace_id == paste.trace_id and not outcome.done():
             outcome.set_result(envelope)
 
-    # Through the stream: an outcome the stream dropped as a duplicate is never seen.
-    try:
-        subscription = await follow_stream(tract, [tract.subjects.brain_in, tract.subjects.border_rejected], watch)
-    except PermissionRefused as error:
-        # Found before the paste is handed in: a paste whose outcome no one waits for is not sent.
-        raise PermissionRefused(
-            f"{error}. Handing a paste in and waiting for its outcome takes a user that may read the tract "
-            "(under --secure the 'host' user; 'upstream' may only publish pastes)"
-        ) from error
+    subscription = await _outcomes(tract, watch)
     try:
         await tract.js.publish(
             tract.subjects.stomach_in,
@@ -191,6 +185,28 @@ async def hand_in_paste(
         return paste, await asyncio.wait_for(outcome, timeout=timeout)
     finally:
         await subscription.unsubscribe()
+
+
+async def _outcomes(tract: Tract, watch: Callable[[Any], Awaitable[None]]) -> Any:
+    """Where the outcome of a paste this connection hands in arrives, followed before it is handed in.
+
+    A sender with an identity (a secure tract) reads its own outcome subject, the only part of the tract
+    its tenant may read; otherwise the outcomes are read through the stream, so one the stream dropped
+    as a duplicate is never seen (a duplicate on the sender's subject is the same outcome again).
+    """
+    settings = tract.settings
+    if settings.user and settings.nkey_file:
+        subscription = await tract.nc.subscribe(tract.subjects.outcome(settings.user), cb=watch)
+        await tract.nc.flush()
+        return subscription
+    try:
+        return await follow_stream(tract, [tract.subjects.brain_in, tract.subjects.border_rejected], watch)
+    except PermissionRefused as error:
+        # Found before the paste is handed in: a paste whose outcome no one waits for is not sent.
+        raise PermissionRefused(
+            f"{error}. Handing a paste in and waiting for its outcome takes a user that may read the tract, "
+            "or a sender's own identity (its nkey), which reads its own outcomes"
+        ) from error
 
 
 def chat_messages(outcome: Envelope) -> list[dict[str, str]]:
@@ -214,13 +230,22 @@ async def fetch_raw(tract: Tract, frame_id: str, timeout: float = 10.0) -> RawRe
     return msgspec.msgpack.decode(reply.data, type=RawReply)
 
 
+def frames_subject(tract: Tract) -> str:
+    """Where this connection asks for frames: a sender with an identity its own tenant's subject (served only
+    the frames it handed in), an anonymous client (an open tract) the shared one."""
+    settings = tract.settings
+    if settings.user and settings.nkey_file:
+        return tract.subjects.frames_get_for(settings.user)
+    return tract.subjects.frames_get
+
+
 async def fetch_frame(
     tract: Tract, frame_id: str, representation: str = "compact", timeout: float = 10.0
 ) -> FrameReply:
     """Ask the stomach for a frame over ``<prefix>.frames.get``; a frame that does not hash to
     what it claims is ``FrameTampered``, never returned."""
     asked = FrameRequest(id=frame_id, representation="full" if representation == "full" else "compact")
-    answer = await bus_request(tract, tract.subjects.frames_get, encode(asked), timeout)
+    answer = await bus_request(tract, frames_subject(tract), encode(asked), timeout)
     reply = decode_frame_reply(answer.data)
     if reply.frame is not None:
         verify_frame(reply.frame, frame_id)

@@ -25,7 +25,7 @@ from envelopes.types import (
     Step,
 )
 from organs.anatomy import STOMACH
-from organs.signing import Signer, sign_last_step
+from organs.signing import Signer, paste_fields, sign_last_step
 
 __all__ = ["paste_envelope", "secrete"]
 
@@ -52,9 +52,13 @@ def secrete(
     at = now
     envelope_id = derive_id(parent.id, organ, role)
     chain = parent.chain
-    if isinstance(parent.payload, Paste) and chain.pasted_at is None:
-        # The first hop keeps when the paste was made, for the border's paste-to-prompt time.
-        chain = msgspec.structs.replace(chain, pasted_at=parent.created_at)
+    if isinstance(parent.payload, Paste):
+        # What the stomach received, signed with its steps, the border holds the seal to. Always written from
+        # the paste itself: a value the sender put there could echo a lifted seal. The paste's time is kept too,
+        # for the border's paste-to-prompt time.
+        chain = msgspec.structs.replace(
+            chain, received=paste_fields(parent), pasted_at=chain.pasted_at or parent.created_at
+        )
     for stage in stages:
         chain = chain.append(Step(stage=stage, organ=organ, instance=instance, at=at, envelope_id=envelope_id))
     envelope = Envelope(

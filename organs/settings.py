@@ -126,6 +126,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     signing_seed: str | None = None
     trusted_keys_file: str | None = None
     # The command line and the process.
+    # The tract's data directory: ``ichor up`` keeps its store and credentials there, the commands find theirs.
+    data: str | None = None
     actor: str | None = None
     log_level: LogLevel = "info"
     log_format: LogFormat = "auto"

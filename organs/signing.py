@@ -14,7 +14,8 @@ verifier picks the key by that id among the trusted ones: a key nobody trusts is
 ``signature.unknown_key``, a trusted key of another signer ``signature.wrong_signer``.
 
 A sender seals the paste it hands in (``seal_paste``) with the same nkey it
-connects with: the seal names who really sent it, whatever actor the paste claims.
+connects with: the seal names who really sent it, whatever actor the paste claims,
+and covers the whole paste envelope, so it holds on that paste alone.
 One seed serves both: NATS has the client sign the server's nonce, text that is
 valid UTF-8, while every claim here is a msgpack array whose first byte (0x90-0x9f)
 never begins valid UTF-8, so a signature made for one can never pass for the other.
@@ -41,7 +42,8 @@ import nacl.exceptions
 import nacl.signing
 import nkeys
 
-from envelopes.types import Digested, Envelope, Seal, Yield
+from envelopes.ids import digest_text
+from envelopes.types import Digested, Envelope, Paste, PasteFields, Seal, Yield
 from organs.errors import ConfigError, SigningError
 from organs.settings import Settings, variable_of
 
@@ -53,6 +55,7 @@ __all__ = [
     "load_signer",
     "load_trusted_keys",
     "new_seed",
+    "paste_fields",
     "public_key_of",
     "seal_paste",
     "sign_last_step",
@@ -145,6 +148,9 @@ def _claim(envelope: Envelope, index: int) -> bytes:
             envelope.tier,
             envelope.trace_id,
             envelope.session,
+            # The sender's seal and the paste fields the stomach received travel unchanged too.
+            chain.seal,
+            chain.received,
             evidence,
         )
     )
@@ -161,16 +167,32 @@ def sign_last_step(envelope: Envelope, signer: Signer) -> Envelope:
     return msgspec.structs.replace(envelope, chain=chain)
 
 
-def _seal_claim(envelope: Envelope, key_id: str) -> bytes:
-    # What stays the same from the paste to the border: who it is from, its bytes, its trace and conversation.
+def paste_fields(paste: Envelope) -> PasteFields:
+    """The paste envelope's fields a seal covers that the chain does not carry (its id, time, intent, budget)."""
+    if not isinstance(paste.payload, Paste):
+        raise SigningError(f"only a paste is sealed, not a {paste.kind!r} envelope")
+    intent = paste.payload.intent
+    return PasteFields(
+        paste_id=paste.id,
+        created_at=paste.created_at,
+        intent_digest=None if intent is None else digest_text(intent),
+        budget_tokens=paste.payload.budget_tokens,
+    )
+
+
+def _seal_claim(envelope: Envelope, key_id: str, covers: PasteFields) -> bytes:
+    # The whole paste envelope: who it is from, its bytes, its trace and conversation (carried by every hop),
+    # and its id, time, intent and budget (``covers``), so a seal lifted onto another paste does not hold.
     chain = envelope.chain
-    claim = ("seal", key_id, chain.origin, chain.input_digest, envelope.trace_id, envelope.session)
+    claim = ("seal", key_id, chain.origin, chain.input_digest, envelope.trace_id, envelope.session, covers)
     return _claim_encoder.encode(claim)
 
 
 def seal_paste(paste: Envelope, sender: Signer) -> Envelope:
     """The paste with its sender's seal: the proof, carried to the border, of who handed it in."""
-    seal = Seal(key_id=sender.public_key, signature=sender.sign(_seal_claim(paste, sender.public_key)))
+    covers = paste_fields(paste)
+    signature = sender.sign(_seal_claim(paste, sender.public_key, covers))
+    seal = Seal(key_id=sender.public_key, signature=signature, covers=covers)
     return msgspec.structs.replace(paste, chain=msgspec.structs.replace(paste.chain, seal=seal))
 
 
@@ -233,8 +255,19 @@ def verify_chain(envelope: Envelope, trusted_keys: TrustedKeys, required: tuple[
     return problems
 
 
+def _differing(sealed: PasteFields, received: PasteFields | None) -> list[str]:
+    if received is None:
+        return ["paste envelope (the stomach recorded none)"]
+    names = {"paste_id": "id", "created_at": "time", "intent_digest": "intent", "budget_tokens": "budget"}
+    return [shown for field, shown in names.items() if getattr(sealed, field) != getattr(received, field)]
+
+
 def verify_seal(envelope: Envelope, trusted_keys: TrustedKeys) -> tuple[str | None, SignatureProblem | None]:
-    """(the sender a valid seal names, None) or (None, why the paste has no sender anyone can vouch for)."""
+    """(the sender a valid seal names, None) or (None, why the paste has no sender anyone can vouch for).
+
+    A genuine seal made for another paste envelope (an id, time, intent or budget other than the ones
+    the stomach received) is ``seal.mismatch``: it names no sender, so its rightful owner is charged nothing.
+    """
     seal = envelope.chain.seal
     if seal is None:
         return None, SignatureProblem("sender.unsealed", "the paste carries no sender's seal")
@@ -243,9 +276,27 @@ def verify_seal(envelope: Envelope, trusted_keys: TrustedKeys) -> tuple[str | No
         return None, SignatureProblem(
             "sender.unknown_key", f"the paste is sealed with key {_short(seal.key_id)}, which no one trusts"
         )
-    if not _check_signature(seal.key_id, _seal_claim(envelope, seal.key_id), seal.signature):
+    if seal.covers is None or not _check_signature(
+        seal.key_id, _seal_claim(envelope, seal.key_id, seal.covers), seal.signature
+    ):
         return None, SignatureProblem("sender.invalid", f"{sender!r}'s seal does not match the paste it came with")
+    differing = _differing(seal.covers, envelope.chain.received)
+    if differing:
+        return None, SignatureProblem(
+            "seal.mismatch", f"{sender!r}'s seal was made for another paste: its {', '.join(differing)} differ"
+        )
     return sender, None
+
+
+def sender_of_input(envelope: Envelope, trusted_keys: TrustedKeys) -> str | None:
+    """The sender whose valid seal an input bears, at any hop: a paste as it was handed in is checked against
+    its own fields (the stomach records them as received on its first step); None without a valid seal."""
+    if envelope.chain.seal is None:
+        return None
+    if isinstance(envelope.payload, Paste) and envelope.chain.received is None:
+        chain = msgspec.structs.replace(envelope.chain, received=paste_fields(envelope))
+        envelope = msgspec.structs.replace(envelope, chain=chain)
+    return verify_seal(envelope, trusted_keys)[0]
 
 
 def load_signer(organ: str, settings: Settings) -> Signer | None:

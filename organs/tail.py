@@ -13,6 +13,7 @@ from nats.js.errors import NotFoundError
 
 from envelopes.codec import DecodeError, decode
 from envelopes.types import Envelope
+from organs.errors import PermissionRefused
 from organs.redaction import scrub_secrets
 from organs.runtime import metrics
 from organs.runtime.bus import Tract
@@ -133,6 +134,10 @@ async def follow(tract: Tract, *, as_json: bool, stop: asyncio.Event, limit: int
             except NotFoundError:
                 await asyncio.sleep(0.2)
                 continue
+            except PermissionRefused:
+                # The dead letters hold pastes as received: under a secure tract only the operator reads them.
+                print(f"ichor tail: skipping {stream} (this user may not read it)", file=sys.stderr)
+                break
             subscriptions.append(follower)
             # On stderr, apart from the lines: where reading starts, and that it has.
             print(f"ichor tail: following {stream} from sequence {follower.next_sequence}", file=sys.stderr)

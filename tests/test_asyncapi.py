@@ -18,7 +18,8 @@ def test_every_tract_subject_has_a_channel() -> None:
     document = asyncapi_document(Subjects("acme"))
     addresses = {channel["address"] for channel in document["channels"].values()}
     subjects = Subjects("acme")
-    assert set(subjects.tract_subjects) | {subjects.frames_get, subjects.frames_raw, "acme.dlq.{organ}"} == addresses
+    served = {subjects.frames_get, subjects.frames_get_for("{tenant}"), subjects.frames_raw, "acme.dlq.{organ}"}
+    assert set(subjects.tract_subjects) | served == addresses
 
 
 def test_every_operation_points_at_a_channel_and_every_ref_resolves() -> None:

@@ -18,7 +18,8 @@ def test_compose_runs_one_worker_per_organ_against_nats() -> None:
     compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
     services = compose["services"]
     assert services["nats"]["image"].startswith("nats:")
-    assert "--jetstream" in services["nats"]["command"]
+    # JetStream is in the server.conf `ichor security init` writes (the default services' test below).
+    assert "--config" in services["nats"]["command"]
     assert any(volume.endswith(":/data") for volume in services["nats"]["volumes"])
     for organ in ORGAN_NAMES:
         service = services[organ]
@@ -46,39 +47,46 @@ def test_the_cluster_profile_runs_three_routed_nodes_and_replicated_organs() -> 
         assert service["environment"]["ICHOR_NATS_URL"].count("nats://") == 3
 
 
-def test_the_secure_profile_uses_the_files_ichor_security_init_writes(tmp_path: Path) -> None:
+def test_the_default_services_run_the_secure_tract_with_credentials_made_by_a_one_shot_init(tmp_path: Path) -> None:
     import subprocess
     import sys
 
     services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    init = services["security-init"]
+    assert init["command"][:2] == ["security", "init"] and "profiles" not in init
+    volume = init["command"][2]
     result = subprocess.run(
-        [sys.executable, "-m", "organs.cli", "security", "init", str(tmp_path / "security")],
+        [sys.executable, "-m", "organs.cli", *init["command"][:2], str(tmp_path / "security")],
         capture_output=True,
         text=True,
     )
     assert result.returncode == 0, result.stderr
-    server_conf = services["nats-secure"]["command"][-1].replace("/etc/ichor/security", str(tmp_path / "security"))
-    assert Path(server_conf).exists()
-    provisioner = services["provision-s"]
-    assert provisioner["command"] == ["provision"]
-    assert "ICHOR_NATS_USER=admin" in (tmp_path / provisioner["env_file"].removeprefix("./")).read_text()
+    made = tmp_path / "security"
+    server_conf = services["nats"]["command"][services["nats"]["command"].index("--config") + 1]
+    assert "jetstream" in (made / Path(server_conf).relative_to(volume)).read_text()
+    assert services["nats"]["depends_on"]["security-init"]["condition"] == "service_completed_successfully"
+    # Loopback on the Docker host, and no open server among the services that always start.
+    assert services["nats"]["ports"] == ["127.0.0.1:4222:4222"]
+    always = {name: service for name, service in services.items() if "profiles" not in service}
+    assert not [name for name, service in always.items() if "--jetstream" in service.get("command", [])]
+    provisioner = services["provision"]
+    assert provisioner["command"] == ["provision"] and provisioner["environment"]["ICHOR_NATS_USER"] == "admin"
     for organ in ORGAN_NAMES:
-        service = services[f"{organ}-s"]
-        assert service["depends_on"]["provision-s"]["condition"] == "service_completed_successfully"
-        env_file = tmp_path / service["env_file"].removeprefix("./")
-        environment = dict(line.split("=", 1) for line in env_file.read_text().splitlines())
-        assert environment["ICHOR_NATS_USER"] == organ
-        assert environment["ICHOR_SIGNING_SEED_FILE"].startswith("/etc/ichor/security/")
-        assert environment["ICHOR_PROVISION"] == "0"
-        # Per-user credentials: the service mounts its own seed (where its env file says) and the public keys.
-        mounts = dict(volume.removesuffix(":ro").split(":") for volume in service["volumes"])
-        assert mounts == {
-            f"./security/seeds/{organ}.seed": environment["ICHOR_NATS_NKEY_FILE"],
-            "./security/keys.json": environment["ICHOR_TRUSTED_KEYS_FILE"],
-        }
+        service = services[organ]
+        assert service["depends_on"]["provision"]["condition"] == "service_completed_successfully"
+        environment = service["environment"]
+        assert environment["ICHOR_NATS_USER"] == organ and environment["ICHOR_PROVISION"] == "0"
         assert environment["ICHOR_SIGNING_SEED_FILE"] == environment["ICHOR_NATS_NKEY_FILE"]
-    # The server sees its configuration and the public keys, no seed.
-    assert all("seeds" not in volume for volume in services["nats-secure"]["volumes"])
+        for key in ("ICHOR_NATS_NKEY_FILE", "ICHOR_TRUSTED_KEYS_FILE"):
+            assert (made / Path(environment[key]).relative_to(volume)).exists(), key
+        assert all(mount.endswith(":ro") for mount in service["volumes"])
+
+
+def test_the_open_mode_is_a_profile_named_for_what_it_is_on_its_own_port() -> None:
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    insecure = {name for name, service in services.items() if service.get("profiles") == ["insecure"]}
+    assert insecure == {"nats-insecure", *(f"{organ}-insecure" for organ in ORGAN_NAMES)}
+    assert services["nats-insecure"]["ports"] == ["127.0.0.1:4223:4222"]
 
 
 def test_dockerfile_installs_the_ichor_command() -> None:
@@ -101,9 +109,10 @@ def test_every_organ_service_is_health_checked_on_its_metrics_port() -> None:
     assert nats_check[0] == "CMD" and "8222/healthz" in nats_check[-1]
     assert "8222" in services["nats"]["command"], "the check asks the server's monitoring port"
     for organ in ORGAN_NAMES:
-        for name in (organ, f"{organ}-c", f"{organ}-s"):
+        for name in (organ, f"{organ}-c", f"{organ}-insecure"):
             service = services[name]
-            environment = {**service.get("environment", {})}
+            # The seed files are in the containers' volume, not on this machine.
+            environment = {k: v for k, v in service.get("environment", {}).items() if not k.endswith("_FILE")}
             # The settings the organ reads accept what compose gives it.
             settings = Settings.from_environ({key: str(value) for key, value in environment.items()})
             assert settings.metrics_port is not None and settings.metrics_host == "0.0.0.0", name
@@ -111,7 +120,8 @@ def test_every_organ_service_is_health_checked_on_its_metrics_port() -> None:
             assert check[:3] == ["CMD", "python", "-c"], name
             assert f"127.0.0.1:{settings.metrics_port}/readyz" in check[3], name
             compile(check[3], name, "exec")
-    assert services["stomach"]["depends_on"]["nats"]["condition"] == "service_healthy"
+    assert services["provision"]["depends_on"]["nats"]["condition"] == "service_healthy"
+    assert services["stomach"]["depends_on"]["provision"]["condition"] == "service_completed_successfully"
 
 
 def _compose_spec_schema() -> dict[str, Any]:

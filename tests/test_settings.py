@@ -69,6 +69,7 @@ FREE_TEXT = {
     "ICHOR_KERNEL_INSTRUCTIONS",
     "ICHOR_WORKSPACE_INSTRUCTIONS",
     "ICHOR_ACTOR",
+    "ICHOR_DATA",
     "ICHOR_FAULT_KILL_ON",
 }
 # Nothing listens here: a worker that wrongly accepted its settings would wait on it, and time out.

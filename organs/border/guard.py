@@ -12,10 +12,11 @@ a machine-readable code and a message for people:
 * ``frame.*``        every served frame's digest and token cost are recomputed
   (``frame.dishonest``); references serve nothing and cost 0;
 * ``cost.actual``    ``meta.actual_cost`` equals ``yield_cost``;
-* ``origin.*``       the origin policy admits the origin;
+* ``origin.*``       the origin policy admits the origin (``system_internal`` only under a tract key's seal);
 * ``rate.limited``   the sender (who really handed the paste in, by its seal) and, inside
   its limit, the origin's actor are within their token buckets (``organs.border.senders``);
-* ``signature.*``, ``sender.*``  with trusted keys, every signature and the sender's seal hold;
+* ``signature.*``, ``sender.*``, ``seal.mismatch``  with trusted keys, every signature and the sender's seal
+  hold, and the seal was made for this paste envelope (id, time, intent, budget as the stomach received them);
 * ``screening.*``    a pattern configured to reject matched;
 * ``secret.*``       a credential in the goal (policy) or in served content (a leak),
   see ``organs.border.secrets``.
@@ -53,7 +54,7 @@ from envelopes.types import (
     YieldMeta,
 )
 from organs.accounting import DEFAULT_ENCODING, RememberedCounts, digest_text, yield_cost
-from organs.anatomy import ABSORPTION, BORDER, STOMACH
+from organs.anatomy import ABSORPTION, BORDER, ORGANS, STOMACH
 from organs.border.prompt import paste_segment_texts
 from organs.border.secrets import SecretInGoal, screen_secrets
 from organs.border.senders import RateKeys, rate_actor, rate_keys
@@ -367,11 +368,26 @@ def _check_chain(envelope: Envelope) -> Iterator[Reason]:
         )
 
 
-def _check_origin(origin: AnyProvenance, policy: BorderPolicy) -> tuple[list[Reason], Trust]:
-    """Reasons the origin policy gives, and the trust an admitted origin earns."""
+_TRACT_SIGNERS = frozenset(organ.wire_name for organ in ORGANS)
+
+
+def _check_origin(origin: AnyProvenance, policy: BorderPolicy, keys: RateKeys) -> tuple[list[Reason], Trust]:
+    """Reasons the origin policy gives, and the trust an admitted origin earns.
+
+    ``system_internal`` is the tract's own provenance (the border's configuration speaks as one): a paste
+    claiming it is admitted only when sealed with one of the tract's own keys, never a sender's.
+    """
     match origin:
-        case UserInput() | SystemInternal():
+        case UserInput():
             return [], "delegated"
+        case SystemInternal(component=component):
+            sealed_by = None if keys.sender is None or keys.problem is not None else keys.sender[1]
+            if sealed_by in _TRACT_SIGNERS:
+                return [], "delegated"
+            who = "an unauthenticated sender" if sealed_by is None else f"sender {sealed_by!r}"
+            return [
+                Reason("origin.system_internal", f"{who} may not claim the tract's own origin {component!r}")
+            ], "untrusted"
         case External(uri=uri):
             if policy.allow_external:
                 return [], "untrusted"
@@ -473,8 +489,8 @@ def screen(envelope: Envelope, policy: BorderPolicy, state: GuardState, *, now: 
     sender's bucket and then its actor's, whatever else fails.
     """
     origin = envelope.chain.origin
-    origin_reasons, origin_trust = _check_origin(origin, policy)
     keys = rate_keys(envelope, policy.trusted_keys)
+    origin_reasons, origin_trust = _check_origin(origin, policy, keys)
     reasons = [
         *_check_schema(envelope),
         *_check_secretion(envelope),

@@ -8,7 +8,8 @@ with the nkey the sender connects with) holds, and the actor is a second,
 smaller limit inside that sender's: the same actor name from two senders is two
 buckets. A paste whose seal is missing, unknown or broken counts against one
 bucket shared by every such paste (and is rejected besides), so it can neither
-drain a real sender's tokens nor escape a limit. Without trusted keys nothing is
+drain a real sender's tokens nor escape a limit; a real seal lifted onto another
+paste (``seal.mismatch``) is charged to no one. Without trusted keys nothing is
 authenticated and the actor alone is the key, as it names itself.
 """
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from envelopes.types import AnyProvenance, Envelope, External, SystemInternal, UserInput
 from organs.signing import SignatureProblem, TrustedKeys, verify_seal
 
-__all__ = ["UNVERIFIED_SENDER", "RateKeys", "rate_actor", "rate_keys"]
+__all__ = ["UNVERIFIED_SENDER", "RateKeys", "rate_actor", "rate_keys", "sealed_by"]
 
 # The one bucket every paste no trusted seal vouches for shares; no user may be named so (names are words).
 UNVERIFIED_SENDER = "(unverified)"
@@ -58,6 +59,17 @@ def rate_keys(envelope: Envelope, trusted_keys: TrustedKeys | None) -> RateKeys:
     if trusted_keys is None:
         return RateKeys(sender=None, actor=actor)
     sender, problem = verify_seal(envelope, trusted_keys)
+    if problem is not None and problem.code == "seal.mismatch":
+        # A real sender's seal lifted onto another paste: the thief has no bucket to spend, the owner keeps theirs.
+        return RateKeys(sender=None, actor=None, problem=problem)
     name = sender or UNVERIFIED_SENDER
     inside = None if actor is None else (f"{actor[0]}@{name}", actor[1])
     return RateKeys(sender=("sender", name), actor=inside, problem=problem)
+
+
+def sealed_by(envelope: Envelope, trusted_keys: TrustedKeys | None) -> str | None:
+    """The sender whose valid seal the envelope bears (it gets its own copy of the outcome); None without one."""
+    if trusted_keys is None:
+        return None
+    sender, _ = verify_seal(envelope, trusted_keys)
+    return sender

@@ -8,6 +8,7 @@ records what this turn carried before publishing the prompt.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Sequence
 
@@ -19,7 +20,7 @@ from organs.border.guard import GuardState, RateLimit
 from organs.border.ledger import ReplayLedger, older_than_ledger
 from organs.border.prompt import FRAME_TOOLS
 from organs.border.rate_store import RateClock, SharedBuckets
-from organs.border.senders import rate_keys
+from organs.border.senders import rate_keys, sealed_by
 from organs.border.session import delivered_frames
 from organs.border.session_store import SessionStore
 from organs.errors import ConfigError, TransientError
@@ -35,7 +36,7 @@ from organs.runtime import (
     get_logger,
 )
 from organs.settings import Settings, variable_of
-from organs.signing import load_signer, load_trusted_keys
+from organs.signing import load_signer, load_trusted_keys, sender_of_input
 
 __all__ = ["BorderOrgan", "border_config", "build_border"]
 
@@ -129,6 +130,9 @@ class BorderOrgan:
         self.sessions = SessionStore(tract, self.config.session_ttl_s)
         self.ledger = ReplayLedger(tract)
         self.log = get_logger(BORDER.name)
+        trusted = self.config.policy.trusted_keys
+        if trusted is not None:
+            tract.sender_of = functools.partial(sender_of_input, trusted_keys=trusted)
 
     def specs(self) -> Sequence[WorkerSpec]:
         (consumer,) = BORDER.consumers
@@ -156,6 +160,13 @@ class BorderOrgan:
             # Recorded before the prompt is published: a retry is the same turn, never "already delivered".
             carried = delivered_frames(frames, payload.prompt, delivered)
             await self.sessions.record_turn(session.id, envelope.trace_id, carried)
+        # The sender's own copy, on the one subject its tenant may read (with trusted keys and a valid seal).
+        sender = sealed_by(envelope, self.config.policy.trusted_keys)
+        copy = (
+            []
+            if sender is None
+            else [Output(self.tract.subjects.outcome(sender), decision, msg_id=f"{decision.id}.{sender}")]
+        )
         if isinstance(payload, Admitted):
             self.log.info(
                 "border.admitted",
@@ -164,7 +175,7 @@ class BorderOrgan:
                 prompt_tokens=payload.prompt.tokens,
                 findings=[f"{finding.pattern}@{finding.segment_id}" for finding in payload.findings],
             )
-            return [Output(self.tract.subjects.brain_in, decision)]
+            return [Output(self.tract.subjects.brain_in, decision), *copy]
         assert isinstance(payload, Rejected)
         self.log.warning(
             "border.rejected",
@@ -172,7 +183,7 @@ class BorderOrgan:
             outcome="rejected",
             reasons=[f"{reason.code}: {reason.message}" for reason in payload.reasons],
         )
-        return [Output(self.tract.subjects.border_rejected, decision)]
+        return [Output(self.tract.subjects.border_rejected, decision), *copy]
 
     async def decide(self, envelope: Envelope, served: int, at: str, delivered: dict[str, int]) -> Envelope:
         """The pure decision, its rate tokens taken from the fleet's shared buckets."""

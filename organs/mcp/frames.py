@@ -17,7 +17,7 @@ import msgspec
 import nats.errors
 
 from envelopes.types import Frame
-from organs.client import fetch_frame
+from organs.client import fetch_frame, frames_subject
 from organs.errors import FrameTampered, IchorError
 from organs.frame_check import verify_frame
 from organs.runtime.bus import INLINE_HEADROOM, BusSettings, Tract, connect
@@ -69,10 +69,10 @@ class BusFrames:
             raise FrameUnavailable(f"refused to serve a tampered frame: {error}") from None
         except nats.errors.NoRespondersError:
             raise FrameUnavailable(
-                f"no stomach answers on {tract.subjects.frames_get}; are the organs up (`ichor status`)?"
+                f"no stomach answers on {frames_subject(tract)}; are the organs up (`ichor status`)?"
             ) from None
         except (TimeoutError, nats.errors.Error, OSError) as error:
-            raise FrameUnavailable(f"the bus did not answer on {tract.subjects.frames_get}: {error!r}") from None
+            raise FrameUnavailable(f"the bus did not answer on {frames_subject(tract)}: {error!r}") from None
         if reply.error is not None or reply.frame is None:
             raise UnknownFrame(reply.error or f"no frame {frame_id}")
         return reply.frame

@@ -3,7 +3,8 @@
 A pattern comes from a model, so it is treated as untrusted input. Before it is
 compiled, ``safe_pattern`` refuses what makes backtracking run away: a quantifier
 on a group that itself holds a quantifier or an alternation (``(a+)+``,
-``(a|aa)*``), backreferences, and patterns longer than ``MAX_PATTERN_CHARS``.
+``(a|aa)*``), backreferences, recursion and subroutine calls (``(?R)``, ``(?0)``,
+``(?1)``, ``(?&name)``, ``(?P>name)``), and patterns longer than ``MAX_PATTERN_CHARS``.
 What passes is matched with the ``regex`` engine under a deadline, only over the
 first ``MAX_LINE_CHARS`` characters of each line, so even a pattern the check
 missed stops in time; the result says where and why it stopped.
@@ -35,7 +36,10 @@ DEFAULT_GREP_SECONDS = 2.0
 
 _QUANTIFIER_OPENERS = frozenset("*+?{")
 _BACKREFERENCE_DIGITS = frozenset("123456789")
-_RECURSION_OPENERS = ("(?P=", "(?&", "(?R", "(?P>")
+# A named backreference ``(?P=name)``, or a call of the whole pattern or a group: ``(?R)``, ``(?0)``, ``(?1)``,
+# ``(?+1)``, ``(?-1)``, ``(?&name)``, ``(?P>name)``. A call re-enters a group (each nesting costs memory without
+# a bound the deadline can see); ``(?-i)`` and ``(?-i:...)`` are scoped flags, not calls.
+_CALL_OR_BACKREFERENCE = regex.compile(r"\(\?(?:P[=>]|&|R|[+-]?\d)")
 
 
 class PatternRefused(ValueError):
@@ -94,12 +98,11 @@ def _check_structure(pattern: str) -> None:
             index = _class_end(pattern, index)
             closed = None
         elif char == "(":
-            if (
-                pattern.startswith("(?P=", index)
-                or pattern.startswith("(?&", index)
-                or pattern.startswith("(?R", index)
-            ):
-                raise PatternRefused("backreferences and recursion are not allowed")
+            called = _CALL_OR_BACKREFERENCE.match(pattern, index)
+            if called is not None:
+                raise PatternRefused(
+                    f"backreferences, recursion and subroutine calls ({called.group()!r}...) are not allowed"
+                )
             stack.append(_Group())
             index += 1
             continue

@@ -9,7 +9,6 @@ Every result that names a frame links its full text as a ``resource_link`` to
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,8 +18,10 @@ import msgspec
 
 from envelopes.types import Frame
 from organs.mcp.frames import FrameSource, FrameUnavailable
-from organs.mcp.grep import MAX_LINE_CHARS, MAX_RANGE_LINES, PatternRefused, grep_lines, line_range, safe_pattern
+from organs.mcp.grep import MAX_LINE_CHARS, MAX_RANGE_LINES, PatternRefused, line_range, safe_pattern
+from organs.mcp.sandbox import GrepPool, SearchRefused
 from organs.mcp.schemas import FrameLinesArgs, GetFrameArgs, GrepFrameArgs, frame_hex, input_schema, parse_args
+from organs.runtime.logs import get_logger
 
 __all__ = [
     "FRAME_URI_PREFIX",
@@ -32,6 +33,8 @@ __all__ = [
     "list_tools",
     "read_frame_resource",
 ]
+
+_log = get_logger("mcp")
 
 FRAME_URI_PREFIX = "ichor://frame/"
 FRAME_URI_TEMPLATE = FRAME_URI_PREFIX + "{hex}"
@@ -64,7 +67,7 @@ def _text(text: str) -> types.TextContent:
     return types.TextContent(text=text)
 
 
-async def _get_frame(frames: FrameSource, args: GetFrameArgs) -> list[types.ContentBlock]:
+async def _get_frame(frames: FrameSource, args: GetFrameArgs, _: GrepPool) -> list[types.ContentBlock]:
     frame = await frames.frame(_frame_id(args.id), full=args.full)
     if frame.content is None:
         header = (
@@ -80,15 +83,22 @@ def _numbered(number: int, mark: str, line: str) -> str:
     return f"{number}{mark}{line}"
 
 
-async def _grep_frame(frames: FrameSource, args: GrepFrameArgs) -> list[types.ContentBlock]:
+async def _grep_frame(frames: FrameSource, args: GrepFrameArgs, searches: GrepPool) -> list[types.ContentBlock]:
     try:
-        pattern = safe_pattern(args.pattern, ignore_case=args.ignore_case)
+        safe_pattern(args.pattern, ignore_case=args.ignore_case)
     except PatternRefused as error:
         raise ToolFailure(f"pattern refused: {error}") from None
     frame = await frames.frame(_frame_id(args.id), full=True)
-    result = await asyncio.to_thread(
-        grep_lines, frame.content or "", pattern, context=args.context, max_matches=args.max_lines
-    )
+    try:
+        result = await searches.grep(
+            frame.content or "",
+            args.pattern,
+            ignore_case=args.ignore_case,
+            context=args.context,
+            max_matches=args.max_lines,
+        )
+    except SearchRefused as error:
+        raise ToolFailure(str(error)) from None
     body: list[str] = []
     previous = 0
     for number, is_match, line in result.shown:
@@ -108,7 +118,7 @@ async def _grep_frame(frames: FrameSource, args: GrepFrameArgs) -> list[types.Co
     return [_text("\n".join([header, *notes, *body])), _link(frame)]
 
 
-async def _frame_lines(frames: FrameSource, args: FrameLinesArgs) -> list[types.ContentBlock]:
+async def _frame_lines(frames: FrameSource, args: FrameLinesArgs, _: GrepPool) -> list[types.ContentBlock]:
     frame = await frames.frame(_frame_id(args.id), full=True)
     try:
         selected = line_range(frame.content or "", args.start, args.end)
@@ -125,7 +135,7 @@ async def _frame_lines(frames: FrameSource, args: FrameLinesArgs) -> list[types.
 @dataclass(frozen=True, slots=True)
 class _Tool:
     args: type[msgspec.Struct]
-    run: Callable[[FrameSource, Any], Awaitable[list[types.ContentBlock]]]
+    run: Callable[[FrameSource, Any, GrepPool], Awaitable[list[types.ContentBlock]]]
     description: str
 
 
@@ -167,7 +177,9 @@ def _failure(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[_text(message)], is_error=True)
 
 
-async def call_tool(frames: FrameSource, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+async def call_tool(
+    frames: FrameSource, name: str, arguments: dict[str, Any] | None, searches: GrepPool
+) -> types.CallToolResult:
     """Run tool ``name``; every failure is a result with ``is_error``, never an exception."""
     tool = _TOOLS.get(name)
     if tool is None:
@@ -177,9 +189,14 @@ async def call_tool(frames: FrameSource, name: str, arguments: dict[str, Any] | 
     except msgspec.ValidationError as error:
         return _failure(f"bad arguments for {name}: {error}")
     try:
-        return types.CallToolResult(content=await tool.run(frames, args))
+        return types.CallToolResult(content=await tool.run(frames, args, searches))
     except (ToolFailure, FrameUnavailable) as error:
         return _failure(f"{name}: {error}")
+    except Exception as error:
+        # Anything else is this server's fault, yet still a tool error the model can read, never a bare
+        # protocol error; the log has the details.
+        _log.exception("mcp.tool_failed", tool=name)
+        return _failure(f"{name}: the server failed to answer ({type(error).__name__}); try again or another tool")
 
 
 def frame_resource_template() -> types.ResourceTemplate:

@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import sys
+from pathlib import Path
 
 import msgspec
 import nats.errors
@@ -43,6 +44,7 @@ def add_dlq_arguments(parser: argparse.ArgumentParser) -> None:
     purge.add_argument("--organ", choices=ORGAN_NAMES)
     for action in (listing, show, replay, purge):
         action.add_argument("--nats", help="NATS URL (default $ICHOR_NATS_URL or nats://127.0.0.1:4222)")
+        action.add_argument("--data", type=Path, help="the tract's data directory (its security/ holds the identity)")
 
 
 def run_dlq(args: argparse.Namespace, settings: BusSettings) -> int:
@@ -61,6 +63,13 @@ async def _run(args: argparse.Namespace, settings: BusSettings) -> int:
     except APIError as error:
         raise IchorError(describe_bus_error(error)) from None
     except TimeoutError:
+        refused = tract.refusals.last_refused
+        if refused is not None:
+            who = f"user {settings.user!r}" if settings.user else "this client"
+            raise IchorError(
+                f"the server refused {who} a request on {refused}: its permissions forbid it "
+                "(dead letters are read by the operator and replayed or purged by the admin)"
+            ) from None
         raise IchorError(f"JetStream on {settings.url} did not answer in time") from None
     except nats.errors.Error as error:
         raise IchorError(f"JetStream on {settings.url}: {describe_bus_error(error)}") from None

@@ -6,10 +6,11 @@
                         its identity: it connects with it (the server checks a signed
                         nonce) and signs with it (an organ its steps, a sender its pastes).
 * ``auth.conf``         the nats-server ``authorization`` block, public keys only: one user
-                        per organ, a ``host`` user (ichor ingest, tail, status, frame), an
+                        per organ, a ``host`` user (ichor ingest, tail, status, frame, mcp), an
                         ``upstream`` user that may only hand pastes in, an ``operator``
                         user, the only one that may read pastes as received
-                        (``frames.raw``), and ``admin`` (provisioning). Included by the
+                        (``frames.raw``) and the dead letters, and ``admin`` (provisioning,
+                        replaying and purging dead letters). Included by the
                         embedded server and by compose.
 * ``keys.json``         name → public key, the border's trusted keys (organs by their
                         wire name, senders by their user name).
@@ -25,10 +26,13 @@ which it can neither read nor list.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from envelopes.subjects import Subjects
 from organs.anatomy import BORDER, ORGANS, SENDERS
+from organs.errors import ConfigError
 from organs.runtime.bus import inbox_prefix
 from organs.runtime.server import write_private
 from organs.signing import new_seed, public_key_of
@@ -41,6 +45,7 @@ __all__ = [
     "organ_environment",
     "permissions",
     "seed_path",
+    "tenants_of",
     "user_environment",
     "write_private",
 ]
@@ -98,7 +103,8 @@ def _uploads_api(subjects: Subjects, *, sender: str | None) -> list[str]:
     nothing back but the bucket's state (how much of its quota is used), so no sender sees another's upload;
     the stomach (``sender`` None) reads every sender's uploads and writes none."""
     if sender is not None:
-        bucket = subjects.uploads_bucket_of(sender)
+        # A tenant added beside the senders shares the common bucket and its limit.
+        bucket = subjects.uploads_bucket_of(sender) if sender in SENDERS else subjects.uploads_bucket
         return [f"$JS.API.STREAM.INFO.OBJ_{bucket}", f"$O.{bucket}.>"]
     rules = [
         # The object store's reader looks the chunks' stream up by subject.
@@ -125,6 +131,18 @@ def _tract_reader_api(stream: str) -> list[str]:
     return [f"$JS.API.STREAM.INFO.{stream}", f"$JS.API.STREAM.MSG.GET.{stream}"]
 
 
+def _dead_letter_reader_api(stream: str) -> list[str]:
+    """Listing (an ephemeral, headers-only consumer) and reading the dead letters, for ``ichor dlq ls|show``."""
+    return [
+        *_tract_reader_api(stream),
+        f"$JS.API.CONSUMER.CREATE.{stream}",
+        f"$JS.API.CONSUMER.CREATE.{stream}.>",
+        f"$JS.API.CONSUMER.INFO.{stream}.>",
+        f"$JS.API.CONSUMER.MSG.NEXT.{stream}.>",
+        f"$JS.API.CONSUMER.DELETE.{stream}.>",
+    ]
+
+
 def _border_bucket_api(bucket: str) -> list[str]:
     """One of the border's own buckets (created on first use): sessions' carried frames, the replay ledger."""
     stream = f"KV_{bucket}"
@@ -137,9 +155,10 @@ def _border_bucket_api(bucket: str) -> list[str]:
     ]
 
 
-def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
+def permissions(subjects: Subjects, tenants: Iterable[str] = ()) -> dict[str, dict[str, list[str]]]:
     """User → {"publish": [...], "subscribe": [...]} allow lists.
 
+    ``tenants`` are hosts besides ``host``, each with the same rights over its own pastes only.
     A user subscribes to its own inbox only and may publish to no inbox at all: a
     request's reply travels through ``allow_responses`` (``RESPONDERS``), so no user
     can read or inject into another's replies or pull deliveries.
@@ -151,9 +170,9 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
         publish = [*common_publish, *organ.output_subjects(subjects), organ.dead_letter_subject(subjects)]
         # Its letters and the streams' usage, read at each metrics scrape (organs.runtime.usage).
         publish.append(f"$JS.API.STREAM.INFO.{subjects.dlq_stream}")
-        if subjects.border_rejected not in publish:
-            # Every organ tells a dead-lettered input's host (organs.runtime.dead_letter_outcomes).
-            publish.append(subjects.border_rejected)
+        # Every organ tells a dead-lettered input's host (organs.runtime.dead_letter_outcomes), on the sealed
+        # sender's own outcome subject too.
+        publish += [subject for subject in (subjects.border_rejected, subjects.outcomes) if subject not in publish]
         for durable in organ.durables:
             publish += _consumer_api(stream, durable)
             # Its inputs that ran out of deliveries unsettled, read from their advisories and dead-lettered.
@@ -163,31 +182,43 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
         if organ.serves_frames:
             publish += [*_frame_store_api(subjects, write=True), *_raw_store_api(subjects)]
             publish += _uploads_api(subjects, sender=None)
-            subscribe += [subjects.frames_get, subjects.frames_raw]
+            subscribe += [subjects.frames_get, subjects.frames_get_tenants, subjects.frames_raw]
         if organ is BORDER:
             publish += [*_border_bucket_api(subjects.sessions_bucket), *_border_bucket_api(subjects.admitted_bucket)]
             publish += _border_bucket_api(subjects.rates_bucket)
         users[organ.nats_user] = {"publish": publish, "subscribe": subscribe}
-    users["host"] = {
-        "publish": [
-            *common_publish,
-            *_tract_reader_api(stream),
-            *_tract_reader_api(subjects.dlq_stream),
-            subjects.stomach_in,
-            subjects.frames_get,
-            "$SRV.>",
-            # The frame stores are the stomach's: the host reads them (large frames) but cannot rewrite evidence.
-            *_frame_store_api(subjects, write=False),
-            *_uploads_api(subjects, sender="host"),
-        ],
-        "subscribe": [f"{inbox_prefix('host')}.>", *subjects.tract_subjects, subjects.dlq_all],
-    }
+    for tenant in ("host", *tenants):
+        # Each host is a tenant: it hands pastes in and reads its own outcomes (``<prefix>.outcome.<user>``), and
+        # nothing else of the tract; pastes as received, others' outcomes and the dead letters it cannot read.
+        users[tenant] = {
+            "publish": [
+                # The account's JetStream limits (``ichor status``), not the tract stream's: its per-subject
+                # counts would name the other tenants that have outcomes.
+                "$JS.API.INFO",
+                subjects.stomach_in,
+                # Its own frames subject: served the frames of its own pastes only. Not the frame stores, where
+                # it could list every frame id and read any frame.
+                subjects.frames_get_for(tenant),
+                "$SRV.>",
+                *_uploads_api(subjects, sender=tenant),
+            ],
+            "subscribe": [f"{inbox_prefix(tenant)}.>", subjects.outcome(tenant)],
+        }
     users["upstream"] = {
         "publish": [subjects.stomach_in, *_uploads_api(subjects, sender="upstream")],
-        "subscribe": [f"{inbox_prefix('upstream')}.>"],
+        "subscribe": [f"{inbox_prefix('upstream')}.>", subjects.outcome("upstream")],
     }
-    # Only the operator reads pastes as received (secrets and all); no organ and not the host may ask.
-    users["operator"] = {"publish": [subjects.frames_raw], "subscribe": [f"{inbox_prefix('operator')}.>"]}
+    # Only the operator reads pastes as received (secrets and all): the tract (``ichor tail``), ``frames.raw`` and
+    # the dead letters, which hold them as they came. Replaying and purging dead letters is the admin's.
+    users["operator"] = {
+        "publish": [
+            subjects.frames_raw,
+            *common_publish,
+            *_tract_reader_api(stream),
+            *_dead_letter_reader_api(subjects.dlq_stream),
+        ],
+        "subscribe": [f"{inbox_prefix('operator')}.>", *subjects.tract_subjects, subjects.dlq_all],
+    }
     users["admin"] = {"publish": [">"], "subscribe": [">"]}
     return users
 
@@ -195,6 +226,19 @@ def permissions(subjects: Subjects) -> dict[str, dict[str, list[str]]]:
 RESPONDERS = frozenset(organ.nats_user for organ in ORGANS)
 """The users that answer requests (``$SRV`` discovery, the stomach's frames): each may publish
 one reply to the inbox a request it received names, and nowhere else in anyone's inbox."""
+
+_TENANT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+_RESERVED = frozenset({*SENDERS, "operator", "admin", *(organ.nats_user for organ in ORGANS)})
+
+
+def tenants_of(directory: str | Path, added: Iterable[str] = ()) -> tuple[str, ...]:
+    """The directory's tenants (``tenants.json``) with ``added``; a name that cannot be a user is refused."""
+    path = Path(directory) / "tenants.json"
+    known = json.loads(path.read_text()) if path.exists() else []
+    for name in added:
+        if _TENANT_NAME.fullmatch(name) is None or name in _RESERVED:
+            raise ConfigError(f"tenant {name!r} is not allowed: 1 to 32 of [a-z0-9_-], not one of {sorted(_RESERVED)}")
+    return tuple(sorted({*map(str, known), *added}))
 
 
 def _conf_list(items: list[str]) -> str:
@@ -206,14 +250,19 @@ def seed_path(directory: str | Path, user: str) -> Path:
     return Path(directory) / "seeds" / f"{user}.seed"
 
 
-def generate_security(directory: str | Path, subjects: Subjects | None = None) -> Path:
-    """Write the users, permissions and keys into ``directory`` (kept if already there)."""
+def generate_security(directory: str | Path, subjects: Subjects | None = None, tenants: Iterable[str] = ()) -> Path:
+    """Write the users, permissions and keys into ``directory`` (kept if already there), with ``tenants``
+    (hosts besides ``host``) added to the ones it has."""
     root = Path(directory)
-    root.mkdir(parents=True, exist_ok=True)
-    root.chmod(0o700)
+    for folder in (root, root / "seeds"):
+        # Owner-only from the first: nobody else may list whose seeds are here, let alone read one.
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.chmod(0o700)
     names = subjects or Subjects()
+    everyone = tenants_of(root, tenants)
+    write_private(root / "tenants.json", json.dumps(list(everyone)))
     public_keys = {}
-    for user in permissions(names):
+    for user in permissions(names, everyone):
         path = seed_path(root, user)
         if not path.exists():
             # A directory written before a user existed gains that user; the others keep their seeds.
@@ -222,10 +271,10 @@ def generate_security(directory: str | Path, subjects: Subjects | None = None) -
         public_keys[user] = public_key_of(path.read_text().strip())
     # Signatures name an organ as the envelopes do, so the border trusts an organ's key under its wire name.
     trusted: dict[str, str] = {organ.wire_name: public_keys[organ.nats_user] for organ in ORGANS}
-    trusted.update({sender: public_keys[sender] for sender in SENDERS})
+    trusted.update({sender: public_keys[sender] for sender in (*SENDERS, *everyone)})
     (root / "keys.json").write_text(json.dumps(trusted, indent=2))
     blocks = []
-    for user, rules in permissions(names).items():
+    for user, rules in permissions(names, everyone).items():
         blocks.append(
             f"    # {user}\n"
             f"    {{nkey: {json.dumps(public_keys[user])}, permissions: {{"

@@ -19,15 +19,17 @@ from functools import lru_cache
 
 import ahocorasick_rs
 
-from organs.redaction.rules import PRIVATE_KEY_KIND, Rule
+from organs.redaction.normal import normal_form
+from organs.redaction.rules import PRIVATE_KEY_KIND, SECRET_RULES, Rule
+from organs.redaction.shapes import shape_hits
 from organs.text_views import line_pieces
 
 __all__ = ["Hit", "find_hits", "holds_keyword"]
 
 # A key's body: base64, whitespace, JSON's escaped line breaks and the header lines of an encrypted key,
 # up to (not into) the next run of five dashes.
-_PEM_BODY = re.compile(r"(?:\\n|[\w\s+/=:,.]|-(?!----))*")
-_PEM_FOOTER = re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BODY = re.compile(r"(?:\\n|[\w\s+/=:,.]|-(?!--|-*[ \t]?END\b))*")
+_PEM_FOOTER = re.compile(r"(?i)-{3,6}[ \t]?END[ A-Z0-9_]{0,40}PRIVATE[ _]{0,3}KEY(?:[ _]BLOCK)?[ \t]?-{3,6}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,11 +175,18 @@ def _candidates(text: str, rules: tuple[Rule, ...]) -> Iterable[tuple[int, Hit]]
                     yield order, Hit(match.start("secret"), match.end("secret"), rule.id, rule.category is not None)
 
 
-def find_hits(text: str, rules: tuple[Rule, ...]) -> list[Hit]:
-    """What to replace in ``text``: non-overlapping hits in order of position."""
-    ranked = sorted(
-        _candidates(text, rules), key=lambda pair: (pair[1].personal, pair[1].start, -len(pair[1]), pair[0])
-    )
+def _shape_candidates(text: str, rules: tuple[Rule, ...]) -> Iterable[tuple[int, Hit]]:
+    """Credentials found by their shape (``organs.redaction.shapes``), ranked after every rule's."""
+
+    def inner(decoded: str) -> list[str]:
+        return [hit.kind for hit in _select(_candidates(decoded, rules)) if not hit.personal]
+
+    return ((len(rules), Hit(start, end, kind, False)) for start, end, kind in shape_hits(text, inner))
+
+
+def _select(candidates: Iterable[tuple[int, Hit]]) -> list[Hit]:
+    """Non-overlapping hits in order of position: credentials first (earliest, longest, first rule), then personal."""
+    ranked = sorted(candidates, key=lambda pair: (pair[1].personal, pair[1].start, -len(pair[1]), pair[0]))
     starts: list[int] = []
     kept: list[Hit] = []
     for _, hit in ranked:
@@ -189,3 +198,19 @@ def find_hits(text: str, rules: tuple[Rule, ...]) -> list[Hit]:
         starts.insert(place, hit.start)
         kept.insert(place, hit)
     return kept
+
+
+def find_hits(text: str, rules: tuple[Rule, ...]) -> list[Hit]:
+    """What to replace in ``text``: non-overlapping hits in order of position, as spans of the text received.
+
+    The rules match on the text's normal form (``organs.redaction.normal``); with the secret rules,
+    credentials known by their shape are found too.
+    """
+    form = normal_form(text)
+    candidates: Iterable[tuple[int, Hit]] = _candidates(form.text, rules)
+    if rules and rules[0] is SECRET_RULES[0]:
+        candidates = [*candidates, *_shape_candidates(form.text, rules)]
+    hits = _select(candidates)
+    if form.origins is None:
+        return hits
+    return [Hit(*form.span(hit.start, hit.end), hit.kind, hit.personal) for hit in hits]

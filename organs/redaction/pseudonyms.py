@@ -8,10 +8,13 @@ the number counts distinct values of that kind, in order of first appearance.
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
+from collections.abc import Sequence
 
 from envelopes.types import Redaction
 from organs.redaction.engine import Hit, find_hits
+from organs.redaction.normal import normal_form
 from organs.redaction.rules import PERSONAL_RULES, SECRET_RULES, Rule
 
 __all__ = ["REDACT_VARIABLE", "Redactor", "parse_personal", "rules_for"]
@@ -48,6 +51,8 @@ class Redactor:
         self._distinct: Counter[str] = Counter()
 
     def _placeholder(self, value: str, hit: Hit) -> str:
+        # The same value however it was disguised (a zero-width space, fullwidth letters): one placeholder.
+        value = normal_form(value).text
         placeholder = self._placeholders.get(value)
         if placeholder is None:
             self._distinct[hit.kind] += 1
@@ -58,7 +63,21 @@ class Redactor:
 
     def redact(self, text: str) -> tuple[str, tuple[Redaction, ...]]:
         """``text`` with every hit replaced, and the counts per kind (the same text back when nothing matched)."""
-        hits = find_hits(text, self._rules)
+        return self._replace(text, find_hits(text, self._rules))
+
+    def redact_all(self, texts: Sequence[str]) -> list[tuple[str, tuple[Redaction, ...]]]:
+        """Each of ``texts`` redacted, and every credential found in one of them replaced wherever else it occurs:
+        one value, one placeholder, in every text, whether or not its context gives it away there."""
+        found = [find_hits(text, self._rules) for text in texts]
+        values = {
+            text[hit.start : hit.end]: hit.kind
+            for text, hits in zip(texts, found, strict=True)
+            for hit in hits
+            if not hit.personal and hit.end - hit.start >= _LEAST_REPEATED
+        }
+        return [self._replace(text, _with_repeats(text, hits, values)) for text, hits in zip(texts, found, strict=True)]
+
+    def _replace(self, text: str, hits: list[Hit]) -> tuple[str, tuple[Redaction, ...]]:
         if not hits:
             return text, ()
         pieces: list[str] = []
@@ -69,3 +88,28 @@ class Redactor:
         pieces.append(text[done:])
         counts = Counter((hit.kind, hit.personal) for hit in hits)
         return "".join(pieces), tuple(Redaction(kind, count, personal) for (kind, personal), count in counts.items())
+
+
+# A credential this long found once is replaced wherever else it occurs; a shorter one could be a common word.
+_LEAST_REPEATED = 8
+
+
+def _with_repeats(text: str, hits: list[Hit], values: dict[str, str]) -> list[Hit]:
+    """``hits`` with every other occurrence in ``text`` of the known credential ``values`` (where no hit stands)."""
+    repeats = []
+    for value, kind in values.items():
+        at = text.find(value)
+        while at != -1:
+            repeats.append(Hit(at, at + len(value), kind, False))
+            at = text.find(value, at + len(value))
+    if not repeats:
+        return hits
+    kept = list(hits)
+    for repeat in sorted(repeats, key=lambda hit: (hit.start, -len(hit))):
+        place = bisect.bisect_right([hit.start for hit in kept], repeat.start)
+        if place and kept[place - 1].end > repeat.start:
+            continue
+        if place < len(kept) and kept[place].start < repeat.end:
+            continue
+        kept.insert(place, repeat)
+    return kept

@@ -22,7 +22,15 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["PERSONAL_CATEGORIES", "PERSONAL_RULES", "PRIVATE_KEY_KIND", "SECRET_RULES", "Rule", "entropy"]
+__all__ = [
+    "PERSONAL_CATEGORIES",
+    "PERSONAL_RULES",
+    "PRIVATE_KEY_KIND",
+    "SECRET_RULES",
+    "Rule",
+    "entropy",
+    "literal_password",
+]
 
 PRIVATE_KEY_KIND = "private_key"
 
@@ -136,7 +144,8 @@ def _literal(value: str) -> bool:
     return _REFERENCE.search(value) is None and not _names_a_credential(value)
 
 
-def _literal_password(value: str) -> bool:
+def literal_password(value: str) -> bool:
+    """A value that reads as a literal password: three characters or more, not a placeholder or a reference."""
     return len(value) >= 3 and _literal(value)
 
 
@@ -195,7 +204,12 @@ _E = r"(?![A-Za-z0-9_-])"  # and ends one
 
 SECRET_RULES: tuple[Rule, ...] = (
     # PEM private keys are found by the engine (header, body, footer), not by one pattern; this one finds the header.
-    _rule(PRIVATE_KEY_KIND, ("private key",), r"(?P<secret>-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----)"),
+    # The header as written, or altered a little (dashes, spacing, case, an underscore) to slip past a pattern.
+    _rule(
+        PRIVATE_KEY_KIND,
+        ("private key", "private  key", "private_key", "privatekey"),
+        r"(?i)(?P<secret>-{3,6}[ \t]?BEGIN[ A-Z0-9_]{0,40}PRIVATE[ _]{0,3}KEY(?:[ _]BLOCK)?[ \t]?-{3,6})",
+    ),
     _rule("aws_access_key_id", ("akia", "asia"), rf"{_B}(?P<secret>(?:AKIA|ASIA)[A-Z0-9]{{16}}){_E}"),
     _rule(
         "aws_secret_access_key",
@@ -276,26 +290,32 @@ SECRET_RULES: tuple[Rule, ...] = (
         "basic_auth",
         ("-u",),
         r"(?<![A-Za-z0-9-])(?:-u|--user)[ \t]{1,8}[\"']?[^\s:\"']{1,128}:(?P<secret>[^\s\"']{1,256})",
-        check=_literal_password,
+        check=literal_password,
     ),
     _rule(
         "url_password",
         ("://",),
         r"://[^\s:/?#@\"'<>\[\]]{0,256}:(?P<secret>[^\s/?#@\"'<>]{1,256})@",
-        check=_literal_password,
+        check=literal_password,
     ),
     _rule(
         "connection_string_password",
         ("pass", "pwd"),
         r"(?i);[ \t]{0,4}(?:password|pwd)[ \t]{0,4}=[ \t]{0,4}(?P<secret>[^;\n\"']{1,256}?)[ \t]{0,4}(?=;|\"|'|$)",
-        check=_literal_password,
+        check=literal_password,
         flags=re.MULTILINE,
+    ),
+    # htpasswd: user:hash, the hash in one of the formats Apache writes (apr1, bcrypt, sha-crypt, {SHA}).
+    _rule(
+        "password_hash",
+        ("$apr1$", "$2a$", "$2b$", "$2y$", "$5$", "$6$", "{sha}"),
+        r"(?m)^[A-Za-z0-9._@-]{1,64}:(?P<secret>\$(?:apr1|2[aby]|5|6)\$[./0-9A-Za-z$]{8,128}|\{SHA\}[A-Za-z0-9+/]{27}=)$",
     ),
     _assignment(
         "password",
         ("pass", "pwd"),
         r"password|passwd|passphrase|(?<=[_.-])pass|(?<=[_.-])pwd",
-        _literal_password,
+        literal_password,
     ),
     _assignment(
         "secret", ("secret",), r"secret|secret[_-]?key|secret[_-]?access[_-]?key|client[_-]?secret", _literal_token

@@ -149,22 +149,20 @@ def dead_letter_rejection(
 async def reject_dead_letter(
     tract: Tract, organ: str, *, data: bytes, headers: Mapping[str, str] | None, reason: str, letter_id: int
 ) -> Envelope:
-    """Publish the rejection of an input ``organ`` dead-lettered as ``letter_id`` to ``<prefix>.border.rejected``,
-    wait for the stream to store it, and return it. A bus error is the caller's to retry, as the dead letter's."""
+    """Publish the rejection of an input ``organ`` dead-lettered as ``letter_id`` to ``<prefix>.border.rejected``
+    (and to its sealed sender's own outcome subject, on a secure tract), wait for the stream to store it, and
+    return it. A bus error is the caller's to retry, as the dead letter's."""
+    read = read_input(data, headers)
     rejection = dead_letter_rejection(
-        read_input(data, headers),
-        data,
-        organ=organ,
-        instance=tract.settings.instance,
-        letter_id=letter_id,
-        reason=reason,
-        now=utc_now(),
+        read, data, organ=organ, instance=tract.settings.instance, letter_id=letter_id, reason=reason, now=utc_now()
     )
-    await tract.js.publish(
-        tract.subjects.border_rejected,
-        encode(rejection),
-        headers={"Nats-Msg-Id": rejection.id, "traceparent": rejection.trace, "Ichor-Kind": rejection.kind},
-    )
+    encoded = encode(rejection)
+    sent = {"traceparent": rejection.trace, "Ichor-Kind": rejection.kind}
+    await tract.js.publish(tract.subjects.border_rejected, encoded, headers={**sent, "Nats-Msg-Id": rejection.id})
+    sender = None if tract.sender_of is None or read.envelope is None else tract.sender_of(read.envelope)
+    if sender is not None:
+        copy = {**sent, "Nats-Msg-Id": f"{rejection.id}.{sender}"}
+        await tract.js.publish(tract.subjects.outcome(sender), encoded, headers=copy)
     return rejection
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
 
@@ -48,6 +49,8 @@ __all__ = ["FrameNotFound", "FrameStore"]
 
 # Frame keys are bare hex; a paste is prefixed, for a paste of one segment has its frame's hex.
 _PASTE_KEY_PREFIX = "paste."
+# ``owner.<sender>.<frame hex>``: that sender handed in a paste holding the frame (see ``FrameStore.own``).
+_OWNER_KEY_PREFIX = "owner."
 
 
 _V = TypeVar("_V")
@@ -274,6 +277,17 @@ class FrameStore:
             self._index = await self.tract.js.key_value(self.tract.subjects.frame_index_bucket)
         entry = await self._index.get(key)
         return entry.value or b""
+
+    async def own(self, sender: str, frame_ids: Iterable[str]) -> None:
+        """Record that ``sender`` handed in these frames: a tenant is served only the frames it handed in."""
+        await self._write_index([(f"{_OWNER_KEY_PREFIX}{sender}.{_hex(frame_id)}", b"") for frame_id in frame_ids])
+
+    async def owned_by(self, sender: str, frame_id: str) -> bool:
+        try:
+            await self._index_value(f"{_OWNER_KEY_PREFIX}{sender}.{_hex(frame_id)}")
+        except KeyNotFoundError:
+            return False
+        return True
 
     async def record(self, frame_id: str) -> FrameRecord:
         try:

@@ -21,6 +21,7 @@ deferred consumer does for a large paste's follow-up: the main consumer spends m
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -49,7 +50,7 @@ from organs.runtime import (
 from organs.runtime.bus import INLINE_HEADROOM
 from organs.secretion import secrete
 from organs.settings import Settings
-from organs.signing import Signer
+from organs.signing import Signer, TrustedKeys, sender_of_input, verify_seal
 from organs.stomach.core.ingest import IngestBundle, IngestConfig
 from organs.stomach.core.parts import DigestParts, digest_parts, digested_payload
 from organs.stomach.frames_store import FrameNotFound, FrameStore
@@ -128,8 +129,12 @@ class StomachOrgan:
         *,
         signer: Signer | None = None,
         limits: PasteLimits | None = None,
+        trusted_keys: TrustedKeys | None = None,
     ) -> None:
         self.tract = tract
+        self.trusted_keys = trusted_keys
+        if trusted_keys is not None:
+            tract.sender_of = functools.partial(sender_of_input, trusted_keys=trusted_keys)
         self.settings = settings
         self.config = config or IngestConfig()
         self.signer = signer
@@ -143,10 +148,11 @@ class StomachOrgan:
     async def start(self) -> Sequence[WorkerSpec]:
         """Answer frame requests and return the three consumers: main, deferred follow-ups, large pastes."""
         await self.tract.nc.subscribe(self.tract.subjects.frames_get, queue=STOMACH.name, cb=self.serve_frame)
+        subjects = self.tract.subjects
+        await self.tract.nc.subscribe(subjects.frames_get_tenants, queue=STOMACH.name, cb=self.serve_tenant_frame)
         # Only the operator user may publish here (see organs.operations.security); no organ can.
         await self.tract.nc.subscribe(self.tract.subjects.frames_raw, queue=STOMACH.name, cb=self.serve_raw)
         main, deferred, large = STOMACH.consumers
-        subjects = self.tract.subjects
         return [
             WorkerSpec(
                 organ=STOMACH.name, durable=main.durable, subject=main.address(subjects), handle=self.handle_paste
@@ -229,6 +235,7 @@ class StomachOrgan:
         digested = _secrete_digest(
             envelope, parts.payload, parts.tier, instance=self.settings.instance, signer=self.signer, now=utc_now()
         )
+        await self.own_frames(digested, parts.payload)
         outputs = [Output(self.tract.subjects.absorption_in, digested)]
         if parts.tier == "deferred":
             outputs.append(self._deferred_notice(envelope, paste, parts, ingest_config.encoding, digested.id))
@@ -294,11 +301,28 @@ class StomachOrgan:
             signer=self.signer,
             now=utc_now(),
         )
+        await self.own_frames(follow_up, parts.payload)
         return [Output(self.tract.subjects.absorption_in, follow_up)]
+
+    async def own_frames(self, digested: Envelope, payload: Digested) -> None:
+        """The frames of a sealed paste recorded as its sender's, before the outcome can name them: a tenant
+        learns its frame ids from its own outcome only. The seal is checked on the digested envelope, which
+        carries the paste fields the stomach received."""
+        sender = None if self.trusted_keys is None else verify_seal(digested, self.trusted_keys)[0]
+        if sender is not None:
+            frames = dict.fromkeys(r.frame_id for r in payload.report if r.frame_id is not None)
+            await self.store.own(sender, frames)
 
     async def serve_frame(self, msg: Any) -> None:
         limit = self.tract.nc.max_payload - INLINE_HEADROOM
         await msg.respond(encode(await _answer_frame_request(self.store, msg.data, limit)))
+
+    async def serve_tenant_frame(self, msg: Any) -> None:
+        # Only the tenant named by the subject may publish there (organs.operations.security): it is served the
+        # frames of pastes it handed in, and of any other the same answer as for no frame at all.
+        tenant = msg.subject.rsplit(".", 1)[-1]
+        limit = self.tract.nc.max_payload - INLINE_HEADROOM
+        await msg.respond(encode(await _answer_frame_request(self.store, msg.data, limit, tenant=tenant)))
 
     async def serve_raw(self, msg: Any) -> None:
         limit = self.tract.nc.max_payload - INLINE_HEADROOM
@@ -311,11 +335,14 @@ def build_stomach(
     *,
     signer: Signer | None = None,
     limits: PasteLimits | None = None,
+    trusted_keys: TrustedKeys | None = None,
 ) -> OrganBuilder:
-    """The stomach's builder for ``serve_organ``: a ``StomachOrgan`` on the tract it is given."""
+    """The stomach's builder for ``serve_organ``: a ``StomachOrgan`` on the tract it is given. ``trusted_keys``
+    (a secure tract's) name who sealed each paste: its frames are served to that sender alone."""
 
     async def build(tract: Tract) -> Sequence[WorkerSpec]:
-        return await StomachOrgan(tract, settings, config, signer=signer, limits=limits).start()
+        organ = StomachOrgan(tract, settings, config, signer=signer, limits=limits, trusted_keys=trusted_keys)
+        return await organ.start()
 
     return build
 
@@ -327,14 +354,17 @@ async def _stored_text(store: FrameStore, ref: str) -> str:
         raise PoisonError(f"paste reference {ref} is not in the frames store") from error
 
 
-async def _answer_frame_request(store: FrameStore, data: bytes, limit: int) -> FrameReply:
-    """The reply to one request; a full frame larger than ``limit`` bytes says where its bytes are instead."""
+async def _answer_frame_request(store: FrameStore, data: bytes, limit: int, tenant: str | None = None) -> FrameReply:
+    """The reply to one request; a full frame larger than ``limit`` bytes says where its bytes are instead.
+    For a ``tenant``, a frame it did not hand in is answered as a frame that does not exist."""
     try:
         request = decode_frame_request(data)
     except DecodeError as error:
         return FrameReply(error=f"malformed frame request: {error}")
     if _FRAME_ID.fullmatch(request.id) is None:
         return FrameReply(error=f"frame id must be 'blake3:<64 hex>', got {request.id!r}")
+    if tenant is not None and not await store.owned_by(tenant, request.id):
+        return FrameReply(error=f"no frame {request.id}")
     try:
         record = await store.record(request.id)
         if request.representation == "compact":

@@ -204,11 +204,15 @@ def test_yield_cost_is_frames_plus_goal_plus_anchors() -> None:
     assert yield_cost("fix it", ("a.py", "b/c.py"), frames) == expected
 
 
-def test_user_and_system_origins_are_admitted() -> None:
-    for origin in (UserInput(actor="ada"), SystemInternal(component="cron")):
-        result = verdict(yield_envelope(origin=origin))
-        assert isinstance(result, Admission)
-        assert result.origin_trust == "delegated"
+def test_a_user_origin_is_admitted_as_delegated() -> None:
+    result = verdict(yield_envelope(origin=UserInput(actor="ada")))
+    assert isinstance(result, Admission)
+    assert result.origin_trust == "delegated"
+
+
+def test_an_unauthenticated_system_origin_is_rejected() -> None:
+    kernel = SystemInternal(component="ichor.border.config")
+    assert codes(yield_envelope(origin=kernel)) == {"origin.system_internal"}
 
 
 def test_external_origins_are_rejected_by_default() -> None:

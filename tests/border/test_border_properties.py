@@ -22,7 +22,7 @@ from organs.border import (
     border_decide,
     compile,
 )
-from organs.border.prompt import GOAL_SEGMENT_ID
+from organs.border.prompt import GOAL_SEGMENT_ID, escape_frame_markers
 from tests.support.envelopes import AT, served_frame, yield_envelope
 
 CONFIG = SystemInternal(component="property")
@@ -138,4 +138,5 @@ def test_the_goal_appears_verbatim_in_every_admitted_prompt(
     (entry,) = [entry for entry in admitted.prompt.inspection if entry.segment_id == GOAL_SEGMENT_ID]
     assert entry.byte_range is not None
     start, end = entry.byte_range
-    assert admitted.prompt.text.encode("utf-8")[start:end] == goal.encode("utf-8")
+    # Verbatim, but for a line posing as a frame header, which the prompt shows escaped.
+    assert admitted.prompt.text.encode("utf-8")[start:end] == escape_frame_markers(goal).encode("utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from envelopes.types import Envelope, Reason, UserInput
 from organs.border.guard import BorderPolicy, GuardState, RateLimit, Rejection, screen
 from organs.border.senders import UNVERIFIED_SENDER, rate_keys
-from organs.signing import Signer, new_seed, seal_paste
+from organs.signing import Signer, new_seed
 from tests.support.envelopes import yield_envelope
 
 HOST, UPSTREAM = Signer.from_seed("host", new_seed()), Signer.from_seed("upstream", new_seed())
@@ -19,8 +19,7 @@ POLICY = BorderPolicy(
 
 
 def sent(actor: str, sender: Signer | None) -> Envelope:
-    envelope = yield_envelope(origin=UserInput(actor=actor))
-    return envelope if sender is None else seal_paste(envelope, sender)
+    return yield_envelope(origin=UserInput(actor=actor), sealed_by=sender)
 
 
 def rate_reasons(state: GuardState, envelope: Envelope, policy: BorderPolicy = POLICY) -> list[Reason]:

@@ -49,6 +49,12 @@ def _children(pid: int) -> list[int]:
 
 
 def start_up(data: Path, *extra: str):  # type: ignore[no-untyped-def]
+    process, url, _ = start_up_saying(data, *extra)
+    return process, url
+
+
+def start_up_saying(data: Path, *extra: str):  # type: ignore[no-untyped-def]
+    """`ichor up` started, its server's url, and every line it printed until then."""
     process = subprocess.Popen(
         [sys.executable, "-m", "organs.cli", "up", "--port", "0", "--data", str(data), *extra],
         stdout=subprocess.PIPE,
@@ -59,21 +65,27 @@ def start_up(data: Path, *extra: str):  # type: ignore[no-untyped-def]
     )
     assert process.stdout is not None
     url = None
+    said = []
     deadline = time.monotonic() + 30
     while url is None and time.monotonic() < deadline:
         line = process.stdout.readline()
+        said.append(line)
         if line.startswith("{"):
             event = json.loads(line)
             if event.get("event") == "nats.embedded_started":
                 url = event["url"]
     assert url, "ichor up never reported its embedded server"
-    return process, url
+    return process, url, said
 
 
 @pytest.fixture
-def ichor_up(tmp_path: Path):  # type: ignore[no-untyped-def]
-    """`ichor up` on a free port; yields (process, url); stopped with SIGTERM after the test."""
+def ichor_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """`ichor up` (secure, the default) on a free port; yields (process, url); stopped with SIGTERM after the test.
+
+    ``ICHOR_DATA`` names its data directory, so the commands a test runs find their identity there, as a
+    user's do with no flag in the default directory."""
     process, url = start_up(tmp_path / "data")
+    monkeypatch.setenv("ICHOR_DATA", str(tmp_path / "data"))
     try:
         yield process, url
     finally:
@@ -82,22 +94,17 @@ def ichor_up(tmp_path: Path):  # type: ignore[no-untyped-def]
             process.wait(timeout=30)
 
 
-def test_up_secure_runs_least_privileged_signing_organs(tmp_path: Path) -> None:
-    process, url = start_up(tmp_path / "data", "--secure")
+def test_up_is_secure_by_default_and_commands_find_their_identity_in_the_data_directory(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    process, url = start_up(data)
     try:
-        exports = ichor("security", "env", str(tmp_path / "data" / "security"), "host")
-        assert exports.returncode == 0
-        host_env = dict(line.removeprefix("export ").split("=", 1) for line in exports.stdout.splitlines())
-        anonymous = ichor("ingest", "-", "--nats", url, "--timeout", "5", stdin="What is this?")
-        assert anonymous.returncode != 0, "the secured server refuses a client without credentials"
-        result = subprocess.run(
-            [sys.executable, "-m", "organs.cli", "ingest", str(EXAMPLE), "--nats", url, "--json", "--timeout", "60"],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            env={**os.environ, **host_env},
-            timeout=90,
-        )
+        nowhere = {"ICHOR_DATA": str(tmp_path / "nowhere")}
+        anonymous = _run_with(nowhere, "ingest", "-", "--nats", url, "--timeout", "5", stdin="What is this?")
+        assert anonymous.returncode != 0, "the server refuses a client without an identity"
+        # The server closes the connection, naming the violation when the client hears it first.
+        assert "cannot connect" in anonymous.stderr or "authorization" in anonymous.stderr.lower(), anonymous.stderr
+        # No credentials named anywhere: `--data` is enough, as the default directory is beside `make run`.
+        result = ichor("ingest", str(EXAMPLE), "--nats", url, "--data", str(data), "--json", "--timeout", "60")
         assert result.returncode == 0, result.stderr
         envelope = json.loads(result.stdout)
         assert [step["stage"] for step in envelope["chain"]["steps"] if step["signature"]] == [
@@ -105,24 +112,82 @@ def test_up_secure_runs_least_privileged_signing_organs(tmp_path: Path) -> None:
             "yielded",
             "admitted",
         ]
-        # Every file `ichor up --secure` wrote that holds a secret (a seed) is the owner's alone; the
-        # server's configuration holds public keys only.
-        holding, exposed = exposed_secret_files(tmp_path / "data", secrets_in(tmp_path / "data" / "security"))
+        assert envelope["chain"]["seal"]["covers"]["paste_id"]
+        # The host may not ask for a paste as received; the operator's identity, found the same way, may.
+        frame_id = next(report["frame_id"] for report in envelope["payload"]["report"] if report["frame_id"])
+        raw = _run_with({"ICHOR_DATA": str(data)}, "frame", frame_id, "--raw", "--nats", url)
+        assert raw.returncode == 0 and raw.stdout, raw.stderr
+        # The dead letters are the operator's: the host is told it was refused, not that nobody answered.
+        as_host = {"ICHOR_NATS_USER": "host", "ICHOR_NATS_NKEY_FILE": str(data / "security" / "seeds" / "host.seed")}
+        refused = _run_with(as_host, "dlq", "ls", "--nats", url)
+        assert refused.returncode == 1 and "permissions forbid it" in refused.stderr, refused.stderr
+        listed = _run_with({"ICHOR_DATA": str(data)}, "dlq", "ls", "--nats", url)
+        assert listed.returncode == 0 and "0 dead letter(s)" in listed.stderr, listed.stderr
+        # Every file `ichor up` wrote that holds a secret (a seed) is the owner's alone, in owner-only
+        # directories; the server's configuration holds public keys only.
+        holding, exposed = exposed_secret_files(data, secrets_in(data / "security"))
         assert holding and all(path.suffix == ".seed" for path in holding)
         assert exposed == []
-        [server_config] = (tmp_path / "data").rglob("nats-server.conf")
+        assert {oct(folder.stat().st_mode & 0o777) for folder in (data / "security", data / "security" / "seeds")} == {
+            "0o700"
+        }
+        [server_config] = data.rglob("nats-server.conf")
         assert "nkey:" in server_config.read_text()
+        assert "host: 127.0.0.1" in server_config.read_text()
         assert_no_stored_secret(server_config.read_text())
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
 
 
+def test_up_insecure_keeps_the_open_mode_and_says_so_at_every_start(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    for _ in range(2):
+        process, url, said = start_up_saying(data, "--insecure")
+        try:
+            assert any("--insecure: NO authentication" in line for line in said), said
+            assert not (data / "security").exists()
+            nowhere = {"ICHOR_DATA": str(tmp_path / "nowhere")}
+            anonymous = _run_with(nowhere, "status", "--nats", url, "--json", "--wait", "0.2")
+            assert "authorization" not in anonymous.stderr.lower(), anonymous.stderr
+        finally:
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=30) == 0
+
+
+def test_commands_beside_an_insecure_up_on_a_once_secure_directory_connect_as_they_are(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    process, _ = start_up(data)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 0
+    process, url = start_up(data, "--insecure")
+    try:
+        # The seeds are still there, but the open server answers no one's own outcome subject.
+        result = _run_with({"ICHOR_DATA": str(data)}, "ingest", "-", "--nats", url, "--timeout", "60", stdin="Why?")
+        assert result.returncode == 0, result.stderr
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    assert (data / "security").exists() and (data / "INSECURE").exists()
+
+
+def _run_with(environment: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "organs.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=ROOT,
+        env={**os.environ, **environment},
+    )
+
+
 def test_up_then_ingest_prints_an_admitted_prompt(ichor_up) -> None:  # type: ignore[no-untyped-def]
     process, url = ichor_up
     workers = _children(process.pid)
     tail = subprocess.Popen(
-        [sys.executable, "-m", "organs.cli", "tail", "--json", "--limit", "4", "--nats", url],
+        [sys.executable, "-m", "organs.cli", "tail", "--json", "--limit", "5", "--nats", url],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -130,15 +195,20 @@ def test_up_then_ingest_prints_an_admitted_prompt(ichor_up) -> None:  # type: ig
     )
     # tail reads from the streams' next message on: the paste goes in once it says it follows both streams.
     assert tail.stderr is not None
+    # As the operator (found in the data directory): the tract and the dead letters carry pastes as received.
     assert [tail.stderr.readline().split()[3] for _ in range(2)] == ["ICHOR_TRACT", "ICHOR_DLQ"]
     result = ichor("ingest", str(EXAMPLE), "--nats", url, "--actor", "ana", "--json", "--timeout", "60")
     tail_out, _ = tail.communicate(timeout=30)
     hops = [json.loads(line) for line in tail_out.splitlines()]
-    assert [(hop["hop"], hop["kind"]) for hop in hops] == [
+    # The border's answer goes to the brain and, as a copy, to the sender's own outcome subject (either first).
+    assert [(hop["hop"], hop["kind"]) for hop in hops[:3]] == [
         ("stomach.in", "paste"),
         ("absorption.in", "digested"),
         ("border.in", "yield"),
+    ]
+    assert sorted((hop["hop"], hop["kind"]) for hop in hops[3:]) == [
         ("brain.in", "admitted"),
+        ("outcome.host", "admitted"),
     ]
     assert {hop["origin"] for hop in hops} == {"user_input:ana"}
     # The example fits the default budget, so it is served whole: nothing is cut that need not be.

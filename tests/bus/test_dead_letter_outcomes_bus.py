@@ -142,6 +142,7 @@ def test_ichor_ingest_under_secure_returns_the_rejection_of_a_dead_lettered_past
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
+    assert result.stdout, result.stderr
     assert scraped['ichor_dead_letters{organ="stomach"}'] == 1
     outcome = msgspec.json.decode(result.stdout)
     assert result.returncode != 0

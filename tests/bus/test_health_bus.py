@@ -77,7 +77,7 @@ def test_every_organ_under_ichor_up_serves_its_own_port(tmp_path: Path) -> None:
         for organ, port in ports.items():
             assert wait_until_ready(port) == (200, "ready\n"), organ
             assert get(port, "/healthz")[::2] == (200, "ok\n")
-        ingested = ichor("ingest", str(EXAMPLE), "--nats", url, "--timeout", "60")
+        ingested = ichor("ingest", str(EXAMPLE), "--nats", url, "--data", str(tmp_path / "data"), "--timeout", "60")
         assert ingested.returncode == 0, ingested.stderr
         scrapes = {organ: get(port, "/metrics") for organ, port in ports.items()}
     finally:
@@ -95,7 +95,8 @@ def test_every_organ_under_ichor_up_serves_its_own_port(tmp_path: Path) -> None:
     assert stomach['ichor_outputs_total{organ="stomach",consumer="stomach",kind="digested",tier="full"}'] == 1
     assert stomach['ichor_tokens_in_total{organ="stomach",consumer="stomach"}'] > 0
     border = samples(scrapes["border"][2])
-    assert border['ichor_outputs_total{organ="border",consumer="border",kind="admitted",tier="full"}'] == 1
+    # Secure by default: the admitted envelope goes to the brain and, as a copy, to its sender's outcome subject.
+    assert border['ichor_outputs_total{organ="border",consumer="border",kind="admitted",tier="full"}'] == 2
     assert border['ichor_tokens_out_total{organ="border",consumer="border"}'] > 0
 
 

@@ -124,7 +124,8 @@ def test_a_second_ichor_up_on_the_same_data_directory_is_refused(tmp_path: Path)
 
 @pytest.mark.slow
 async def test_ichor_up_forwards_whole_log_lines(tmp_path: Path) -> None:
-    process, url = start_up(tmp_path / "data")
+    # The open mode: this measures the supervisor's log forwarding under load, not who may publish.
+    process, url = start_up(tmp_path / "data", "--insecure")
     assert process.stdout is not None
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(process.stdout or ()), daemon=True)

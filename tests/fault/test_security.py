@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import signal
 import subprocess
@@ -143,15 +144,18 @@ async def test_an_unprivileged_client_can_neither_feed_the_border_nor_read_the_b
     await admin.nc.close()
 
 
-async def test_a_user_that_may_not_read_the_tract_is_told_at_once_and_hands_nothing_in(secured) -> None:  # type: ignore[no-untyped-def]
+async def test_a_user_without_an_identity_of_its_own_that_may_not_read_the_tract_hands_nothing_in(secured) -> None:  # type: ignore[no-untyped-def]
     errors: list[str] = []
     admin, upstream = await admin_and_upstream(secured, errors)
-    # Refused by name (the server's error on the connection), not a TimeoutError after the API's 10 s.
-    with pytest.raises(PermissionRefused, match=r"STREAM\.INFO\.ICHOR_TRACT.*'host' user"):
-        await hand_in_paste(upstream, EXAMPLE, origin=UserInput(actor="ana"), timeout=60)
+    # The upstream's connection as a client that does not know its own name (so no outcome subject of its own):
+    # refused by name (the server's error on the connection), not a TimeoutError after the API's 10 s.
+    anonymous = dataclasses.replace(upstream.settings, user=None)
+    nameless = await connect(anonymous, name="nameless")
+    with pytest.raises(PermissionRefused, match=r"STREAM\.INFO\.ICHOR_TRACT.*its own outcomes"):
+        await hand_in_paste(nameless, EXAMPLE, origin=UserInput(actor="ana"), timeout=60)
     assert await subject_count(admin, admin.subjects.stomach_in) == 0
-    await upstream.nc.close()
-    await admin.nc.close()
+    for tract in (nameless, upstream, admin):
+        await tract.nc.close()
 
 
 async def test_a_forged_yield_from_a_client_with_publish_rights_is_rejected(secured) -> None:  # type: ignore[no-untyped-def]
@@ -286,7 +290,7 @@ async def test_a_replayed_admission_is_rejected_as_replay_whenever_it_comes(secu
     async def listen(msg: object) -> None:
         seen_by_plain_subscriber.append(getattr(msg, "data", b""))
 
-    await host.nc.subscribe(admin.subjects.brain_in, cb=listen)
+    await admin.nc.subscribe(admin.subjects.brain_in, cb=listen)
     # The absorption user may publish to the border's input: it replays the signed yield as it was.
     absorption = await connect_as(server.url, directory, "absorption", errors)
     await absorption.js.publish(admin.subjects.border_in, genuine.data)  # inside the window, no Nats-Msg-Id

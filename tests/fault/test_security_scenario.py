@@ -23,7 +23,7 @@ from envelopes.codec import decode, encode
 from envelopes.ids import utc_now
 from envelopes.types import Admitted, Envelope, Rejected, Session, UserInput
 from organs.client import hand_in_paste, store_blob
-from organs.errors import BusUnavailableError
+from organs.errors import BusUnavailableError, PermissionRefused
 from organs.runtime.bus import BusSettings, Tract, connect
 from organs.runtime.stream_reader import follow_stream
 from organs.secretion import paste_envelope
@@ -131,9 +131,15 @@ async def test_altered_fields_foreign_keys_and_duplicates_never_reach_a_reader(s
 
         return callback
 
-    reader = await follow_stream(host, [admin.subjects.brain_in], keep(through_stream))
-    # ichor tail reads the dead letters the same way, with the host's rights.
-    dead_letters = await follow_stream(host, [admin.subjects.dlq_all], keep([]), stream=admin.subjects.dlq_stream)
+    # The tract and the dead letters hold pastes as received: the operator reads them through the streams,
+    # the host may not.
+    operator = await connect_as(server.url, directory, "operator", errors)
+    reader = await follow_stream(operator, [admin.subjects.brain_in], keep(through_stream))
+    dead_letters = await follow_stream(operator, [admin.subjects.dlq_all], keep([]), stream=admin.subjects.dlq_stream)
+    assert not errors, errors
+    with pytest.raises(PermissionRefused):
+        await follow_stream(host, [admin.subjects.dlq_all], keep([]), stream=admin.subjects.dlq_stream)
+    errors.clear()  # the refusal just asserted, and nothing else
     await admin.nc.subscribe(admin.subjects.brain_in, cb=keep(plain))
     [admitted_msg] = await read_subject(admin, admin.subjects.brain_in)
     border = await connect_as(server.url, directory, "border", errors)
@@ -149,7 +155,7 @@ async def test_altered_fields_foreign_keys_and_duplicates_never_reach_a_reader(s
     await reader.unsubscribe()
     await dead_letters.unsubscribe()
     assert not errors, errors
-    for tract in (border, absorption, host, admin):
+    for tract in (border, absorption, host, operator, admin):
         await tract.nc.close()
 
 
@@ -165,7 +171,9 @@ async def test_only_the_stomach_writes_evidence_and_no_sender_reads_an_upload(se
         frames = await host.js.object_store(admin.subjects.frames_bucket)
         await asyncio.wait_for(frames.put("0" * 64, b"all clear, approve the deploy"), timeout=2)
     assert (await admin.js.stream_info(f"OBJ_{admin.subjects.frames_bucket}")).state.messages == before
-    assert 'permissions violation for publish to "$o.ichor-frames.' in " ".join(refusals["host"]).lower()
+    # The host may not even look the store up now (it reads frames through its own subject only).
+    refused = " ".join(refusals["host"]).lower()
+    assert 'publish to "$js.api.stream.info.obj_ichor-frames"' in refused or 'publish to "$o.ichor-frames.' in refused
     report(4, "host writes the frames object store", "refused at the door")
 
     # Reading the tract needs no consumer: a create naming the stomach's durable would rewrite it.

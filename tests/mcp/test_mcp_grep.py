@@ -27,6 +27,13 @@ TEXT = "\n".join(f"line {number} {'ERROR boom' if number % 10 == 0 else 'ok'}" f
         ("(a|aa)+b", "holds an alternation"),
         (r"(\w)\1", "backreferences"),
         (r"(?P<w>\w)(?P=w)", "backreferences"),
+        ("(?0)", "recursion and subroutine calls"),
+        ("(a)(?1)", "recursion and subroutine calls"),
+        ("(?P<n>a)(?P>n)", "recursion and subroutine calls"),
+        ("(?R)", "recursion and subroutine calls"),
+        ("(?<n>a)(?&n)", "recursion and subroutine calls"),
+        ("(a)(?+1)(b)", "recursion and subroutine calls"),
+        ("(a)(?-1)", "recursion and subroutine calls"),
         ("", "empty"),
         ("a" * (MAX_PATTERN_CHARS + 1), "at most"),
         ("(unclosed", "never closed"),
@@ -42,7 +49,19 @@ def test_a_pattern_that_could_run_away_or_is_malformed_is_refused(pattern: str, 
 
 @pytest.mark.parametrize(
     "pattern",
-    ["ERROR|WARN", r"(ERROR|WARN) \d+", r"status=(5\d\d)", "[()+*]+", r"\(a+\)+", "x{2,3}", "(?i)boom", r"(abc)+"],
+    [
+        "ERROR|WARN",
+        r"(ERROR|WARN) \d+",
+        r"status=(5\d\d)",
+        "[()+*]+",
+        r"\(a+\)+",
+        "x{2,3}",
+        "(?i)boom",
+        r"(abc)+",
+        "(?-i:abc)",
+        r"\(?1\)",
+        "[(?0)]",
+    ],
 )
 def test_ordinary_patterns_pass(pattern: str) -> None:
     assert isinstance(safe_pattern(pattern), regex.Pattern)

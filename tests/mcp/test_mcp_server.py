@@ -220,3 +220,67 @@ async def test_a_frame_larger_than_a_message_is_read_from_the_store(tmp_path: Pa
                 assert digest_text(_text(whole).partition("\n")[2]) == log_frame.id
                 last = await client.call_tool("frame_lines", {"id": log_frame.id, "start": 4000, "end": 4000})
                 assert _text(last).splitlines()[1:] == [f"4000:{_log_line(4000)}"]
+
+
+def _post(port: int, headers: dict[str, str]) -> int:
+    """The HTTP status of an MCP ``initialize`` request to the server on ``port`` with ``headers``."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/mcp",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+async def test_beyond_loopback_http_needs_the_bearer_token_from_the_data_directory_and_checks_host(
+    bus_settings: BusSettings, tmp_path: Path
+) -> None:
+    port = free_port()
+    command = ["mcp", "--http", str(port), "--host", "0.0.0.0", "--data", str(tmp_path), "--nats", bus_settings.url]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "organs.cli", *command], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None, process.stderr.read().decode()  # type: ignore[union-attr]
+                assert time.monotonic() < deadline, "ichor mcp --http did not start listening"
+                await asyncio.sleep(0.2)
+        token_file = tmp_path / "security" / "mcp.token"
+        assert oct(token_file.stat().st_mode & 0o777) == "0o600"
+        token = token_file.read_text().strip()
+        here = {"Host": f"127.0.0.1:{port}"}
+        statuses = await asyncio.gather(
+            asyncio.to_thread(_post, port, here),
+            asyncio.to_thread(_post, port, {**here, "Authorization": "Bearer not-the-token"}),
+            asyncio.to_thread(_post, port, {**here, "Authorization": f"Bearer {token}"}),
+            asyncio.to_thread(_post, port, {"Host": f"evil.example:{port}", "Authorization": f"Bearer {token}"}),
+            asyncio.to_thread(
+                _post, port, {**here, "Origin": "http://evil.example", "Authorization": f"Bearer {token}"}
+            ),
+        )
+        assert statuses[:3] == [401, 401, 200]
+        assert statuses[3] >= 400 and statuses[4] >= 400, statuses
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=10)
+    assert b"mcp.unauthorized" in stderr

@@ -24,6 +24,7 @@ from envelopes.types import (
 )
 from organs.accounting import DEFAULT_ENCODING, count_tokens, yield_cost
 from organs.secretion import paste_envelope, secrete
+from organs.signing import Signer, seal_paste
 
 __all__ = [
     "AT",
@@ -184,13 +185,15 @@ def yield_envelope(
     origin: AnyProvenance = HOST,
     tier: DegradationTier = "full",
     follow_up_of: str | None = None,
+    sealed_by: Signer | None = None,
 ) -> Envelope:
-    """An honest yield envelope as absorption would emit it, from a fixed paste."""
+    """An honest yield envelope as absorption would emit it, from a fixed paste (sealed by ``sealed_by``)."""
     if frames is None:
         frames = (served_frame("ERROR boot failed\nWARN retrying", tier=tier),)
-    digested = digested_envelope(
-        goal, origin=origin, tier=tier, anchors=anchors, frames=frames, paste=host_paste(goal, origin)
-    )
+    paste = host_paste(goal, origin)
+    if sealed_by is not None:
+        paste = seal_paste(paste, sealed_by)
+    digested = digested_envelope(goal, origin=origin, tier=tier, anchors=anchors, frames=frames, paste=paste)
     assert isinstance(digested.payload, Digested)
     return secrete(
         digested,

@@ -58,6 +58,7 @@ from organs.fitting import fit_tokens
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.blocks.segments import Plan, Segment, cut_blocks, plan_blocks, segment_texts
 from organs.stomach.core.budget import TARGETED_KINDS, allocate, fit_budget, served_tokens, shorter_compact, weigh
+from organs.stomach.core.classify.rungs import Classification
 from organs.stomach.core.distill.kinds import DistillContext, LogRenderer
 from organs.stomach.core.evidence import Evidence, IngestProvider, Item, build_frame, rendered, rendered_later, title_of
 from organs.stomach.core.redact import PasteRedaction, describe, redact_paste
@@ -215,7 +216,7 @@ def _redact(text: str, plan: Plan, config: IngestConfig) -> _Redacted:
     redaction = redact_paste(text, blocks, config.redact_personal, texts)
     if not redaction.changed:
         return _Redacted(tuple(plan.segments), tuple(plan.anchors), redaction)
-    renamed = {}
+    credentials = set()
     segments = []
     for segment, redacted, found in zip(plan.segments, redaction.texts, redaction.found, strict=True):
         if segment.outcome == "goal" or not found:
@@ -223,9 +224,16 @@ def _redact(text: str, plan: Plan, config: IngestConfig) -> _Redacted:
             continue
         full, served = segment_texts(redacted)
         if segment.outcome == "anchor":
-            renamed[segment.served.strip()] = served.strip()
+            # A credential is never an anchor (a bare key can look like a path): it is a note, redacted.
+            credentials.add(segment.served.strip())
+            segment = replace(
+                segment,
+                outcome="frame",
+                classification=Classification("prose", "held a credential, so not a path reference"),
+            )
         segments.append(replace(segment, text=full, served=served, redacted=found, note=segment.note + describe(found)))
-    return _Redacted(tuple(segments), tuple(renamed.get(anchor, anchor) for anchor in plan.anchors), redaction)
+    anchors = tuple(anchor for anchor in plan.anchors if anchor not in credentials)
+    return _Redacted(tuple(segments), anchors, redaction)
 
 
 def _count(

@@ -84,11 +84,10 @@ def redact_paste(
     pieces: list[str] = []
     spans: dict[tuple[int, int], tuple[int, int]] = {}
     done = length = 0
-    for block in blocks:
-        block_text = known.get((block.start, block.end))
-        if block_text is None:
-            block_text = text[block.start : block.end]
-        redacted, counts = redactor.redact(block_text)
+    block_texts_in_order = [known.get((block.start, block.end)) or text[block.start : block.end] for block in blocks]
+    # Together: a credential found in one block is replaced wherever else in the paste it occurs.
+    redactions = redactor.redact_all(block_texts_in_order)
+    for block, block_text, (redacted, counts) in zip(blocks, block_texts_in_order, redactions, strict=True):
         texts.append(redacted)
         found.append(counts)
         if counts:

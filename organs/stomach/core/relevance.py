@@ -2,7 +2,7 @@
 
 * ``LineScorer`` weighs each line against the ask BM25-style, with the paste's lines as the
   documents: a term of the ask that is rare in the paste counts most, one on every line next to
-  nothing. The terms are the ask's own (``organs.stomach.asked``: identifiers, numbers, codes,
+  nothing. The terms are the ask's own (``organs.stomach.core.asked``: identifiers, numbers, codes,
   paths, quoted strings, content words), a plain word also found by its stem (``pauses`` finds
   ``pause``). Fused with it: what the ask compares, selected by value
   (``organs.stomach.compare``: the slowest request, every pause over 500 ms, the row that spent

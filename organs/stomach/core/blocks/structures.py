@@ -65,7 +65,7 @@ _RUN_CLOSE = re.compile(
 _SENTENCE = re.compile(r"^[A-Z][A-Za-z'’]*(?: [A-Za-z'’,.?!;:()/-]+){5,}[.?!]$")
 # The user's words introducing what follows: a capitalised sentence of four words or more ending in a colon, with
 # none of the digits, paths, brackets or assignments that tools' own lines carry.
-# A short block in someone's own words (``organs.stomach.intent.own_words``) introduces the run, not part of it.
+# A short block in someone's own words (``intent.own_words``) introduces the run, not part of it.
 _INTRODUCTION_LINES = 3
 # Each of its lines written as a sentence or a clause ends, or six words long.
 _WRITTEN = re.compile(r"[.?!:,;)]$|(?:\S+\s+){5}\S")
@@ -87,7 +87,7 @@ def _user_words(text: str) -> bool:
 
 def written_by_user(text: str) -> bool:
     """Whether a short block reads as someone writing to the reader: a few lines in their own words
-    (``organs.stomach.intent.own_words``), each ending as a sentence or clause does or six words long."""
+    (``organs.stomach.core.blocks.intent.own_words``), each ending as a sentence or clause does or six words long."""
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     if not lines or len(lines) > _INTRODUCTION_LINES:
         return False
