@@ -136,16 +136,29 @@ def machine() -> dict[str, str]:
 
 @contextlib.contextmanager
 def embedded_server() -> Iterator[Any]:
-    """A fresh nats-server with JetStream in a temporary directory, always stopped."""
-    from organs.runtime.server import EmbeddedServer
+    """A fresh nats-server with JetStream in a temporary directory, always stopped; its monitoring port
+    (``server.monitor_port``) answers ``/varz``, whose byte counters say what the tract costs the server."""
+    from organs.runtime.server import EmbeddedServer, free_port
 
+    monitor_port = free_port()
     with tempfile.TemporaryDirectory(prefix="ichor-bench-") as data_dir:
-        server = EmbeddedServer(data_dir)
+        server: Any = EmbeddedServer(data_dir, extra_config=f"http_port: {monitor_port}")
+        server.monitor_port = monitor_port
         try:
             server.start()
             yield server
         finally:
             server.stop()
+
+
+def server_traffic(monitor_port: int) -> dict[str, int]:
+    """The server's counters since it started: messages and bytes in and out (``/varz``)."""
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{monitor_port}/varz", timeout=5) as reply:
+        varz = json.load(reply)
+    return {key: int(varz[key]) for key in ("in_msgs", "out_msgs", "in_bytes", "out_bytes")}
 
 
 class Processes:

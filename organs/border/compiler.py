@@ -27,9 +27,9 @@ then by precedence within a scope; ``closing`` segments (the paste's anchors and
 the goal: the question goes after the documents it is about) come last, in
 precedence order. The rendering is deterministic: the same modules give the
 same bytes. The leading segments of scope ``global``, ``profile`` or ``session``
-are the *stable prefix*: its size is reported, and ``messages`` carries the
-prompt as a system message (the stable prefix, marked as the cache breakpoint)
-and a user message (the rest).
+are the *stable prefix*: its size is reported, and ``messages`` cuts the
+prompt there into a system message (the stable prefix, marked as the cache
+breakpoint) and a user message (the rest).
 
 Token budgets are exact: the reported ``tokens`` is the count of the whole text in
 the named encoding, and it never exceeds ``max_tokens``. Fitting adds per-segment
@@ -49,7 +49,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from envelopes.types import (
-    ChatMessage,
     CompiledPrompt,
     Diagnostic,
     InspectionEntry,
@@ -313,13 +312,6 @@ def _stable_prefix(
     return _StablePrefix(count, _Rendered(text, len(text.encode("utf-8")), tokens))
 
 
-def _messages(text: str, stable_text: str) -> tuple[ChatMessage, ...]:
-    """The prompt as a system message (the stable prefix, the cache breakpoint) and a user message."""
-    rest = text[len(stable_text) + len(SEPARATOR) :] if stable_text else text
-    messages = [ChatMessage(role="system", content=stable_text, cache_breakpoint=True)] if stable_text else []
-    return (*messages, ChatMessage(role="user", content=rest)) if rest else tuple(messages)
-
-
 def _joined_parts(rendered: list[_Rendered]) -> list[tuple[str, int | None]]:
     parts: list[tuple[str, int | None]] = []
     for position, segment in enumerate(rendered):
@@ -413,7 +405,6 @@ def compile(
         encoding=encoding,
         diagnostics=tuple(diagnostics),
         inspection=inspection,
-        messages=_messages(text, stable.rendered.text),
         stable_prefix_bytes=stable.rendered.bytes,
         stable_prefix_tokens=stable.rendered.tokens,
     )

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from envelopes.types import AnyProvenance, CacheScope, Trust
+from envelopes.types import PROMPT_SEPARATOR, AnyProvenance, CacheScope, Trust
 from organs.errors import InvalidPromptInputError
 
 __all__ = [
@@ -59,7 +59,7 @@ _CACHE_SCOPES: frozenset[str] = frozenset({"none", "run", "session", "profile", 
 _BUDGET_BEHAVIORS: frozenset[str] = frozenset({"required", "truncate", "omit"})
 _CONFLICT_MODES: frozenset[str] = frozenset({"protected", "replaceable"})
 
-SEPARATOR = "\n\n"
+SEPARATOR = PROMPT_SEPARATOR
 TRUNCATION_MARKER = "[truncated]"
 MAX_SEGMENT_BYTES = 1 << 20
 MAX_SEGMENTS_PER_MODULE = 256

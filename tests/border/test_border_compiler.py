@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envelopes.types import SystemInternal, UserInput
+from envelopes.types import CompiledPrompt, SystemInternal, UserInput
 from organs.accounting import count_tokens
 from organs.border import (
     TRUNCATION_MARKER,
@@ -441,6 +442,23 @@ def test_without_stable_segments_the_prompt_is_one_user_message() -> None:
     compiled = compile([module("m", "user_addition", scoped("a", "alpha", "run"))], UNLIMITED)
     assert compiled.stable_prefix_bytes == compiled.stable_prefix_tokens == 0
     assert [(message.role, message.content) for message in compiled.messages] == [("user", "alpha")]
+
+
+def test_the_encoded_prompt_carries_its_text_once_and_its_messages_come_back_from_it() -> None:
+    compiled = compile(
+        [
+            module("kernel", "kernel", scoped("k", "kernel-global-é", "global")),
+            module("ask", "user_addition", scoped("ask/goal", "the goal", "run", closing=True)),
+        ],
+        UNLIMITED,
+    )
+    wire = msgspec.msgpack.encode(compiled)
+    assert wire.count(b"the goal") == 1
+    decoded = msgspec.msgpack.decode(wire, type=CompiledPrompt)
+    assert [(message.role, message.content, message.cache_breakpoint) for message in decoded.messages] == [
+        ("system", "kernel-global-é", True),
+        ("user", "the goal", False),
+    ]
 
 
 def test_closing_must_be_a_bool() -> None:
