@@ -36,8 +36,9 @@ def test_each_organ_user_may_publish_exactly_its_outputs_and_dead_letters_of_the
     tract = set(subjects.tract_subjects) | {organ.dead_letter_subject(subjects) for organ in ORGANS}
     for organ in ORGANS:
         allowed = set(users[organ.nats_user]["publish"]) & tract
-        # And the rejection of an input it dead-letters, so that the input's host hears of it.
-        dead_letter_outcome = {organ.dead_letter_subject(subjects), subjects.border_rejected}
+        # And the rejection of an input it dead-letters, so that the input's host hears of it (on its sealed
+        # sender's own outcome subject too).
+        dead_letter_outcome = {organ.dead_letter_subject(subjects), subjects.border_rejected, subjects.outcomes}
         assert allowed == {*organ.output_subjects(subjects), *dead_letter_outcome}
 
 

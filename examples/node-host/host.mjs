@@ -6,7 +6,9 @@
 // Exit 0 with the prompt on stdout when admitted; 2 with the reasons on stderr when rejected (a dead
 // letter included); 3 when no outcome came within ICHOR_TIMEOUT_S; 1 on any other error.
 // Everything it does is in docs/integrating.md: msgpack envelope, headers, blake3 input digest, and the
-// outcome read from the stream by sequence (never a plain subscription, which also sees duplicates).
+// outcome: a sealed sender (a secure tract's tenant) reads its own outcome subject, the only part of the
+// tract it may read; an open tract's host reads the stream by sequence (never a plain subscription,
+// which also sees duplicates).
 //
 // Environment: ICHOR_NATS_URL, ICHOR_PREFIX (default ichor), ICHOR_ACTOR (who supplied the paste),
 // ICHOR_TIMEOUT_S (default 60), and credentials as `ichor security env DIR host` prints them:
@@ -30,6 +32,7 @@ const hex = (bytes) => Buffer.from(bytes).toString("hex");
 function names(prefix) {
   return {
     stomachIn: `${prefix}.stomach.in`,
+    ownOutcome: (user) => `${prefix}.outcome.${user}`,
     outcomes: [`${prefix}.brain.in`, `${prefix}.border.rejected`],
     stream: `${prefix.toUpperCase().replaceAll(".", "_")}_TRACT`,
   };
@@ -83,9 +86,12 @@ function pasteEnvelope(text, { actor, source, now = new Date() }) {
 function sealed(paste, seed) {
   const pair = nkeys.fromSeed(seed);
   const keyId = pair.getPublicKey();
-  const claim = encode(["seal", keyId, paste.chain.origin, paste.chain.input_digest, paste.trace.slice(3, 35), null]);
+  // What the seal covers besides the chain: the paste's id, time, intent digest and budget (this host sends
+  // neither an intent nor a budget), in this order, so a seal lifted onto another paste does not hold.
+  const covers = { paste_id: paste.id, created_at: paste.created_at, intent_digest: null, budget_tokens: null };
+  const claim = encode(["seal", keyId, paste.chain.origin, paste.chain.input_digest, paste.trace.slice(3, 35), null, covers]);
   const signature = Buffer.from(pair.sign(claim)).toString("base64url");
-  return { ...paste, chain: { ...paste.chain, seal: { key_id: keyId, signature } } };
+  return { ...paste, chain: { ...paste.chain, seal: { key_id: keyId, signature, covers } } };
 }
 
 // Reads what the stream stores under the outcome subjects from `start` on, one message at a time by
@@ -119,13 +125,37 @@ async function awaitOutcome(nc, jsm, subjects, start, traceId, deadline) {
       } catch {
         continue; // not an envelope: not ours to judge
       }
-      // Ours: the same trace id, and the paste's own outcome (a deferred paste's follow-up comes later).
-      if (envelope.trace?.slice(3, 35) === traceId && envelope.payload?.follow_up_of == null) return envelope;
+      if (ours(envelope, traceId)) return envelope;
     }
     return null;
   } finally {
     for (const waker of wakers) waker.unsubscribe();
   }
+}
+
+const ours = (envelope, traceId) =>
+  // The same trace id, and the paste's own outcome (a deferred paste's follow-up comes later).
+  envelope.trace?.slice(3, 35) === traceId && envelope.payload?.follow_up_of == null;
+
+// A tenant's own outcome subject, followed before the paste is handed in: the first outcome with the
+// paste's trace is its answer (a repeat of it is the same outcome again).
+function followOwnOutcome(nc, subject, traceId) {
+  let found = () => {};
+  const outcome = new Promise((resolve) => (found = resolve));
+  const subscription = nc.subscribe(subject, {
+    callback: (error, msg) => {
+      if (error) return;
+      try {
+        const envelope = decode(msg.data);
+        if (ours(envelope, traceId)) found(envelope);
+      } catch {
+        // not an envelope: not ours to judge
+      }
+    },
+  });
+  const waitUntil = (deadline) =>
+    Promise.race([outcome, new Promise((resolve) => setTimeout(() => resolve(null), deadline - Date.now()))]);
+  return { waitUntil, stop: () => subscription.unsubscribe() };
 }
 
 async function handIn(text, env = process.env) {
@@ -137,15 +167,25 @@ async function handIn(text, env = process.env) {
     const js = nc.jetstream();
     const unsealed = pasteEnvelope(text, { actor: env.ICHOR_ACTOR || "node-host", source: "node-host" });
     const paste = seed ? sealed(unsealed, seed) : unsealed;
-    // The outcome can only come after the paste is stored: read from the stream's next sequence on.
-    const start = (await jsm.streams.info(subjects.stream)).state.last_seq + 1;
+    const traceId = paste.trace.slice(3, 35);
+    const tenant = seed && env.ICHOR_NATS_USER ? followOwnOutcome(nc, subjects.ownOutcome(env.ICHOR_NATS_USER), traceId) : null;
+    // Open tract: the outcome can only come after the paste is stored, so read from the stream's next sequence on.
+    const start = tenant ? 0 : (await jsm.streams.info(subjects.stream)).state.last_seq + 1;
+    await nc.flush();
     const sent = headers();
     sent.set("traceparent", paste.trace);
     sent.set("Ichor-Kind", "paste");
     // msgID is the Nats-Msg-Id header: a paste sent twice is stored once.
     await js.publish(subjects.stomachIn, encode(paste), { msgID: paste.id, headers: sent });
     const deadline = Date.now() + Number(env.ICHOR_TIMEOUT_S || 60) * 1000;
-    return { paste, outcome: await awaitOutcome(nc, jsm, subjects, start, paste.trace.slice(3, 35), deadline) };
+    if (tenant) {
+      try {
+        return { paste, outcome: await tenant.waitUntil(deadline) };
+      } finally {
+        tenant.stop();
+      }
+    }
+    return { paste, outcome: await awaitOutcome(nc, jsm, subjects, start, traceId, deadline) };
   } finally {
     await nc.close();
   }

@@ -64,7 +64,12 @@ def _consumer_api(stream: str, durable: str) -> list[str]:
 
 def _raw_store_api(subjects: Subjects) -> list[str]:
     """The raw pastes' object store: the stomach's alone (the operator reads through ``frames.raw``)."""
-    objects = f"OBJ_{subjects.raw_bucket}"
+    return [*_object_reader_api(subjects.raw_bucket), f"$O.{subjects.raw_bucket}.>"]
+
+
+def _object_reader_api(bucket: str) -> list[str]:
+    """Reading an object store's objects: its stream's info, its messages, and the ordered consumer a read makes."""
+    objects = f"OBJ_{bucket}"
     return [
         f"$JS.API.STREAM.INFO.{objects}",
         f"$JS.API.STREAM.MSG.GET.{objects}",
@@ -72,7 +77,6 @@ def _raw_store_api(subjects: Subjects) -> list[str]:
         f"$JS.API.CONSUMER.CREATE.{objects}",
         f"$JS.API.CONSUMER.CREATE.{objects}.>",
         f"$JS.API.CONSUMER.DELETE.{objects}.>",
-        f"$O.{subjects.raw_bucket}.>",
     ]
 
 
@@ -112,15 +116,7 @@ def _uploads_api(subjects: Subjects, *, sender: str | None) -> list[str]:
         "$JS.FC.>",
     ]
     for bucket in (subjects.uploads_bucket, *(subjects.uploads_bucket_of(sender) for sender in SENDERS)):
-        objects = f"OBJ_{bucket}"
-        rules += [
-            f"$JS.API.STREAM.INFO.{objects}",
-            f"$JS.API.STREAM.MSG.GET.{objects}",
-            f"$JS.API.DIRECT.GET.{objects}.>",
-            f"$JS.API.CONSUMER.CREATE.{objects}",
-            f"$JS.API.CONSUMER.CREATE.{objects}.>",
-            f"$JS.API.CONSUMER.DELETE.{objects}.>",
-        ]
+        rules += _object_reader_api(bucket)
     return rules
 
 

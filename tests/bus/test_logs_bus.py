@@ -51,9 +51,25 @@ def test_every_line_is_json_and_every_line_naming_an_envelope_has_its_trace(tmp_
     lines: list[str] = []
     try:
         url = _url_from(process, lines)
-        assert ichor("ingest", str(EXAMPLE), "--nats", url, "--timeout", "60").returncode == 0
+        assert (
+            ichor("ingest", str(EXAMPLE), "--nats", url, "--data", str(tmp_path / "data"), "--timeout", "60").returncode
+            == 0
+        )
         # Too large: the stomach dead-letters it and the host gets its rejection.
-        assert ichor("ingest", "-", "--nats", url, "--timeout", "60", stdin="Why?\n\n" + "z" * 20000).returncode == 4
+        assert (
+            ichor(
+                "ingest",
+                "-",
+                "--nats",
+                url,
+                "--data",
+                str(tmp_path / "data"),
+                "--timeout",
+                "60",
+                stdin="Why?\n\n" + "z" * 20000,
+            ).returncode
+            == 4
+        )
     finally:
         lines = _stopped(process, lines)
     events: list[dict[str, Any]] = [json.loads(line) for line in lines if line.strip()]
@@ -74,7 +90,10 @@ def test_ichor_up_hands_its_log_format_to_its_workers(tmp_path: Path) -> None:
     lines: list[str] = []
     try:
         url = _url_from(process, lines)
-        assert ichor("ingest", str(EXAMPLE), "--nats", url, "--timeout", "60").returncode == 0
+        assert (
+            ichor("ingest", str(EXAMPLE), "--nats", url, "--data", str(tmp_path / "data"), "--timeout", "60").returncode
+            == 0
+        )
     finally:
         lines = _stopped(process, lines)
     worker_lines = [line for line in lines if "envelope.handled" in line]
@@ -87,7 +106,10 @@ def test_debug_adds_each_input_as_received_and_what_it_gave(tmp_path: Path) -> N
     lines: list[str] = []
     try:
         url = _url_from(process, lines)
-        assert ichor("ingest", str(EXAMPLE), "--nats", url, "--timeout", "60").returncode == 0
+        assert (
+            ichor("ingest", str(EXAMPLE), "--nats", url, "--data", str(tmp_path / "data"), "--timeout", "60").returncode
+            == 0
+        )
     finally:
         lines = _stopped(process, lines)
     events = [json.loads(line) for line in lines if line.strip()]
@@ -98,7 +120,8 @@ def test_debug_adds_each_input_as_received_and_what_it_gave(tmp_path: Path) -> N
     assert {event["organ"]: len(event["outputs"]) for event in published} == {
         "stomach": 1,
         "absorption": 1,
-        "border": 1,
+        # The brain's copy and the sealed sender's own (the secure default's tenancy).
+        "border": 2,
     }
 
 
