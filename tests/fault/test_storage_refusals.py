@@ -67,13 +67,18 @@ async def fill(tract: Tract, run: str) -> tuple[list[Envelope], Refusal]:
 def start_organs(
     url: str, logs: Path, env: dict[str, str], metrics_port: int | None = None
 ) -> list[subprocess.Popen[bytes]]:
-    """One worker per organ, each logging to its own file; with ``metrics_port``, serving it plus its index."""
+    """One worker per organ, each logging to its own file; with ``metrics_port``, the stomach serves its metrics
+    there (the only ones read: a port beside a free one may be taken by another test)."""
     logs.mkdir(parents=True, exist_ok=True)
     return [
         spawn_worker(
             organ,
             url,
-            env={**FAULT_ENV, **env, **({"ICHOR_METRICS_PORT": str(metrics_port + index)} if metrics_port else {})},
+            env={
+                **FAULT_ENV,
+                **env,
+                **({"ICHOR_METRICS_PORT": str(metrics_port)} if metrics_port and not index else {}),
+            },
             stdout=(logs / f"{organ}.log").open("wb"),
         )
         for index, organ in enumerate(ORGAN_NAMES)
