@@ -252,9 +252,20 @@ async def fetch_frame(
     return reply
 
 
+async def _resolved_by_the_stomach(tract: Tract, prefix: str, timeout: float = 10.0) -> str:
+    """A tenant may not list the frame index: its own frames subject resolves a short id among the frames it
+    handed in (``FrameNotFound`` when none or several match)."""
+    asked = FrameRequest(id=f"blake3:{prefix}")
+    reply = decode_frame_reply((await bus_request(tract, frames_subject(tract), encode(asked), timeout)).data)
+    if reply.frame is None or not reply.frame.id.startswith(f"blake3:{prefix}"):
+        raise FrameNotFound(reply.error or f"no frame starts with {prefix}")
+    return reply.frame.id
+
+
 async def resolve_frame_id(tract: Tract, given: str) -> str:
     """The full id (``blake3:<64 hex>``) of the one frame whose id starts with ``given`` (at least
-    ``MIN_FRAME_PREFIX`` hex digits, with or without ``blake3:``), read from the frame index's keys.
+    ``MIN_FRAME_PREFIX`` hex digits, with or without ``blake3:``), read from the frame index's keys, or, for
+    a tenant of a secure tract, resolved by the stomach among the frames it handed in.
 
     ``FrameNotFound`` when none or several match, naming how many."""
     # A table that cuts an id short ends it with an ellipsis; what is left is the prefix.
@@ -266,6 +277,8 @@ async def resolve_frame_id(tract: Tract, given: str) -> str:
     prefix = matched.group(1)
     if len(prefix) == 64:
         return f"blake3:{prefix}"
+    if tract.settings.user and tract.settings.nkey_file:
+        return await _resolved_by_the_stomach(tract, prefix)
     index = f"KV_{tract.subjects.frame_index_bucket}"
     keys = f"$KV.{tract.subjects.frame_index_bucket}."
     try:

@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
 
-from nats.js.errors import KeyNotFoundError, ObjectNotFoundError
+from nats.js.errors import KeyNotFoundError, NotFoundError, ObjectNotFoundError
 from nats.js.kv import KeyValue
 from nats.js.object_store import ObjectStore
 
@@ -41,7 +41,7 @@ from envelopes.ids import digest_bytes
 from envelopes.types import FrameRecord
 from organs.anatomy import SENDERS
 from organs.errors import FrameNotFound, PoisonError
-from organs.runtime.bus import INLINE_HEADROOM, Tract
+from organs.runtime.bus import INLINE_HEADROOM, Tract, stream_info
 from organs.text_views import utf8_size
 
 __all__ = ["FrameNotFound", "FrameStore"]
@@ -281,6 +281,19 @@ class FrameStore:
     async def own(self, sender: str, frame_ids: Iterable[str]) -> None:
         """Record that ``sender`` handed in these frames: a tenant is served only the frames it handed in."""
         await self._write_index([(f"{_OWNER_KEY_PREFIX}{sender}.{_hex(frame_id)}", b"") for frame_id in frame_ids])
+
+    async def owned_starting(self, sender: str, prefix: str) -> list[str]:
+        """The ids (``blake3:<hex>``) of the frames ``sender`` handed in whose hex starts with ``prefix``."""
+        bucket = self.tract.subjects.frame_index_bucket
+        keys = f"$KV.{bucket}.{_OWNER_KEY_PREFIX}{sender}."
+        try:
+            info = await stream_info(self.tract, f"KV_{bucket}", subjects_filter=f"{keys}>")
+        except NotFoundError:
+            return []
+        subjects = info.state.subjects or {}
+        return sorted(
+            f"blake3:{subject.removeprefix(keys)}" for subject in subjects if subject.startswith(keys + prefix)
+        )
 
     async def owned_by(self, sender: str, frame_id: str) -> bool:
         try:

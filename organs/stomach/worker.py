@@ -60,6 +60,8 @@ from organs.stomach.raw import answer_raw_request
 __all__ = ["StomachOrgan", "build_stomach", "digest_paste", "ingest_config"]
 
 _FRAME_ID = re.compile(r"blake3:[0-9a-f]{64}")
+# The short id a tenant may ask by (``organs.client.MIN_FRAME_PREFIX`` hex digits or more).
+_FRAME_ID_PREFIX = re.compile(r"blake3:([0-9a-f]{12,63})")
 
 
 _INGEST_FIELDS = (
@@ -361,6 +363,15 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int, tena
         request = decode_frame_request(data)
     except DecodeError as error:
         return FrameReply(error=f"malformed frame request: {error}")
+    shortened = _FRAME_ID_PREFIX.fullmatch(request.id) if tenant is not None else None
+    if shortened is not None and tenant is not None:
+        # A tenant cannot list the frame index: the short id a prompt's table shows is resolved here, among
+        # the frames it handed in only.
+        found = await store.owned_starting(tenant, shortened.group(1))
+        if len(found) != 1:
+            many = f"{len(found)} frames start" if found else "no frame starts"
+            return FrameReply(error=f"{many} with {shortened.group(1)}" + (": give more digits" if found else ""))
+        request = msgspec.structs.replace(request, id=found[0])
     if _FRAME_ID.fullmatch(request.id) is None:
         return FrameReply(error=f"frame id must be 'blake3:<64 hex>', got {request.id!r}")
     if tenant is not None and not await store.owned_by(tenant, request.id):

@@ -15,8 +15,8 @@ import pytest
 
 from envelopes.codec import decode, encode
 from envelopes.types import Admitted, Paste, Rejected, UserInput
-from organs.client import fetch_frame, hand_in_paste
-from organs.errors import PermissionRefused
+from organs.client import fetch_frame, hand_in_paste, resolve_frame_id
+from organs.errors import FrameNotFound, PermissionRefused
 from organs.operations.security import generate_security
 from organs.runtime.bus import stream_info, unless_refused
 from organs.runtime.server import EmbeddedServer
@@ -146,6 +146,11 @@ async def test_a_frame_id_reveals_nothing_to_a_host_that_did_not_hand_that_conte
     unknown = "blake3:" + "0" * 64
     for frame_id in frame_ids:
         assert (await fetch_frame(alice, frame_id, "full")).frame is not None
+        # The short id a prompt's table shows: resolved for alice among her own frames, for the host among none.
+        short = frame_id.removeprefix("blake3:")[:16]
+        assert await resolve_frame_id(alice, short) == frame_id
+        with pytest.raises(FrameNotFound, match=f"no frame starts with {short}"):
+            await resolve_frame_id(host, short)
         # Asked by the host: the very answer a frame that does not exist gets, id aside.
         for representation in ("full", "compact"):
             probed = await fetch_frame(host, frame_id, representation)
