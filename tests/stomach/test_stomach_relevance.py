@@ -116,3 +116,20 @@ def test_a_paste_within_its_budget_is_served_as_it_was() -> None:
     paste = "The job failed:\n\n2025-03-02 10:00:00 ERROR job 7 failed: disk full\n\nWhich job was the slowest?"
     served, _ = _served(paste, 4096)
     assert FILL_HEADING not in served
+
+
+def test_the_findings_of_a_code_family_named_by_its_letter_are_served() -> None:
+    # A linter run where the asked family's codes are a few among hundreds of others.
+    codes = ("E501 Line too long (97 > 88)", "F401 `os` imported but unused", "UP032 Use f-string instead of `format`")
+    lines = [f"pkg/module_{number % 40}.py:{number}:1: {codes[number % 3]}" for number in range(900)]
+    asked = {
+        137: "B006 Do not use mutable data structures for argument defaults",
+        512: "B904 Within an `except` clause, raise exceptions with `raise ... from err`",
+        781: "B028 No explicit `stacklevel` keyword",
+    }
+    for number, finding in asked.items():
+        lines[number] = f"pkg/module_{number % 40}.py:{number}:5: {finding}"
+    paste = "\n".join(lines) + "\n\nWhich bugbear (B) findings are there?"
+    served, tokens = _served(paste, 1500)
+    assert [lines[number] for number in asked if lines[number] in served] == [lines[number] for number in asked]
+    assert tokens <= 1500

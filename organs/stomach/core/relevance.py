@@ -24,7 +24,7 @@ from typing import Literal, Protocol
 
 from envelopes.types import FrameKind
 from organs.accounting import count_tokens, count_tokens_many
-from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.asked import AskTerms, family_pattern
 from organs.stomach.core.blocks.structures import written_by_user
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import FILL_HEADING as LOG_FILL_HEADING
@@ -83,6 +83,10 @@ def _matcher(ask: AskTerms) -> tuple[re.Pattern[str] | None, list[str]]:
         spellings = [term]
         if kind == "word" and (stem := _stem_of(term)) is not None:
             spellings.append(stem)
+        if kind == "family":
+            patterns.append(f"(?P<t{len(names)}>{family_pattern(term)})")
+            names.append(term)
+            continue
         for spelling in spellings:
             escaped = re.escape(spelling)
             start = r"(?<![a-z0-9])" if spelling[:1].isalnum() else ""
