@@ -2,10 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from envelopes.types import FrameKind
 from organs.accounting import count_tokens
 from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.core.compare import Comparison
-from organs.stomach.core.relevance import FILL_HEADING, LineScorer
+from organs.stomach.core.relevance import FILL_HEADING, LineScorer, _candidates
+
+
+@dataclass
+class _Frame:
+    """A stack-trace frame as filling reads it, not yet rendered."""
+
+    text: str
+    frame_id: str = "f"
+    kind: FrameKind = "stack_trace"
+    index: int = 0
+    value: int = 1
+    full_tokens: int = 10_000
+    compact: str | None = ""
+    compact_tokens: int = 0
 
 
 def _served(text: str, budget: int) -> tuple[str, int]:
@@ -133,3 +150,31 @@ def test_the_findings_of_a_code_family_named_by_its_letter_are_served() -> None:
     served, tokens = _served(paste, 1500)
     assert [lines[number] for number in asked if lines[number] in served] == [lines[number] for number in asked]
     assert tokens <= 1500
+
+
+def _dump(names: list[str]) -> list[str]:
+    lines = []
+    for number, name in enumerate(names):
+        lines += [f'"{name}" #{number} prio=5 tid=0x{number:04x} waiting on condition',
+                  "   State: WAITING (parking)", "\tat Lock.park(Lock.java:3)", "\tat Queue.take(Queue.java:12)",
+                  "\tat Worker.run(Worker.java:7)", ""]  # fmt: skip
+    return lines
+
+
+def test_a_reports_repeated_headings_fade_behind_the_first_ones_section() -> None:
+    lines = _dump([f"pool-exec-{number}" for number in range(6)])
+    scorer = LineScorer.of("What are the pool-exec threads waiting on?", ["\n".join(lines)])
+    scores = scorer.scores(lines, wide=True)
+    headings = [scores[index] for index, line in enumerate(lines) if line.startswith('"pool-exec-')]
+    assert headings == sorted(headings, reverse=True) and headings[0] > headings[-1]
+    # The first thread's frame outranks the fifth thread's heading.
+    assert scores[3] > headings[4]
+
+
+def test_a_line_said_under_many_threads_is_offered_where_it_scores_best() -> None:
+    text = "\n".join(_dump(["gc-helper", "gc-helper-2", "ledger-writer"]))
+    scorer = LineScorer.of("Where is ledger-writer stuck?", [text])
+    opened = _Frame(text)
+    picked = {line: index for _, index, line in _candidates(opened, scorer, 0.0)}
+    # Queue.take appears under every thread; it is offered from the ledger-writer's section (lines 12-17).
+    assert picked["\tat Queue.take(Queue.java:12)"] == 15

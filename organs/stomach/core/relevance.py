@@ -46,6 +46,9 @@ _PARAGRAPH = 8
 # The kinds whose sections are paragraphs: a trace or report, a note.
 _REPORT_KINDS: frozenset[FrameKind] = frozenset({"stack_trace", "note"})
 _CONTEXT_SHARE = 0.25
+# A report's repeated headings fade by this factor each, to this floor (``_repeats_fade``).
+_REPEAT_FADE = 0.5
+_REPEAT_FLOOR = 0.2
 _REST = 1e-3
 # A line longer than this is served clipped: a base64 blob says nothing more at ten times the length.
 _LINE_CHARS = 1000
@@ -167,9 +170,30 @@ class LineScorer:
         for index, line in enumerate(lines):
             if is_alert(line):
                 fused[index] += _ALERT_WEIGHT
+        if wide:
+            fused = _repeats_fade(fused, lines)
         if least:
             return _with_context([score if score >= least else 0.0 for score in fused], lines, wide, rest=False)
         return _with_context(fused, lines, wide)
+
+
+_DIGITS = re.compile(r"0x[0-9a-f]+|\d+")
+
+
+def _repeats_fade(fused: list[float], lines: Sequence[str]) -> list[float]:
+    """In a report (a thread dump, a crash), a scored line whose shape (digits aside) an earlier scored line had is
+    a section's heading again: each repeat counts ``_REPEAT_FADE`` of the one before, down to ``_REPEAT_FLOOR``, so
+    the leftover goes to what the first such sections hold before the headings of the rest."""
+    seen: dict[str, int] = {}
+    faded = list(fused)
+    for index, score in enumerate(fused):
+        if score <= 0:
+            continue
+        shape = _DIGITS.sub("#", lines[index].lower())
+        repeats = seen.get(shape, 0)
+        seen[shape] = repeats + 1
+        faded[index] = score * max(_REPEAT_FADE**repeats, _REPEAT_FLOOR)
+    return faded
 
 
 def _with_context(fused: list[float], lines: Sequence[str], wide: bool, *, rest: bool = True) -> list[float]:
@@ -185,8 +209,11 @@ def _with_context(fused: list[float], lines: Sequence[str], wide: bool, *, rest:
             continue
         for step in (-1, 1):
             position = index + step
+            # Past the nearest lines, context stays within the paragraph: a blank line crossed ends it.
+            crossed = False
             while 0 <= position < count and abs(position - index) <= reach:
-                if abs(position - index) > _CONTEXT and not lines[position].strip():
+                crossed = crossed or not lines[position].strip()
+                if abs(position - index) > _CONTEXT and crossed:
                     break
                 near[position] = max(near[position], score)
                 position += step
@@ -219,16 +246,16 @@ def _candidates(
     """The frame's lines that its rendering does not show, scoring above ``least``: (score, index, line).
     With ``strong``, only lines that strong and their context (``LineScorer.scores``)."""
     lines = item.text.split("\n")
-    # A line the rendering shows, or one that repeats a line already picked, says nothing new.
+    # A line the rendering shows says nothing new; a line said several times (a frame every thread of a dump
+    # holds) is picked once, where it scores best (under the thread the ask names, not the first one).
     shown = set((item.compact or "").split("\n"))
-    picked = []
+    best: dict[str, tuple[float, int]] = {}
     scores = scorer.scores(lines, least=strong, wide=item.kind in _REPORT_KINDS)
     for index, (score, line) in enumerate(zip(scores, lines, strict=True)):
         clipped = _clipped(line)
-        if score > least and line.strip() and clipped not in shown:
-            shown.add(clipped)
-            picked.append((score, index, clipped))
-    return picked
+        if score > least and line.strip() and clipped not in shown and score > best.get(clipped, (0.0, 0))[0]:
+            best[clipped] = (score, index)
+    return sorted(((score, index, line) for line, (score, index) in best.items()), key=lambda entry: entry[1])
 
 
 def _clipped(line: str) -> str:
