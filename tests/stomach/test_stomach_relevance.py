@@ -9,6 +9,7 @@ from organs.accounting import count_tokens
 from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.relevance import FILL_HEADING, LineScorer, _candidates
+from organs.stomach.core.tuning import RelevanceTuning, StomachTuning
 
 
 @dataclass
@@ -178,3 +179,12 @@ def test_a_line_said_under_many_threads_is_offered_where_it_scores_best() -> Non
     picked = {line: index for _, index, line in _candidates(opened, scorer, 0.0)}
     # Queue.take appears under every thread; it is offered from the ledger-writer's section (lines 12-17).
     assert picked["\tat Queue.take(Queue.java:12)"] == 15
+
+
+def test_the_relevance_numbers_are_the_stomachs_tuning() -> None:
+    lines = ["worker idle", "lease lost for shard-7", "worker idle", "worker idle", "worker idle"]
+    default = LineScorer.of("Why was the lease lost?", ["\n".join(lines)])
+    assert StomachTuning().relevance == RelevanceTuning()
+    tight = LineScorer.of("Why was the lease lost?", ["\n".join(lines)], RelevanceTuning(context_share=0.0))
+    # The neighbour of the answer takes a share of its score by default, none when the tuning says so.
+    assert default.scores(lines)[2] > tight.scores(lines)[2]
