@@ -188,3 +188,15 @@ def test_the_relevance_numbers_are_the_stomachs_tuning() -> None:
     tight = LineScorer.of("Why was the lease lost?", ["\n".join(lines)], RelevanceTuning(context_share=0.0))
     # The neighbour of the answer takes a share of its score by default, none when the tuning says so.
     assert default.scores(lines)[2] > tight.scores(lines)[2]
+
+
+def test_what_leaks_the_most_is_compared_by_size_with_its_breakdown() -> None:
+    comparison = Comparison.of("Which allocation leaks the most?")
+    assert comparison is not None and comparison.quantity == "size"
+    lines = [
+        "==41== 8 bytes in 1 blocks are definitely lost in loss record 1 of 3",
+        "==41== 2,048 (1,024 direct, 1,024 indirect) bytes in 16 blocks are definitely lost in loss record 3 of 3",
+        "==41== 96 (32 direct, 64 indirect) bytes in 2 blocks are definitely lost in loss record 2 of 3",
+    ]
+    assert comparison.value_of(lines[1]) == 2048
+    assert comparison.pick(lines)[0] == 1

@@ -25,7 +25,8 @@ _MORE_TEXT = "slowest longest largest biggest highest most max maximum worst hea
 _LESS_TEXT = "fastest shortest smallest lowest least min minimum fewest cheapest"
 _TIME_TEXT = """slow slowest slower fast fastest faster long longest longer short shortest shorter took take takes
     duration durations latency latencies pause pauses time times elapsed seconds milliseconds"""
-_SIZE_TEXT = "memory large largest larger big biggest bigger size sizes heap bytes"
+_SIZE_TEXT = """memory large largest larger big biggest bigger size sizes heap bytes leak leaks leaked leaking
+    allocation allocations allocated"""
 _MORE = frozenset(_MORE_TEXT.split())
 _LESS = frozenset(_LESS_TEXT.split())
 _TIME_WORDS = frozenset(_TIME_TEXT.split())
@@ -55,7 +56,8 @@ _TIMED = re.compile(rf"{_NUMBER}\s?(ns|us|µs|ms|msecs?|milliseconds?|secs?|seco
 _TIME_KEYED = re.compile(
     rf"(?<![a-z])(?:\w*time|duration|elapsed|latency|took|rtt?|dur)[\w.]*\s*[=:]\s*{_NUMBER}(?![\d.]*[a-zµ])", re.I
 )
-_SIZED = re.compile(rf"{_NUMBER}\s?(bytes?|[kmg]i?b?)(?![a-z])", re.I)
+# A size may carry its breakdown before its unit: ``1,360 (960 direct, 400 indirect) bytes``.
+_SIZED = re.compile(rf"{_NUMBER}\s?(?:\([^()\n]{{0,60}}\)\s?)?(bytes?|[kmg]i?b?)(?![a-z])", re.I)
 _WORD = re.compile(r"[a-z_][a-z0-9_]*")
 _LEADING_BRACKETS = re.compile(r"^(?:\s*\[[^\]\n]{0,40}\])+")
 
@@ -77,7 +79,7 @@ class Comparison:
     words: tuple[str, ...] = ()
     # Milliseconds per unit of the ask's threshold: how a time stated without a unit is read (seconds if none).
     unit_ms: float = 1e3
-    tuning: RelevanceTuning = field(default_factory=RelevanceTuning)
+    tuning: RelevanceTuning = field(default_factory=RelevanceTuning, repr=False, compare=False)
 
     @classmethod
     def of(cls, goal: str, tuning: RelevanceTuning | None = None) -> Comparison | None:
