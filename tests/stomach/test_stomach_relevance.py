@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from envelopes.types import FrameKind
-from organs.accounting import count_tokens
+from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.core.compare import Comparison
-from organs.stomach.core.relevance import FILL_HEADING, LineScorer, _candidates
+from organs.stomach.core.relevance import FILL_HEADING, LineScorer, _candidates, _ranked_want
 from organs.stomach.core.tuning import RelevanceTuning, StomachTuning
 
 
@@ -200,3 +200,30 @@ def test_what_leaks_the_most_is_compared_by_size_with_its_breakdown() -> None:
     ]
     assert comparison.value_of(lines[1]) == 2048
     assert comparison.pick(lines)[0] == 1
+
+
+def _leak_log(level: str) -> str:
+    lines = []
+    for number in range(60):
+        size = 4096 if number == 41 else 8 + number % 50
+        where = f"0x{0x109000 + number * 16:x}: make_part_{number} (parts.c:{100 + number})"
+        lines += [f"{level}{size} bytes in {number % 5 + 1} blocks are definitely lost in record {number + 1}",
+                  f"{level}    by {where}"]  # fmt: skip
+    return "\n".join(lines)
+
+
+def test_a_frames_ranked_lines_ask_a_share_of_its_rendering() -> None:
+    text = _leak_log("")
+    scorer = LineScorer.of("Which allocation leaks the most?", [text])
+    want = _ranked_want(_Frame(text, kind="log", compact_tokens=400), scorer, DEFAULT_ENCODING)
+    # The largest leak and the frame under it (its context) ask room, within the ranked share of the rendering.
+    assert scorer.tuning.heading_tokens < want <= 400 * scorer.tuning.ranked_share
+
+
+def test_a_logs_alert_lines_ask_no_ranked_share() -> None:
+    # The log distiller quotes each distinct alert line already, in fewer tokens than the line.
+    text = _leak_log("ERROR ")
+    scorer = LineScorer.of("Which allocation leaks the most?", [text])
+    ranked = [line for _, _, line in _candidates(_Frame(text, kind="log"), scorer, scorer.tuning.ranked_least)]
+    assert ranked and all(line.startswith("ERROR ") for line in ranked)
+    assert _ranked_want(_Frame(text, kind="log", compact_tokens=400), scorer, DEFAULT_ENCODING) == 0

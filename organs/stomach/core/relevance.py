@@ -246,6 +246,31 @@ def _render(item: Fillable, picked: list[tuple[float, int, str]], line_chars: in
     return "\n".join([base, FILL_HEADING, *(line for _, line in sorted(lines, key=lambda pair: pair[0]))])
 
 
+def _ranked_want(item: Fillable, scorer: LineScorer, encoding: str) -> int:
+    """The room a frame's best-ranked lines ask of its rendering, whatever their strength: lines the ask raises
+    (``ranked_least``) take up to ``ranked_share`` of it, so what is served is never only structure. A log's
+    alert lines are left out: its distiller quotes each distinct one already, in fewer tokens than the line."""
+    tuning = scorer.tuning
+    ranked = sorted(
+        (
+            entry
+            for entry in _candidates(item, scorer, tuning.ranked_least)
+            if item.kind != "log" or not is_alert(entry[2])
+        ),
+        key=lambda entry: -entry[0],
+    )
+    if not ranked:
+        return 0
+    cap = int(item.compact_tokens * tuning.ranked_share)
+    costs = count_tokens_many([line + "\n" for _, _, line in ranked], encoding, 1)
+    want = tuning.heading_tokens
+    for cost in costs:
+        if want + cost > cap:
+            break
+        want += cost
+    return want if want > tuning.heading_tokens else 0
+
+
 def _make_room(
     open_items: list[Fillable], scorer: LineScorer, spare: int, encoding: str, shrink: Callable[[Fillable, int], bool]
 ) -> None:
@@ -263,9 +288,13 @@ def _make_room(
             strong = [line for _, _, line in _candidates(item, scorer, 0.0, strong=tuning.strong)]
         else:
             strong = [line for score, _, line in _candidates(item, scorer, tuning.strong) if score >= tuning.strong]
+        want = 0
         if strong:
             cost = sum(count_tokens_many([line + "\n" for line in strong], encoding, 1)) + tuning.heading_tokens
-            wants[item_index] = min(cost, int(item.compact_tokens * tuning.reserve))
+            want = min(cost, int(item.compact_tokens * tuning.reserve))
+        want = max(want, _ranked_want(item, scorer, encoding))
+        if want:
+            wants[item_index] = want
     short = sum(wants.values()) - spare
     if short <= 0:
         return
