@@ -74,3 +74,19 @@ def test_a_huge_goal_is_read_only_so_far_and_yields_no_huge_term() -> None:
     terms = AskTerms.of("a" * 2_000_000 + " parse_header")
     assert all(len(term) <= 120 for term in terms.terms)
     assert AskTerms.of("look at parse_header " + "b" * 50_000).hits("in parse_header()") == 1
+
+
+def test_a_code_family_named_by_its_letter_finds_its_codes() -> None:
+    terms = AskTerms.of("Which bugbear (B) findings are there, and any E ones?")
+    assert _kinds("Which bugbear (B) findings are there, and any E ones?") == {
+        "findings": "word", "bugbear": "word", "b": "family", "e": "family", "ones": "word",
+    }  # fmt: skip
+    assert terms.named("src/app.py:12:5: B028 No explicit `stacklevel`") == ("b",)
+    assert terms.named("src/app.py:9:1: E501 Line too long") == ("e",)
+    # A family's letter alone, inside a word, or before too few digits names nothing.
+    assert terms.named("B is for bravo; Bob wrote b7 and abc123") == ()
+
+
+def test_a_lone_article_is_a_family_only_in_brackets() -> None:
+    assert "i" not in _kinds("I think A is the one that leaks")
+    assert _kinds("What does rule family (A) flag?")["a"] == "family"

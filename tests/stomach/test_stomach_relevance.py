@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
-from organs.accounting import count_tokens
+from dataclasses import dataclass
+
+from envelopes.types import FrameKind
+from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.core.compare import Comparison
-from organs.stomach.core.relevance import FILL_HEADING, LineScorer
+from organs.stomach.core.relevance import FILL_HEADING, LineScorer, _candidates, _ranked_want
+from organs.stomach.core.tuning import RelevanceTuning, StomachTuning
+
+
+@dataclass
+class _Frame:
+    """A stack-trace frame as filling reads it, not yet rendered."""
+
+    text: str
+    frame_id: str = "f"
+    kind: FrameKind = "stack_trace"
+    index: int = 0
+    value: int = 1
+    full_tokens: int = 10_000
+    compact: str | None = ""
+    compact_tokens: int = 0
 
 
 def _served(text: str, budget: int) -> tuple[str, int]:
@@ -116,3 +134,96 @@ def test_a_paste_within_its_budget_is_served_as_it_was() -> None:
     paste = "The job failed:\n\n2025-03-02 10:00:00 ERROR job 7 failed: disk full\n\nWhich job was the slowest?"
     served, _ = _served(paste, 4096)
     assert FILL_HEADING not in served
+
+
+def test_the_findings_of_a_code_family_named_by_its_letter_are_served() -> None:
+    # A linter run where the asked family's codes are a few among hundreds of others.
+    codes = ("E501 Line too long (97 > 88)", "F401 `os` imported but unused", "UP032 Use f-string instead of `format`")
+    lines = [f"pkg/module_{number % 40}.py:{number}:1: {codes[number % 3]}" for number in range(900)]
+    asked = {
+        137: "B006 Do not use mutable data structures for argument defaults",
+        512: "B904 Within an `except` clause, raise exceptions with `raise ... from err`",
+        781: "B028 No explicit `stacklevel` keyword",
+    }
+    for number, finding in asked.items():
+        lines[number] = f"pkg/module_{number % 40}.py:{number}:5: {finding}"
+    paste = "\n".join(lines) + "\n\nWhich bugbear (B) findings are there?"
+    served, tokens = _served(paste, 1500)
+    assert [lines[number] for number in asked if lines[number] in served] == [lines[number] for number in asked]
+    assert tokens <= 1500
+
+
+def _dump(names: list[str]) -> list[str]:
+    lines = []
+    for number, name in enumerate(names):
+        lines += [f'"{name}" #{number} prio=5 tid=0x{number:04x} waiting on condition',
+                  "   State: WAITING (parking)", "\tat Lock.park(Lock.java:3)", "\tat Queue.take(Queue.java:12)",
+                  "\tat Worker.run(Worker.java:7)", ""]  # fmt: skip
+    return lines
+
+
+def test_a_reports_repeated_headings_fade_behind_the_first_ones_section() -> None:
+    lines = _dump([f"pool-exec-{number}" for number in range(6)])
+    scorer = LineScorer.of("What are the pool-exec threads waiting on?", ["\n".join(lines)])
+    scores = scorer.scores(lines, wide=True)
+    headings = [scores[index] for index, line in enumerate(lines) if line.startswith('"pool-exec-')]
+    assert headings == sorted(headings, reverse=True) and headings[0] > headings[-1]
+    # The first thread's frame outranks the fifth thread's heading.
+    assert scores[3] > headings[4]
+
+
+def test_a_line_said_under_many_threads_is_offered_where_it_scores_best() -> None:
+    text = "\n".join(_dump(["gc-helper", "gc-helper-2", "ledger-writer"]))
+    scorer = LineScorer.of("Where is ledger-writer stuck?", [text])
+    opened = _Frame(text)
+    picked = {line: index for _, index, line in _candidates(opened, scorer, 0.0)}
+    # Queue.take appears under every thread; it is offered from the ledger-writer's section (lines 12-17).
+    assert picked["\tat Queue.take(Queue.java:12)"] == 15
+
+
+def test_the_relevance_numbers_are_the_stomachs_tuning() -> None:
+    lines = ["worker idle", "lease lost for shard-7", "worker idle", "worker idle", "worker idle"]
+    default = LineScorer.of("Why was the lease lost?", ["\n".join(lines)])
+    assert StomachTuning().relevance == RelevanceTuning()
+    tight = LineScorer.of("Why was the lease lost?", ["\n".join(lines)], RelevanceTuning(context_share=0.0))
+    # The neighbour of the answer takes a share of its score by default, none when the tuning says so.
+    assert default.scores(lines)[2] > tight.scores(lines)[2]
+
+
+def test_what_leaks_the_most_is_compared_by_size_with_its_breakdown() -> None:
+    comparison = Comparison.of("Which allocation leaks the most?")
+    assert comparison is not None and comparison.quantity == "size"
+    lines = [
+        "==41== 8 bytes in 1 blocks are definitely lost in loss record 1 of 3",
+        "==41== 2,048 (1,024 direct, 1,024 indirect) bytes in 16 blocks are definitely lost in loss record 3 of 3",
+        "==41== 96 (32 direct, 64 indirect) bytes in 2 blocks are definitely lost in loss record 2 of 3",
+    ]
+    assert comparison.value_of(lines[1]) == 2048
+    assert comparison.pick(lines)[0] == 1
+
+
+def _leak_log(level: str) -> str:
+    lines = []
+    for number in range(60):
+        size = 4096 if number == 41 else 8 + number % 50
+        where = f"0x{0x109000 + number * 16:x}: make_part_{number} (parts.c:{100 + number})"
+        lines += [f"{level}{size} bytes in {number % 5 + 1} blocks are definitely lost in record {number + 1}",
+                  f"{level}    by {where}"]  # fmt: skip
+    return "\n".join(lines)
+
+
+def test_a_frames_ranked_lines_ask_a_share_of_its_rendering() -> None:
+    text = _leak_log("")
+    scorer = LineScorer.of("Which allocation leaks the most?", [text])
+    want = _ranked_want(_Frame(text, kind="log", compact_tokens=400), scorer, DEFAULT_ENCODING)
+    # The largest leak and the frame under it (its context) ask room, within the ranked share of the rendering.
+    assert scorer.tuning.heading_tokens < want <= 400 * scorer.tuning.ranked_share
+
+
+def test_a_logs_alert_lines_ask_no_ranked_share() -> None:
+    # The log distiller quotes each distinct alert line already, in fewer tokens than the line.
+    text = _leak_log("ERROR ")
+    scorer = LineScorer.of("Which allocation leaks the most?", [text])
+    ranked = [line for _, _, line in _candidates(_Frame(text, kind="log"), scorer, scorer.tuning.ranked_least)]
+    assert ranked and all(line.startswith("ERROR ") for line in ranked)
+    assert _ranked_want(_Frame(text, kind="log", compact_tokens=400), scorer, DEFAULT_ENCODING) == 0

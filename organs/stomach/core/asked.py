@@ -1,7 +1,8 @@
 """The ask's terms: what of the user's question can be looked for in the evidence.
 
 ``AskTerms.of(goal)`` pulls out the ask's numbers (two digits or more, or with a
-decimal point), codes (``E0277``, ``0x1f``, ``ORA-00942``), identifiers (snake_case,
+decimal point), codes (``E0277``, ``0x1f``, ``ORA-00942``), code families (a capital letter or
+up to four, standing alone: ``bugbear (B) findings`` asks for ``B006``, ``B028``), identifiers (snake_case,
 CamelCase, dotted names, paths, ``name()`` calls), quoted strings and content
 words (three letters or more, not a stop word, not a word every log and every
 question is full of such as ``error`` or ``why``). ``hits(line)`` says how many
@@ -18,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["AskTerms"]
+__all__ = ["AskTerms", "family_pattern"]
 
 _MIN_WORD_CHARS = 3
 _MAX_TERMS = 48
@@ -30,6 +31,9 @@ _QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|'([^'\n]{2,120})'|`([^`\n]{2,120})`|
 _TOKEN = re.compile(r"[\w$#@~-]+(?:[./:\\][\w$#@~-]+)*(?:\(\))?", re.UNICODE)
 _NUMBER = re.compile(r"\d{2,}(?:\.\d+)*|\d+\.\d+(?:\.\d+)*")
 _CODE = re.compile(r"0x[0-9a-fA-F]+|[A-Za-z]{1,8}-?\d{2,}[A-Za-z0-9]*|\d+[A-Za-z]+\d*")
+# A code family named by its letters alone; a lone ``A`` or ``I`` is read as one only in brackets or quotes.
+_FAMILY = re.compile(r"(?<![\w.-])([(\[\"'`]?)([A-Z]{1,4})[)\]\"'`]?(?![\w.-])")
+_ARTICLES = frozenset({"A", "I"})
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]{2,}")
 # Words of every question and every log: they would raise nearly any line.
 _STOP_TEXT = """
@@ -73,11 +77,28 @@ def _pattern_of(term: str, kind: str) -> str:
     escaped = re.escape(term)
     if kind == "number":
         return rf"(?<![\d.]){escaped}(?!\d)"
+    if kind == "family":
+        return family_pattern(term)
     start = r"(?<!\w)" if term[:1].isalnum() else ""
     if kind == "word":
         return start + escaped
     end = r"(?![a-z0-9])" if term[-1:].isalnum() else ""
     return start + escaped + end
+
+
+def family_pattern(term: str) -> str:
+    """A code of the family: its letters, then two digits or more, as a whole word (``b`` finds ``b028``)."""
+    return rf"(?<![a-z0-9]){re.escape(term)}\d{{2,}}(?![a-z0-9])"
+
+
+def _families(goal: str) -> list[str]:
+    families = []
+    for match in _FAMILY.finditer(goal):
+        bracket, letters = match.groups()
+        if letters in _ARTICLES and not bracket:
+            continue
+        families.append(letters.lower())
+    return families
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +127,8 @@ class AskTerms:
             term = term.rstrip(".:?!,;").lower()
             if 2 <= len(term) <= _MAX_TERM_CHARS:
                 found.setdefault(term, kind)
+        for family in _families(goal):
+            found.setdefault(family, "family")
         ordered = sorted(list(found.items())[:_MAX_TERMS], key=lambda pair: -len(pair[0]))
         bounded = tuple(
             None if pattern == re.escape(term) else re.compile(pattern)

@@ -13,24 +13,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from organs.stomach.core.shapes.timestamps import leading_stamp
+from organs.stomach.core.tuning import RelevanceTuning
 
 __all__ = ["Comparison"]
-
-# How many lines a superlative picks (the best and its runners-up), and a threshold at most.
-TOP_PICKS = 8
-THRESHOLD_PICKS = 64
-# A table's header is looked for among a segment's first lines.
-_HEADER_LINES = 40
 
 # The ask's words that compare, and that name a time or a size.
 _MORE_TEXT = "slowest longest largest biggest highest most max maximum worst heaviest peak greatest top"
 _LESS_TEXT = "fastest shortest smallest lowest least min minimum fewest cheapest"
 _TIME_TEXT = """slow slowest slower fast fastest faster long longest longer short shortest shorter took take takes
     duration durations latency latencies pause pauses time times elapsed seconds milliseconds"""
-_SIZE_TEXT = "memory large largest larger big biggest bigger size sizes heap bytes"
+_SIZE_TEXT = """memory large largest larger big biggest bigger size sizes heap bytes leak leaks leaked leaking
+    allocation allocations allocated"""
 _MORE = frozenset(_MORE_TEXT.split())
 _LESS = frozenset(_LESS_TEXT.split())
 _TIME_WORDS = frozenset(_TIME_TEXT.split())
@@ -60,7 +56,8 @@ _TIMED = re.compile(rf"{_NUMBER}\s?(ns|us|µs|ms|msecs?|milliseconds?|secs?|seco
 _TIME_KEYED = re.compile(
     rf"(?<![a-z])(?:\w*time|duration|elapsed|latency|took|rtt?|dur)[\w.]*\s*[=:]\s*{_NUMBER}(?![\d.]*[a-zµ])", re.I
 )
-_SIZED = re.compile(rf"{_NUMBER}\s?(bytes?|[kmg]i?b?)(?![a-z])", re.I)
+# A size may carry its breakdown before its unit: ``1,360 (960 direct, 400 indirect) bytes``.
+_SIZED = re.compile(rf"{_NUMBER}\s?(?:\([^()\n]{{0,60}}\)\s?)?(bytes?|[kmg]i?b?)(?![a-z])", re.I)
 _WORD = re.compile(r"[a-z_][a-z0-9_]*")
 _LEADING_BRACKETS = re.compile(r"^(?:\s*\[[^\]\n]{0,40}\])+")
 
@@ -82,10 +79,12 @@ class Comparison:
     words: tuple[str, ...] = ()
     # Milliseconds per unit of the ask's threshold: how a time stated without a unit is read (seconds if none).
     unit_ms: float = 1e3
+    tuning: RelevanceTuning = field(default_factory=RelevanceTuning, repr=False, compare=False)
 
     @classmethod
-    def of(cls, goal: str) -> Comparison | None:
+    def of(cls, goal: str, tuning: RelevanceTuning | None = None) -> Comparison | None:
         """The comparison the ask makes, or None when it makes none."""
+        tuning = tuning or RelevanceTuning()
         lowered = goal.lower()
         words = _WORD.findall(lowered)
         quantity = "time" if _TIME_WORDS.intersection(words) else "size" if _SIZE_WORDS.intersection(words) else ""
@@ -99,14 +98,14 @@ class Comparison:
             unit = (unit or "").lower()
             direction = -1 if operator.lower().startswith(_BELOW) else 1
             if unit in _TIME_UNITS:
-                return cls(direction, "time", value * _TIME_UNITS[unit], tuple(words), _TIME_UNITS[unit])
+                return cls(direction, "time", value * _TIME_UNITS[unit], tuple(words), _TIME_UNITS[unit], tuning=tuning)
             if unit in _SIZE_UNITS and unit != "s":
-                return cls(direction, "size", value * _SIZE_UNITS[unit], tuple(words))
-            return cls(direction, quantity or "number", value, tuple(words))
+                return cls(direction, "size", value * _SIZE_UNITS[unit], tuple(words), tuning=tuning)
+            return cls(direction, quantity or "number", value, tuple(words), tuning=tuning)
         if _MORE.intersection(words):
-            return cls(1, quantity or "number", None, tuple(words))
+            return cls(1, quantity or "number", None, tuple(words), tuning=tuning)
         if _LESS.intersection(words):
-            return cls(-1, quantity or "number", None, tuple(words))
+            return cls(-1, quantity or "number", None, tuple(words), tuning=tuning)
         return None
 
     def value_of(self, line: str) -> float | None:
@@ -134,7 +133,7 @@ class Comparison:
     def _column_values(self, lines: Sequence[str]) -> dict[int, float]:
         """Values of the table column the ask names, by line index; empty when no header names an ask word."""
         names = {word for word in self.words if len(word) >= 3 and word not in _MORE and word not in _LESS}
-        for position, line in enumerate(lines[:_HEADER_LINES]):
+        for position, line in enumerate(lines[: self.tuning.header_lines]):
             cells = _cells(line)
             if len(cells) < 2:
                 continue
@@ -166,8 +165,10 @@ class Comparison:
             return []
         if self.bound is not None:
             past = [index for index, value in values.items() if (value - self.bound) * self.direction > 0]
-            return sorted(past, key=lambda index: (-values[index] * self.direction, index))[:THRESHOLD_PICKS]
-        return sorted(values, key=lambda index: (-values[index] * self.direction, index))[:TOP_PICKS]
+            return sorted(past, key=lambda index: (-values[index] * self.direction, index))[
+                : self.tuning.threshold_picks
+            ]
+        return sorted(values, key=lambda index: (-values[index] * self.direction, index))[: self.tuning.top_picks]
 
 
 def _cells(line: str) -> list[str]:

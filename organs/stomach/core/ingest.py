@@ -347,7 +347,9 @@ def _served(
     chosen, items = fit_budget(items, budget, lambda item, limit: _refit(item, limit, None, context), context.tuning)
     # What the budget leaves goes by relevance to the ask: its strong lines first, then the logs' own
     # excerpts, then the rest by rank (``organs.stomach.core.relevance``).
-    scorer = scorer_for([_Open(item) for item in items], chosen, goal) if tier == "full" else None
+    scorer = (
+        scorer_for([_Open(item) for item in items], chosen, goal, context.tuning.relevance) if tier == "full" else None
+    )
     if scorer is not None:
         items = _filled_relevant(items, chosen, budget, context, scorer, may_shrink=True)
     items = _filled_logs(items, chosen, budget, context)

@@ -24,65 +24,40 @@ from typing import Literal, Protocol
 
 from envelopes.types import FrameKind
 from organs.accounting import count_tokens, count_tokens_many
-from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.asked import AskTerms, family_pattern
 from organs.stomach.core.blocks.structures import written_by_user
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import FILL_HEADING as LOG_FILL_HEADING
 from organs.stomach.core.shapes.signals import is_alert
+from organs.stomach.core.tuning import RelevanceTuning
 
 __all__ = ["FILL_HEADING", "Fillable", "LineScorer", "fill_relevant", "scorer_for"]
 
 FILL_HEADING = "[more of its lines, chosen for the ask (its rare terms, the values it compares), in order:]"
-# BM25's saturation and length normalisation (the usual values).
-_K1 = 1.2
-_B = 0.75
-# Fused weights: a line that answers a comparison first, then the ask's rare terms, then an alert.
-_COMPARED_WEIGHT = 2.0
-_ALERT_WEIGHT = 0.35
-_CEILING_SHARE = 0.5
-# Neighbours within this many lines of a scored line share this part of its score; the rest of the lines score less.
-_CONTEXT = 2
-_PARAGRAPH = 8
 # The kinds whose sections are paragraphs: a trace or report, a note.
 _REPORT_KINDS: frozenset[FrameKind] = frozenset({"stack_trace", "note"})
-_CONTEXT_SHARE = 0.25
-_REST = 1e-3
-# A line longer than this is served clipped: a base64 blob says nothing more at ten times the length.
-_LINE_CHARS = 1000
-# Below this many tokens of leftover, filling is not worth a heading; the rest of the paste is left alone.
-_MIN_ROOM = 24
-# A paste larger than this is not scored line by line (the shallow tiers take such pastes anyway).
-_MAX_CHARS = 4 * 1024 * 1024
-_FIT_ROUNDS = 4
-# The user's own prose is kept whole up to this share of the budget; a frame gives it room down to this many tokens.
-_USER_WORDS_SHARE = 0.25
-_SMALLEST_DONOR = 64
-# Tokens kept between a filled rendering and its frame's whole text: counted apart, lines cost a little differently.
-_SLACK = 16
-# A line this strong (a compared value, or the ask's rarest terms) may take room from its frame's rendering, up to
-# this share of it; the heading's cost, about.
-_STRONG = 0.75
-_RESERVE = 0.4
-_HEADING_TOKENS = 24
 _STEM_SUFFIXES = ("ing", "ed", "es", "s")
-_MIN_STEM = 4
 
 
-def _stem_of(term: str) -> str | None:
+def _stem_of(term: str, min_stem: int) -> str | None:
     for suffix in _STEM_SUFFIXES:
-        if term.endswith(suffix) and len(term) - len(suffix) >= _MIN_STEM:
+        if term.endswith(suffix) and len(term) - len(suffix) >= min_stem:
             return term[: -len(suffix)]
     return None
 
 
-def _matcher(ask: AskTerms) -> tuple[re.Pattern[str] | None, list[str]]:
+def _matcher(ask: AskTerms, min_stem: int) -> tuple[re.Pattern[str] | None, list[str]]:
     """One alternation over every term (and plain words' stems), and the term each group stands for."""
     names: list[str] = []
     patterns: list[str] = []
     for term, kind in zip(ask.terms, ask.kinds, strict=True):
         spellings = [term]
-        if kind == "word" and (stem := _stem_of(term)) is not None:
+        if kind == "word" and (stem := _stem_of(term, min_stem)) is not None:
             spellings.append(stem)
+        if kind == "family":
+            patterns.append(f"(?P<t{len(names)}>{family_pattern(term)})")
+            names.append(term)
+            continue
         for spelling in spellings:
             escaped = re.escape(spelling)
             start = r"(?<![a-z0-9])" if spelling[:1].isalnum() else ""
@@ -100,6 +75,7 @@ class LineScorer:
 
     ask: AskTerms
     comparison: Comparison | None
+    tuning: RelevanceTuning = field(default_factory=RelevanceTuning)
     _pattern: re.Pattern[str] | None = None
     _names: list[str] = field(default_factory=list)
     _idf: dict[str, float] = field(default_factory=dict)
@@ -108,10 +84,11 @@ class LineScorer:
     _terms: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, goal: str, texts: Sequence[str]) -> LineScorer:
+    def of(cls, goal: str, texts: Sequence[str], tuning: RelevanceTuning | None = None) -> LineScorer:
+        tuning = tuning or RelevanceTuning()
         ask = AskTerms.of(goal)
-        scorer = cls(ask, Comparison.of(goal))
-        scorer._pattern, scorer._names = _matcher(ask)
+        scorer = cls(ask, Comparison.of(goal, tuning), tuning)
+        scorer._pattern, scorer._names = _matcher(ask, tuning.min_stem)
         documents = 0
         characters = 0
         frequency: dict[str, int] = {}
@@ -143,8 +120,9 @@ class LineScorer:
         terms = self.terms_in(line)
         if not terms:
             return 0.0
-        norm = _K1 * (1 - _B + _B * len(line) / self._mean_length)
-        return sum(self._idf.get(term, 0.0) * (_K1 + 1) / (1 + norm) for term in terms)
+        k1, b = self.tuning.k1, self.tuning.b
+        norm = k1 * (1 - b + b * len(line) / self._mean_length)
+        return sum(self._idf.get(term, 0.0) * (k1 + 1) / (1 + norm) for term in terms)
 
     def scores(self, lines: Sequence[str], *, least: float = 0.0, wide: bool = False) -> list[float]:
         """Each line's fused score: compared value, then rarity (scaled to at most 1), then alert; then the
@@ -154,41 +132,69 @@ class LineScorer:
         rarity = [self.rarity(line) for line in lines]
         # Scaled to the best line, or to a share of what a line holding every term of the ask found in the paste
         # would score, whichever is more: a line that holds only a word the whole paste repeats stays weak.
-        top = max(max(rarity, default=0.0), sum(self._idf.values()) * _CEILING_SHARE) or 1.0
+        top = max(max(rarity, default=0.0), sum(self._idf.values()) * self.tuning.ceiling_share) or 1.0
         fused = [value / top for value in rarity]
         if self.comparison is not None:
             picked = self.comparison.pick(lines)
             for rank, index in enumerate(picked):
-                fused[index] += _COMPARED_WEIGHT - rank / (len(picked) + 1)
+                fused[index] += self.tuning.compared_weight - rank / (len(picked) + 1)
         for index, line in enumerate(lines):
             if is_alert(line):
-                fused[index] += _ALERT_WEIGHT
+                fused[index] += self.tuning.alert_weight
+        if wide:
+            fused = _repeats_fade(fused, lines, self.tuning)
         if least:
-            return _with_context([score if score >= least else 0.0 for score in fused], lines, wide, rest=False)
-        return _with_context(fused, lines, wide)
+            return _with_context(
+                [score if score >= least else 0.0 for score in fused], lines, wide, self.tuning, rest=False
+            )
+        return _with_context(fused, lines, wide, self.tuning)
 
 
-def _with_context(fused: list[float], lines: Sequence[str], wide: bool, *, rest: bool = True) -> list[float]:
+_DIGITS = re.compile(r"0x[0-9a-f]+|\d+")
+
+
+def _repeats_fade(fused: list[float], lines: Sequence[str], tuning: RelevanceTuning) -> list[float]:
+    """In a report (a thread dump, a crash), a scored line whose shape (digits aside) an earlier scored line had is
+    a section's heading again: each repeat counts ``repeat_fade`` of the one before, down to ``repeat_floor``, so
+    the leftover goes to what the first such sections hold before the headings of the rest."""
+    seen: dict[str, int] = {}
+    faded = list(fused)
+    for index, score in enumerate(fused):
+        if score <= 0:
+            continue
+        shape = _DIGITS.sub("#", lines[index].lower())
+        repeats = seen.get(shape, 0)
+        seen[shape] = repeats + 1
+        faded[index] = score * max(tuning.repeat_fade**repeats, tuning.repeat_floor)
+    return faded
+
+
+def _with_context(
+    fused: list[float], lines: Sequence[str], wide: bool, tuning: RelevanceTuning, *, rest: bool = True
+) -> list[float]:
     """A line that scores nothing itself takes a share of its best scored neighbour's score, a neighbour being
-    within ``_CONTEXT`` lines, or when ``wide`` within ``_PARAGRAPH`` lines and no blank line between (the rest
-    of a deadlock report, the header of a crashed thread); below every such line, a trace that favours the head: so the
-    budget's leftover goes first to what surrounds the answers, then to the rest in order."""
+    within ``context_lines`` lines, or when ``wide`` within ``paragraph_lines`` lines and no blank line between
+    (the rest of a deadlock report, the header of a crashed thread); below every such line, a trace that favours
+    the head: so the budget's leftover goes first to what surrounds the answers, then to the rest in order."""
     count = len(fused)
-    reach = _PARAGRAPH if wide else _CONTEXT
+    reach = tuning.paragraph_lines if wide else tuning.context_lines
     near = [0.0] * count
     for index, score in enumerate(fused):
         if score <= 0:
             continue
         for step in (-1, 1):
             position = index + step
+            # Past the nearest lines, context stays within the paragraph: a blank line crossed ends it.
+            crossed = False
             while 0 <= position < count and abs(position - index) <= reach:
-                if abs(position - index) > _CONTEXT and not lines[position].strip():
+                crossed = crossed or not lines[position].strip()
+                if abs(position - index) > tuning.context_lines and crossed:
                     break
                 near[position] = max(near[position], score)
                 position += step
-    trace = _REST if rest else 0.0
+    trace = tuning.rest_score if rest else 0.0
     return [
-        score if score > 0 else near[index] * _CONTEXT_SHARE if near[index] > 0 else trace * (1 - index / count)
+        score if score > 0 else near[index] * tuning.context_share if near[index] > 0 else trace * (1 - index / count)
         for index, score in enumerate(fused)
     ]
 
@@ -215,37 +221,63 @@ def _candidates(
     """The frame's lines that its rendering does not show, scoring above ``least``: (score, index, line).
     With ``strong``, only lines that strong and their context (``LineScorer.scores``)."""
     lines = item.text.split("\n")
-    # A line the rendering shows, or one that repeats a line already picked, says nothing new.
+    # A line the rendering shows says nothing new; a line said several times (a frame every thread of a dump
+    # holds) is picked once, where it scores best (under the thread the ask names, not the first one).
     shown = set((item.compact or "").split("\n"))
-    picked = []
+    best: dict[str, tuple[float, int]] = {}
     scores = scorer.scores(lines, least=strong, wide=item.kind in _REPORT_KINDS)
     for index, (score, line) in enumerate(zip(scores, lines, strict=True)):
-        clipped = _clipped(line)
-        if score > least and line.strip() and clipped not in shown:
-            shown.add(clipped)
-            picked.append((score, index, clipped))
-    return picked
+        clipped = _clipped(line, scorer.tuning.line_chars)
+        if score > least and line.strip() and clipped not in shown and score > best.get(clipped, (0.0, 0))[0]:
+            best[clipped] = (score, index)
+    return sorted(((score, index, line) for line, (score, index) in best.items()), key=lambda entry: entry[1])
 
 
-def _clipped(line: str) -> str:
-    return line if len(line) <= _LINE_CHARS else line[:_LINE_CHARS] + "…"
+def _clipped(line: str, chars: int) -> str:
+    return line if len(line) <= chars else line[:chars] + "…"
 
 
-def _render(item: Fillable, picked: list[tuple[float, int, str]]) -> str:
+def _render(item: Fillable, picked: list[tuple[float, int, str]], line_chars: int) -> str:
     """The rendering with the picked lines under the heading, in paste order (with those an earlier fill added)."""
     base, heading, added = (item.compact or "").partition("\n" + FILL_HEADING + "\n")
-    where = {_clipped(line): index for index, line in reversed(list(enumerate(item.text.split("\n"))))}
+    where = {_clipped(line, line_chars): index for index, line in reversed(list(enumerate(item.text.split("\n"))))}
     lines = [(where.get(line, -1), line) for line in added.split("\n")] if heading else []
     lines += [(index, line) for _, index, line in picked]
     return "\n".join([base, FILL_HEADING, *(line for _, line in sorted(lines, key=lambda pair: pair[0]))])
+
+
+def _ranked_want(item: Fillable, scorer: LineScorer, encoding: str) -> int:
+    """The room a frame's best-ranked lines ask of its rendering, whatever their strength: lines the ask raises
+    (``ranked_least``) take up to ``ranked_share`` of it, so what is served is never only structure. A log's
+    alert lines are left out: its distiller quotes each distinct one already, in fewer tokens than the line."""
+    tuning = scorer.tuning
+    ranked = sorted(
+        (
+            entry
+            for entry in _candidates(item, scorer, tuning.ranked_least)
+            if item.kind != "log" or not is_alert(entry[2])
+        ),
+        key=lambda entry: -entry[0],
+    )
+    if not ranked:
+        return 0
+    cap = int(item.compact_tokens * tuning.ranked_share)
+    costs = count_tokens_many([line + "\n" for _, _, line in ranked], encoding, 1)
+    want = tuning.heading_tokens
+    for cost in costs:
+        if want + cost > cap:
+            break
+        want += cost
+    return want if want > tuning.heading_tokens else 0
 
 
 def _make_room(
     open_items: list[Fillable], scorer: LineScorer, spare: int, encoding: str, shrink: Callable[[Fillable, int], bool]
 ) -> None:
     """Render again smaller the frames whose strong lines (a compared value, the ask's rarest terms, and the lines
-    around them) the rendering leaves out and the leftover cannot hold: up to ``_RESERVE`` of each rendering gives
+    around them) the rendering leaves out and the leftover cannot hold: up to ``reserve`` of each rendering gives
     way to them."""
+    tuning = scorer.tuning
     wants: dict[int, int] = {}
     for item_index, item in enumerate(open_items):
         if LOG_FILL_HEADING in (item.compact or ""):
@@ -253,12 +285,16 @@ def _make_room(
             continue
         # A report's strong lines come with their section; a log's records stand alone.
         if item.kind in _REPORT_KINDS:
-            strong = [line for _, _, line in _candidates(item, scorer, 0.0, strong=_STRONG)]
+            strong = [line for _, _, line in _candidates(item, scorer, 0.0, strong=tuning.strong)]
         else:
-            strong = [line for score, _, line in _candidates(item, scorer, _STRONG) if score >= _STRONG]
+            strong = [line for score, _, line in _candidates(item, scorer, tuning.strong) if score >= tuning.strong]
+        want = 0
         if strong:
-            cost = sum(count_tokens_many([line + "\n" for line in strong], encoding, 1)) + _HEADING_TOKENS
-            wants[item_index] = min(cost, int(item.compact_tokens * _RESERVE))
+            cost = sum(count_tokens_many([line + "\n" for line in strong], encoding, 1)) + tuning.heading_tokens
+            want = min(cost, int(item.compact_tokens * tuning.reserve))
+        want = max(want, _ranked_want(item, scorer, encoding))
+        if want:
+            wants[item_index] = want
     short = sum(wants.values()) - spare
     if short <= 0:
         return
@@ -270,16 +306,19 @@ def _make_room(
             shrink(item, item.compact_tokens - give)
 
 
-def scorer_for(items: Sequence[Fillable], chosen: Chosen, goal: str) -> LineScorer | None:
+def scorer_for(
+    items: Sequence[Fillable], chosen: Chosen, goal: str, tuning: RelevanceTuning | None = None
+) -> LineScorer | None:
     """The paste's scorer when filling can serve anything: a frame served compact, and an ask to rank by."""
     if not any(chosen[item.frame_id] == "compact" and item.compact is not None for item in items):
         return None
-    if sum(len(item.text) for item in items) > _MAX_CHARS:
+    tuning = tuning or RelevanceTuning()
+    if sum(len(item.text) for item in items) > tuning.max_chars:
         return None
     # Without an ask there is nothing to rank by: the rendering stays what compression made it.
-    if not AskTerms.of(goal) and Comparison.of(goal) is None:
+    if not AskTerms.of(goal) and Comparison.of(goal, tuning) is None:
         return None
-    return LineScorer.of(goal, [item.text for item in items])
+    return LineScorer.of(goal, [item.text for item in items], tuning)
 
 
 def fill_relevant(
@@ -298,16 +337,17 @@ def fill_relevant(
     to fill with its own excerpt, which knows its alerts.
     Without it, every line may be taken, in the fused order, until the room is spent.
     """
+    tuning = scorer.tuning
     if shrink is not None:
-        _keep_user_words(items, chosen, budget, served, shrink)
+        _keep_user_words(items, chosen, budget, served, shrink, tuning)
     open_items = [item for item in items if chosen[item.frame_id] == "compact" and item.compact is not None]
     if shrink is not None:
         _make_room(open_items, scorer, budget - _total(items, chosen, served), encoding, shrink)
     spare = budget - _total(items, chosen, served)
-    if spare < _MIN_ROOM:
+    if spare < tuning.min_room:
         return
     pool = [(score, item_index, index, line) for item_index, item in enumerate(open_items)
-            for score, index, line in _candidates(item, scorer, _ALERT_WEIGHT if shrink and item.kind == "log" else 0.0)
+            for score, index, line in _candidates(item, scorer, _least_for(item, tuning, logs_raised=bool(shrink)))
             ]  # fmt: skip
     if not pool:
         return
@@ -315,7 +355,7 @@ def fill_relevant(
     costs = count_tokens_many([entry[3] + "\n" for entry in pool], encoding, 1)
     heading = count_tokens(FILL_HEADING + "\n", encoding)
     room = spare
-    for _ in range(_FIT_ROUNDS):
+    for _ in range(tuning.fit_rounds):
         taken: dict[int, list[tuple[float, int, str]]] = {}
         used = 0
         # A compact rendering stays smaller than its whole text (else the whole text would be served).
@@ -323,12 +363,18 @@ def fill_relevant(
         for (score, item_index, index, line), cost in zip(pool, costs, strict=True):
             item = open_items[item_index]
             extra = cost + (heading if item_index not in taken and FILL_HEADING not in (item.compact or "") else 0)
-            if used + extra > room or item.compact_tokens + grown[item_index] + extra >= item.full_tokens - _SLACK:
+            if (
+                used + extra > room
+                or item.compact_tokens + grown[item_index] + extra >= item.full_tokens - tuning.slack_tokens
+            ):
                 continue
             taken.setdefault(item_index, []).append((score, index, line))
             used += extra
             grown[item_index] += extra
-        renderings = {item_index: _render(open_items[item_index], picked) for item_index, picked in taken.items()}
+        renderings = {
+            item_index: _render(open_items[item_index], picked, tuning.line_chars)
+            for item_index, picked in taken.items()
+        }
         counted = count_tokens_many(list(renderings.values()), encoding, 1) if renderings else []
         growth = sum(
             tokens - open_items[item_index].compact_tokens
@@ -342,19 +388,29 @@ def fill_relevant(
                 open_items[item_index].compact, open_items[item_index].compact_tokens = rendering, tokens
             return
         # Counted apart, lines cost a little less or more than together: ask again with less room.
-        room -= max(growth - spare, 0) + _SLACK
+        room -= max(growth - spare, 0) + tuning.slack_tokens
+
+
+def _least_for(item: Fillable, tuning: RelevanceTuning, *, logs_raised: bool) -> float:
+    """The score a frame's line must pass to be offered: a log's, when the log distiller fills it after, must be
+    raised by the ask (an alert alone is not enough)."""
+    return tuning.alert_weight if logs_raised and item.kind == "log" else 0.0
 
 
 def _keep_user_words(
     items: Sequence[Fillable], chosen: Chosen, budget: int, served: Callable[[Fillable, str], int],
-    shrink: Callable[[Fillable, int], bool],
+    shrink: Callable[[Fillable, int], bool], tuning: RelevanceTuning,
 ) -> None:  # fmt: skip
     """The user's own prose (a short note written to the reader, ``structures.written_by_user``, up to
-    ``_USER_WORDS_SHARE`` of the budget) is not served cut: what its whole text lacks is taken from the largest
+    ``user_words_share`` of the budget) is not served cut: what its whole text lacks is taken from the largest
     compact frame, rendered again smaller. (A budget too small for it still makes it a reference, whole on
     request.)"""
     for item in items:
-        if item.kind != "note" or chosen[item.frame_id] != "compact" or item.full_tokens > budget * _USER_WORDS_SHARE:
+        if (
+            item.kind != "note"
+            or chosen[item.frame_id] != "compact"
+            or item.full_tokens > budget * tuning.user_words_share
+        ):
             continue
         if not written_by_user(item.text):
             continue
@@ -363,7 +419,7 @@ def _keep_user_words(
         donor = max(donors, key=lambda other: other.compact_tokens, default=None)
         if need > 0 and (
             donor is None
-            or donor.compact_tokens - need < _SMALLEST_DONOR
+            or donor.compact_tokens - need < tuning.smallest_donor
             or not shrink(donor, donor.compact_tokens - need)
         ):
             continue

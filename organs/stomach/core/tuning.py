@@ -111,6 +111,58 @@ class LogConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class RelevanceTuning:
+    """The relevance model's numbers (``organs.stomach.core.relevance``, ``organs.stomach.core.compare``): how a
+    line is scored against the ask, and how the budget's leftover is filled with the best lines."""
+
+    # BM25's saturation and length normalisation (the usual values).
+    k1: float = 1.2
+    b: float = 0.75
+    # Fused weights: a line that answers a comparison first, then the ask's rare terms, then an alert. A line's
+    # rarity is scaled to the best line's, or to this share of a line holding every term of the ask, if more.
+    compared_weight: float = 2.0
+    alert_weight: float = 0.35
+    ceiling_share: float = 0.5
+    # Neighbours within this many lines of a scored line (a report's: this many, within its paragraph) share this
+    # part of its score; the rest of the lines score a trace of this, favouring the head.
+    context_lines: int = 2
+    paragraph_lines: int = 8
+    context_share: float = 0.25
+    rest_score: float = 1e-3
+    # A report's repeated headings fade by this factor each, down to this floor.
+    repeat_fade: float = 0.5
+    repeat_floor: float = 0.2
+    # A line longer than this is served clipped: a base64 blob says nothing more at ten times the length.
+    line_chars: int = 1000
+    # Below this many tokens of leftover, filling is not worth a heading.
+    min_room: int = 24
+    # A paste larger than this is not scored line by line (the shallow tiers take such pastes anyway).
+    max_chars: int = 4 * 1024 * 1024
+    fit_rounds: int = 4
+    # The user's own prose is kept whole up to this share of the budget; a frame gives it room down to this size.
+    user_words_share: float = 0.25
+    smallest_donor: int = 64
+    # Tokens kept between a filled rendering and its frame's whole text: counted apart, lines cost a little
+    # differently.
+    slack_tokens: int = 16
+    # A line this strong (a compared value, the ask's rarest terms) may take room from its frame's rendering, up
+    # to this share of it; a fill heading costs about this many tokens.
+    strong: float = 0.75
+    reserve: float = 0.4
+    heading_tokens: int = 24
+    # Whatever their strength, a frame's lines scoring at least this take up to this share of its rendering.
+    ranked_least: float = 0.3
+    ranked_share: float = 0.25
+    # A plain word of the ask also finds its stem, no shorter than this.
+    min_stem: int = 4
+    # Comparisons: the lines picked for a superlative, for a threshold; a table's header is looked for among its
+    # first this many lines.
+    top_picks: int = 8
+    threshold_picks: int = 64
+    header_lines: int = 40
+
+
+@dataclass(frozen=True, slots=True)
 class StomachTuning:
     """The stomach's tuning numbers: how it plans sizes, values and shares its budget, fits and renders."""
 
@@ -185,6 +237,7 @@ class StomachTuning:
     trace_header_tail: int = 2
 
     log: LogConfig = field(default_factory=LogConfig)
+    relevance: RelevanceTuning = field(default_factory=RelevanceTuning)
 
     def value_of(self, kind: FrameKind) -> int:
         """A segment's value for its kind alone, before its lines raise it."""
