@@ -36,15 +36,33 @@ def test_the_cluster_profile_runs_three_routed_nodes_and_replicated_organs() -> 
     nodes = [services[f"nats-{n}"] for n in (1, 2, 3)]
     for node in nodes:
         assert node["profiles"] == ["cluster"]
-        assert "--jetstream" in node["command"] and "--cluster_name" in node["command"]
+        assert "--cluster_name" in node["command"]
         routes = node["command"][node["command"].index("--routes") + 1]
         assert routes.count("nats-") == 3
-    assert len({node["command"][1] for node in nodes}) == 3, "every node has its own name"
+    names = {node["command"][node["command"].index("--name") + 1] for node in nodes}
+    assert len(names) == 3, "every node has its own name"
     for organ in ORGAN_NAMES:
         service = services[f"{organ}-c"]
         assert service["command"] == ["worker", organ]
         assert service["environment"]["ICHOR_REPLICAS"] == "3"
         assert service["environment"]["ICHOR_NATS_URL"].count("nats://") == 3
+
+
+def test_the_cluster_profile_is_as_secure_as_the_default() -> None:
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    for n in (1, 2, 3):
+        node = services[f"nats-{n}"]
+        # JetStream and the users come from the config security-init writes, with the default's permissions.
+        assert node["command"][:2] == ["--config", "/etc/ichor/security/server.conf"]
+        assert "ichor-security:/etc/ichor/security:ro" in node["volumes"]
+        assert node["depends_on"]["security-init"]["condition"] == "service_completed_successfully"
+        assert "ports" not in node, "the routes and clients stay inside the compose network"
+    assert services["provision-c"]["environment"]["ICHOR_NATS_USER"] == "admin"
+    for organ in ORGAN_NAMES:
+        environment = services[f"{organ}-c"]["environment"]
+        assert environment["ICHOR_NATS_USER"] == organ
+        assert environment["ICHOR_NATS_NKEY_FILE"] == environment["ICHOR_SIGNING_SEED_FILE"]
+        assert environment["ICHOR_NATS_NKEY_FILE"].endswith(f"/{organ}.seed")
 
 
 def test_the_default_services_run_the_secure_tract_with_credentials_made_by_a_one_shot_init(tmp_path: Path) -> None:
