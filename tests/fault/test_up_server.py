@@ -36,8 +36,10 @@ class Up:
     """``ichor up`` as a process, its log read into events as it runs."""
 
     def __init__(self, data: Path, env: dict[str, str] | None = None) -> None:
+        # The open mode, said so: these scenarios are about the server's life and the disk, and their clients
+        # (publisher, counter) connect without an identity.
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "organs.cli", "up", "--port", "0", "--data", str(data)],
+            [sys.executable, "-m", "organs.cli", "up", "--insecure", "--port", "0", "--data", str(data)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
