@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from envelopes.types import FrameKind
 
-__all__ = ["LogConfig", "StomachTuning"]
+__all__ = ["AskTuning", "LogConfig", "StomachTuning"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +163,27 @@ class RelevanceTuning:
 
 
 @dataclass(frozen=True, slots=True)
+class AskTuning:
+    """How the ask is read (``organs.stomach.core.asked``) and found past the block cap
+    (``organs.stomach.core.blocks.split``)."""
+
+    # A content word of the ask has at least this many letters; at most this many terms are kept.
+    min_word_chars: int = 3
+    max_terms: int = 48
+    # An ask is a few sentences: a goal longer than this is read only this far, and no term is longer than the cap.
+    goal_chars: int = 8 * 1024
+    max_term_chars: int = 120
+    # Past the block cap, the ask is looked for among the remainder's paragraphs of at most this many characters
+    # (an ask is short): the last of those in its last ``tail_chars``, and those holding a question mark among its
+    # first ``question_runs`` times the cap of paragraphs, so the work stays bounded however many a paste has.
+    paragraph_chars: int = 2000
+    tail_chars: int = 1 << 20
+    question_runs: int = 16
+    # The strongest asks found there, at most this many, become blocks of their own.
+    most_set_apart: int = 4
+
+
+@dataclass(frozen=True, slots=True)
 class StomachTuning:
     """The stomach's tuning numbers: how it plans sizes, values and shares its budget, fits and renders."""
 
@@ -238,6 +259,7 @@ class StomachTuning:
 
     log: LogConfig = field(default_factory=LogConfig)
     relevance: RelevanceTuning = field(default_factory=RelevanceTuning)
+    ask: AskTuning = field(default_factory=AskTuning)
 
     def value_of(self, kind: FrameKind) -> int:
         """A segment's value for its kind alone, before its lines raise it."""

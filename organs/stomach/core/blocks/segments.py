@@ -22,6 +22,7 @@ from organs.stomach.core.blocks.normal import normal_form, normalize
 from organs.stomach.core.blocks.split import Block, split_blocks
 from organs.stomach.core.blocks.structures import join_reports, join_tool_runs
 from organs.stomach.core.classify.ladder import Classification, classify
+from organs.stomach.core.tuning import AskTuning
 
 __all__ = ["Plan", "Segment", "cut_blocks", "plan_blocks", "segment_texts"]
 
@@ -149,11 +150,14 @@ def plan_blocks(
     return plan
 
 
-def cut_blocks(text: str, max_blocks: int) -> list[Block]:
-    """The paste's blocks, cut from its normal form, with spans in ``text`` (the received paste)."""
+def cut_blocks(text: str, max_blocks: int, tuning: AskTuning | None = None) -> list[Block]:
+    """The paste's blocks, cut from its normal form, with spans in ``text`` (the received paste); ``tuning`` bounds
+    the search for an ask past ``max_blocks``."""
     normal = normalize(text)
     return [
         replace(block, start=start, end=end)
-        for block in join_tool_runs(normal.text, join_reports(normal.text, split_blocks(normal.text, max_blocks)))
+        for block in join_tool_runs(
+            normal.text, join_reports(normal.text, split_blocks(normal.text, max_blocks, tuning))
+        )
         for start, end in [normal.received_span(block.start, block.end)]
     ]
