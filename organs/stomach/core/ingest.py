@@ -204,7 +204,7 @@ def _cut(text: str, config: IngestConfig, intent: str | None) -> _Cut:
     full_counts = None
     if len(text) >= THREADED_COUNT_CHARS and tier != "deferred":
         full_counts = SharedCount(list(dict.fromkeys(block_texts.values())), config.encoding)
-    plan = plan_blocks(text, blocks, intent, config.max_blocks, block_texts)
+    plan = plan_blocks(text, blocks, intent, config.max_blocks, block_texts, config.tuning.classify)
     return _Cut(tier, tier_reason, plan, full_counts)
 
 

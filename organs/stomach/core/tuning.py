@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from envelopes.types import FrameKind
 
-__all__ = ["AskTuning", "LogConfig", "StomachTuning"]
+__all__ = ["AskTuning", "ClassifyTuning", "LogConfig", "StomachTuning"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +184,29 @@ class AskTuning:
 
 
 @dataclass(frozen=True, slots=True)
+class ClassifyTuning:
+    """The classifier's numbers (``organs.stomach.core.classify``): how much of a block the ladder reads, and
+    the shares of its lines a rung asks for. Shares are whole tenths, so a comparison stays exact in integers."""
+
+    # The ladder reads a block's first and last this many lines (its shape lives at its ends).
+    sample_head_lines: int = 300
+    sample_tail_lines: int = 100
+    # A report's heading is among its first this many lines.
+    report_head_lines: int = 4
+    # A block whose first this many lines hold no trace line is at most a log with a trace further down.
+    trace_probe_lines: int = 20
+    # A comma table this wide may hold wordy cells (a CSV of many columns has free-text ones).
+    many_columns: int = 5
+    # A delimited table: at least this many tenths of its lines split into the same number of cells.
+    column_tenths: int = 9
+    # Source-prefixed lines, aligned table rows and numbered records: at least this many tenths of the lines.
+    row_tenths: int = 8
+    # An aligned listing: at least this many aligned keys, and this many tenths of lines keyed or indented under one.
+    listing_aligned_keys: int = 3
+    listing_tenths: int = 9
+
+
+@dataclass(frozen=True, slots=True)
 class StomachTuning:
     """The stomach's tuning numbers: how it plans sizes, values and shares its budget, fits and renders."""
 
@@ -260,6 +283,7 @@ class StomachTuning:
     log: LogConfig = field(default_factory=LogConfig)
     relevance: RelevanceTuning = field(default_factory=RelevanceTuning)
     ask: AskTuning = field(default_factory=AskTuning)
+    classify: ClassifyTuning = field(default_factory=ClassifyTuning)
 
     def value_of(self, kind: FrameKind) -> int:
         """A segment's value for its kind alone, before its lines raise it."""

@@ -22,7 +22,7 @@ from organs.stomach.core.blocks.normal import normal_form, normalize
 from organs.stomach.core.blocks.split import Block, split_blocks
 from organs.stomach.core.blocks.structures import join_reports, join_tool_runs
 from organs.stomach.core.classify.ladder import Classification, classify
-from organs.stomach.core.tuning import AskTuning
+from organs.stomach.core.tuning import AskTuning, ClassifyTuning
 
 __all__ = ["Plan", "Segment", "cut_blocks", "plan_blocks", "segment_texts"]
 
@@ -64,20 +64,20 @@ def _line_cuts(text: str, lead: int, tail: int) -> tuple[int, int]:
     return after_lead, newline + 1 if tail else len(text)
 
 
-def _classified(text: str, block: Block, block_text: str | None) -> list[Segment]:
+def _classified(text: str, block: Block, block_text: str | None, tuning: ClassifyTuning) -> list[Segment]:
     """The block's segment, or more when the user's words are glued above or below the evidence.
 
     Evidence is what the ladder found a shape for (with or without the glued lines), or prose whose lines
     are mostly machine-made.
     """
     full, served = segment_texts(text[block.start : block.end] if block_text is None else block_text)
-    found = classify(served, fenced=block.fenced, language=block.language)
+    found = classify(served, fenced=block.fenced, language=block.language, tuning=tuning)
     if block.fenced or found.kind == "path_ref":
         return [Segment(block, full, served, found)]
     lead, tail = glued_lines(served), glued_tail_lines(served)
     if found.kind == "prose" and (lead or tail):
         rest = served[slice(*_line_cuts(served, lead, tail))]
-        if own_words(rest) and classify(rest, fenced=False).kind == "prose":
+        if own_words(rest) and classify(rest, fenced=False, tuning=tuning).kind == "prose":
             lead = tail = 0
     if not lead and not tail:
         return [Segment(block, full, served, found)]
@@ -93,7 +93,9 @@ def _classified(text: str, block: Block, block_text: str | None) -> list[Segment
     segments = []
     for piece, kind in pieces:
         piece_full, piece_served = segment_texts(text[piece.start : piece.end])
-        segments.append(Segment(piece, piece_full, piece_served, kind or classify(piece_served, fenced=False)))
+        segments.append(
+            Segment(piece, piece_full, piece_served, kind or classify(piece_served, fenced=False, tuning=tuning))
+        )
     for segment in segments:
         segment.block = replace(segment.block, remainder=block.remainder)
     return segments
@@ -105,13 +107,16 @@ def plan_blocks(
     intent: str | None,
     max_blocks: int,
     block_texts: Mapping[tuple[int, int], str] | None = None,
+    tuning: ClassifyTuning | None = None,
 ) -> Plan:
     """The paste's segments, in order, with its goal and anchors: the blocks (``cut_blocks``: spans in ``text``,
     the received paste) classified, and the goal picked (rules: ``intent``). ``block_texts`` holds blocks' texts
-    the caller sliced already, by span, so a large block is not held twice."""
+    the caller sliced already, by span, so a large block is not held twice; ``tuning`` holds the classifier's
+    numbers."""
     known = block_texts or {}
+    tuning = tuning or ClassifyTuning()
     segments = [
-        segment for block in blocks for segment in _classified(text, block, known.get((block.start, block.end)))
+        segment for block in blocks for segment in _classified(text, block, known.get((block.start, block.end)), tuning)
     ]
     for segment in segments:
         if segment.block.remainder:
