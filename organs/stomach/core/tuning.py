@@ -204,6 +204,9 @@ class ClassifyTuning:
     # An aligned listing: at least this many aligned keys, and this many tenths of lines keyed or indented under one.
     listing_aligned_keys: int = 3
     listing_tenths: int = 9
+    # The user's words glued above or below evidence (a sentence introducing it, a question under it) run to at
+    # most this many lines; more reads as a paragraph of its own.
+    glued_lines: int = 3
 
 
 @dataclass(frozen=True, slots=True)

@@ -74,7 +74,7 @@ def _classified(text: str, block: Block, block_text: str | None, tuning: Classif
     found = classify(served, fenced=block.fenced, language=block.language, tuning=tuning)
     if block.fenced or found.kind == "path_ref":
         return [Segment(block, full, served, found)]
-    lead, tail = glued_lines(served), glued_tail_lines(served)
+    lead, tail = glued_lines(served, tuning.glued_lines), glued_tail_lines(served, tuning.glued_lines)
     if found.kind == "prose" and (lead or tail):
         rest = served[slice(*_line_cuts(served, lead, tail))]
         if own_words(rest) and classify(rest, fenced=False, tuning=tuning).kind == "prose":
