@@ -48,9 +48,10 @@ class Plan:
     anchors: list[str] = field(default_factory=list)
 
 
-def segment_texts(received: str) -> tuple[str, str]:
-    """A segment's full text and the text served from it: the one place a received segment becomes both."""
-    return received, normal_form(received)
+def segment_texts(received: str, *, normal: bool = False) -> tuple[str, str]:
+    """A segment's full text and the text served from it: the one place a received segment becomes both.
+    ``normal`` says ``received`` is a span of a paste known to be in normal form: it is not read again."""
+    return received, received if normal else normal_form(received)
 
 
 def _line_cuts(text: str, lead: int, tail: int) -> tuple[int, int]:
@@ -68,17 +69,23 @@ def _classified(text: str, block: Block, block_text: str | None, tuning: Classif
     """The block's segment, or more when the user's words are glued above or below the evidence.
 
     Evidence is what the ladder found a shape for (with or without the glued lines), or prose whose lines
-    are mostly machine-made.
+    are mostly machine-made. The block's body is classified once: when its text is the ``rest`` already read
+    without the glued lines, that reading is its classification.
     """
-    full, served = segment_texts(text[block.start : block.end] if block_text is None else block_text)
+    full, served = segment_texts(
+        text[block.start : block.end] if block_text is None else block_text, normal=block.normal
+    )
     found = classify(served, fenced=block.fenced, language=block.language, tuning=tuning)
     if block.fenced or found.kind == "path_ref":
         return [Segment(block, full, served, found)]
     lead, tail = glued_lines(served, tuning.glued_lines), glued_tail_lines(served, tuning.glued_lines)
+    rest, rest_found = "", None
     if found.kind == "prose" and (lead or tail):
         rest = served[slice(*_line_cuts(served, lead, tail))]
-        if own_words(rest) and classify(rest, fenced=False, tuning=tuning).kind == "prose":
-            lead = tail = 0
+        if own_words(rest):
+            rest_found = classify(rest, fenced=False, tuning=tuning)
+            if rest_found.kind == "prose":
+                lead = tail = 0
     if not lead and not tail:
         return [Segment(block, full, served, found)]
     # The normal form keeps every line, so the received text splits at the same lines.
@@ -92,12 +99,14 @@ def _classified(text: str, block: Block, block_text: str | None, tuning: Classif
         pieces.append((Block(block.start + tail_start, block.end, fenced=False), glued))
     segments = []
     for piece, kind in pieces:
-        piece_full, piece_served = segment_texts(text[piece.start : piece.end])
-        segments.append(
-            Segment(piece, piece_full, piece_served, kind or classify(piece_served, fenced=False, tuning=tuning))
-        )
+        piece_full, piece_served = segment_texts(text[piece.start : piece.end], normal=block.normal)
+        if kind is None:
+            # The body is the rest read above when it serves the same text: that reading stands.
+            known = rest_found if piece_served == rest else None
+            kind = known or classify(piece_served, fenced=False, tuning=tuning)
+        segments.append(Segment(piece, piece_full, piece_served, kind))
     for segment in segments:
-        segment.block = replace(segment.block, remainder=block.remainder)
+        segment.block = replace(segment.block, remainder=block.remainder, normal=block.normal)
     return segments
 
 
@@ -160,7 +169,7 @@ def cut_blocks(text: str, max_blocks: int, tuning: AskTuning | None = None) -> l
     the search for an ask past ``max_blocks``."""
     normal = normalize(text)
     return [
-        replace(block, start=start, end=end)
+        replace(block, start=start, end=end, normal=not normal.changed)
         for block in join_tool_runs(
             normal.text, join_reports(normal.text, split_blocks(normal.text, max_blocks, tuning))
         )

@@ -39,6 +39,8 @@ class Block:
     remainder: bool = False
     # The first word of an opening fence's info string, lower-cased ("python", "log", "console").
     language: str = ""
+    # The block was cut from a paste already in its normal form: its received text is what it serves.
+    normal: bool = False
 
 
 def _is_fence(text: str, start: int, end: int) -> bool:
