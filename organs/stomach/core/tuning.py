@@ -207,6 +207,12 @@ class ClassifyTuning:
     # The user's words glued above or below evidence (a sentence introducing it, a question under it) run to at
     # most this many lines; more reads as a paragraph of its own.
     glued_lines: int = 3
+    # A weak log signal (rung 6) is looked for near a line's start: a level within this many characters (fewer
+    # for a lone line, where a level word further in is as likely prose), a daemon tag and a clock within these.
+    weak_level_chars: int = 120
+    weak_level_chars_alone: int = 40
+    weak_tag_chars: int = 120
+    weak_clock_chars: int = 80
 
 
 @dataclass(frozen=True, slots=True)

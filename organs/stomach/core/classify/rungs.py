@@ -320,8 +320,8 @@ _DOTNET_LEVEL = re.compile(r"(?:trce|dbug|info|warn|fail|crit): [\w.]{1,200}\[\d
 _EMBEDDED_CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}")
 
 
-def _weak_log_signal(line: str, single: bool) -> bool:
-    level_window = 40 if single else 120
+def _weak_log_signal(line: str, single: bool, tuning: ClassifyTuning) -> bool:
+    level_window = tuning.weak_level_chars_alone if single else tuning.weak_level_chars
     level_match = level_of(line[:level_window])
     if (level_match is not None or is_tool_level(line)) and not line.endswith("?"):
         return True
@@ -332,8 +332,8 @@ def _weak_log_signal(line: str, single: bool) -> bool:
         or kernel_prefix_end(line) > 0
         or is_tool_level(line)
         or _DOTNET_LEVEL.match(line) is not None
-        or _DAEMON_TAG.search(line, 0, 120) is not None
-        or _EMBEDDED_CLOCK.search(line, 0, 80) is not None
+        or _DAEMON_TAG.search(line, 0, tuning.weak_tag_chars) is not None
+        or _EMBEDDED_CLOCK.search(line, 0, tuning.weak_clock_chars) is not None
     )
 
 
@@ -346,7 +346,7 @@ def weak_log_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | 
         # A table with a clock column reads as a log line by line: its header row says it is a table.
         return None
     single = len(lines) == 1
-    signalled = sum(1 for line in lines if _weak_log_signal(line, single))
+    signalled = sum(1 for line in lines if _weak_log_signal(line, single, tuning))
     if signalled * 2 < len(lines) or signalled == 0:
         return None
     return Classification(
