@@ -21,6 +21,7 @@ from envelopes.types import SegmentKind
 from organs.stomach.core.classify import ladder
 from organs.stomach.core.classify.rungs import Classification
 from organs.stomach.core.ingest import IngestBundle, IngestConfig, ingest_paste
+from organs.stomach.core.tuning import ClassifyTuning
 from tests.support.honesty import assert_bundle_honest
 from tests.support.hostile import PathologicalLine, pathological_lines, repeat_to
 
@@ -39,9 +40,10 @@ def _rung_params() -> list[Any]:
 @pytest.mark.parametrize("shape", _rung_params())
 def test_every_classifier_rung_answers_pathological_lines(shape: PathologicalLine) -> None:
     block = "\n".join([shape.line] * shape.lines)
-    sample = ladder.sample_lines(block)
+    tuning = ClassifyTuning()
+    sample = ladder.sample_lines(block, tuning)
     for name, rung in RUNGS:
-        found = rung(sample)
+        found = rung(sample, tuning)
         assert found is None or found.kind in SEGMENT_KINDS, f"rung {name} on {shape.name}: {found}"
     token = shape.line * 250  # a single 100k-character token or line: the path rung's input
     found = ladder._path_rung(token)

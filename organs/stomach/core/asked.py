@@ -19,13 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from organs.stomach.core.tuning import AskTuning
+
 __all__ = ["AskTerms", "family_pattern"]
 
-_MIN_WORD_CHARS = 3
-_MAX_TERMS = 48
-# An ask is a few sentences: a goal longer than this is read only this far, and no term is longer than the cap.
-_GOAL_CHARS = 8 * 1024
-_MAX_TERM_CHARS = 120
 _QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|'([^'\n]{2,120})'|`([^`\n]{2,120})`|“([^”\n]{2,120})”")
 # One token of the ask: a run of word characters with the joiners identifiers use inside them.
 _TOKEN = re.compile(r"[\w$#@~-]+(?:[./:\\][\w$#@~-]+)*(?:\(\))?", re.UNICODE)
@@ -57,7 +54,7 @@ _STOP_TEXT = """
 _STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 
-def _kind_of(token: str) -> str | None:
+def _kind_of(token: str, min_word_chars: int) -> str | None:
     """``number``, ``code``, ``identifier`` or ``word`` for one token of the ask; None when it names nothing."""
     bare = token.removesuffix("()").strip("-.:~")
     if not any(character.isalnum() for character in bare):
@@ -68,7 +65,7 @@ def _kind_of(token: str) -> str | None:
         return "code"
     if bare != token or any(joiner in bare for joiner in "_./\\:$#@") or _CAMEL.search(bare):
         return "identifier"
-    if bare.isdigit() or len(bare) < _MIN_WORD_CHARS or bare.lower() in _STOP_WORDS:
+    if bare.isdigit() or len(bare) < min_word_chars or bare.lower() in _STOP_WORDS:
         return None
     return "word"
 
@@ -111,25 +108,26 @@ class AskTerms:
     _bounded: tuple[re.Pattern[str] | None, ...] = field(default=(), repr=False, compare=False)
 
     @classmethod
-    def of(cls, goal: str) -> AskTerms:
-        goal = goal[:_GOAL_CHARS]
+    def of(cls, goal: str, tuning: AskTuning | None = None) -> AskTerms:
+        tuning = tuning or AskTuning()
+        goal = goal[: tuning.goal_chars]
         found: dict[str, str] = {}
         for match in _QUOTED.finditer(goal):
             quoted = next(group for group in match.groups() if group is not None).strip().lower()
-            if len(quoted) >= _MIN_WORD_CHARS and quoted not in _STOP_WORDS:
+            if len(quoted) >= tuning.min_word_chars and quoted not in _STOP_WORDS:
                 found.setdefault(quoted, "quoted")
         for match in _TOKEN.finditer(goal):
             token = match.group()
-            kind = _kind_of(token)
+            kind = _kind_of(token, tuning.min_word_chars)
             if kind is None:
                 continue
             term = token.removesuffix("()") if kind == "identifier" else token.strip("-.:~")
             term = term.rstrip(".:?!,;").lower()
-            if 2 <= len(term) <= _MAX_TERM_CHARS:
+            if 2 <= len(term) <= tuning.max_term_chars:
                 found.setdefault(term, kind)
         for family in _families(goal):
             found.setdefault(family, "family")
-        ordered = sorted(list(found.items())[:_MAX_TERMS], key=lambda pair: -len(pair[0]))
+        ordered = sorted(list(found.items())[: tuning.max_terms], key=lambda pair: -len(pair[0]))
         bounded = tuple(
             None if pattern == re.escape(term) else re.compile(pattern)
             for term, kind in ordered

@@ -165,7 +165,7 @@ def ingest_paste(
         del received
     tokens = _count(redacted.segments, redaction, cut.full_counts, config.encoding)
     segments, evidence = _identify(redacted.segments)
-    ask = AskTerms.of("\n\n".join(cut.plan.goal_pieces))
+    ask = AskTerms.of("\n\n".join(cut.plan.goal_pieces), config.tuning.ask)
     context = DistillContext(ask, config.encoding, cheap=cut.tier != "full", tuning=config.tuning)
     items = [Item(piece) if tokens is None else Item(piece).counted(tokens) for piece in evidence]
     if cut.tier != "deferred":
@@ -195,7 +195,7 @@ def _cut(text: str, config: IngestConfig, intent: str | None) -> _Cut:
         deferred_backlog=config.deferred_backlog,
     )
     # Blocks are cut from the normal form and placed back in the received text, where every span is.
-    blocks = cut_blocks(text, config.max_blocks)
+    blocks = cut_blocks(text, config.max_blocks, config.tuning.ask)
     # Each block's text is sliced once, and counted, classified and redacted as that one copy.
     block_texts = {(block.start, block.end): text[block.start : block.end] for block in blocks}
     # A large paste's blocks are counted beside this thread from here on, while they are classified and rendered:
@@ -204,7 +204,7 @@ def _cut(text: str, config: IngestConfig, intent: str | None) -> _Cut:
     full_counts = None
     if len(text) >= THREADED_COUNT_CHARS and tier != "deferred":
         full_counts = SharedCount(list(dict.fromkeys(block_texts.values())), config.encoding)
-    plan = plan_blocks(text, blocks, intent, config.max_blocks, block_texts)
+    plan = plan_blocks(text, blocks, intent, config.max_blocks, block_texts, config.tuning.classify)
     return _Cut(tier, tier_reason, plan, full_counts)
 
 
@@ -348,7 +348,9 @@ def _served(
     # What the budget leaves goes by relevance to the ask: its strong lines first, then the logs' own
     # excerpts, then the rest by rank (``organs.stomach.core.relevance``).
     scorer = (
-        scorer_for([_Open(item) for item in items], chosen, goal, context.tuning.relevance) if tier == "full" else None
+        scorer_for([_Open(item) for item in items], chosen, goal, context.tuning.relevance, ask=context.ask)
+        if tier == "full"
+        else None
     )
     if scorer is not None:
         items = _filled_relevant(items, chosen, budget, context, scorer, may_shrink=True)

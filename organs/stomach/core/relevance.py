@@ -84,9 +84,12 @@ class LineScorer:
     _terms: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, goal: str, texts: Sequence[str], tuning: RelevanceTuning | None = None) -> LineScorer:
+    def of(
+        cls, goal: str, texts: Sequence[str], tuning: RelevanceTuning | None = None, *, ask: AskTerms | None = None
+    ) -> LineScorer:
+        """The scorer of ``texts`` for ``goal``; ``ask`` is the goal's terms when the caller read them already."""
         tuning = tuning or RelevanceTuning()
-        ask = AskTerms.of(goal)
+        ask = AskTerms.of(goal) if ask is None else ask
         scorer = cls(ask, Comparison.of(goal, tuning), tuning)
         scorer._pattern, scorer._names = _matcher(ask, tuning.min_stem)
         documents = 0
@@ -307,7 +310,12 @@ def _make_room(
 
 
 def scorer_for(
-    items: Sequence[Fillable], chosen: Chosen, goal: str, tuning: RelevanceTuning | None = None
+    items: Sequence[Fillable],
+    chosen: Chosen,
+    goal: str,
+    tuning: RelevanceTuning | None = None,
+    *,
+    ask: AskTerms | None = None,
 ) -> LineScorer | None:
     """The paste's scorer when filling can serve anything: a frame served compact, and an ask to rank by."""
     if not any(chosen[item.frame_id] == "compact" and item.compact is not None for item in items):
@@ -316,9 +324,10 @@ def scorer_for(
     if sum(len(item.text) for item in items) > tuning.max_chars:
         return None
     # Without an ask there is nothing to rank by: the rendering stays what compression made it.
-    if not AskTerms.of(goal) and Comparison.of(goal, tuning) is None:
+    ask = AskTerms.of(goal) if ask is None else ask
+    if not ask and Comparison.of(goal, tuning) is None:
         return None
-    return LineScorer.of(goal, [item.text for item in items], tuning)
+    return LineScorer.of(goal, [item.text for item in items], tuning, ask=ask)
 
 
 def fill_relevant(

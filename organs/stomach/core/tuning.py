@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from envelopes.types import FrameKind
 
-__all__ = ["LogConfig", "StomachTuning"]
+__all__ = ["AskTuning", "ClassifyTuning", "LogConfig", "StomachTuning"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +163,59 @@ class RelevanceTuning:
 
 
 @dataclass(frozen=True, slots=True)
+class AskTuning:
+    """How the ask is read (``organs.stomach.core.asked``) and found past the block cap
+    (``organs.stomach.core.blocks.split``)."""
+
+    # A content word of the ask has at least this many letters; at most this many terms are kept.
+    min_word_chars: int = 3
+    max_terms: int = 48
+    # An ask is a few sentences: a goal longer than this is read only this far, and no term is longer than the cap.
+    goal_chars: int = 8 * 1024
+    max_term_chars: int = 120
+    # Past the block cap, the ask is looked for among the remainder's paragraphs of at most this many characters
+    # (an ask is short): the last of those in its last ``tail_chars``, and those holding a question mark among its
+    # first ``question_runs`` times the cap of paragraphs, so the work stays bounded however many a paste has.
+    paragraph_chars: int = 2000
+    tail_chars: int = 1 << 20
+    question_runs: int = 16
+    # The strongest asks found there, at most this many, become blocks of their own.
+    most_set_apart: int = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ClassifyTuning:
+    """The classifier's numbers (``organs.stomach.core.classify``): how much of a block the ladder reads, and
+    the shares of its lines a rung asks for. Shares are whole tenths, so a comparison stays exact in integers."""
+
+    # The ladder reads a block's first and last this many lines (its shape lives at its ends).
+    sample_head_lines: int = 300
+    sample_tail_lines: int = 100
+    # A report's heading is among its first this many lines.
+    report_head_lines: int = 4
+    # A block whose first this many lines hold no trace line is at most a log with a trace further down.
+    trace_probe_lines: int = 20
+    # A comma table this wide may hold wordy cells (a CSV of many columns has free-text ones).
+    many_columns: int = 5
+    # A delimited table: at least this many tenths of its lines split into the same number of cells.
+    column_tenths: int = 9
+    # Source-prefixed lines, aligned table rows and numbered records: at least this many tenths of the lines.
+    row_tenths: int = 8
+    # An aligned listing: at least this many aligned keys, and this many tenths of lines keyed or indented under one.
+    listing_aligned_keys: int = 3
+    listing_tenths: int = 9
+    # The user's words glued above or below evidence (a sentence introducing it, a question under it) run to at
+    # most this many lines; more reads as a paragraph of its own.
+    glued_lines: int = 3
+    # A weak log signal (rung 6) is looked for near a line's start: a level within this many characters (fewer
+    # for a lone line, where a level word further in is as likely prose), a daemon tag and a clock within these.
+    weak_level_chars: int = 120
+    weak_level_chars_alone: int = 40
+    weak_tag_chars: int = 120
+    weak_clock_chars: int = 80
+
+
+@dataclass(frozen=True, slots=True)
 class StomachTuning:
     """The stomach's tuning numbers: how it plans sizes, values and shares its budget, fits and renders."""
 
@@ -238,6 +291,8 @@ class StomachTuning:
 
     log: LogConfig = field(default_factory=LogConfig)
     relevance: RelevanceTuning = field(default_factory=RelevanceTuning)
+    ask: AskTuning = field(default_factory=AskTuning)
+    classify: ClassifyTuning = field(default_factory=ClassifyTuning)
 
     def value_of(self, kind: FrameKind) -> int:
         """A segment's value for its kind alone, before its lines raise it."""

@@ -146,7 +146,6 @@ _MACHINE = re.compile(
 )
 _MACHINE_SHARE = 0.5
 _HEAD_CHARS = 2000
-_GLUED_LINES = 3
 # A line introducing what follows reads as a sentence: it opens with a plain word (not an identifier such
 # as "NoMethodError" or an acronym such as "PHP") and runs to at least three words.
 _SENTENCE = re.compile(r"[A-Za-z][a-z]*,?\s+\S+(?:\s+\S+)+")
@@ -198,9 +197,10 @@ def speaks_to_reader(text: str) -> bool:
     return own_words(text) and (ask_strength(text) > 0 or text.rstrip().endswith(":"))
 
 
-def glued_lines(text: str) -> int:
-    """How many leading lines of an evidence block are the user's words glued to it; 0 when there are none."""
-    lines = first_lines(text, _GLUED_LINES + 1)
+def glued_lines(text: str, most: int) -> int:
+    """How many leading lines (at most ``most``) of an evidence block are the user's words glued to it; 0 when
+    there are none."""
+    lines = first_lines(text, most + 1)
     for count, line in enumerate(lines):
         if machine_line(line) or _SENTENCE.match(line.strip()) is None:
             if count == 0 or not line.strip():
@@ -211,9 +211,10 @@ def glued_lines(text: str) -> int:
     return 0
 
 
-def glued_tail_lines(text: str) -> int:
-    """How many trailing lines of an evidence block are a question glued under it; 0 when there is none."""
-    lines = last_lines(text, _GLUED_LINES + 1)
+def glued_tail_lines(text: str, most: int) -> int:
+    """How many trailing lines (at most ``most``) of an evidence block are a question glued under it; 0 when there
+    is none."""
+    lines = last_lines(text, most + 1)
     for count, line in enumerate(reversed(lines)):
         if machine_line(line):
             if count == 0:

@@ -22,6 +22,7 @@ from organs.stomach.core.blocks.normal import normal_form, normalize
 from organs.stomach.core.blocks.split import Block, split_blocks
 from organs.stomach.core.blocks.structures import join_reports, join_tool_runs
 from organs.stomach.core.classify.ladder import Classification, classify
+from organs.stomach.core.tuning import AskTuning, ClassifyTuning
 
 __all__ = ["Plan", "Segment", "cut_blocks", "plan_blocks", "segment_texts"]
 
@@ -47,9 +48,10 @@ class Plan:
     anchors: list[str] = field(default_factory=list)
 
 
-def segment_texts(received: str) -> tuple[str, str]:
-    """A segment's full text and the text served from it: the one place a received segment becomes both."""
-    return received, normal_form(received)
+def segment_texts(received: str, *, normal: bool = False) -> tuple[str, str]:
+    """A segment's full text and the text served from it: the one place a received segment becomes both.
+    ``normal`` says ``received`` is a span of a paste known to be in normal form: it is not read again."""
+    return received, received if normal else normal_form(received)
 
 
 def _line_cuts(text: str, lead: int, tail: int) -> tuple[int, int]:
@@ -63,21 +65,27 @@ def _line_cuts(text: str, lead: int, tail: int) -> tuple[int, int]:
     return after_lead, newline + 1 if tail else len(text)
 
 
-def _classified(text: str, block: Block, block_text: str | None) -> list[Segment]:
+def _classified(text: str, block: Block, block_text: str | None, tuning: ClassifyTuning) -> list[Segment]:
     """The block's segment, or more when the user's words are glued above or below the evidence.
 
     Evidence is what the ladder found a shape for (with or without the glued lines), or prose whose lines
-    are mostly machine-made.
+    are mostly machine-made. The block's body is classified once: when its text is the ``rest`` already read
+    without the glued lines, that reading is its classification.
     """
-    full, served = segment_texts(text[block.start : block.end] if block_text is None else block_text)
-    found = classify(served, fenced=block.fenced, language=block.language)
+    full, served = segment_texts(
+        text[block.start : block.end] if block_text is None else block_text, normal=block.normal
+    )
+    found = classify(served, fenced=block.fenced, language=block.language, tuning=tuning)
     if block.fenced or found.kind == "path_ref":
         return [Segment(block, full, served, found)]
-    lead, tail = glued_lines(served), glued_tail_lines(served)
+    lead, tail = glued_lines(served, tuning.glued_lines), glued_tail_lines(served, tuning.glued_lines)
+    rest, rest_found = "", None
     if found.kind == "prose" and (lead or tail):
         rest = served[slice(*_line_cuts(served, lead, tail))]
-        if own_words(rest) and classify(rest, fenced=False).kind == "prose":
-            lead = tail = 0
+        if own_words(rest):
+            rest_found = classify(rest, fenced=False, tuning=tuning)
+            if rest_found.kind == "prose":
+                lead = tail = 0
     if not lead and not tail:
         return [Segment(block, full, served, found)]
     # The normal form keeps every line, so the received text splits at the same lines.
@@ -91,10 +99,14 @@ def _classified(text: str, block: Block, block_text: str | None) -> list[Segment
         pieces.append((Block(block.start + tail_start, block.end, fenced=False), glued))
     segments = []
     for piece, kind in pieces:
-        piece_full, piece_served = segment_texts(text[piece.start : piece.end])
-        segments.append(Segment(piece, piece_full, piece_served, kind or classify(piece_served, fenced=False)))
+        piece_full, piece_served = segment_texts(text[piece.start : piece.end], normal=block.normal)
+        if kind is None:
+            # The body is the rest read above when it serves the same text: that reading stands.
+            known = rest_found if piece_served == rest else None
+            kind = known or classify(piece_served, fenced=False, tuning=tuning)
+        segments.append(Segment(piece, piece_full, piece_served, kind))
     for segment in segments:
-        segment.block = replace(segment.block, remainder=block.remainder)
+        segment.block = replace(segment.block, remainder=block.remainder, normal=block.normal)
     return segments
 
 
@@ -104,13 +116,16 @@ def plan_blocks(
     intent: str | None,
     max_blocks: int,
     block_texts: Mapping[tuple[int, int], str] | None = None,
+    tuning: ClassifyTuning | None = None,
 ) -> Plan:
     """The paste's segments, in order, with its goal and anchors: the blocks (``cut_blocks``: spans in ``text``,
     the received paste) classified, and the goal picked (rules: ``intent``). ``block_texts`` holds blocks' texts
-    the caller sliced already, by span, so a large block is not held twice."""
+    the caller sliced already, by span, so a large block is not held twice; ``tuning`` holds the classifier's
+    numbers."""
     known = block_texts or {}
+    tuning = tuning or ClassifyTuning()
     segments = [
-        segment for block in blocks for segment in _classified(text, block, known.get((block.start, block.end)))
+        segment for block in blocks for segment in _classified(text, block, known.get((block.start, block.end)), tuning)
     ]
     for segment in segments:
         if segment.block.remainder:
@@ -149,11 +164,14 @@ def plan_blocks(
     return plan
 
 
-def cut_blocks(text: str, max_blocks: int) -> list[Block]:
-    """The paste's blocks, cut from its normal form, with spans in ``text`` (the received paste)."""
+def cut_blocks(text: str, max_blocks: int, tuning: AskTuning | None = None) -> list[Block]:
+    """The paste's blocks, cut from its normal form, with spans in ``text`` (the received paste); ``tuning`` bounds
+    the search for an ask past ``max_blocks``."""
     normal = normalize(text)
     return [
-        replace(block, start=start, end=end)
-        for block in join_tool_runs(normal.text, join_reports(normal.text, split_blocks(normal.text, max_blocks)))
+        replace(block, start=start, end=end, normal=not normal.changed)
+        for block in join_tool_runs(
+            normal.text, join_reports(normal.text, split_blocks(normal.text, max_blocks, tuning))
+        )
         for start, end in [normal.received_span(block.start, block.end)]
     ]

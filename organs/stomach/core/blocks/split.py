@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from organs.stomach.core.blocks.intent import ask_strength, speaks_to_reader
 from organs.stomach.core.shapes.trace_shapes import is_trace_frame, trace_header
+from organs.stomach.core.tuning import AskTuning
 
 __all__ = ["Block", "split_blocks"]
 
@@ -38,6 +39,8 @@ class Block:
     remainder: bool = False
     # The first word of an opening fence's info string, lower-cased ("python", "log", "console").
     language: str = ""
+    # The block was cut from a paste already in its normal form: its received text is what it serves.
+    normal: bool = False
 
 
 def _is_fence(text: str, start: int, end: int) -> bool:
@@ -55,7 +58,7 @@ _BLANK_FIRST_LINE = re.compile(r"[^\S\n]*(?=\n|\Z)")
 _BLANK_LINE = re.compile(r"\n[^\S\n]*(?=\n|\Z)")
 
 
-def split_blocks(text: str, max_blocks: int | None = None) -> list[Block]:
+def split_blocks(text: str, max_blocks: int | None = None, tuning: AskTuning | None = None) -> list[Block]:
     """The paste's blocks in order; with ``max_blocks``, the last one holds all the rest.
 
     The cap bounds the work and memory a paste of countless tiny blocks can demand;
@@ -69,48 +72,43 @@ def split_blocks(text: str, max_blocks: int | None = None) -> list[Block]:
     else:
         blocks = _merge_continuations(text, _blocks_by_line(text, max_blocks))
     if max_blocks is not None and blocks and blocks[-1].remainder:
-        return [*blocks[:-1], *_asks_set_apart(text, blocks[-1], max_blocks)]
+        return [*blocks[:-1], *_asks_set_apart(text, blocks[-1], max_blocks, tuning or AskTuning())]
     return blocks
 
 
-# Past the cap, the ask is looked for among the remainder's paragraphs of at most this many characters (an ask is
-# short): the last of those in its last MiB, and the last of those holding a question mark (as many of each as
-# the cap), read among its last MiB and its first ``_QUESTION_RUNS`` times the cap of paragraphs, so the work stays
-# bounded however many paragraphs a paste has.
-_ASK_CHARS = 2000
-_TAIL_CHARS = 1 << 20
-_QUESTION_RUNS = 16
-# The strongest asks found there, at most this many, become blocks of their own.
-_MAX_ASKS_SET_APART = 4
+# Past the cap, the ask is looked for among the remainder's short paragraphs, within bounds (``AskTuning``).
 
 
-def _ask_candidates(text: str, rest: Block, max_blocks: int) -> list[tuple[int, int]]:
+def _ask_candidates(text: str, rest: Block, max_blocks: int, tuning: AskTuning) -> list[tuple[int, int]]:
     """The remainder's short paragraphs that may be the ask, in order (at most twice the cap of them)."""
-    blank = _BLANK_LINE.search(text, max(rest.start, rest.end - _TAIL_CHARS), rest.end)
-    tail_start = rest.start if rest.end - rest.start <= _TAIL_CHARS or blank is None else blank.end() + 1
+    short = tuning.paragraph_chars
+    blank = _BLANK_LINE.search(text, max(rest.start, rest.end - tuning.tail_chars), rest.end)
+    tail_start = rest.start if rest.end - rest.start <= tuning.tail_chars or blank is None else blank.end() + 1
     questions: deque[tuple[int, int]] = deque(maxlen=max_blocks)
     for count, (start, end) in enumerate(_non_blank_runs(text, rest.start, tail_start)):
-        if count >= _QUESTION_RUNS * max_blocks:
+        if count >= tuning.question_runs * max_blocks:
             break
-        if end - start <= _ASK_CHARS and text.find("?", start, end) >= 0:
+        if end - start <= short and text.find("?", start, end) >= 0:
             questions.append((start, end))
     last: deque[tuple[int, int]] = deque(maxlen=max_blocks)
     for start, end in _non_blank_runs(text, tail_start, rest.end):
-        if end - start <= _ASK_CHARS:
+        if end - start <= short:
             last.append((start, end))
             if text.find("?", start, end) >= 0:
                 questions.append((start, end))
     return sorted({*questions, *last})
 
 
-def _asks_set_apart(text: str, rest: Block, max_blocks: int) -> list[Block]:
+def _asks_set_apart(text: str, rest: Block, max_blocks: int, tuning: AskTuning) -> list[Block]:
     """The remainder ``rest``, with the strongest asks among its short paragraphs (``_ask_candidates``) set apart
     as blocks of their own; what lies between them stays remainder."""
-    found = [(ask_strength(text[start:end]), start, end) for start, end in _ask_candidates(text, rest, max_blocks)]
+    found = [
+        (ask_strength(text[start:end]), start, end) for start, end in _ask_candidates(text, rest, max_blocks, tuning)
+    ]
     strongest = max((strength for strength, _, _ in found), default=0)
     if strongest == 0:
         return [rest]
-    asks = [(start, end) for strength, start, end in found if strength == strongest][-_MAX_ASKS_SET_APART:]
+    asks = [(start, end) for strength, start, end in found if strength == strongest][-tuning.most_set_apart :]
     pieces: list[Block] = []
     position = rest.start
     for start, end in asks:

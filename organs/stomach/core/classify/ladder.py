@@ -101,6 +101,7 @@ from organs.stomach.core.classify.rungs import (
 from organs.stomach.core.distill.text import plural
 from organs.stomach.core.shapes.line_shapes import is_ci_marker, is_prompt
 from organs.stomach.core.shapes.signals import LINE_PREFIX
+from organs.stomach.core.tuning import ClassifyTuning
 from organs.text_views import first_lines
 
 __all__ = [
@@ -111,9 +112,6 @@ __all__ = [
     "looks_like_path",
     "sample_lines",
 ]
-
-_SAMPLE_HEAD = 300
-_SAMPLE_TAIL = 100
 
 # Extensions that make a scheme-less token a path even when it looks hostname-first.
 _SOURCE_EXTENSIONS = frozenset(
@@ -204,22 +202,23 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,30}://")
 _WINDOWS_DRIVE = re.compile(r"[A-Za-z]:[\\/]")
 
 
-def sample_lines(text: str) -> list[str]:
+def sample_lines(text: str, tuning: ClassifyTuning) -> list[str]:
     """The first and last lines of a block, each cut to the prefix where shape lives.
 
     The block is the paste's normal form (``organs.stomach.core.blocks.normal``): no escapes, no carriage returns.
     """
+    head, tail_lines = tuning.sample_head_lines, tuning.sample_tail_lines
     if len(text) > 1_000_000:
         # A huge block is read only as far as the head needs; when more lines follow, its last lines are the tail.
-        lines = first_lines(text, _SAMPLE_HEAD + 1)
+        lines = first_lines(text, head + 1)
         read = sum(len(line) + 1 for line in lines[:-1])
-        sampled = len(lines) > _SAMPLE_HEAD and text.find("\n", read) >= 0
+        sampled = len(lines) > head and text.find("\n", read) >= 0
     else:
         lines = text.split("\n")
-        sampled = len(lines) > _SAMPLE_HEAD + _SAMPLE_TAIL
+        sampled = len(lines) > head + tail_lines
     if sampled:
-        tail = text[-LINE_PREFIX * _SAMPLE_TAIL :].split("\n")[1:][-_SAMPLE_TAIL:]
-        lines = lines[:_SAMPLE_HEAD] + tail
+        tail = text[-LINE_PREFIX * tail_lines :].split("\n")[1:][-tail_lines:]
+        lines = lines[:head] + tail
     return [line[:LINE_PREFIX].rstrip() for line in lines]
 
 
@@ -261,7 +260,7 @@ def _path_rung(text: str) -> Classification | None:
     return None
 
 
-def _console_rung(lines: list[str]) -> Classification | None:
+def _console_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     # A pasted terminal session or CI job: prompts (or a CI runner's section marker) and what ran.
     # Several commands, or a CI job, make a log of the run; one command's output decides the kind
     # (``$ kubectl get pods`` is a table), and output that reads as prose is still a run's record.
@@ -273,27 +272,25 @@ def _console_rung(lines: list[str]) -> Classification | None:
             "log", f"a terminal session or CI job ({plural(prompts, 'command')} over {len(lines)} lines)"
         )
     output = lines[1:]
-    found = _walk(output, console=False)
+    found = _walk(output, tuning, console=False)
     kind: SegmentKind = "log" if found.kind in ("prose", "path_ref") else found.kind
     return Classification(kind, f"a terminal session (a command, then output: {found.reason})")
 
 
-def report_rung(lines: list[str]) -> Classification | None:
+def report_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     """A JVM thread dump or crash report (``organs.stomach.core.blocks.structures``) is one trace-like report."""
-    opened = report_opened("\n".join(lines[:_REPORT_HEAD_LINES]))
+    opened = report_opened("\n".join(lines[: tuning.report_head_lines]))
     return None if opened is None else Classification("stack_trace", f"a JVM {opened}")
 
 
-def tool_run_rung(lines: list[str]) -> Classification | None:
+def tool_run_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     """A block whose last line closes a tool run (``structures.closes_run``) is that run's log."""
     last = next((line for line in reversed(lines) if line.strip()), "")
     return Classification("log", f"a tool run, closing with {last.strip()[:60]!r}") if closes_run(last) else None
 
 
-# A report's heading is among its first lines.
-_REPORT_HEAD_LINES = 4
-
-Rung = Callable[[list[str]], Classification | None]
+# Every rung reads the sampled lines with the classifier's tuning, and fires with a kind or passes.
+Rung = Callable[[list[str], ClassifyTuning], Classification | None]
 
 # Each rung with its label, in the order they are tried: the label a reason opens with is read from here, so
 # reordering the ladder is one edit. (Rungs 1, a fence, and 2, a lone path, are tried before the walk.)
@@ -321,11 +318,11 @@ LADDER: tuple[tuple[str, Rung], ...] = (
 _PROSE_LABEL = LADDER[-1][0]
 
 
-def _walk(lines: list[str], *, console: bool = True) -> Classification:
+def _walk(lines: list[str], tuning: ClassifyTuning, *, console: bool = True) -> Classification:
     for label, rung in LADDER:
         if rung is _console_rung and not console:
             continue
-        found = rung(lines)
+        found = rung(lines, tuning)
         if found is not None:
             return Classification(found.kind, f"rung {label}: {found.reason}")
     return Classification("prose", f"rung {_PROSE_LABEL}: prose (no rung above fired)")
@@ -387,10 +384,10 @@ _SOURCE_TAGS = frozenset(
 )
 
 
-def _fenced(text: str, language: str) -> Classification:
+def _fenced(text: str, language: str, tuning: ClassifyTuning) -> Classification:
     """A fenced region's content: it walks the ladder; the fence and its tag are evidence, not a verdict."""
     tag = f"```{language}" if language else "```"
-    found = _walk(sample_lines(text)) if text.strip() else Classification("prose", "empty")
+    found = _walk(sample_lines(text, tuning), tuning) if text.strip() else Classification("prose", "empty")
     if found.kind in ("prose", "path_ref"):
         kind: SegmentKind = "log" if language in _OUTPUT_TAGS else "code"
         return Classification(kind, f"rung 1: fenced {tag} region, no shape inside, so {kind}")
@@ -399,15 +396,17 @@ def _fenced(text: str, language: str) -> Classification:
     return Classification(found.kind, f"rung 1: fenced {tag} region, content read by the ladder: {found.reason}")
 
 
-def classify(text: str, *, fenced: bool, language: str = "") -> Classification:
+def classify(text: str, *, fenced: bool, language: str = "", tuning: ClassifyTuning | None = None) -> Classification:
     """Walk the ladder for one block of a paste; the first rung that fires names the kind.
 
-    ``fenced`` says the block is a fenced region's content and ``language`` its tag (rung 1).
+    ``fenced`` says the block is a fenced region's content and ``language`` its tag (rung 1); ``tuning`` holds
+    the ladder's numbers.
     """
+    tuning = tuning or ClassifyTuning()
     if fenced:
-        return _fenced(text, language)
+        return _fenced(text, language, tuning)
     if "\n" not in text:
         path = _path_rung(text)
         if path is not None:
             return path
-    return _walk(sample_lines(text))
+    return _walk(sample_lines(text, tuning), tuning)

@@ -35,6 +35,7 @@ from organs.stomach.core.shapes.trace_shapes import (
     kernel_prefix_end,
     trace_header,
 )
+from organs.stomach.core.tuning import ClassifyTuning
 
 __all__ = [
     "MAX_CELL_WORDS",
@@ -57,7 +58,6 @@ __all__ = [
 ]
 
 MAX_CELL_WORDS = 4
-_MANY_COLUMNS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +66,7 @@ class Classification:
     reason: str
 
 
-_TRACE_PROBE_LINES = 20
-
-
-def trace_rung(lines: list[str]) -> Classification | None:
+def trace_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     headers: list[tuple[int, str]] = []
     frames = 0
     trace_lines = 0
@@ -80,7 +77,7 @@ def trace_rung(lines: list[str]) -> Classification | None:
         if (index - trace_lines) * 2 > len(lines) and not strong_opening:
             # More than half the lines are not trace lines: no trace, whatever the rest holds.
             return None
-        if index == _TRACE_PROBE_LINES and trace_lines == 0:
+        if index == tuning.trace_probe_lines and trace_lines == 0:
             # A block whose first lines hold no trace line is at most a log with a trace further down.
             return None
         is_frame = following_is_frame
@@ -119,7 +116,7 @@ def trace_rung(lines: list[str]) -> Classification | None:
     )
 
 
-def timestamped_log_rung(lines: list[str]) -> Classification | None:
+def timestamped_log_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     clocked = sum(1 for line in lines if leading_stamp(line) is not None)
     if clocked * 2 < len(lines):
         return None
@@ -143,7 +140,7 @@ def _reads_as_free_text(field: str) -> bool:
     return any(_TWO_LETTERS.search(word) for word in words[:-1])
 
 
-def delimited_record_log_rung(lines: list[str]) -> Classification | None:
+def delimited_record_log_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     if len(lines) < 2:
         return None
     records = 0
@@ -161,14 +158,14 @@ def delimited_record_log_rung(lines: list[str]) -> Classification | None:
     )
 
 
-def json_lines_rung(lines: list[str]) -> Classification | None:
+def json_lines_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     records = sum(1 for line in lines if is_json_record(line))
     if records * 2 < len(lines) or records == 0:
         return None
     return Classification("log", f"JSON lines with log fields ({records}/{len(lines)} lines)")
 
 
-def source_column_rung(lines: list[str]) -> Classification | None:
+def source_column_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     # docker compose and kubectl prefix each line with the service or pod that wrote it: a source
     # column, which a two-column pipe table imitates. The sources repeat and what follows them reads
     # as messages; a table's first column names each row once and its cells are values.
@@ -185,7 +182,11 @@ def source_column_rung(lines: list[str]) -> Classification | None:
         sources.add(found[0])
         rest = line[found[1] :]
         messages += is_json_record(rest) or _reads_as_free_text(rest) or leading_stamp(rest) is not None
-    if prefixed * 10 < len(lines) * 8 or len(sources) > max(2, prefixed // 3) or messages * 2 < prefixed:
+    if (
+        prefixed * 10 < len(lines) * tuning.row_tenths
+        or len(sources) > max(2, prefixed // 3)
+        or messages * 2 < prefixed
+    ):
         return None
     return Classification(
         "log", f"lines prefixed by a source column ({len(sources)} sources, {prefixed}/{len(lines)} lines)"
@@ -206,7 +207,7 @@ def _written(lines: list[str]) -> list[str]:
     return [line for line in lines if line.strip() and not is_box_border(line)]
 
 
-def diagnostics_rung(lines: list[str]) -> Classification | None:
+def diagnostics_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     written = _written(lines)
     diagnostics = sum(1 for line in written if _diagnostic(line))
     if diagnostics == 0 or not (_diagnostic(written[0]) or diagnostics * 4 >= len(written)):
@@ -214,7 +215,7 @@ def diagnostics_rung(lines: list[str]) -> Classification | None:
     return Classification("log", f"compiler or build diagnostics ({diagnostics}/{len(written)} lines)")
 
 
-def test_report_rung(lines: list[str]) -> Classification | None:
+def test_report_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     written = _written(lines)
     reported = sum(1 for line in written if is_test_report(line))
     if not written or reported < min(2, len(written)) or reported * 4 < len(written):
@@ -237,24 +238,25 @@ def _pipe_cells(line: str) -> int:
     return inner.count("|") + 1 if "|" in inner else 1
 
 
-def _comma_cells_read_like_values(lines: list[str], columns: int) -> bool:
+def _comma_cells_read_like_values(lines: list[str], columns: int, many_columns: int) -> bool:
     rows = [row for row in csv.reader(lines) if len(row) == columns]
     words = [len(cell.split()) for row in rows for cell in row]
     # With many columns kept line after line, a long cell is a name or a description column, not
     # the sign of comma-spliced prose: only the mean must stay value-like.
-    if not words or (columns < _MANY_COLUMNS and max(words) > MAX_CELL_WORDS):
+    if not words or (columns < many_columns and max(words) > MAX_CELL_WORDS):
         return False
     return sum(words) / len(words) <= 2.0
 
 
-def delimited_table_rung(lines: list[str]) -> Classification | None:
+def delimited_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     if len(lines) < 2:
         return None
+    least_share = tuning.column_tenths / 10
     pipe_columns, pipe_share = _same_count_share([_pipe_cells(line) for line in lines])
-    if pipe_columns >= 2 and pipe_share >= 0.9:
+    if pipe_columns >= 2 and pipe_share >= least_share:
         return Classification("table", f"pipe-delimited table ({pipe_columns} columns)")
     tab_columns, tab_share = _same_count_share([line.count("\t") + 1 for line in lines])
-    if tab_columns >= 2 and tab_share >= 0.9:
+    if tab_columns >= 2 and tab_share >= least_share:
         return Classification("table", f"tab-delimited table ({tab_columns} columns)")
     try:
         comma_counts = [len(row) for row in csv.reader(lines)]
@@ -263,7 +265,11 @@ def delimited_table_rung(lines: list[str]) -> Classification | None:
     if len(comma_counts) != len(lines):
         return None
     comma_columns, comma_share = _same_count_share(comma_counts)
-    if comma_columns >= 2 and comma_share >= 0.9 and _comma_cells_read_like_values(lines, comma_columns):
+    if (
+        comma_columns >= 2
+        and comma_share >= least_share
+        and _comma_cells_read_like_values(lines, comma_columns, tuning.many_columns)
+    ):
         return Classification("table", f"comma-delimited table ({comma_columns} columns, value-like cells)")
     return None
 
@@ -271,7 +277,7 @@ def delimited_table_rung(lines: list[str]) -> Classification | None:
 _ROW_COUNT = re.compile(r"\(\d{1,12} rows?\)\s*$")
 
 
-def result_table_rung(lines: list[str]) -> Classification | None:
+def result_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     # A SQL client's results: a header over a dashed rule, rows, "(N rows)"; the statements that
     # produced them may stand above, as they do in a pasted session.
     ruled = sum(
@@ -294,7 +300,7 @@ def _record_start(line: str) -> bool:
     return label_end > 0 and leading_stamp(line[label_end:]) is not None
 
 
-def record_log_rung(lines: list[str]) -> Classification | None:
+def record_log_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     # Multi-line records: a clocked header line, then continuation lines (a trace inside the record,
     # wrapped JSON, the query of a slow-query log). A clocked first line with a level is one record;
     # otherwise the block must open with a record and hold another.
@@ -314,8 +320,8 @@ _DOTNET_LEVEL = re.compile(r"(?:trce|dbug|info|warn|fail|crit): [\w.]{1,200}\[\d
 _EMBEDDED_CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}")
 
 
-def _weak_log_signal(line: str, single: bool) -> bool:
-    level_window = 40 if single else 120
+def _weak_log_signal(line: str, single: bool, tuning: ClassifyTuning) -> bool:
+    level_window = tuning.weak_level_chars_alone if single else tuning.weak_level_chars
     level_match = level_of(line[:level_window])
     if (level_match is not None or is_tool_level(line)) and not line.endswith("?"):
         return True
@@ -326,8 +332,8 @@ def _weak_log_signal(line: str, single: bool) -> bool:
         or kernel_prefix_end(line) > 0
         or is_tool_level(line)
         or _DOTNET_LEVEL.match(line) is not None
-        or _DAEMON_TAG.search(line, 0, 120) is not None
-        or _EMBEDDED_CLOCK.search(line, 0, 80) is not None
+        or _DAEMON_TAG.search(line, 0, tuning.weak_tag_chars) is not None
+        or _EMBEDDED_CLOCK.search(line, 0, tuning.weak_clock_chars) is not None
     )
 
 
@@ -335,12 +341,12 @@ def _weak_log_signal(line: str, single: bool) -> bool:
 _COLUMN_HEADER = re.compile(r"\s*[A-Z][A-Z0-9_%/()-]*(?: +[A-Z][A-Z0-9_%/()-]*){2,30}\s*$")
 
 
-def weak_log_rung(lines: list[str]) -> Classification | None:
+def weak_log_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     if len(lines) > 1 and _COLUMN_HEADER.match(lines[0]) is not None:
         # A table with a clock column reads as a log line by line: its header row says it is a table.
         return None
     single = len(lines) == 1
-    signalled = sum(1 for line in lines if _weak_log_signal(line, single))
+    signalled = sum(1 for line in lines if _weak_log_signal(line, single, tuning))
     if signalled * 2 < len(lines) or signalled == 0:
         return None
     return Classification(
@@ -348,7 +354,7 @@ def weak_log_rung(lines: list[str]) -> Classification | None:
     )
 
 
-def aligned_table_rung(lines: list[str]) -> Classification | None:
+def aligned_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     if len(lines) < 2 or any("\t" in line for line in lines):
         return None
     columns = aligned_columns(lines)
@@ -356,17 +362,21 @@ def aligned_table_rung(lines: list[str]) -> Classification | None:
         return None
     filled = [sum(1 for start, end in columns if line[start:end].strip()) for line in lines]
     full_rows = sum(1 for count in filled if count >= len(columns) - 1)
-    if full_rows * 10 < len(lines) * 8:
+    if full_rows * 10 < len(lines) * tuning.row_tenths:
         return None
     return Classification("table", f"whitespace-aligned table ({len(columns)} columns)")
 
 
-def listing_rung(lines: list[str]) -> Classification | None:
+def listing_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     # kubectl describe and its kin: "Key:    value" with the values aligned, nested keys indented.
     keyed = sum(1 for line in lines if listing_key(line))
     aligned = sum(1 for line in lines if listing_key(line) and ":  " in line)
     covered = sum(1 for line in lines if listing_key(line) or line.startswith((" ", "\t")))
-    if aligned < 3 or keyed * 2 < len(lines) or covered * 10 < len(lines) * 9:
+    if (
+        aligned < tuning.listing_aligned_keys
+        or keyed * 2 < len(lines)
+        or covered * 10 < len(lines) * tuning.listing_tenths
+    ):
         return None
     return Classification("table", f"aligned key/value listing ({keyed}/{len(lines)} keyed lines)")
 
@@ -374,11 +384,11 @@ def listing_rung(lines: list[str]) -> Classification | None:
 _NUMBERED_RECORD = re.compile(r"(?:- )?\d{5,20} \S")
 
 
-def numbered_records_rung(lines: list[str]) -> Classification | None:
+def numbered_records_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     # Machine records that open with a sequence number or epoch and carry no level or clock
     # up front. Tried after the aligned-table rung, because `ps` rows open with a PID too.
     numbered = sum(1 for line in lines if _NUMBERED_RECORD.match(line) is not None)
-    if len(lines) < 3 or numbered * 10 < len(lines) * 8:
+    if len(lines) < 3 or numbered * 10 < len(lines) * tuning.row_tenths:
         return None
     return Classification("log", f"numbered machine records ({numbered}/{len(lines)} lines open with an id)")
 
@@ -404,7 +414,7 @@ _CODE_LINE = re.compile(
 )
 
 
-def code_rung(lines: list[str]) -> Classification | None:
+def code_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     shaped = sum(1 for line in lines if _CODE_LINE.match(line) is not None)
     if shaped * 2 < len(lines) or shaped == 0:
         return None
