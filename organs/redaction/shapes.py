@@ -38,6 +38,7 @@ _SECRET_COLUMN = re.compile(
 )
 _HEADER_WORDS = ("secret", "pass", "pwd", "token", "key")
 _HEADER_WORD = ahocorasick_rs.AhoCorasick(list(_HEADER_WORDS))
+_HEADER_WORD_BYTES = ahocorasick_rs.BytesAhoCorasick([word.encode() for word in _HEADER_WORDS])
 _CELL = re.compile(r"[A-Za-z][A-Za-z0-9 _./()-]{0,48}")
 _MAX_TABLE_ROWS = 100_000
 
@@ -69,6 +70,15 @@ def _line_at(text: str, at: int) -> tuple[int, int]:
     return start, len(text) if end == -1 else end
 
 
+def _header_word_positions(lowered: str) -> Iterable[int]:
+    """Where a header word starts. An ASCII text is searched as bytes, whose offsets are its characters':
+    searching a str builds a table of every character's position, eight bytes each, for a large paste
+    several times its size."""
+    if lowered.isascii():
+        return (at for _, at, _ in _HEADER_WORD_BYTES.find_matches_as_indexes(lowered.encode()))
+    return (at for _, at, _ in _HEADER_WORD.find_matches_as_indexes(lowered))
+
+
 def _column_values(text: str) -> Iterable[Found]:
     """Values under a secret-named header, row by row while the rows keep the header's width. Only the
     lines holding a header word are read as possible headers."""
@@ -76,7 +86,7 @@ def _column_values(text: str) -> Iterable[Found]:
     if len(lowered) != len(text):
         return  # lower-casing moved positions (a rare letter); such a text is read as no table
     done = 0
-    for _, at, _ in _HEADER_WORD.find_matches_as_indexes(lowered):
+    for at in _header_word_positions(lowered):
         if at < done:
             continue
         start, end = _line_at(text, at)
