@@ -87,6 +87,14 @@ def test_a_code_family_named_by_its_letter_finds_its_codes() -> None:
     assert terms.named("B is for bravo; Bob wrote b7 and abc123") == ()
 
 
+def test_letters_of_two_or_more_also_find_themselves_as_a_value() -> None:
+    terms = AskTerms.of("Which of the (NV) rows had the most visits?")
+    assert terms.named("LAS,McCarran International,Las Vegas,NV,USA,8523") == ("nv",)
+    assert terms.named("NV12 tripped") == ("nv",)
+    # Only as a whole word: not inside another word or code.
+    assert terms.named("nvme0n1: p1 p2, NVX and envoy") == ()
+
+
 def test_a_lone_article_is_a_family_only_in_brackets() -> None:
     assert "i" not in _kinds("I think A is the one that leaks")
     assert _kinds("What does rule family (A) flag?")["a"] == "family"

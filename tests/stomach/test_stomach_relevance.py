@@ -130,6 +130,26 @@ def test_lines_near_a_rare_match_come_with_it() -> None:
     assert '  held by "ledger-writer"' in served
 
 
+def test_the_rows_of_a_value_the_ask_names_in_capitals_are_served() -> None:
+    # A wide table sorted by count, where the rows the ask names by a two-letter cell are near its end.
+    states = ["TX", "CA", "FL", "NY", "IL", "OH", "GA", "PA", "MI", "NC"]
+    header = "code,name,city,state,country,lat,long,count"
+    rows = [
+        f"A{number:02d},Field {number} Regional,Town {number},{states[number % 10]},USA,"
+        f"3{number % 10}.5,-9{number % 7}.25,{5000 - number * 20}"
+        for number in range(240)
+    ]
+    asked = [
+        f"Z{number},Prairie {number} Muni,Hill {number},WY,USA,4{number}.1,-10{number}.3,{30 + number}"
+        for number in range(4)
+    ]
+    rows[200:200] = asked
+    paste = "Counts per field:\n\n" + "\n".join([header, *rows]) + "\n\nWhich (WY) fields are listed?"
+    served, tokens = _served(paste, 1500)
+    assert all(row in served for row in asked)
+    assert tokens <= 1500
+
+
 def test_a_paste_within_its_budget_is_served_as_it_was() -> None:
     paste = "The job failed:\n\n2025-03-02 10:00:00 ERROR job 7 failed: disk full\n\nWhich job was the slowest?"
     served, _ = _served(paste, 4096)

@@ -84,8 +84,13 @@ def _pattern_of(term: str, kind: str) -> str:
 
 
 def family_pattern(term: str) -> str:
-    """A code of the family: its letters, then two digits or more, as a whole word (``b`` finds ``b028``)."""
-    return rf"(?<![a-z0-9]){re.escape(term)}\d{{2,}}(?![a-z0-9])"
+    """A code of the family: its letters, then two digits or more, as a whole word (``b`` finds ``b028``).
+
+    Letters standing alone in the ask may also be a value itself (a state in a table, ``WY``; a collector,
+    ``GC``): two letters or more also find themselves as a whole word. A lone letter does not, it is too common.
+    """
+    digits = r"\d{2,}" if len(term) < 2 else r"(?:\d{2,})?"
+    return rf"(?<![a-z0-9]){re.escape(term)}{digits}(?![a-z0-9])"
 
 
 def _families(goal: str) -> list[str]:
