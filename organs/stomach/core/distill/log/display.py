@@ -392,8 +392,44 @@ def _grouped_body(ordered: list[Piece], config: LogConfig) -> tuple[list[str], b
     return body, True
 
 
+def _single_events(chosen: list[Piece], templates: list[Template]) -> list[Piece]:
+    """A template seen once whose real line is shown, and says nothing that line does not, says the same thing
+    twice: its line becomes ``×1`` and the real line (with its continuation lines), and the example is dropped.
+    (A structured log's template may say more: the level a JSON line gives as a number.)"""
+    lines = {piece.template: piece.text for piece in chosen if piece.slot == SLOT_TEMPLATE and piece.text}
+    examples = {
+        piece.template: piece
+        for piece in chosen
+        if piece.slot == SLOT_EXAMPLE
+        and piece.text is not None
+        and templates[piece.template].count == 1
+        and _says_no_more(lines.get(piece.template, ""), piece.text)
+    }
+    if not examples:
+        return chosen
+    merged = []
+    for piece in chosen:
+        example_piece = examples.get(piece.template)
+        if example_piece is None or piece.slot not in (SLOT_TEMPLATE, SLOT_EXAMPLE):
+            merged.append(piece)
+        elif piece.slot == SLOT_TEMPLATE:
+            real = (example_piece.text or "").removeprefix("    e.g. ")
+            line = f"{TIMES}1 {real}"
+            merged.append(
+                Piece(piece.template, SLOT_TEMPLATE, piece.priority, line, len(line), 0, example_piece.quotes)
+            )
+    return merged
+
+
+def _says_no_more(template_text: str, example_text: str) -> bool:
+    """Whether every word of a template line (its count and wildcards aside) is in the real line."""
+    words = template_text.split()[1:]
+    return bool(words) and all(word in example_text for word in words if word != WILDCARD)
+
+
 def render(header: str, chosen: list[Piece], templates: list[Template], config: LogConfig, group: bool = False) -> str:
     shown = {piece.template for piece in chosen if piece.slot == SLOT_TEMPLATE}
+    chosen = _single_events(chosen, templates)
     ordered = sorted(chosen, key=lambda piece: (piece.template, piece.slot))
     if group:
         body, grouped = _grouped_body(ordered, config)
