@@ -226,7 +226,7 @@ def _candidates(
     lines = item.text.split("\n")
     # A line the rendering shows says nothing new; a line said several times (a frame every thread of a dump
     # holds) is picked once, where it scores best (under the thread the ask names, not the first one).
-    shown = set((item.compact or "").split("\n"))
+    shown = _shown_lines(item.compact or "")
     best: dict[str, tuple[float, int]] = {}
     scores = scorer.scores(lines, least=strong, wide=item.kind in _REPORT_KINDS)
     for index, (score, line) in enumerate(zip(scores, lines, strict=True)):
@@ -234,6 +234,21 @@ def _candidates(
         if score > least and line.strip() and clipped not in shown and score > best.get(clipped, (0.0, 0))[0]:
             best[clipped] = (score, index)
     return sorted(((score, index, line) for line, (score, index) in best.items()), key=lambda entry: entry[1])
+
+
+# What a rendering puts around a real line it quotes: an example's lead, a count, and the note after it.
+_QUOTE_LEAD = re.compile(r"^\s*(?:e\.g\. |! ?×[\d,]+ |×[\d,]+ )?")
+_QUOTE_NOTE = re.compile(r" \((?:matches ask|alert|last [^)]*)\)$")
+
+
+def _shown_lines(rendering: str) -> set[str]:
+    """The rendering's lines, and each as the real line it quotes (lead and note taken off): a line of the
+    paste that a rendering quotes is shown already, however it is marked."""
+    shown = set()
+    for line in rendering.split("\n"):
+        shown.add(line)
+        shown.add(_QUOTE_NOTE.sub("", _QUOTE_LEAD.sub("", line, count=1)))
+    return shown
 
 
 def _clipped(line: str, chars: int) -> str:
