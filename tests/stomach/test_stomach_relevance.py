@@ -204,9 +204,10 @@ def test_a_line_said_under_many_threads_is_offered_where_it_scores_best() -> Non
 def test_a_line_the_rendering_quotes_as_an_example_or_a_counted_line_is_not_offered_again() -> None:
     lines = [f"[ {number}.5] wlan0: scan done" for number in range(30)]
     lines[10] = "[ 10.5] wlan0: firmware load failed for fw-59.bin"
-    lines[20] = "[ 20.5] wlan0: firmware load failed for fw-58.bin"
+    lines[20] = "      wlan0: firmware load failed for fw-58.bin"
     text = "\n".join(lines)
-    quoted = f"    e.g. {lines[10]} (matches ask)\n×1 {lines[20]}"
+    # A template line leaves out a line's indentation.
+    quoted = f"    e.g. {lines[10]} (matches ask)\n×1 {lines[20].strip()}"
     scorer = LineScorer.of("Which firmware failed to load?", [text])
     offered = [line for _, _, line in _candidates(_Frame(text, kind="log", compact=quoted), scorer, 0.0)]
     assert lines[10] not in offered and lines[20] not in offered

@@ -231,7 +231,7 @@ def _candidates(
     scores = scorer.scores(lines, least=strong, wide=item.kind in _REPORT_KINDS)
     for index, (score, line) in enumerate(zip(scores, lines, strict=True)):
         clipped = _clipped(line, scorer.tuning.line_chars)
-        if score > least and line.strip() and clipped not in shown and score > best.get(clipped, (0.0, 0))[0]:
+        if score > least and line.strip() and clipped.strip() not in shown and score > best.get(clipped, (0.0, 0))[0]:
             best[clipped] = (score, index)
     return sorted(((score, index, line) for line, (score, index) in best.items()), key=lambda entry: entry[1])
 
@@ -246,8 +246,8 @@ def _shown_lines(rendering: str) -> set[str]:
     paste that a rendering quotes is shown already, however it is marked."""
     shown = set()
     for line in rendering.split("\n"):
-        shown.add(line)
-        shown.add(_QUOTE_NOTE.sub("", _QUOTE_LEAD.sub("", line, count=1)))
+        shown.add(line.strip())
+        shown.add(_QUOTE_NOTE.sub("", _QUOTE_LEAD.sub("", line, count=1)).strip())
     return shown
 
 
