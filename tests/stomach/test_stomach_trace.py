@@ -34,6 +34,17 @@ def test_the_innermost_frames_are_kept_and_the_elision_is_counted() -> None:
     assert "Layer10.call" not in rendering
 
 
+def test_the_innermost_end_keeps_more_frames_than_the_outermost() -> None:
+    # A native trace, innermost first: what failed is near #0, how the program got there near the last frame.
+    frames = [f"    #{i} 0x7f85{i:08x} in app::step{i}() /src/app/step{i}.cc:{i + 10}:5" for i in range(40)]
+    trace = "==9==ERROR: AddressSanitizer: heap-use-after-free on address 0x6120\nREAD of size 8\n" + "\n".join(frames)
+    rendering = distill_trace(trace, target_tokens=420).rendering
+    shown = [i for i in range(40) if f"app::step{i}()" in rendering]
+    inner = [i for i in shown if i < 20]
+    assert 0 in shown and 39 in shown
+    assert len(inner) > 2 * (len(shown) - len(inner))
+
+
 def test_an_application_frame_hidden_among_library_frames_is_kept() -> None:
     trace = "\n".join(
         [

@@ -288,6 +288,9 @@ class StomachTuning:
     # (they title the frames below: "Freed by task 7:").
     trace_line_chars: int = 300
     trace_header_tail: int = 2
+    # Of the frames a trace's section keeps at its two ends, the outermost end keeps one in this many (at least
+    # one), the innermost end the rest: what failed is near the innermost frame, not near main.
+    trace_outer_share: int = 3
 
     log: LogConfig = field(default_factory=LogConfig)
     relevance: RelevanceTuning = field(default_factory=RelevanceTuning)

@@ -146,7 +146,9 @@ def _render_run(frame: _Frame, count: int, line_chars: int) -> list[str]:
     return rendered
 
 
-def _render_frames(frames: list[_Frame], plan: _Plan, line_chars: int, *, innermost_last: bool) -> list[str]:
+def _render_frames(
+    frames: list[_Frame], plan: _Plan, line_chars: int, *, innermost_last: bool, outer_share: int
+) -> list[str]:
     unreliable = sum(1 for frame in frames if frame.unreliable) if plan.drop_unreliable else 0
     shown_frames = [frame for frame in frames if not (plan.drop_unreliable and frame.unreliable)]
     runs = _runs(shown_frames)
@@ -168,12 +170,16 @@ def _render_frames(frames: list[_Frame], plan: _Plan, line_chars: int, *, innerm
         for frame, count in runs:
             rendered.extend(_render_run(frame, count, line_chars))
     else:
-        middle = runs[keep:-keep]
+        # The frames near the innermost one say what failed; those near the outermost are mostly how the program
+        # got there (a main, an event loop, a thread's start): the innermost end keeps most of the frames kept.
+        outer = max(1, keep // outer_share)
+        first, last = (outer, 2 * keep - outer) if innermost_last else (2 * keep - outer, outer)
+        middle = runs[first:-last]
         # The application's own frames nearest each end, when only the middle holds them.
         apps = [index for index, (frame, _) in enumerate(middle) if frame.application]
-        ends_have_app = any(frame.application for frame, _ in (*runs[:keep], *runs[-keep:]))
+        ends_have_app = any(frame.application for frame, _ in (*runs[:first], *runs[-last:]))
         kept = set() if ends_have_app or not apps else {apps[0], apps[-1]}
-        for frame, count in runs[:keep]:
+        for frame, count in runs[:first]:
             rendered.extend(_render_run(frame, count, line_chars))
         elided = 0
         for index, (frame, count) in enumerate(middle):
@@ -186,7 +192,7 @@ def _render_frames(frames: list[_Frame], plan: _Plan, line_chars: int, *, innerm
                 elided += count
         if elided:
             rendered.append("    " + elision(elided, "frame"))
-        for frame, count in runs[-keep:]:
+        for frame, count in runs[-last:]:
             rendered.extend(_render_run(frame, count, line_chars))
     if unreliable:
         rendered.append(f"    … [{plural(unreliable, 'unreliable ? frame')} elided] …")
@@ -218,7 +224,11 @@ def _render(sections: list[_Section], plan: _Plan, summary: str, tuning: Stomach
             body.extend(_clip(line, line_chars) for line in header[len(header) - tail :])
         # Python prints the innermost frame last ("most recent call last"); the other runtimes first.
         innermost_last = any("most recent call last" in line for line in header)
-        body.extend(_render_frames(section.frames, plan, line_chars, innermost_last=innermost_last))
+        body.extend(
+            _render_frames(
+                section.frames, plan, line_chars, innermost_last=innermost_last, outer_share=tuning.trace_outer_share
+            )
+        )
     return "\n".join(body)
 
 
