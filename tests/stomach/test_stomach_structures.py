@@ -76,6 +76,22 @@ def test_a_tool_run_split_by_blank_lines_is_one_log_segment() -> None:
     ]
 
 
+def test_a_style_checker_run_closing_with_its_tally_is_one_log_and_its_code_lines_ask_nothing() -> None:
+    # The quoted source under an offence may end in a question mark; it is the run's, not the user's question.
+    run = (
+        "app/models/cart.rb:4:3: C: Style/GuardClause: Use a guard clause instead.\n"
+        "  return total if items.empty?\n"
+        "  ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n\n"
+        "lib/tasks/sync.rake:9:12: W: Lint/UselessAssignment: Useless assignment to variable - rows.\n"
+        "  rows = Cart.all\n"
+        "  ^^^^\n\n"
+        "12 files inspected, 2 offenses detected"
+    )
+    bundle = ingest_paste(f"{run}\n\nWhich of these can be autocorrected?")
+    assert [(entry.kind, entry.outcome) for entry in bundle.report] == [("log", "frame"), ("prose", "goal")]
+    assert bundle.query.goal == "Which of these can be autocorrected?"
+
+
 def test_two_tool_runs_stay_two_segments() -> None:
     tests = "test_a.py::test_one PASSED\ntest_a.py::test_two FAILED\n\n=== 1 failed, 1 passed in 0.10s ==="
     paste = f"{_LINT_RUN}\n\n{tests}\n\nWhy does test_two fail?"

@@ -20,7 +20,8 @@ its parts:
 A tool run (a linter, compiler, test runner, package manager, build tool) also separates its
 records with blank lines; ``join_tool_runs`` joins the blocks before a block that ends as such a
 run ends (``Found 241 errors.``, ``=== 3 failed, 80 passed in 0.62s ===``, ``error: could not
-compile …``, ``5 errors``, ``ERROR SUMMARY: …``) back to the previous run's end.
+compile …``, ``5 errors``, ``ERROR SUMMARY: …``, ``33 files inspected, 2 offenses detected``) back to the
+previous run's end.
 
 Every join stops at a fence or at the user's own sentences (a line that reads as prose), so the
 user's words are never joined to the evidence.
@@ -59,6 +60,7 @@ _RUN_CLOSE = re.compile(
     r"|\[\*\] \d+ fixable.*|error: could not compile .*|\d+ (?:errors?|warnings?)|make(?:\[\d+\])?: \*\*\* .*"
     r"|npm (?:ERR!|error) .*|ERROR: .*|==\d+== ERROR SUMMARY: .*|✖ \d+ problems? .*|Tests?: .*\b(?:passed|failed)\b.*"
     r"|BUILD (?:SUCCESSFUL|FAILED).*|\[(?:ERROR|INFO)\] BUILD (?:SUCCESS|FAILURE).*|Node\.js v[\d.]+"
+    r"|\d+ files? inspected, (?:no|\d+) offenses? detected.*"
 )
 # A line the user wrote: a capitalised sentence of six words or more, none of them a code or number (a tool's
 # message opens with its code: "B018 Found useless expression."), that ends as a sentence does.
