@@ -92,6 +92,15 @@ def test_an_ask_glued_to_a_trace_is_split_into_its_own_segment() -> None:
     assert_bundle_honest(paste, bundle)
 
 
+def test_a_question_glued_under_records_no_pattern_calls_machine_made_is_the_goal() -> None:
+    # A collector's records: not a known log shape, but no line of them reads as a sentence.
+    records = "\n".join(f"{12.5 * k:.3f}: [GC [Young: {900 - k}K->{40 + k}K(960K)], 0.{k:03d} secs]" for k in range(8))
+    ask = "Which of these collections took the longest, and how much did it free?"
+    paste = f"{records}\n{ask}"
+    assert glued_tail_lines(paste, GLUED) == 1
+    assert ingest_paste(paste).query.goal == ask
+
+
 def test_an_imperative_with_a_colon_glued_to_a_log_is_split_but_a_plain_first_line_is_not() -> None:
     log = "2024-03-01 12:00:00 INFO a\n2024-03-01 12:00:09 ERROR b"
     assert glued_lines("Explain this failure:\n" + log, GLUED) == 1

@@ -28,8 +28,8 @@ The goal is the user's own words, never text inside evidence:
   a question to the reader, or end with a colon and read as a sentence ("Fix
   this:", "only this in the journal:"); ``glued_lines`` says how many. A question
   glued under the last line of the evidence is the trailing lines after the last
-  machine line, when each reads as a sentence and the last ends with a question
-  mark (``glued_tail_lines``). Either becomes a prose segment of its own, so an
+  machine line (or the last line that does not read as a sentence), when each reads as a sentence and the last
+  ends with a question mark (``glued_tail_lines``). Either becomes a prose segment of its own, so an
   ask among them can be the goal.
 """
 
@@ -216,7 +216,9 @@ def glued_tail_lines(text: str, most: int) -> int:
     is none."""
     lines = last_lines(text, most + 1)
     for count, line in enumerate(reversed(lines)):
-        if machine_line(line):
+        # The evidence ends at a machine-made line, or at one that does not read as a sentence (a GC log's
+        # record, a table row), as the glued lines above the evidence do.
+        if machine_line(line) or _SENTENCE.match(line.strip()) is None:
             if count == 0:
                 return 0
             tail = lines[len(lines) - count :]
