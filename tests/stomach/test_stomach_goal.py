@@ -92,6 +92,19 @@ def test_an_ask_glued_to_a_trace_is_split_into_its_own_segment() -> None:
     assert_bundle_honest(paste, bundle)
 
 
+def test_a_question_mark_in_a_table_header_cell_asks_nothing() -> None:
+    described = (
+        "ALTER TABLE shop ADD COLUMN note text;\n"
+        " Column |  Type   | Nullable? | Default \n"
+        "--------+---------+-----------+---------\n"
+        " id     | integer | no        | \n"
+        " note   | text    | yes       | "
+    )
+    assert machine_line(" Column |  Type   | Nullable? | Default ")
+    ask = "Why is the new note column nullable?"
+    assert ingest_paste(f"{described}\n\n{ask}").query.goal == ask
+
+
 def test_a_question_glued_under_records_no_pattern_calls_machine_made_is_the_goal() -> None:
     # A collector's records: not a known log shape, but no line of them reads as a sentence.
     records = "\n".join(f"{12.5 * k:.3f}: [GC [Young: {900 - k}K->{40 + k}K(960K)], 0.{k:03d} secs]" for k in range(8))

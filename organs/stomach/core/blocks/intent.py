@@ -137,6 +137,8 @@ _MACHINE = re.compile(
     r"|[\w.-]{1,60}\[\d+\]:"
     r"|\?\s+\S+\+0x"
     r"|\d*\s*\|"
+    # a row of a pipe-delimited table ("Column |  Type  | Key? |"): its cells are data, not someone's sentence
+    r"|[^|\n]{1,80}\|[^|\n]*\|"
     r"|\w+ (?:ERR!|WARN)\s"
     # a tool's failure line ("make: *** [all] Error 2"), a shell or PowerShell prompt, a build step ("#5 [2/4]")
     r"|\S+: \*\*\*|\$ \S|PS [A-Z]:\\|#\d+ "
