@@ -92,6 +92,31 @@ def test_a_style_checker_run_closing_with_its_tally_is_one_log_and_its_code_line
     assert bundle.query.goal == "Which of these can be autocorrected?"
 
 
+def test_an_echoed_sql_session_is_one_segment_and_the_users_words_stay_apart() -> None:
+    session = (
+        "CREATE TABLE shop (id int primary key, note text);\n"
+        "INSERT INTO shop VALUES (1, 'a');\n\n"
+        "SELECT * FROM shop;\n id | note \n----+------\n  1 | a\n(1 row)\n\n"
+        "ALTER TABLE shop ADD COLUMN id int;\n"
+        'ERROR:  column "id" of relation "shop" already exists\n\n'
+        "select count(*) from shop;\n count \n-------\n     1\n(1 row)"
+    )
+    paste = f"Our migration, run with psql -a:\n\n{session}\n\nWhy does the ALTER fail?"
+    bundle = ingest_paste(paste)
+    assert [(entry.kind, entry.outcome) for entry in bundle.report] == [
+        ("prose", "frame"),
+        ("table", "frame"),
+        ("prose", "goal"),
+    ]
+
+
+def test_a_sentence_opening_with_a_keyword_is_not_joined_to_a_session() -> None:
+    session = "SELECT 1;\n ?column? \n----------\n        1\n(1 row)"
+    paste = f"{session}\n\nSet up like this, the query returns one row as expected.\n\nWhat does ?column? mean?"
+    kinds = [entry.kind for entry in ingest_paste(paste).report]
+    assert kinds == ["table", "prose", "prose"]
+
+
 def test_two_tool_runs_stay_two_segments() -> None:
     tests = "test_a.py::test_one PASSED\ntest_a.py::test_two FAILED\n\n=== 1 failed, 1 passed in 0.10s ==="
     paste = f"{_LINT_RUN}\n\n{tests}\n\nWhy does test_two fail?"

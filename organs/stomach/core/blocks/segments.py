@@ -20,7 +20,7 @@ from envelopes.types import Redaction, SegmentOutcome
 from organs.stomach.core.blocks.intent import ask_strength, glued_lines, glued_tail_lines, own_words
 from organs.stomach.core.blocks.normal import normal_form, normalize
 from organs.stomach.core.blocks.split import Block, split_blocks
-from organs.stomach.core.blocks.structures import join_reports, join_tool_runs
+from organs.stomach.core.blocks.structures import join_reports, join_sql_sessions, join_tool_runs
 from organs.stomach.core.classify.ladder import Classification, classify
 from organs.stomach.core.tuning import AskTuning, ClassifyTuning
 
@@ -171,7 +171,8 @@ def cut_blocks(text: str, max_blocks: int, tuning: AskTuning | None = None) -> l
     return [
         replace(block, start=start, end=end, normal=not normal.changed)
         for block in join_tool_runs(
-            normal.text, join_reports(normal.text, split_blocks(normal.text, max_blocks, tuning))
+            normal.text,
+            join_sql_sessions(normal.text, join_reports(normal.text, split_blocks(normal.text, max_blocks, tuning))),
         )
         for start, end in [normal.received_span(block.start, block.end)]
     ]

@@ -36,7 +36,7 @@ from dataclasses import replace
 from organs.stomach.core.blocks.intent import own_words
 from organs.stomach.core.blocks.split import Block
 
-__all__ = ["closes_run", "join_reports", "join_tool_runs", "report_opened", "written_by_user"]
+__all__ = ["closes_run", "join_reports", "join_sql_sessions", "join_tool_runs", "report_opened", "written_by_user"]
 
 # Only a block's first lines are read for the heading that opens a report.
 _OPENING_LINES = 4
@@ -151,6 +151,34 @@ def join_reports(text: str, blocks: Sequence[Block]) -> list[Block]:
         first, last = blocks[index], blocks[end - 1]
         joined.append(first if end == index + 1 else replace(first, end=last.end, remainder=last.remainder))
         index = end
+    return joined
+
+
+# A SQL client session's blocks: a statement or comment it echoes, a meta-command, a result's header over its
+# rule or its row count, or the server's words on a statement.
+# Keywords in capitals, or in lower case with the word a statement goes on with (a sentence may open with "set").
+_SQL_PART = re.compile(
+    r"--|\\d[a-z+]*\s|(?:SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|SET|RESET|COMMENT|BEGIN|COMMIT|ROLLBACK"
+    r"|EXPLAIN|WITH|VALUES|TRUNCATE|GRANT|REVOKE|ANALYZE|VACUUM)\b|(?:ERROR|NOTICE|HINT|DETAIL|LINE \d+):  ?\S"
+    r"|(?:select|insert into|update \w+ set|delete from|(?:create|alter|drop) (?:table|index|view|role|user|type"
+    r"|function|schema|database|sequence)|set \w+ to|reset \w+;|comment on) "
+)
+
+
+def join_sql_sessions(text: str, blocks: Sequence[Block]) -> list[Block]:
+    """The blocks, with each run of a SQL client session's blocks (``_SQL_PART`` opens each) joined into one: an
+    echoed session separates every statement's output with a blank line, and cut there it became a segment per
+    statement, each compacted alone. A run stops at a fence or at the user's own sentences."""
+    joined: list[Block] = []
+    run = 0
+    for block in blocks:
+        head = _head(text[block.start : min(block.end, block.start + _HEAD_CHARS)])
+        part = not block.fenced and not _user_words(head) and _SQL_PART.match(_first_line(head).strip()) is not None
+        if part and run and joined:
+            joined[-1] = replace(joined[-1], end=block.end, remainder=block.remainder)
+        else:
+            joined.append(block)
+        run = run + 1 if part else 0
     return joined
 
 
