@@ -35,6 +35,19 @@ def test_a_thread_dump_is_one_stack_trace_segment_and_the_ask_stays_apart() -> N
     assert bundle.query.goal == "Which threads are deadlocked?"
 
 
+def test_a_dump_whose_threads_list_their_locked_synchronizers_after_a_blank_line_is_one_segment() -> None:
+    # jstack -l of a recent JDK: each thread's "Locked ownable synchronizers" stands indented after a blank line.
+    threads = "\n\n".join(
+        f'"worker-{k}" #{k} prio=5 os_prio=31 tid=0x0{k} nid={k} waiting on condition\n'
+        f"   java.lang.Thread.State: WAITING (parking)\n\tat Shop.take(Shop.java:{k + 10})\n\n"
+        "   Locked ownable synchronizers:\n\t- None"
+        for k in range(4)
+    )
+    dump = f"2025-03-02 10:00:00\nFull thread dump OpenJDK 64-Bit Server VM (21.0.2+13 mixed mode):\n\n{threads}"
+    bundle = ingest_paste(f"{dump}\n\nWhich thread holds the lock?")
+    assert [entry.kind for entry in bundle.report] == ["stack_trace", "prose"]
+
+
 def test_a_crash_report_runs_to_its_end_line() -> None:
     report = "\n\n".join(
         [

@@ -52,7 +52,7 @@ _CRASH_REPORT = re.compile(
 _THREAD_PART = re.compile(
     r'"[^"\n]*"(?:\s|:|$)|\s+(?:at |- |java\.lang\.Thread\.State)|Threads class SMR info:|JNI global refs'
     r"|Found one Java-level deadlock|Found \d+ deadlocks?\.|Java stack information|={5,}$|Heap\b"
-    r"|Locked ownable synchronizers"
+    r"|\s*Locked ownable synchronizers"
 )
 _BACKTRACE = re.compile(r"^(?:Thread \d+ \(Thread 0x[0-9a-f]+ \(LWP \d+\)|\[Thread debugging using )", re.MULTILINE)
 # How a debugger's report on a core begins when no thread's heading is among its first lines: its thread notices
