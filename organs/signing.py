@@ -58,6 +58,7 @@ __all__ = [
     "paste_fields",
     "public_key_of",
     "seal_paste",
+    "sealed_by",
     "sign_last_step",
     "verify_chain",
     "verify_seal",
@@ -288,10 +289,13 @@ def verify_seal(envelope: Envelope, trusted_keys: TrustedKeys) -> tuple[str | No
     return sender, None
 
 
-def sender_of_input(envelope: Envelope, trusted_keys: TrustedKeys) -> str | None:
-    """The sender whose valid seal an input bears, at any hop: a paste as it was handed in is checked against
-    its own fields (the stomach records them as received on its first step); None without a valid seal."""
-    if envelope.chain.seal is None:
+def sealed_by(envelope: Envelope, trusted_keys: TrustedKeys | None) -> str | None:
+    """The sender whose valid seal an envelope bears, at any hop; None without trusted keys or a valid seal.
+
+    The one rule for whom an envelope's outcome is copied to (the border's decision, a dead letter's rejection)
+    and whose frames a digest holds. A paste as it was handed in is checked against its own fields (the stomach
+    records them as received on its first step)."""
+    if trusted_keys is None or envelope.chain.seal is None:
         return None
     if isinstance(envelope.payload, Paste) and envelope.chain.received is None:
         chain = msgspec.structs.replace(envelope.chain, received=paste_fields(envelope))

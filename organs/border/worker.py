@@ -20,7 +20,7 @@ from organs.border.guard import GuardState, RateLimit
 from organs.border.ledger import ReplayLedger, older_than_ledger
 from organs.border.prompt import FRAME_TOOLS
 from organs.border.rate_store import RateClock, SharedBuckets
-from organs.border.senders import rate_keys, sealed_by
+from organs.border.senders import rate_keys
 from organs.border.session import delivered_frames
 from organs.border.session_store import SessionStore
 from organs.errors import ConfigError, TransientError
@@ -29,6 +29,7 @@ from organs.runtime import (
     Delivery,
     OrganBuilder,
     Output,
+    SealedBy,
     Tract,
     WorkerSpec,
     call_core,
@@ -36,7 +37,7 @@ from organs.runtime import (
     get_logger,
 )
 from organs.settings import Settings, variable_of
-from organs.signing import load_signer, load_trusted_keys, sender_of_input
+from organs.signing import load_signer, load_trusted_keys, sealed_by
 
 __all__ = ["BorderOrgan", "border_config", "build_border"]
 
@@ -130,9 +131,8 @@ class BorderOrgan:
         self.sessions = SessionStore(tract, self.config.session_ttl_s)
         self.ledger = ReplayLedger(tract)
         self.log = get_logger(BORDER.name)
-        trusted = self.config.policy.trusted_keys
-        if trusted is not None:
-            tract.sender_of = functools.partial(sender_of_input, trusted_keys=trusted)
+        # Whose own outcome subject gets a copy of an envelope's decision, or of its dead letter's rejection.
+        self.sealed_by: SealedBy = functools.partial(sealed_by, trusted_keys=self.config.policy.trusted_keys)
 
     def specs(self) -> Sequence[WorkerSpec]:
         (consumer,) = BORDER.consumers
@@ -142,6 +142,7 @@ class BorderOrgan:
                 durable=consumer.durable,
                 subject=consumer.address(self.tract.subjects),
                 handle=self.handle,
+                sealed_by=self.sealed_by,
             )
         ]
 
@@ -161,7 +162,7 @@ class BorderOrgan:
             carried = delivered_frames(frames, payload.prompt, delivered)
             await self.sessions.record_turn(session.id, envelope.trace_id, carried)
         # The sender's own copy, on the one subject its tenant may read (with trusted keys and a valid seal).
-        sender = sealed_by(envelope, self.config.policy.trusted_keys)
+        sender = self.sealed_by(envelope)
         copy = (
             []
             if sender is None

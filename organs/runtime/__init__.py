@@ -2,6 +2,7 @@
 
 from organs.errors import ConfigError, EmbeddedServerError, IchorError, PoisonError, TransientError
 from organs.runtime.bus import DEFAULT_NATS_URL, BusSettings, Tract, connect, provision
+from organs.runtime.dead_letter_outcomes import SealedBy
 from organs.runtime.logs import configure_logging, envelope_fields, get_logger
 from organs.runtime.organ import OrganBuilder, run_organ, serve_organ
 from organs.runtime.server import EmbeddedServer, find_nats_server
@@ -28,6 +29,7 @@ __all__ = [
     "OrganBuilder",
     "Output",
     "PoisonError",
+    "SealedBy",
     "Tract",
     "TransientError",
     "Worker",

@@ -31,7 +31,7 @@ from envelopes.types import Envelope
 from organs.errors import PoisonError, TransientError
 from organs.redaction import scrub_secrets
 from organs.runtime.bus import Tract
-from organs.runtime.dead_letter_outcomes import dead_letter_fields, publish_rejection_or_log
+from organs.runtime.dead_letter_outcomes import SealedBy, dead_letter_fields, publish_rejection_or_log
 from organs.runtime.dead_letters import ExhaustedInputs, dead_letter
 from organs.runtime.logs import envelope_fields, get_logger, message_fields
 from organs.runtime.pulling import (
@@ -129,7 +129,9 @@ class WorkerSpec:
     """One organ's consumer: which subject, which durable, which handler.
 
     ``gate`` (optional) is asked before each fetch; a low-priority consumer
-    uses it to wait while higher-priority work is pending.
+    uses it to wait while higher-priority work is pending. ``sealed_by`` (a secure
+    tract's organs give it) names the sender whose seal an input bears: the rejection
+    of its dead letter is copied to that sender's own outcome subject.
     """
 
     organ: str
@@ -139,6 +141,7 @@ class WorkerSpec:
     batch: int = 32
     nak_delay_s: float = 1.0
     gate: Callable[[], bool] | None = None
+    sealed_by: SealedBy | None = None
 
 
 @dataclass
@@ -190,6 +193,7 @@ class Worker:
             spec.durable,
             on_dead_lettered=self._count_dead_letter,
             last_refusal=lambda: self.stats.last_refusal,
+            sealed_by=spec.sealed_by,
         )
 
     def _count_dead_letter(self) -> None:
@@ -541,6 +545,7 @@ class Worker:
                     letter_id=letter,
                     retry=msg.metadata.num_delivered < self.tract.settings.max_deliver,
                     log=self.log,
+                    sealed_by=self.spec.sealed_by,
                 )
                 await msg.term()
                 break

@@ -41,6 +41,7 @@ from organs.runtime import (
     OrganBuilder,
     Output,
     PoisonError,
+    SealedBy,
     Tract,
     WorkerSpec,
     call_core,
@@ -50,7 +51,7 @@ from organs.runtime import (
 from organs.runtime.bus import INLINE_HEADROOM
 from organs.secretion import secrete
 from organs.settings import Settings
-from organs.signing import Signer, TrustedKeys, sender_of_input, verify_seal
+from organs.signing import Signer, TrustedKeys, sealed_by
 from organs.stomach.core.ingest import IngestBundle, IngestConfig
 from organs.stomach.core.parts import DigestParts, digest_parts, digested_payload
 from organs.stomach.frames_store import FrameNotFound, FrameStore
@@ -134,9 +135,8 @@ class StomachOrgan:
         trusted_keys: TrustedKeys | None = None,
     ) -> None:
         self.tract = tract
-        self.trusted_keys = trusted_keys
-        if trusted_keys is not None:
-            tract.sender_of = functools.partial(sender_of_input, trusted_keys=trusted_keys)
+        # Whose frames a digest holds, and whose own outcome subject gets a copy of a dead letter's rejection.
+        self.sealed_by: SealedBy = functools.partial(sealed_by, trusted_keys=trusted_keys)
         self.settings = settings
         self.config = config or IngestConfig()
         self.signer = signer
@@ -157,7 +157,11 @@ class StomachOrgan:
         main, deferred, large = STOMACH.consumers
         return [
             WorkerSpec(
-                organ=STOMACH.name, durable=main.durable, subject=main.address(subjects), handle=self.handle_paste
+                organ=STOMACH.name,
+                durable=main.durable,
+                subject=main.address(subjects),
+                handle=self.handle_paste,
+                sealed_by=self.sealed_by,
             ),
             WorkerSpec(
                 organ=STOMACH.name,
@@ -166,6 +170,7 @@ class StomachOrgan:
                 handle=self.handle_deferred,
                 batch=1,
                 gate=self.main_is_idle,
+                sealed_by=self.sealed_by,
             ),
             # One large paste at a time, each in a child process of its own.
             WorkerSpec(
@@ -174,6 +179,7 @@ class StomachOrgan:
                 subject=large.address(subjects),
                 handle=self.handle_paste,
                 batch=1,
+                sealed_by=self.sealed_by,
             ),
         ]
 
@@ -310,7 +316,7 @@ class StomachOrgan:
         """The frames of a sealed paste recorded as its sender's, before the outcome can name them: a tenant
         learns its frame ids from its own outcome only. The seal is checked on the digested envelope, which
         carries the paste fields the stomach received."""
-        sender = None if self.trusted_keys is None else verify_seal(digested, self.trusted_keys)[0]
+        sender = self.sealed_by(digested)
         if sender is not None:
             frames = dict.fromkeys(r.frame_id for r in payload.report if r.frame_id is not None)
             await self.store.own(sender, frames)
