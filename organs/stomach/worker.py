@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,16 +53,11 @@ from organs.settings import Settings
 from organs.signing import Signer, TrustedKeys, sealed_by
 from organs.stomach.core.ingest import IngestBundle, IngestConfig
 from organs.stomach.core.parts import DigestParts, digest_parts, digested_payload
-from organs.stomach.frames_store import FrameNotFound, FrameStore
+from organs.stomach.frames_store import FRAME_ID, SHORT_FRAME_ID, FrameNotFound, FrameStore
 from organs.stomach.large import ApartDigester, PasteLimits
 from organs.stomach.raw import answer_raw_request
 
 __all__ = ["StomachOrgan", "build_stomach", "digest_paste", "ingest_config"]
-
-_FRAME_ID = re.compile(r"blake3:[0-9a-f]{64}")
-# The short id a tenant may ask by (``organs.client.MIN_FRAME_PREFIX`` hex digits or more).
-_FRAME_ID_PREFIX = re.compile(r"blake3:([0-9a-f]{12,63})")
-
 
 _INGEST_FIELDS = (
     "budget_tokens",
@@ -369,16 +363,15 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int, tena
         request = decode_frame_request(data)
     except DecodeError as error:
         return FrameReply(error=f"malformed frame request: {error}")
-    shortened = _FRAME_ID_PREFIX.fullmatch(request.id) if tenant is not None else None
-    if shortened is not None and tenant is not None:
-        # A tenant cannot list the frame index: the short id a prompt's table shows is resolved here, among
-        # the frames it handed in only.
-        found = await store.owned_starting(tenant, shortened.group(1))
-        if len(found) != 1:
-            many = f"{len(found)} frames start" if found else "no frame starts"
-            return FrameReply(error=f"{many} with {shortened.group(1)}" + (": give more digits" if found else ""))
-        request = msgspec.structs.replace(request, id=found[0])
-    if _FRAME_ID.fullmatch(request.id) is None:
+    shortened = SHORT_FRAME_ID.fullmatch(request.id)
+    if shortened is not None:
+        # The short id a prompt's table shows, resolved here for every asker: a tenant may not list the frame
+        # index, and is resolved among the frames it handed in only.
+        try:
+            request = msgspec.structs.replace(request, id=await store.resolve(shortened.group(1), owner=tenant))
+        except FrameNotFound as error:
+            return FrameReply(error=str(error))
+    if FRAME_ID.fullmatch(request.id) is None:
         return FrameReply(error=f"frame id must be 'blake3:<64 hex>', got {request.id!r}")
     if tenant is not None and not await store.owned_by(tenant, request.id):
         return FrameReply(error=f"no frame {request.id}")
