@@ -79,7 +79,7 @@ async def test_organs_with_least_privilege_deliver_a_signed_prompt(secured: Secu
         # Nothing secret leaks into logs: stop the organs and read what they printed.
         for worker in workers:
             worker.send_signal(signal.SIGTERM)
-        output = "".join((worker.communicate(timeout=30)[0] or b"").decode() for worker in workers)
+        output = "".join(worker.communicate(timeout=30)[0].decode() for worker in workers)
         workers.clear()
         seeds = [path.read_text().strip() for path in (directory / "seeds").iterdir()]
         assert "envelope.handled" in output
