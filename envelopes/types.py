@@ -6,7 +6,11 @@ Schema evolution rules (``SCHEMA_VERSION`` is carried as ``Envelope.v``):
   older reader ignores a field it does not know (msgspec skips unknown fields).
 * A tag (the ``kind`` of a tagged union) is never renamed or reused, and the type
   of an existing field never changes; such a change is a new tag or a new field.
-* A field is never removed while any supported version still writes it.
+* A field is never removed while any supported version still writes it, but for one that repeats
+  another field: it is retired by leaving it out of its Struct, so an envelope from an older writer
+  that still carries it decodes (the field is skipped as unknown) and a reader takes the value from
+  its one home; an older reader must take its absence as its default. Retired: ``chain.pasted_at``
+  (it repeated ``chain.received.created_at``; see ``ProvenanceChain``).
 * ``SCHEMA_VERSION`` is bumped when the meaning of an existing field changes;
   readers reject versions newer than they know (see ``envelopes.codec``).
 
@@ -261,20 +265,22 @@ class Seal(msgspec.Struct, frozen=True):
 
 
 class ProvenanceChain(msgspec.Struct, frozen=True):
-    """``pasted_at`` is the ``created_at`` of the paste the chain began with, recorded by the stomach's first
-    step, so the border can measure paste-to-prompt time; it is telemetry, covered by no signature."""
+    """``received`` holds the paste's own fields as the stomach received them, set on its first step and
+    carried unchanged to every envelope after it, follow-ups included: ``received.created_at`` is the one
+    home of the paste's time (the border's paste-to-prompt time reads it).
+
+    ``pasted_at`` is retired: it repeated ``received.created_at``. A chain from an older stomach that still
+    carries it decodes, the field skipped; an older border reading a newer chain finds no ``pasted_at`` and
+    takes no paste-to-prompt sample for it."""
 
     origin: AnyProvenance
     input_digest: Digest
     steps: tuple[Step, ...] = ()
     seal: Seal | None = None
-    pasted_at: Timestamp | None = None
-    # The paste's own fields as the stomach received them (set on its first step, carried unchanged).
     received: PasteFields | None = None
 
     def __post_init__(self) -> None:
         _require_digest(self.input_digest, "input_digest")
-        _require_timestamp(self.pasted_at, "pasted_at")
 
     def append(self, step: Step) -> ProvenanceChain:
         return msgspec.structs.replace(self, steps=(*self.steps, step))

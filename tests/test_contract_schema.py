@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from envelopes.codec import DecodeError, decode, encode, encode_json
 from envelopes.schema import contract_schema
 from tests.strategies import envelopes
-from tests.support.envelopes import fresh_paste
+from tests.support.envelopes import digested_envelope, fresh_paste
 
 VALIDATOR = jsonschema.Draft202012Validator(contract_schema())
 
@@ -45,6 +45,13 @@ def test_the_schema_is_valid_json_schema_2020_12() -> None:
 
 def test_a_real_paste_passes_the_schema() -> None:
     assert _schema_accepts(_real_paste())
+
+
+def test_a_chain_from_an_older_stomach_that_still_carries_pasted_at_passes_the_schema() -> None:
+    document: dict[str, Any] = msgspec.json.decode(encode_json(digested_envelope()))
+    document["chain"]["pasted_at"] = document["chain"]["received"]["created_at"]
+    assert "pasted_at" not in contract_schema()["$defs"]["ProvenanceChain"]["properties"]
+    assert _schema_accepts(document) and _decoder_accepts(document)
 
 
 @pytest.mark.parametrize(("field", "value"), [("created_at", "not a date"), ("id", ""), ("trace", "zzz"), ("v", 999)])
