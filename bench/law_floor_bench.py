@@ -1,0 +1,481 @@
+"""The floor the laws put under any tract built on nats-py: three hops that do only what the laws require.
+
+    python -m bench.law_floor_bench [--n 300] [--repeats 3] [--without signing,frames,ledger]
+    python -m bench.law_floor_bench --hop stomach --nats URL --table FILE     # one hop (the bench spawns them)
+
+Three hop processes in a row on a real nats-server (stomach, absorption, border), each with a
+pass-through core: the output envelope it emits for an input is computed beforehand by the real pure
+cores (and looked up by the input's id), so what the hops spend is what the laws cost around a core:
+
+* JetStream consume and exactly-once per hop: a durable pull consumer, every output published with its
+  envelope id as ``Nats-Msg-Id`` and its publish ack awaited before the input is acked;
+* the real envelope types decoded (strictly) and encoded with msgspec;
+* signed secretions: the stomach checks the paste's seal (it serves a tenant only the frames it sealed), the
+  border every signature of the chain and the seal (absorption checks none, as in the tract); each hop signs
+  its output's last step (``organs.signing``): four checks and three signatures per paste;
+* honest, lossless frames: the stomach writes one frame-index key per frame of the paste (its record);
+* rate limits shared by replicas: the border takes each token from a bucket held in memory and settles it
+  with a compare-and-set write of the shared key once per ``SETTLE_EVERY`` tokens (as ``rate_store`` does);
+* no replay admitted: the border claims each admitted envelope's id in the ledger (a key created only if
+  absent, confirmed) before its prompt is published.
+
+Nothing else: no logs, metrics, heartbeats, spans, dead-letter plumbing. The paste is not stored again
+(the tract stream holds it), so the floor is below what the stomach does today by that write.
+
+Measured per paste over each burst: CPU of the three hops (``/proc``) and of the server, and the bytes
+the server takes in (``/varz``); the pure cores' CPU per paste is timed in this process as the tract
+bench does. Floor "around the cores" = hops + server - codec (the tract bench counts the codec among the
+cores). Its throughput bound on this machine's CPUs: ratio to the serial cores <= ncpu * cores /
+(cores + around).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from bench.common import (
+    HOP_KEY_HEADER,
+    Item,
+    Processes,
+    Row,
+    burst,
+    cpu_seconds,
+    embedded_server,
+    emit_rows,
+    log,
+    server_traffic,
+    stop_on_signals,
+    subscribe_sink,
+    wait_bound,
+)
+from envelopes.types import FrameRecord
+
+STREAM = "LAW_FLOOR"
+SUBJECTS = ("floor.stomach", "floor.absorption", "floor.border", "floor.brain")
+HOPS = ("stomach", "absorption", "border")
+FRAME_INDEX = "floor-frame-index"
+RATES = "floor-rates"
+ADMITTED = "floor-admitted"
+SETTLE_EVERY = 16
+
+
+class HopTable(msgspec.Struct):
+    """What one hop needs: its seed, the trusted keys, and per input id the output it emits (last step unsigned)
+    with, for the stomach, the frame records of the paste."""
+
+    seed: str | None
+    trusted: dict[str, str] | None
+    outputs: dict[str, bytes]
+    records: dict[str, list[FrameRecord]] = {}
+    ledger: bool = True
+
+
+# --- the hops ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class HopWork:
+    """What one hop does to one input besides publishing it: checks, signing, its state writes."""
+
+    name: str
+    table: HopTable
+    signer: Any
+    unsettled: int = 0
+    bucket_revision: int = 0
+
+    def check(self, envelope: Any) -> None:
+        """The input's signatures as this hop must check them; a bench input that fails them is a bench bug."""
+        from organs.signing import sender_of_input, verify_chain, verify_seal
+
+        trusted = self.table.trusted
+        if trusted is None:
+            return
+        problems: list[object]
+        if self.name == "stomach":
+            # The stomach needs the sender: a tenant is served only the frames of pastes it sealed.
+            problems = [] if sender_of_input(envelope, trusted) else ["seal"]
+        elif self.name == "absorption":
+            # The border checks every signature of the chain itself, so absorption checks none.
+            return
+        else:
+            _, problem = verify_seal(envelope, trusted)
+            problems = [*verify_chain(envelope, trusted, ("digested", "yielded")), *filter(None, [problem])]
+        if problems:
+            raise SystemExit(f"{self.name}: input {envelope.id} fails its checks: {problems}")
+
+    def __post_init__(self) -> None:
+        from envelopes.codec import decode
+
+        # Decoded once at start: looking an output up is the pass-through core, and costs nothing per input.
+        self.outputs = {input_id: decode(data) for input_id, data in self.table.outputs.items()}
+
+    def sign(self, envelope: Any) -> Any:
+        from organs.signing import sign_last_step
+
+        out = self.outputs[envelope.id]
+        return out if self.signer is None else sign_last_step(out, self.signer)
+
+
+async def _settle_bucket(js: Any, work: HopWork, kv: Any) -> None:
+    """One compare-and-set write of the shared bucket for the tokens taken since the last (one actor here)."""
+    value = msgspec.msgpack.encode((1e9 - work.unsettled, time.time()))
+    if work.bucket_revision == 0:
+        work.bucket_revision = await kv.create("bench", value)
+    else:
+        work.bucket_revision = await kv.update("bench", value, last=work.bucket_revision)
+    work.unsettled = 0
+
+
+async def _handle_batch(js: Any, work: HopWork, kv: Any, messages: list[Any], outbound: str) -> None:
+    from envelopes.codec import decode, encode
+
+    confirmations = []
+    publishes: list[tuple[str, bytes, dict[str, str]]] = []
+    for msg in messages:
+        envelope = decode(msg.data)
+        work.check(envelope)
+        data = encode(work.sign(envelope))
+        headers = {"Nats-Msg-Id": f"{envelope.id}/{work.name}", HOP_KEY_HEADER: (msg.headers or {})[HOP_KEY_HEADER]}
+        publishes.append((outbound, data, headers))
+        if work.name == "stomach":
+            for record in work.table.records.get(envelope.id, []):
+                key = record.compact.id.removeprefix("blake3:")
+                confirmations.append(await js.publish_async(f"$KV.{FRAME_INDEX}.{key}", encode(record)))
+        elif work.name == "border" and work.table.ledger:
+            # A create: the server refuses it if the key exists, so two replicas never both admit an id.
+            claim = {"Nats-Expected-Last-Subject-Sequence": "0"}
+            mark = str(msg.metadata.sequence.stream).encode()
+            confirmations.append(await js.publish_async(f"$KV.{ADMITTED}.{envelope.id}", mark, headers=claim))
+        if work.name == "border":
+            work.unsettled += 1
+    if work.name == "border":
+        # The claims are confirmed before any prompt they cover is published.
+        await asyncio.gather(*confirmations)
+        confirmations = []
+        if work.unsettled >= SETTLE_EVERY:
+            await _settle_bucket(js, work, kv)
+    for subject, data, headers in publishes:
+        confirmations.append(await js.publish_async(subject, data, headers=headers))
+    await asyncio.gather(*confirmations)
+    for msg in messages:
+        await msg.ack()
+
+
+async def run_hop(args: argparse.Namespace) -> None:
+    import nats
+    import nats.errors
+    from nats.js import api
+
+    from organs.signing import Signer
+
+    table = msgspec.msgpack.decode(Path(args.table).read_bytes(), type=HopTable)
+    signer = None if table.seed is None else Signer.from_seed(_wire_name(args.hop), table.seed)
+    work = HopWork(args.hop, table, signer)
+    index = HOPS.index(args.hop)
+    nc = await nats.connect(args.nats, name=f"floor-{args.hop}")
+    js = nc.jetstream(timeout=10)
+    kv = await js.key_value(RATES) if args.hop == "border" else None
+    config = api.ConsumerConfig(ack_wait=60, max_ack_pending=1000)
+    subscription = await js.pull_subscribe(SUBJECTS[index], durable=args.hop, stream=STREAM, config=config)
+    stop = stop_on_signals()
+    busy = True
+    while not stop.is_set():
+        try:
+            # Batched while messages flow; one long poll when idle, so a lone message is not held back.
+            messages = await subscription.fetch(32 if busy else 1, timeout=0.02 if busy else 1.0)
+        except (TimeoutError, nats.errors.TimeoutError):
+            busy = False
+            continue
+        busy = True
+        await _handle_batch(js, work, kv, messages, SUBJECTS[index + 1])
+    await subscription.unsubscribe()
+    await nc.drain()
+
+
+def _wire_name(hop: str) -> str:
+    from organs.anatomy import ABSORPTION, BORDER, STOMACH
+
+    return {"stomach": STOMACH, "absorption": ABSORPTION, "border": BORDER}[hop].wire_name
+
+
+# --- the inputs, computed by the real cores ------------------------------------------------------------------
+
+
+@dataclass
+class Prepared:
+    items: list[Item]
+    tables: dict[str, HopTable]
+    sizes: dict[str, float]
+    """Mean bytes per paste of each envelope and of the frame records."""
+    frames: float
+
+
+def _unsigned_last(envelope: Any) -> Any:
+    steps = envelope.chain.steps
+    last = msgspec.structs.replace(steps[-1], signature=None, key_id=None)
+    return msgspec.structs.replace(envelope, chain=msgspec.structs.replace(envelope.chain, steps=(*steps[:-1], last)))
+
+
+def prepare(numbers: range, without: frozenset[str] = frozenset()) -> Prepared:
+    """Every input and what each hop emits for it, from the real pure cores; ``without`` names the laws' parts
+    left out (``signing``, ``frames``, ``ledger``), to see what each costs."""
+    from bench.common import mixed_paste
+    from envelopes.codec import encode
+    from envelopes.ids import utc_now
+    from envelopes.types import Paste, UserInput
+    from organs.absorption.core import yield_context
+    from organs.border.decide import BorderConfig, border_decide
+    from organs.border.guard import BorderPolicy, GuardState, RateLimit
+    from organs.secretion import paste_envelope
+    from organs.signing import Signer, new_seed, seal_paste
+    from organs.stomach import IngestConfig, ingest_paste
+    from organs.stomach.core.parts import frame_records
+    from organs.stomach.worker import digest_paste
+
+    signing = "signing" not in without
+    seeds = {hop: new_seed() for hop in (*HOPS, "sender")} if signing else {}
+    signers = {hop: Signer.from_seed(_wire_name(hop) if hop != "sender" else "bench", s) for hop, s in seeds.items()}
+    trusted = {signer.organ: signer.public_key for signer in signers.values()} if signing else None
+    unlimited = RateLimit(capacity=1_000_000_000)
+    policy = BorderPolicy(rate=unlimited, sender_rate=unlimited, trusted_keys=trusted)
+    border = BorderConfig(policy=policy, signer=signers.get("border"))
+    state = GuardState()
+    config = IngestConfig()
+    tables = {hop: HopTable(seeds.get(hop), trusted, {}, ledger="ledger" not in without) for hop in HOPS}
+    sizes = dict.fromkeys(("paste", "digested", "yield", "admitted", "frame records"), 0.0)
+    frames = 0
+    items = []
+    for number in numbers:
+        paste = paste_envelope(
+            mixed_paste(number), origin=UserInput(actor="bench"), source="ichor-bench", instance="bench", now=utc_now()
+        )
+        if "sender" in signers:
+            paste = seal_paste(paste, signers["sender"])
+        payload = paste.payload
+        assert isinstance(payload, Paste) and payload.text is not None
+        bundle = ingest_paste(payload.text, config, intent=payload.intent)
+        if bundle.redaction.changed:
+            raise RuntimeError(f"bench paste {number} held a secret; the floor stores no redacted copy")
+        digested = digest_paste(paste, bundle, instance="bench", now=utc_now(), signer=signers.get("stomach"))
+        yielded = yield_context(digested, "bench", now=utc_now(), signer=signers.get("absorption"))
+        admitted = border_decide(yielded, border, state, instance="bench", now=time.time(), at=utc_now())
+        if admitted.kind != "admitted":
+            raise RuntimeError(f"the border core did not admit bench paste {number}: {admitted.payload}")
+        records = frame_records(bundle, bundle.source_digest)
+        tables["stomach"].outputs[paste.id] = encode(_unsigned_last(digested) if signing else digested)
+        tables["stomach"].records[paste.id] = [] if "frames" in without else records
+        tables["absorption"].outputs[digested.id] = encode(_unsigned_last(yielded) if signing else yielded)
+        tables["border"].outputs[yielded.id] = encode(_unsigned_last(admitted) if signing else admitted)
+        data = encode(paste)
+        for name, envelope in (("paste", paste), ("digested", digested), ("yield", yielded), ("admitted", admitted)):
+            sizes[name] += len(encode(envelope))
+        sizes["frame records"] += 0 if "frames" in without else sum(len(encode(record)) for record in records)
+        frames += len(records)
+        items.append(Item(paste.trace_id, SUBJECTS[0], data, {"Nats-Msg-Id": paste.id, HOP_KEY_HEADER: paste.trace_id}))
+    count = max(1, len(numbers))
+    return Prepared(items, tables, {k: v / count for k, v in sizes.items()}, frames / count)
+
+
+# --- the run -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Repeat:
+    hops_ms: dict[str, float]
+    server_ms: float
+    in_kb: float
+    in_msgs: float
+    throughput: float
+
+    @property
+    def total_ms(self) -> float:
+        return sum(self.hops_ms.values()) + self.server_ms
+
+
+async def measure(n: int, repeats: int, warmup: int, without: frozenset[str]) -> tuple[list[Repeat], Prepared]:
+    import nats
+    from nats.js import api
+
+    left_out = f" (without {', '.join(sorted(without))})" if without else ""
+    log(f"law floor: preparing {warmup + n * repeats} inputs with the real cores{left_out}")
+    prepared = prepare(range(7_000_000, 7_000_000 + warmup + n * repeats), without)
+    results: list[Repeat] = []
+    with embedded_server() as server, Processes() as procs, tempfile.TemporaryDirectory() as scratch:
+        nc = await nats.connect(server.url, name="floor-bench")
+        try:
+            js = nc.jetstream(timeout=10)
+            await js.add_stream(
+                api.StreamConfig(name=STREAM, subjects=list(SUBJECTS), storage=api.StorageType.FILE,
+                                 duplicate_window=120)
+            )  # fmt: skip
+            await js.create_key_value(api.KeyValueConfig(bucket=FRAME_INDEX, history=1))
+            await js.create_key_value(api.KeyValueConfig(bucket=RATES, history=1))
+            await js.create_key_value(api.KeyValueConfig(bucket=ADMITTED, history=1))
+            for hop in HOPS:
+                path = Path(scratch) / f"{hop}.table"
+                path.write_bytes(msgspec.msgpack.encode(prepared.tables[hop]))
+                procs.spawn(hop, ["-m", "bench.law_floor_bench", "--hop", hop, "--nats", server.url,
+                                  "--table", str(path)])  # fmt: skip
+            await wait_bound(js, STREAM, dict.fromkeys(HOPS, 1))
+
+            def key_of(msg: Any) -> tuple[str, str]:
+                return (msg.headers or {}).get(HOP_KEY_HEADER, ""), "admitted"
+
+            sink = await subscribe_sink(nc, [SUBJECTS[-1]], key_of)
+            warm = await burst(js, sink, prepared.items[:warmup], timeout=120)
+            if warm.missing:
+                procs.check()
+                raise RuntimeError(f"law floor: {warm.missing} of {warmup} warm-up inputs never came out")
+            pids = {**procs.named_pids(), "nats-server": server.pid}
+            for repeat in range(repeats):
+                chunk = prepared.items[warmup + repeat * n : warmup + (repeat + 1) * n]
+                before = {label: cpu_seconds(pid) for label, pid in pids.items()}
+                traffic_before = server_traffic(server.monitor_port)
+                phase = await burst(js, sink, chunk, timeout=180)
+                spent = {label: (cpu_seconds(pid) - before[label]) / n * 1000 for label, pid in pids.items()}
+                traffic = server_traffic(server.monitor_port)
+                if phase.missing or sink.duplicates:
+                    procs.check()
+                    raise RuntimeError(f"law floor: {phase.missing} missing, {sink.duplicates} duplicated")
+                result = Repeat(
+                    hops_ms={hop: spent[hop] for hop in HOPS},
+                    server_ms=spent["nats-server"],
+                    in_kb=(traffic["in_bytes"] - traffic_before["in_bytes"]) / n / 1000,
+                    in_msgs=(traffic["in_msgs"] - traffic_before["in_msgs"]) / n,
+                    throughput=phase.throughput,
+                )
+                results.append(result)
+                line = ", ".join(f"{hop} {ms:.2f}" for hop, ms in result.hops_ms.items())
+                log(
+                    f"law floor {repeat + 1}/{repeats}: CPU ms per paste {line}, server {result.server_ms:.2f}"
+                    f" (total {result.total_ms:.2f}); in {result.in_kb:.1f} KB, {result.in_msgs:.1f} msgs per paste;"
+                    f" {result.throughput:,.0f}/s"
+                )
+            procs.check()
+        finally:
+            await nc.close()
+    return results, prepared
+
+
+def signing_costs(prepared: Prepared, samples: int = 200) -> dict[str, tuple[float, float, float]]:
+    """CPU ms per paste of each hop's checks, its signing and its output's encoding alone, in this process."""
+    from envelopes.codec import decode, encode
+    from organs.signing import Signer
+
+    if prepared.tables["stomach"].seed is None:
+        return {}
+    costs = {}
+    clock = time.thread_time
+    envelopes = [decode(item.data) for item in prepared.items[:samples]]
+    for hop in HOPS:
+        table = prepared.tables[hop]
+        work = HopWork(hop, table, Signer.from_seed(_wire_name(hop), table.seed or ""))
+        t0 = clock()
+        for envelope in envelopes:
+            work.check(envelope)
+        t1 = clock()
+        signed = [work.sign(envelope) for envelope in envelopes]
+        t2 = clock()
+        for envelope in signed:
+            encode(envelope)
+        t3 = clock()
+        costs[hop] = tuple((t - u) / len(envelopes) * 1000 for t, u in ((t1, t0), (t2, t1), (t3, t2)))
+        envelopes = signed
+    return costs  # type: ignore[return-value]
+
+
+def _span(values: list[float], digits: int = 2) -> str:
+    low, high = min(values), max(values)
+    return f"{low:.{digits}f}" if f"{low:.{digits}f}" == f"{high:.{digits}f}" else f"{low:.{digits}f}-{high:.{digits}f}"
+
+
+def rows_for(
+    results: list[Repeat], prepared: Prepared, cores: dict[str, float], without: frozenset[str] = frozenset()
+) -> list[Row]:
+    from bench.tract_bench import COUNTING_FLOORS
+
+    organs = {label: seconds * 1000 for label, seconds in cores.items() if label not in COUNTING_FLOORS}
+    serial = sum(organs.values())
+    codec = organs.get("codec", 0.0)
+    arounds = [result.total_ms - codec for result in results]
+    cpus = os.cpu_count() or 1
+    bounds = [cpus * serial / (serial + around) for around in arounds]
+    per_hop = "; ".join(f"{hop} {_span([r.hops_ms[hop] for r in results])}" for hop in HOPS)
+    envelope_sizes = ", ".join(f"{name} {size / 1000:.1f}" for name, size in prepared.sizes.items())
+    label = f" (without {', '.join(sorted(without))})" if without else ""
+    return [
+        Row(
+            "law floor", f"CPU around the cores per paste at the laws' floor{label}", max(arounds), unit="ms",
+            goal="<= 1", met=max(arounds) <= 1.0,
+            note=f"{len(results)} runs {_span(arounds)} ms: hops {per_hop}; server "
+            f"{_span([r.server_ms for r in results])}; less codec {codec:.2f}",
+        ),
+        Row(
+            "law floor", f"bound on tract / pure cores run serially at the floor ({cpus} CPUs){label}", max(bounds),
+            goal=">= 1.5", met=min(bounds) >= 1.5,
+            note=f"{cpus} x {serial:.2f} / ({serial:.2f} + around) = {_span(bounds)}; cores ms: "
+            + ", ".join(f"{organ} {ms:.2f}" for organ, ms in organs.items()),
+        ),
+        Row(
+            "law floor", f"server bytes in per paste at the floor{label}", min(r.in_kb for r in results), unit="KB",
+            goal="<= 16", met=min(r.in_kb for r in results) <= 16,
+            note=f"{_span([r.in_kb for r in results], 1)} KB, {_span([r.in_msgs for r in results], 1)} messages in; "
+            f"KB per paste: {envelope_sizes}; {prepared.frames:.1f} frames",
+        ),
+    ]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="the laws' floor on nats-py: three law-keeping pass-through hops")
+    parser.add_argument("--n", type=int, default=300, help="pastes per burst")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=30)
+    parser.add_argument("--cores-n", type=int, default=100)
+    parser.add_argument(
+        "--without", default="", help="parts of the laws to leave out, comma-separated: signing, frames, ledger"
+    )
+    parser.add_argument("--hop", choices=HOPS, help="run one hop (spawned by the bench)")
+    parser.add_argument("--nats")
+    parser.add_argument("--table")
+    args = parser.parse_args(argv)
+    if args.hop:
+        asyncio.run(run_hop(args))
+        return 0
+    from bench.tract_bench import pure_cores
+
+    without = frozenset(part for part in args.without.split(",") if part)
+    unknown = without - {"signing", "frames", "ledger"}
+    if unknown:
+        parser.error(f"--without takes signing, frames, ledger; not {', '.join(sorted(unknown))}")
+    results, prepared = asyncio.run(measure(args.n, args.repeats, args.warmup, without))
+    costs = signing_costs(prepared)
+    if costs:
+        line = "; ".join(
+            f"{hop} checks {check:.3f}, signing {sign:.3f}, encoding {code:.3f}"
+            for hop, (check, sign, code) in costs.items()
+        )
+        print(f"law floor: in-process CPU ms per paste: {line}", flush=True)
+    cores = pure_cores(args.cores_n)
+    for result in results:
+        hops = ", ".join(f"{hop} {ms:.2f}" for hop, ms in result.hops_ms.items())
+        print(
+            f"law floor: CPU ms per paste: {hops}, server {result.server_ms:.2f} (total {result.total_ms:.2f}); "
+            f"server in {result.in_kb:.1f} KB, {result.in_msgs:.1f} messages per paste; {result.throughput:,.0f}/s",
+            flush=True,
+        )
+    emit_rows(rows_for(results, prepared, cores, without))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
