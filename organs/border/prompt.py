@@ -306,9 +306,21 @@ def _delivered_parts(
     ]
 
 
+class _LastTexts:
+    """The last payload's segment texts: screening reads them twice (credentials, then the configured patterns).
+    Kept by identity, and the payload is held with them, so its id cannot be reused while they are kept."""
+
+    kept: tuple[Yield, tuple[tuple[str, str], ...]] | None = None
+
+
 def paste_segment_texts(payload: Yield) -> tuple[tuple[str, str], ...]:
     """``(segment id, text)`` of every paste segment, in module order, each frame as served: what screening reads."""
-    return tuple((part.segment_id, part.text) for part in (*_head_parts(payload), *_frame_parts(payload)))
+    kept = _LastTexts.kept
+    if kept is not None and kept[0] is payload:
+        return kept[1]
+    texts = tuple((part.segment_id, part.text) for part in (*_head_parts(payload), *_frame_parts(payload)))
+    _LastTexts.kept = (payload, texts)
+    return texts
 
 
 def paste_modules(
