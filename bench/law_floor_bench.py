@@ -1,6 +1,6 @@
 """The floor the laws put under any tract built on nats-py: three hops that do only what the laws require.
 
-    python -m bench.law_floor_bench [--n 300] [--repeats 3] [--without signing,frames,ledger]
+    python -m bench.law_floor_bench [--n 300] [--repeats 3] [--without PARTS ...]   # PARTS: signing,frames,ledger
     python -m bench.law_floor_bench --hop stomach --nats URL --table FILE     # one hop (the bench spawns them)
 
 Three hop processes in a row on a real nats-server (stomach, absorption, border), each with a
@@ -416,24 +416,29 @@ def rows_for(
     # The floor is a bound: the run the machine disturbed least stands for it, and the goal is out of reach of
     # any build only if even that run misses it.
     least, best_bound, least_kb = min(arounds), max(bounds), min(r.in_kb for r in results)
+
+    def reach(within: bool, keeping: str = "the laws") -> str:
+        # Not a goal of the floor's own: whether the tract's goal is within reach of any build keeping the laws.
+        return "the tract's goal is within reach here: " if within else f"OUT OF REACH of any build keeping {keeping}: "
+
     return [
         Row(
             "law floor", f"CPU around the cores per paste at the laws' floor{label}", least, unit="ms",
-            goal="<= 1", met=least <= 1.0,
-            note=f"least of {len(results)} runs ({_span(arounds)} ms): hops {per_hop}; server "
-            f"{_span([r.server_ms for r in results])}; less codec {codec:.2f}",
+            goal="tract: <= 1",
+            note=reach(least <= 1.0) + f"least of {len(results)} runs ({_span(arounds)} ms): hops {per_hop}; "
+            f"server {_span([r.server_ms for r in results])}; less codec {codec:.2f}",
         ),
         Row(
             "law floor", f"bound on tract / pure cores run serially at the floor ({cpus} CPUs){label}", best_bound,
-            goal=">= 1.5", met=best_bound >= 1.5,
-            note=f"{cpus} x {serial:.2f} / ({serial:.2f} + around) = {_span(bounds)}; cores ms: "
-            + ", ".join(f"{organ} {ms:.2f}" for organ, ms in organs.items()),
+            goal="tract: >= 1.5",
+            note=reach(best_bound >= 1.5) + f"{cpus} x {serial:.2f} / ({serial:.2f} + around) = {_span(bounds)}; "
+            "cores ms: " + ", ".join(f"{organ} {ms:.2f}" for organ, ms in organs.items()),
         ),
         Row(
-            "law floor", f"server bytes in per paste at the floor{label}", least_kb, unit="KB",
-            goal="<= 16", met=least_kb <= 16,
-            note=f"{_span([r.in_kb for r in results], 1)} KB, {_span([r.in_msgs for r in results], 1)} messages in; "
-            f"KB per paste: {envelope_sizes}; {prepared.frames:.1f} frames",
+            "law floor", f"server bytes in per paste at the floor{label}", least_kb, unit="KB", goal="tract: <= 16",
+            note=reach(least_kb <= 16, "these envelope types") + f"{_span([r.in_kb for r in results], 1)} KB, "
+            f"{_span([r.in_msgs for r in results], 1)} messages in; KB per paste: {envelope_sizes}; "
+            f"{prepared.frames:.1f} frames",
         ),
     ]  # fmt: skip
 
@@ -445,7 +450,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--cores-n", type=int, default=100)
     parser.add_argument(
-        "--without", default="", help="parts of the laws to leave out, comma-separated: signing, frames, ledger"
+        "--without",
+        action="append",
+        help="parts of the laws to leave out, comma-separated (signing, frames, ledger; empty: none); repeat it"
+        " for several runs; by default one run with every part and one without signing (the tract bench's config)",
     )
     parser.add_argument("--hop", choices=HOPS, help="run one hop (spawned by the bench)")
     parser.add_argument("--nats")
@@ -456,11 +464,22 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from bench.tract_bench import pure_cores
 
-    without = frozenset(part for part in args.without.split(",") if part)
-    unknown = without - {"signing", "frames", "ledger"}
-    if unknown:
-        parser.error(f"--without takes signing, frames, ledger; not {', '.join(sorted(unknown))}")
-    results, prepared = asyncio.run(measure(args.n, args.repeats, args.warmup, without))
+    choices = [frozenset(part for part in spec.split(",") if part) for spec in args.without or ["", "signing"]]
+    for without in choices:
+        unknown = without - {"signing", "frames", "ledger"}
+        if unknown:
+            parser.error(f"--without takes signing, frames, ledger; not {', '.join(sorted(unknown))}")
+    cores = pure_cores(args.cores_n)
+    rows: list[Row] = []
+    for without in choices:
+        results, prepared = asyncio.run(measure(args.n, args.repeats, args.warmup, without))
+        report(results, prepared)
+        rows.extend(rows_for(results, prepared, cores, without))
+    emit_rows(rows)
+    return 0
+
+
+def report(results: list[Repeat], prepared: Prepared) -> None:
     costs = signing_costs(prepared)
     if costs:
         line = "; ".join(
@@ -468,7 +487,6 @@ def main(argv: list[str] | None = None) -> int:
             for hop, (check, sign, code) in costs.items()
         )
         print(f"law floor: in-process CPU ms per paste: {line}", flush=True)
-    cores = pure_cores(args.cores_n)
     for result in results:
         hops = ", ".join(f"{hop} {ms:.2f}" for hop, ms in result.hops_ms.items())
         print(
@@ -476,8 +494,6 @@ def main(argv: list[str] | None = None) -> int:
             f"server in {result.in_kb:.1f} KB, {result.in_msgs:.1f} messages per paste; {result.throughput:,.0f}/s",
             flush=True,
         )
-    emit_rows(rows_for(results, prepared, cores, without))
-    return 0
 
 
 if __name__ == "__main__":
