@@ -1,0 +1,59 @@
+"""The law-floor bench's hops keep the laws they stand for: they check signatures, and their writes reach the server."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from bench.law_floor_bench import HOPS, HopWork, _wire_name, measure, prepare
+from envelopes.codec import decode, encode
+from organs.signing import Signer
+
+
+def _hops(without: frozenset[str] = frozenset()) -> tuple[list[HopWork], list[bytes]]:
+    prepared = prepare(range(9_000_000, 9_000_003), without)
+    works = []
+    for hop in HOPS:
+        table = prepared.tables[hop]
+        signer = None if table.seed is None else Signer.from_seed(_wire_name(hop), table.seed)
+        works.append(HopWork(hop, table, signer))
+    return works, [item.data for item in prepared.items]
+
+
+def test_signed_hops_pass_their_own_outputs_on_and_refuse_an_altered_one() -> None:
+    works, inputs = _hops()
+    for data in inputs:
+        envelope = decode(data)
+        for work in works:
+            work.check(envelope)
+            envelope = decode(encode(work.sign(envelope)))
+        assert envelope.kind == "admitted"
+    stomach, absorption, border = works
+    yielded = decode(encode(absorption.sign(decode(encode(stomach.sign(decode(inputs[0])))))))
+    altered = msgspec.structs.replace(yielded, payload=msgspec.structs.replace(yielded.payload, goal="another ask"))
+    with pytest.raises(SystemExit, match="fails its checks"):
+        border.check(altered)
+    unsealed = decode(inputs[1])
+    unsealed = msgspec.structs.replace(unsealed, chain=msgspec.structs.replace(unsealed.chain, seal=None))
+    with pytest.raises(SystemExit, match="fails its checks"):
+        stomach.check(unsealed)
+
+
+def test_unsigned_hops_emit_the_cores_outputs_unchanged() -> None:
+    works, inputs = _hops(frozenset({"signing"}))
+    envelope = decode(inputs[0])
+    for work in works:
+        work.check(envelope)
+        out = work.sign(envelope)
+        assert encode(out) == work.table.outputs[envelope.id]
+        envelope = decode(encode(out))
+
+
+@pytest.mark.bus
+@pytest.mark.slow
+async def test_the_frame_and_ledger_writes_reach_the_server() -> None:
+    # Four frame records and one ledger claim a paste: the server takes in five more messages per paste with them.
+    with_writes, prepared = await measure(20, 1, 2, frozenset({"signing"}))
+    without_writes, _ = await measure(20, 1, 2, frozenset({"signing", "frames", "ledger"}))
+    assert prepared.frames == 4
+    assert with_writes[0].in_msgs - without_writes[0].in_msgs == pytest.approx(prepared.frames + 1, abs=0.5)
