@@ -5,23 +5,19 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from bench.law_floor_bench import HOPS, HopWork, _wire_name, measure, prepare
+from bench.law_floor_bench import HOPS, HopWork, measure, prepare, signer_for
 from envelopes.codec import decode, encode
-from organs.signing import Signer
 
 
 def _hops(without: frozenset[str] = frozenset()) -> tuple[list[HopWork], list[bytes]]:
     prepared = prepare(range(9_000_000, 9_000_003), without)
-    works = []
-    for hop in HOPS:
-        table = prepared.tables[hop]
-        signer = None if table.seed is None else Signer.from_seed(_wire_name(hop), table.seed)
-        works.append(HopWork(hop, table, signer))
+    works = [HopWork(hop, prepared.tables[hop], signer_for(hop, prepared.tables[hop])) for hop in HOPS]
     return works, [item.data for item in prepared.items]
 
 
-def test_signed_hops_pass_their_own_outputs_on_and_refuse_an_altered_one() -> None:
-    works, inputs = _hops()
+@pytest.mark.parametrize("without", [frozenset(), frozenset({"whole-claims"})], ids=["whole claims", "digests"])
+def test_signed_hops_pass_their_own_outputs_on_and_refuse_an_altered_one(without: frozenset[str]) -> None:
+    works, inputs = _hops(without)
     for data in inputs:
         envelope = decode(data)
         for work in works:
