@@ -250,8 +250,12 @@ async def _handle_batch(js: Any, work: HopWork, kv: Any, messages: list[Any], ou
     for subject, data, headers in publishes:
         confirmations.append(await js.publish_async(subject, data, headers=headers))
     await asyncio.gather(*confirmations)
+    if work.table.confirmed_ack:
+        # All at once, as the tract's worker confirms them (one task per input).
+        await asyncio.gather(*(msg.ack_sync() for msg in messages))
+        return
     for msg in messages:
-        await (msg.ack_sync() if work.table.confirmed_ack else msg.ack())
+        await msg.ack()
 
 
 async def run_hop(args: argparse.Namespace) -> None:
