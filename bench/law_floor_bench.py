@@ -69,6 +69,8 @@ FRAME_INDEX = "floor-frame-index"
 RATES = "floor-rates"
 ADMITTED = "floor-admitted"
 SETTLE_EVERY = 16
+# What a configuration may leave out of the laws, and (with a +) what of the tract's own it may add.
+PARTS = frozenset({"signing", "frames", "ledger", "whole-claims", "+paste", "+ack-sync", "+tasks"})
 
 
 class HopTable(msgspec.Struct):
@@ -85,6 +87,8 @@ class HopTable(msgspec.Struct):
     # the frame index (the stream holds it already), and confirmed acks instead of plain ones.
     store_paste: bool = False
     confirmed_ack: bool = False
+    # And the shape of the tract's worker loop: every input handled by an asyncio task of its own.
+    task_per_input: bool = False
 
 
 # --- the hops ------------------------------------------------------------------------------------------
@@ -99,6 +103,7 @@ class HopWork:
     signer: Any
     unsettled: int = 0
     bucket_revision: int = 0
+    settling: bool = False
 
     def check(self, envelope: Any) -> None:
         """The input's signatures as this hop must check them; a bench input that fails them is a bench bug."""
@@ -208,11 +213,19 @@ def _digest_problems(hop: str, envelope: Any, trusted: dict[str, str]) -> Iterat
 async def _settle_bucket(js: Any, work: HopWork, kv: Any) -> None:
     """One compare-and-set write of the shared bucket for the tokens taken since the last (one actor here)."""
     value = msgspec.msgpack.encode((1e9 - work.unsettled, time.time()))
+    work.unsettled = 0
     if work.bucket_revision == 0:
         work.bucket_revision = await kv.create("bench", value)
     else:
         work.bucket_revision = await kv.update("bench", value, last=work.bucket_revision)
-    work.unsettled = 0
+
+
+async def _handle_fetched(js: Any, work: HopWork, kv: Any, messages: list[Any], outbound: str) -> None:
+    if not work.table.task_per_input:
+        await _handle_batch(js, work, kv, messages, outbound)
+        return
+    tasks = [asyncio.create_task(_handle_batch(js, work, kv, [msg], outbound)) for msg in messages]
+    await asyncio.gather(*tasks)
 
 
 async def _handle_batch(js: Any, work: HopWork, kv: Any, messages: list[Any], outbound: str) -> None:
@@ -245,8 +258,13 @@ async def _handle_batch(js: Any, work: HopWork, kv: Any, messages: list[Any], ou
         # The claims are confirmed before any prompt they cover is published.
         await asyncio.gather(*confirmations)
         confirmations = []
-        if work.unsettled >= SETTLE_EVERY:
-            await _settle_bucket(js, work, kv)
+        if work.unsettled >= SETTLE_EVERY and not work.settling:
+            # One settling write at a time: with a task per input, two could otherwise race on one revision.
+            work.settling = True
+            try:
+                await _settle_bucket(js, work, kv)
+            finally:
+                work.settling = False
     for subject, data, headers in publishes:
         confirmations.append(await js.publish_async(subject, data, headers=headers))
     await asyncio.gather(*confirmations)
@@ -281,7 +299,7 @@ async def run_hop(args: argparse.Namespace) -> None:
             busy = False
             continue
         busy = True
-        await _handle_batch(js, work, kv, messages, SUBJECTS[index + 1])
+        await _handle_fetched(js, work, kv, messages, SUBJECTS[index + 1])
     await subscription.unsubscribe()
     await nc.drain()
 
@@ -347,6 +365,7 @@ def prepare(numbers: range, without: frozenset[str] = frozenset()) -> Prepared:
             digest_claims=digests,
             store_paste="+paste" in without,
             confirmed_ack="+ack-sync" in without,
+            task_per_input="+tasks" in without,
         )
         for hop in HOPS
     }
@@ -556,7 +575,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         help="parts of the laws to leave out, comma-separated (signing, frames, ledger; empty: none; whole-claims:"
         " sign each claim's blake3 digest instead; +paste, +ack-sync: add what the tract does beyond the laws,"
-        " the paste's copy in the frame index and confirmed acks); repeat it"
+        " the paste's copy in the frame index, confirmed acks, a task per input); repeat it"
         " for several runs; by default one run with every part and one without signing (the tract bench's config)",
     )
     parser.add_argument("--hop", choices=HOPS, help="run one hop (spawned by the bench)")
@@ -570,9 +589,9 @@ def main(argv: list[str] | None = None) -> int:
 
     choices = [frozenset(part for part in spec.split(",") if part) for spec in args.without or ["", "signing"]]
     for without in choices:
-        unknown = without - {"signing", "frames", "ledger", "whole-claims", "+paste", "+ack-sync"}
+        unknown = without - PARTS
         if unknown:
-            parser.error(f"--without takes signing, frames, ledger, whole-claims, +paste, +ack-sync; not {unknown}")
+            parser.error(f"--without takes {', '.join(sorted(PARTS))}; not {', '.join(sorted(unknown))}")
     cores = pure_cores(args.cores_n)
     rows: list[Row] = []
     for without in choices:
