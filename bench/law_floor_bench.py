@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -320,6 +320,8 @@ class Prepared:
     sizes: dict[str, float]
     """Mean bytes per paste of each envelope and of the frame records."""
     frames: float
+    stored: dict[str, int] = field(default_factory=dict)
+    """Keys in the frame index and the ledger once the run is over (``measure``)."""
 
 
 def _unsigned_last(envelope: Any) -> Any:
@@ -479,6 +481,9 @@ async def measure(n: int, repeats: int, warmup: int, without: frozenset[str]) ->
                     f" {result.throughput:,.0f}/s"
                 )
             procs.check()
+            # What the hops left in the state buckets: every frame record and every claim, none lost.
+            for bucket in (FRAME_INDEX, ADMITTED):
+                prepared.stored[bucket] = (await js.stream_info(f"KV_{bucket}")).state.messages
         finally:
             await nc.close()
     return results, prepared
