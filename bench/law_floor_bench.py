@@ -59,7 +59,7 @@ from bench.common import (
     subscribe_sink,
     wait_bound,
 )
-from envelopes.types import FrameRecord
+from envelopes.types import FrameRecord, Paste
 from organs.signing import Signer
 
 STREAM = "LAW_FLOOR"
@@ -184,7 +184,6 @@ def _holds(key_id: str, claim: bytes, signature: str) -> bool:
 def _digest_problems(hop: str, envelope: Any, trusted: dict[str, str]) -> Iterator[str]:
     """The checks ``HopWork.check`` makes, on digest signatures: the seal at the stomach and the border, every
     signature of the chain at the border, by the same claims as ``organs.signing``'s."""
-    from envelopes.types import Paste
     from organs.signing import _claim, _seal_claim, paste_fields
 
     if hop == "absorption":
@@ -240,8 +239,8 @@ async def _handle_batch(js: Any, work: HopWork, kv: Any, messages: list[Any], ou
         headers = {"Nats-Msg-Id": f"{envelope.id}/{work.name}", HOP_KEY_HEADER: (msg.headers or {})[HOP_KEY_HEADER]}
         publishes.append((outbound, data, headers))
         if work.name == "stomach":
-            if work.table.store_paste:
-                text = envelope.payload.text.encode("utf-8", "surrogatepass")
+            if work.table.store_paste and isinstance(envelope.payload, Paste):
+                text = (envelope.payload.text or "").encode("utf-8", "surrogatepass")
                 hex_ref = envelope.chain.input_digest.removeprefix("blake3:")
                 confirmations.append(await js.publish_async(f"$KV.{FRAME_INDEX}.paste.{hex_ref}", text))
             for record in work.table.records.get(envelope.id, []):
@@ -336,7 +335,7 @@ def prepare(numbers: range, without: frozenset[str] = frozenset()) -> Prepared:
     from bench.common import mixed_paste
     from envelopes.codec import encode
     from envelopes.ids import utc_now
-    from envelopes.types import Paste, UserInput
+    from envelopes.types import UserInput
     from organs.absorption.core import yield_context
     from organs.border.decide import BorderConfig, border_decide
     from organs.border.guard import BorderPolicy, GuardState, RateLimit
