@@ -5,7 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from bench.law_floor_bench import HOPS, HopWork, measure, prepare, signer_for
+from bench.law_floor_bench import measure, prepare
+from bench.law_floor_hop import HOPS, HopWork, signer_for
 from envelopes.codec import decode, encode
 
 
