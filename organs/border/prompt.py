@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import msgspec
 
@@ -158,6 +159,9 @@ def _skill_index(skills: tuple[SkillInfo, ...]) -> str:
     return f"Skills (invoke exactly one by writing `{SKILL_INVOCATION}`):\n{listing}"
 
 
+# The same few configurations come back with every envelope (one per border, one per session summary), and
+# the modules are immutable, so each configuration's are built once.
+@lru_cache(maxsize=64)
 def builtin_modules(config: BuiltinPromptConfig) -> tuple[PromptModule, ...]:
     """The configured modules; a source with nothing to say yields no module."""
     kernel_instructions = kernel_text(config.kernel_instructions, config.frame_tools)
