@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import getpass
 import json
@@ -73,6 +74,8 @@ _Reply = TypeVar("_Reply")
 EXIT_USAGE = 2
 EXIT_TIMEOUT = 3
 EXIT_REJECTED = 4
+# How long ``ichor ingest`` tries to fetch an outcome's texts stored by reference before showing the reference.
+STORED_TEXT_WAIT_S = 5.0
 
 
 def _read_input(path: str) -> str:
@@ -347,7 +350,7 @@ async def _ingest(
     session: str | None = None,
     resend: bool = False,
 ) -> int:
-    from organs.client import hand_in_paste
+    from organs.client import hand_in_paste, with_stored_texts
 
     tract = await connect(settings, name="ichor-ingest", persistent=False)
     try:
@@ -362,6 +365,10 @@ async def _ingest(
             session=session,
             resend=resend,
         )
+        # A goal or prompt too large for a message is named, not carried: shown whole where this user may read it
+        # (a tenant of a secure tract may not, and is shown the reference).
+        with contextlib.suppress(IchorError, nats.errors.Error, TimeoutError):
+            outcome = await asyncio.wait_for(with_stored_texts(tract, outcome), timeout=STORED_TEXT_WAIT_S)
     except TimeoutError:
         print(f"ichor ingest: no admitted or rejected envelope within {timeout}s; are the organs up?", file=sys.stderr)
         return EXIT_TIMEOUT

@@ -40,6 +40,7 @@ from organs.stomach.frames_store import PasteCache
 from organs.stomach.large import ApartDigester, PasteLimits
 from organs.stomach.worker import build_stomach, digest_paste
 from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
+from tests.bus.test_cli_bus import ichor
 from tests.conftest import running_organ
 from tests.support.envelopes import AT
 from tests.support.servers import small_tract
@@ -384,3 +385,22 @@ async def _refused(reading: Awaitable[object]) -> bool:
     except (PermissionRefused, nats.errors.Error, TimeoutError):
         return True
     return False
+
+
+async def test_ichor_ingest_shows_an_ask_that_travelled_by_reference_whole(tmp_path: Path) -> None:
+    ask = ask_paragraph(200_000)
+    border = BorderConfig(budget=PromptBudget(max_bytes=DEFAULT_BUDGET_BYTES, max_tokens=1_000_000))
+    async with small_tract(tmp_path / "small", max_payload=SMALL_MAX_PAYLOAD, instance="cli") as (settings, _):
+        organs = (
+            running_organ("stomach", settings, build_stomach(settings)),
+            running_organ("absorption", settings, build_absorption(settings)),
+            running_organ("border", settings, build_border(settings, border)),
+        )
+        async with organs[0], organs[1], organs[2]:
+            command = ["ingest", "-", "--nats", settings.url, "--json", "--timeout", "60"]
+            result = await asyncio.to_thread(ichor, *command, stdin=ask)
+    assert result.returncode == 0, result.stderr
+    shown = msgspec.json.decode(result.stdout)
+    assert shown["kind"] == "admitted"
+    assert shown["payload"]["goal"] == ask and shown["payload"]["goal_ref"]["size"] == len(ask.encode())
+    assert ask in shown["payload"]["prompt"]["text"]
