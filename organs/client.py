@@ -230,7 +230,7 @@ async def with_stored_texts(tract: Tract, outcome: Envelope) -> Envelope:
     if isinstance(payload, Admitted):
         payload = await with_goal(tract, payload)
         prompt = payload.prompt
-        if prompt.text_ref is not None and not prompt.text:
+        if prompt.text_ref is not None:
             text = await fetch_text(tract, prompt.text_ref)
             payload = msgspec.structs.replace(payload, prompt=msgspec.structs.replace(prompt, text=text))
     return msgspec.structs.replace(outcome, payload=payload)

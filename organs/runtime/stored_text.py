@@ -90,8 +90,11 @@ async def goal_by_reference(tract: Tract, payload: Digested) -> Digested:
 
 
 async def with_goal(tract: Tract, payload: _WithGoal) -> _WithGoal:
-    """``payload`` with the goal its ``goal_ref`` names fetched into ``goal`` (the reference kept), or as it is."""
-    if payload.goal_ref is None or payload.goal:
+    """``payload`` with the goal its ``goal_ref`` names fetched into ``goal`` (the reference kept), or as it is.
+
+    Whatever ``goal`` held beside a reference is replaced: the signatures vouch for the reference alone, so text
+    put there by anyone on the way would otherwise pass for the paste's own words."""
+    if payload.goal_ref is None:
         return payload
     return msgspec.structs.replace(payload, goal=await fetch_text(tract, payload.goal_ref))
 
