@@ -469,7 +469,9 @@ class CompiledPrompt(msgspec.Struct, frozen=True):
     def messages(self) -> tuple[ChatMessage, ...]:
         """The same text as chat messages: the stable prefix as the system message (the cache breakpoint),
         then the rest, after the separator, as the user message. Derived, not carried: on the wire it would
-        be the prompt's text twice."""
+        be the prompt's text twice. A prompt whose text is stored by reference has none until it is fetched."""
+        if self.text_ref is not None and not self.text:
+            raise ValueError(f"the prompt's text is stored by reference ({self.text_ref.name}); fetch it first")
         if not self.stable_prefix_bytes:
             return (ChatMessage(role="user", content=self.text),) if self.text else ()
         stable = self.text.encode("utf-8")[: self.stable_prefix_bytes].decode("utf-8")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import msgspec
 import pytest
 
@@ -9,6 +11,7 @@ from envelopes.codec import decode, encode
 from envelopes.ids import digest_bytes
 from envelopes.types import Admitted, Digested, Envelope, Rejected, StoredText
 from organs.absorption import yield_context
+from organs.pills import render_outcome
 from organs.runtime.stored_text import text_ref_of, without_goal
 from organs.secretion import paste_envelope
 from organs.signing import seal_paste, sign_last_step
@@ -83,3 +86,24 @@ def test_an_older_reader_decodes_a_digest_by_reference_and_sees_no_goal() -> Non
     slim, _ = _by_reference(digest_paste(paste, ingest_paste(ASK), instance="s1", now=AT))
     older = msgspec.msgpack.decode(msgspec.msgpack.encode(slim.payload), type=OlderDigested)
     assert older.goal == "" and older.source_ref == slim.payload.source_ref
+
+
+def test_a_prompt_stored_by_reference_has_no_messages_until_its_text_is_fetched() -> None:
+    out = decide(_signed_yield_by_reference()[0])
+    assert isinstance(out.payload, Admitted)
+    prompt = out.payload.prompt
+    stored = msgspec.structs.replace(prompt, text="", text_ref=text_ref_of(prompt.text.encode()))
+    with pytest.raises(ValueError, match="stored by reference"):
+        _ = stored.messages
+    assert msgspec.structs.replace(stored, text=prompt.text).messages == prompt.messages
+
+
+def test_a_refusal_shows_where_the_ask_it_refused_is_kept() -> None:
+    fetched, ref = _signed_yield_by_reference()
+    refused = decide(fetched, trusted={})
+    assert isinstance(refused.payload, Rejected)
+    shown = io.StringIO()
+    render_outcome(
+        msgspec.structs.replace(refused, payload=msgspec.structs.replace(refused.payload, goal_ref=ref)), shown
+    )
+    assert f"the ask: {ref.size:,} bytes stored as {ref.name}" in shown.getvalue()
