@@ -19,7 +19,8 @@ Text too large for a message (added in version 1, no bump: nothing existing chan
   ``CompiledPrompt.text_ref`` are ``StoredText`` references, ``None`` by default. When one is
   set, the text it stands for (the goal, the prompt's text) is not in the envelope (``goal`` or
   ``text`` is ``""``) but in the frames object store under ``StoredText.name``, and a reader
-  fetches it and checks its size and blake3 before use (``organs.runtime.payload``). An organ
+  fetches it and checks its size and blake3 before use (``organs.runtime.stored_text``), ignoring
+  whatever the inline field holds beside a reference. An organ
   sets one only when the envelope would not fit the server's ``max_payload`` otherwise, so every
   envelope an older writer makes, and nearly every one a newer writer makes, is as before.
 * An older reader decodes a referencing envelope (it skips the field) and sees an empty goal or
