@@ -29,6 +29,7 @@ from organs.runtime.bus import INLINE_HEADROOM, Tract, stream_info
 from organs.runtime.bus import request as bus_request
 from organs.runtime.limits import UPLOADS_TTL_S
 from organs.runtime.refusals import refusal_of
+from organs.runtime.stored_text import fetch_text, with_goal
 from organs.runtime.stream_reader import follow_stream
 from organs.secretion import paste_envelope
 from organs.signing import Signer, seal_paste
@@ -42,6 +43,7 @@ __all__ = [
     "resolve_frame_id",
     "store_blob",
     "uploads_bucket_for",
+    "with_stored_texts",
 ]
 
 _CHUNK_BYTES = 128 * 1024
@@ -213,6 +215,20 @@ def chat_messages(outcome: Envelope) -> list[dict[str, str]]:
     if not isinstance(outcome.payload, Admitted):
         raise ValueError(f"only an admitted outcome has a prompt; this one is {outcome.kind!r}")
     return [{"role": message.role, "content": message.content} for message in outcome.payload.prompt.messages]
+
+
+async def with_stored_texts(tract: Tract, outcome: Envelope) -> Envelope:
+    """``outcome`` with what it names by reference fetched in (checked against size and blake3): the goal
+    (``goal_ref``) and an admitted prompt's text (``prompt.text_ref``); the references are kept. Reading them
+    takes the right to read the frames object store."""
+    payload = outcome.payload
+    if isinstance(payload, Admitted):
+        payload = await with_goal(tract, payload)
+        prompt = payload.prompt
+        if prompt.text_ref is not None:
+            text = await fetch_text(tract, prompt.text_ref)
+            payload = msgspec.structs.replace(payload, prompt=msgspec.structs.replace(prompt, text=text))
+    return msgspec.structs.replace(outcome, payload=payload)
 
 
 async def fetch_raw(tract: Tract, frame_id: str, timeout: float = 10.0) -> RawReply:

@@ -3,7 +3,8 @@
 The last step an organ appends to the chain carries a signature over that
 organ's *claim*: the origin, the input digest, every earlier step (with its
 signature), the new step itself, the tier, the trace id and session, and the
-evidence as it leaves the organ — goal, anchors, frames and the segments'
+evidence as it leaves the organ — goal (or the reference of a goal stored
+apart, ``envelopes.types.StoredText``), anchors, frames and the segments'
 report, plus the yield's meta from absorption on.
 Those fields pass through later hops unchanged, so the border can verify every
 signature of the chain on the envelope it receives, and an envelope altered
@@ -129,7 +130,9 @@ def _evidence(stage: str, payload: Any) -> Any:
         if not isinstance(payload, (Digested, Yield)):
             raise SigningError(f"a {stage!r} step can only be checked on a digested or yield envelope")
         meta = payload.meta if isinstance(payload, Yield) and stage == "yielded" else None
-        return (payload.goal, payload.anchors, payload.frames, payload.report, meta)
+        # A goal by reference is vouched for by its reference (its blake3 among it), fetched or not.
+        goal = payload.goal if payload.goal_ref is None else payload.goal_ref
+        return (goal, payload.anchors, payload.frames, payload.report, meta)
     return payload
 
 

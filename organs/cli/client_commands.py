@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import json
 import signal
@@ -32,8 +33,11 @@ from organs.cli.common import (
     data_dir,
     read_input,
 )
-from organs.errors import BusUnavailableError
+from organs.errors import BusUnavailableError, IchorError
 from organs.runtime.bus import BusSettings, Tract, connect, provision
+
+# How long ``ichor ingest`` tries to fetch an outcome's texts stored by reference before showing the reference.
+STORED_TEXT_WAIT_S = 5.0
 
 __all__ = ["add_client_commands", "ingest"]
 
@@ -53,7 +57,7 @@ async def ingest(
     session: str | None = None,
     resend: bool = False,
 ) -> int:
-    from organs.client import hand_in_paste
+    from organs.client import hand_in_paste, with_stored_texts
 
     tract = await connect(settings, name="ichor-ingest", persistent=False)
     try:
@@ -68,6 +72,10 @@ async def ingest(
             session=session,
             resend=resend,
         )
+        # A goal or prompt too large for a message is named, not carried: shown whole where this user may read it
+        # (a tenant of a secure tract may not, and is shown the reference).
+        with contextlib.suppress(IchorError, nats.errors.Error, TimeoutError):
+            outcome = await asyncio.wait_for(with_stored_texts(tract, outcome), timeout=STORED_TEXT_WAIT_S)
     except TimeoutError:
         print(f"ichor ingest: no admitted or rejected envelope within {timeout}s; are the organs up?", file=sys.stderr)
         return EXIT_TIMEOUT

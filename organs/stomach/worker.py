@@ -48,6 +48,7 @@ from organs.runtime import (
     get_logger,
 )
 from organs.runtime.bus import INLINE_HEADROOM
+from organs.runtime.stored_text import goal_by_reference
 from organs.secretion import secrete
 from organs.settings import Settings
 from organs.signing import Signer, TrustedKeys, sealed_by
@@ -183,7 +184,8 @@ class StomachOrgan:
     async def digest(
         self, paste: Paste | DeferredNotice, size: int, ingest_config: IngestConfig, expected: str
     ) -> DigestParts:
-        """The paste digested and stored: a large one by a child process, through a file; a small one here."""
+        """The paste digested and stored: a large one by a child process, through a file; a small one here. A goal
+        too large for a message is stored too, and the digest names it (``organs.runtime.stored_text``)."""
         ref = paste.text_ref if isinstance(paste, Paste) else paste.paste_ref
         inline = paste.text if isinstance(paste, Paste) and paste.text_ref is None else None
         if self.limits.is_large(size):
@@ -197,7 +199,7 @@ class StomachOrgan:
             await self.store.store(redacted, parts.served_ref, list(parts.records))
         else:
             await self.store.store(text, parts.source_digest, list(parts.records))
-        return parts
+        return msgspec.structs.replace(parts, payload=await goal_by_reference(self.tract, parts.payload))
 
     async def paste_size(self, paste: Paste, delivery: Delivery) -> int:
         if paste.text_ref is None:
