@@ -229,7 +229,7 @@ class ServerKeeper:
     will be DISABLED") and stays that way: its store keeps the write error, and its writes fail or go
     unanswered long after space is freed. Once the disk under its data directory has ``ROOM_BYTES`` more free
     than when it failed, the keeper restarts it, which reopens the store; what the organs hold meanwhile is
-    retried, not spent (``organs.runtime.worker``).
+    retried, not spent (``organs.runtime.settling``).
     """
 
     RESTART_ATTEMPTS = 3
