@@ -233,7 +233,7 @@ class ServerKeeper:
     reload its configuration twice, JetStream off then on: the server shuts JetStream down and starts it again
     in the same process, which reopens every store from disk, and no client is disconnected. Only when the
     server does not confirm a reload within ``RELOAD_TIMEOUT_S`` is it restarted instead. What the organs hold
-    meanwhile is retried, not spent (``organs.runtime.worker``).
+    meanwhile is retried, not spent (``organs.runtime.settling``).
     """
 
     RESTART_ATTEMPTS = 3

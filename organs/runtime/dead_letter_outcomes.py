@@ -54,7 +54,6 @@ __all__ = [
     "dead_letter_rejection",
     "publish_rejection_or_log",
     "read_input",
-    "reject_dead_letter",
 ]
 
 DEAD_LETTERED = "dead_lettered"
@@ -152,33 +151,6 @@ def dead_letter_rejection(
     )
 
 
-async def reject_dead_letter(
-    tract: Tract,
-    organ: str,
-    *,
-    data: bytes,
-    headers: Mapping[str, str] | None,
-    reason: str,
-    letter_id: int,
-    sealed_by: SealedBy | None = None,
-) -> Envelope:
-    """Publish the rejection of an input ``organ`` dead-lettered as ``letter_id`` to ``<prefix>.border.rejected``
-    (and to the outcome subject of the sender ``sealed_by`` names, on a secure tract), wait for the stream to
-    store it, and return it. A bus error is the caller's to retry, as the dead letter's."""
-    read = read_input(data, headers)
-    rejection = dead_letter_rejection(
-        read, data, organ=organ, instance=tract.settings.instance, letter_id=letter_id, reason=reason, now=utc_now()
-    )
-    encoded = encode(rejection)
-    sent = {"traceparent": rejection.trace, "Ichor-Kind": rejection.kind}
-    await tract.js.publish(tract.subjects.border_rejected, encoded, headers={**sent, "Nats-Msg-Id": rejection.id})
-    sender = None if sealed_by is None or read.envelope is None else sealed_by(read.envelope)
-    if sender is not None:
-        copy = {**sent, "Nats-Msg-Id": f"{rejection.id}.{sender}"}
-        await tract.js.publish(tract.subjects.outcome(sender), encoded, headers=copy)
-    return rejection
-
-
 async def publish_rejection_or_log(
     tract: Tract,
     organ: str,
@@ -192,15 +164,22 @@ async def publish_rejection_or_log(
     retry_refusals: bool = True,
     sealed_by: SealedBy | None = None,
 ) -> Envelope | None:
-    """``reject_dead_letter``, called before the input is let go. A bus error is raised when ``retry`` (the
-    input comes back, is dead-lettered again, stored once, and rejected anew), a refusal (the tract at its
-    limit) only if ``retry_refusals`` too: a caller whose retries are not bounded by the duplicate window
-    must not send its letter again and again. Otherwise the dead letter is kept all the same and the lost
-    outcome is logged (``None``)."""
+    """Publish the rejection of an input ``organ`` dead-lettered as ``letter_id`` to ``<prefix>.border.rejected``
+    (and to the outcome subject of the sender ``sealed_by`` names, on a secure tract), before the input is let
+    go, and return it once the stream has stored it.
+
+    A bus error is raised when ``retry`` (the input comes back, is dead-lettered again, stored once, and
+    rejected anew), a refusal (the tract at its limit) only if ``retry_refusals`` too: a caller whose retries are
+    not bounded by the duplicate window must not send its letter again and again. Otherwise the dead letter is
+    kept all the same and the lost outcome is logged (``None``)."""
+    read = read_input(data, headers)
+    rejection = dead_letter_rejection(
+        read, data, organ=organ, instance=tract.settings.instance, letter_id=letter_id, reason=reason, now=utc_now()
+    )
+    sender = None if sealed_by is None or read.envelope is None else sealed_by(read.envelope)
     try:
-        return await reject_dead_letter(
-            tract, organ, data=data, headers=headers, reason=reason, letter_id=letter_id, sealed_by=sealed_by
-        )
+        await _publish_rejection(tract, rejection, sender)
+        return rejection
     except BUS_ERRORS as error:
         if retry and (retry_refusals or refusal_of(error) is None):
             raise
@@ -215,6 +194,15 @@ async def publish_rejection_or_log(
         error=describe_bus_error(lost),
     )
     return None
+
+
+async def _publish_rejection(tract: Tract, rejection: Envelope, sender: str | None) -> None:
+    encoded = encode(rejection)
+    sent = {"traceparent": rejection.trace, "Ichor-Kind": rejection.kind}
+    await tract.js.publish(tract.subjects.border_rejected, encoded, headers={**sent, "Nats-Msg-Id": rejection.id})
+    if sender is not None:
+        copy = {**sent, "Nats-Msg-Id": f"{rejection.id}.{sender}"}
+        await tract.js.publish(tract.subjects.outcome(sender), encoded, headers=copy)
 
 
 def dead_letter_fields(rejection: Envelope | None) -> dict[str, Any]:

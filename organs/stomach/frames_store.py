@@ -291,7 +291,8 @@ class FrameStore:
 
     async def resolve(self, prefix: str, owner: str | None = None) -> str:
         """The id (``blake3:<64 hex>``) of the one frame whose hex starts with ``prefix``: among the frames
-        ``owner`` handed in (a tenant), or among all of them (``None``: the operator, or anyone on an open tract).
+        ``owner`` handed in (a tenant), or among all of them (``None``: the shared frames subject, which an open
+        tract's clients ask and, under security, only ``admin`` may publish to).
 
         ``FrameNotFound`` when none or several match, in the same words for either: another tenant's frame is
         not among a tenant's, so its prefix gets the answer a prefix of no frame at all gets."""

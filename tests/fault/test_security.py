@@ -8,12 +8,10 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
 import pytest
-from nats.aio.msg import Msg
 
 from envelopes.codec import decode, decode_frame_record, encode
 from envelopes.ids import utc_now
@@ -28,7 +26,7 @@ from organs.secretion import paste_envelope
 from organs.signing import Signer, seal_paste
 from organs.stomach import ingest_paste
 from organs.stomach.worker import digest_paste
-from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
+from tests.bus.helpers import read_envelopes, subject_count, wait_for_count
 from tests.support.secured import (
     EXAMPLE,
     Secured,
@@ -36,33 +34,14 @@ from tests.support.secured import (
     connect_as,
     provisioned_with_organs,
     report,
-    secured_server,
+    secured,
+    victims_admitted_paste,
     with_organs,
 )
 
 pytestmark = pytest.mark.bus
 
-# The scenarios of the other security suites import their setup from here.
-__all__ = ["EXAMPLE", "connect_as", "provisioned_with_organs", "report", "secured", "victims_admitted_paste"]
-
-
-async def victims_admitted_paste(
-    secured: Secured, errors: list[str], actor: str = "victim"
-) -> tuple[Tract, Tract, Msg]:
-    """Organs started as their own users, and one paste from the host admitted: the admin, the host, and the
-    genuine message the absorption organ sent the border."""
-    server, directory, workers = secured
-    admin = await provisioned_with_organs(server.url, directory, workers, errors)
-    host = await connect_as(server.url, directory, "host", errors)
-    await admitted(host, actor)
-    [genuine] = await read_subject(admin, admin.subjects.border_in)
-    return admin, host, genuine
-
-
-@pytest.fixture
-def secured(tmp_path: Path) -> Iterator[Secured]:
-    with secured_server(tmp_path) as server:
-        yield server
+__all__ = ["secured"]
 
 
 async def test_organs_with_least_privilege_deliver_a_signed_prompt(secured: Secured) -> None:

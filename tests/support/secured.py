@@ -9,6 +9,9 @@ import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import pytest
+from nats.aio.msg import Msg
+
 from envelopes.types import Admitted, Envelope, UserInput
 from organs.anatomy import ORGAN_NAMES
 from organs.client import hand_in_paste
@@ -16,6 +19,7 @@ from organs.operations.security import generate_security, organ_environment, use
 from organs.operations.supervisor import spawn_worker
 from organs.runtime.bus import BusSettings, Tract, connect, provision
 from organs.runtime.server import EmbeddedServer
+from tests.bus.helpers import read_subject
 
 __all__ = [
     "EXAMPLE",
@@ -24,7 +28,9 @@ __all__ = [
     "connect_as",
     "provisioned_with_organs",
     "report",
+    "secured",
     "secured_server",
+    "victims_admitted_paste",
     "with_organs",
 ]
 
@@ -49,6 +55,13 @@ def secured_server(folder: Path, tenants: tuple[str, ...] = ()) -> Iterator[Secu
         for worker in workers:
             worker.wait(timeout=20)
         server.stop()
+
+
+@pytest.fixture
+def secured(tmp_path: Path) -> Iterator[Secured]:
+    """A secured server with no tenant but the host (a suite imports the fixture to use it)."""
+    with secured_server(tmp_path) as server:
+        yield server
 
 
 async def connect_as(url: str, directory: Path, user: str, errors: list[str]) -> Tract:
@@ -98,6 +111,19 @@ async def admitted(tract: Tract, actor: str, text: str = EXAMPLE, **fields: str)
     paste, outcome = await hand_in_paste(tract, text, origin=UserInput(actor=actor), timeout=60, **fields)
     assert isinstance(outcome.payload, Admitted), outcome.payload
     return paste, outcome
+
+
+async def victims_admitted_paste(
+    secured: Secured, errors: list[str], actor: str = "victim"
+) -> tuple[Tract, Tract, Msg]:
+    """Organs started as their own users, and one paste from the host admitted: the admin, the host, and the
+    genuine message the absorption organ sent the border."""
+    server, directory, workers = secured
+    admin = await provisioned_with_organs(server.url, directory, workers, errors)
+    host = await connect_as(server.url, directory, "host", errors)
+    await admitted(host, actor)
+    [genuine] = await read_subject(admin, admin.subjects.border_in)
+    return admin, host, genuine
 
 
 def report(finding: int, attack: str, outcome: str) -> None:
