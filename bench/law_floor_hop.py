@@ -71,7 +71,7 @@ class HopWork:
 
     def check(self, envelope: Any) -> None:
         """The input's signatures as this hop must check them; a bench input that fails them is a bench bug."""
-        from organs.signing import sender_of_input, verify_chain, verify_seal
+        from organs.signing import sealed_by, verify_chain, verify_seal
 
         trusted = self.table.trusted
         if trusted is None:
@@ -83,7 +83,7 @@ class HopWork:
             return
         if self.name == "stomach":
             # The stomach needs the sender: a tenant is served only the frames of pastes it sealed.
-            problems = [] if sender_of_input(envelope, trusted) else ["seal"]
+            problems = [] if sealed_by(envelope, trusted) else ["seal"]
         elif self.name == "absorption":
             # The border checks every signature of the chain itself, so absorption checks none.
             return
