@@ -195,7 +195,7 @@ def _cut(text: str, config: IngestConfig, intent: str | None) -> _Cut:
         deferred_backlog=config.deferred_backlog,
     )
     # Blocks are cut from the normal form and placed back in the received text, where every span is.
-    blocks = cut_blocks(text, config.max_blocks, config.tuning.ask)
+    blocks = cut_blocks(text, config.max_blocks, config.tuning)
     # Each block's text is sliced once, and counted, classified and redacted as that one copy.
     block_texts = {(block.start, block.end): text[block.start : block.end] for block in blocks}
     # A large paste's blocks are counted beside this thread from here on, while they are classified and rendered:

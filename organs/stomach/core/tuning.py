@@ -185,18 +185,39 @@ class AskTuning:
 
 @dataclass(frozen=True, slots=True)
 class ClassifyTuning:
-    """The classifier's numbers (``organs.stomach.core.classify``): how much of a block the ladder reads, and
-    the shares of its lines a rung asks for. Shares are whole tenths, so a comparison stays exact in integers."""
+    """How a block is read (``organs.stomach.core.classify``, ``organs.stomach.core.blocks``): how much of it the
+    ladder reads and the shares of its lines a rung asks for, whether it is the user's own words, and how much of
+    its ends is read to join it to its neighbours. Shares are whole tenths or one line in so many, so a comparison
+    stays exact in integers."""
 
-    # The ladder reads a block's first and last this many lines (its shape lives at its ends).
+    # The ladder reads a block's first and last this many lines (its shape lives at its ends); a block longer than
+    # this many characters is read only as far as its head needs, its last lines read from its end.
     sample_head_lines: int = 300
     sample_tail_lines: int = 100
-    # A report's heading is among its first this many lines.
-    report_head_lines: int = 4
+    huge_block_chars: int = 1_000_000
+    # What opens a block (a report's heading, the user's sentence before a tool run) is among its first this many
+    # lines, read from its first this many characters (and the line closing a tool run from its last this many):
+    # a large block is not copied for its ends.
+    opening_lines: int = 4
+    opening_chars: int = 2048
+    # What a block ends in (a trace's last frames, a report's tally) is read from its last this many lines.
+    closing_lines: int = 30
     # A block whose first this many lines hold no trace line is at most a log with a trace further down.
     trace_probe_lines: int = 20
-    # A comma table this wide may hold wordy cells (a CSV of many columns has free-text ones).
+    # A shape names a block when at least this many tenths of its lines carry it (a trace's lines, clocks, records,
+    # JSON lines, messages after a source column, weak log signals, listing keys, code-shaped lines).
+    signal_tenths: int = 5
+    # Compiler diagnostics and a test runner's lines sit among the output they explain: one line in this many is
+    # enough.
+    diagnostic_one_in: int = 4
+    # A source column's sources repeat: at most one per this many prefixed lines (or this many sources in all).
+    source_one_in: int = 3
+    sources_always_allowed: int = 2
+    # A comma table's cells read like values: at most this many words each (unless the table is this wide, when a
+    # CSV of many columns may hold free-text ones), and this many on average.
+    cell_words: int = 4
     many_columns: int = 5
+    mean_cell_words: float = 2.0
     # A delimited table: at least this many tenths of its lines split into the same number of cells.
     column_tenths: int = 9
     # Source-prefixed lines, aligned table rows and numbered records: at least this many tenths of the lines.
@@ -204,9 +225,18 @@ class ClassifyTuning:
     # An aligned listing: at least this many aligned keys, and this many tenths of lines keyed or indented under one.
     listing_aligned_keys: int = 3
     listing_tenths: int = 9
+    # Numbered machine records are told from a list by at least this many lines.
+    numbered_least_lines: int = 3
+    # A lone token longer than this is not a path.
+    path_chars: int = 1024
     # The user's words glued above or below evidence (a sentence introducing it, a question under it) run to at
     # most this many lines; more reads as a paragraph of its own.
     glued_lines: int = 3
+    # A block is someone writing when more than this many tenths of the non-blank lines of its first this many
+    # characters are not machine-made; such a block of at most this many lines introduces a tool run after it.
+    own_words_tenths: int = 5
+    own_words_chars: int = 2000
+    introduction_lines: int = 3
     # A weak log signal (rung 6) is looked for near a line's start: a level within this many characters (fewer
     # for a lone line, where a level word further in is as likely prose), a daemon tag and a clock within these.
     weak_level_chars: int = 120

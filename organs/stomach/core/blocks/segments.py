@@ -22,7 +22,7 @@ from organs.stomach.core.blocks.normal import normal_form, normalize
 from organs.stomach.core.blocks.split import Block, split_blocks
 from organs.stomach.core.blocks.structures import join_reports, join_tool_runs
 from organs.stomach.core.classify.ladder import Classification, classify
-from organs.stomach.core.tuning import AskTuning, ClassifyTuning
+from organs.stomach.core.tuning import ClassifyTuning, StomachTuning
 
 __all__ = ["Plan", "Segment", "cut_blocks", "plan_blocks", "segment_texts"]
 
@@ -78,11 +78,11 @@ def _classified(text: str, block: Block, block_text: str | None, tuning: Classif
     found = classify(served, fenced=block.fenced, language=block.language, tuning=tuning)
     if block.fenced or found.kind == "path_ref":
         return [Segment(block, full, served, found)]
-    lead, tail = glued_lines(served, tuning.glued_lines), glued_tail_lines(served, tuning.glued_lines)
+    lead, tail = glued_lines(served, tuning), glued_tail_lines(served, tuning)
     rest, rest_found = "", None
     if found.kind == "prose" and (lead or tail):
         rest = served[slice(*_line_cuts(served, lead, tail))]
-        if own_words(rest):
+        if own_words(rest, tuning):
             rest_found = classify(rest, fenced=False, tuning=tuning)
             if rest_found.kind == "prose":
                 lead = tail = 0
@@ -148,14 +148,14 @@ def plan_blocks(
             stated.outcome = "goal"
             stated.note += "; the stated intent"
         return plan
-    strengths = [ask_strength(segment.served) for segment in prose]
+    strengths = [ask_strength(segment.served, tuning) for segment in prose]
     strongest = max(strengths, default=0)
     asks = [segment for segment, strength in zip(prose, strengths, strict=True) if strength == strongest]
     if strongest:
         for segment in asks:
             segment.note += "; puts a question to the reader" if strongest == 2 else "; reads as the ask"
     else:
-        asks = [segment for segment in prose if own_words(segment.served)][-1:]
+        asks = [segment for segment in prose if own_words(segment.served, tuning)][-1:]
         for segment in asks:
             segment.note += "; no prose reads as an ask, so the last prose block in the user's own words is the goal"
     for segment in asks:
@@ -164,14 +164,14 @@ def plan_blocks(
     return plan
 
 
-def cut_blocks(text: str, max_blocks: int, tuning: AskTuning | None = None) -> list[Block]:
+def cut_blocks(text: str, max_blocks: int, tuning: StomachTuning | None = None) -> list[Block]:
     """The paste's blocks, cut from its normal form, with spans in ``text`` (the received paste); ``tuning`` bounds
-    the search for an ask past ``max_blocks``."""
+    the search for an ask past ``max_blocks`` (``ask``) and says how blocks are read to join them (``classify``)."""
+    tuning = tuning or StomachTuning()
     normal = normalize(text)
+    split = split_blocks(normal.text, max_blocks, tuning.ask, tuning.classify)
     return [
         replace(block, start=start, end=end, normal=not normal.changed)
-        for block in join_tool_runs(
-            normal.text, join_reports(normal.text, split_blocks(normal.text, max_blocks, tuning))
-        )
+        for block in join_tool_runs(normal.text, join_reports(normal.text, split, tuning.classify), tuning.classify)
         for start, end in [normal.received_span(block.start, block.end)]
     ]

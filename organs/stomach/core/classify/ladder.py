@@ -50,7 +50,7 @@ The order is load-bearing, because several shapes imitate each other:
 Accepted misreads (visible in every SegmentReport's reason):
 
 * A CSV of sentences reads as prose: comma cells must read like values (at most
-  ``MAX_CELL_WORDS`` words each when there are few columns, two on average),
+  ``ClassifyTuning.cell_words`` words each when there are few columns, two on average),
   because English is full of commas. The block becomes a verbatim note: the
   column summary is lost, the evidence is not.
 * A scheme-less token ending in a source extension (``example.com/a.rs``,
@@ -61,7 +61,7 @@ Accepted misreads (visible in every SegmentReport's reason):
 * A prose line that opens with a compiler-diagnostic shape (unless it asks,
   ending in ``?``) or a clock and a level reads as a log: the shape is what
   tools print, rarely what people write.
-* A block whose first 20 sampled lines hold no trace line is never a trace:
+* A block whose first sampled lines (``ClassifyTuning.trace_probe_lines``) hold no trace line is never a trace:
   a log with a trace further down stays a log.
 
 Blocks arrive in the paste's normal form (``organs.stomach.core.blocks.normal``: no
@@ -80,7 +80,6 @@ from collections.abc import Callable
 from envelopes.types import SegmentKind
 from organs.stomach.core.blocks.structures import closes_run, report_opened
 from organs.stomach.core.classify.rungs import (
-    MAX_CELL_WORDS,
     Classification,
     aligned_table_rung,
     code_rung,
@@ -106,7 +105,6 @@ from organs.text_views import first_lines
 
 __all__ = [
     "LADDER",
-    "MAX_CELL_WORDS",
     "Classification",
     "classify",
     "looks_like_path",
@@ -208,7 +206,7 @@ def sample_lines(text: str, tuning: ClassifyTuning) -> list[str]:
     The block is the paste's normal form (``organs.stomach.core.blocks.normal``): no escapes, no carriage returns.
     """
     head, tail_lines = tuning.sample_head_lines, tuning.sample_tail_lines
-    if len(text) > 1_000_000:
+    if len(text) > tuning.huge_block_chars:
         # A huge block is read only as far as the head needs; when more lines follow, its last lines are the tail.
         lines = first_lines(text, head + 1)
         read = sum(len(line) + 1 for line in lines[:-1])
@@ -227,9 +225,9 @@ def _extension(segment: str) -> str:
     return segment[dot + 1 :].lower() if dot > 0 else ""
 
 
-def looks_like_path(token: str) -> bool:
+def looks_like_path(token: str, tuning: ClassifyTuning | None = None) -> bool:
     """Whether a single token names a file or directory rather than a URL or a word."""
-    if not token or len(token) > 1024:
+    if not token or len(token) > (tuning or ClassifyTuning()).path_chars:
         return False
     if _SCHEME.match(token):
         return token.startswith("file://") and len(token) > len("file://")
@@ -251,11 +249,11 @@ def looks_like_path(token: str) -> bool:
     return bool(segments[0]) and any(segments[1:])
 
 
-def _path_rung(text: str) -> Classification | None:
+def _path_rung(text: str, tuning: ClassifyTuning) -> Classification | None:
     token = text.strip()
     if any(character.isspace() for character in token):
         return None
-    if looks_like_path(token):
+    if looks_like_path(token, tuning):
         return Classification("path_ref", f"rung 2: lone path-shaped token {token[:80]!r}")
     return None
 
@@ -279,7 +277,7 @@ def _console_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | 
 
 def report_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     """A JVM thread dump or crash report (``organs.stomach.core.blocks.structures``) is one trace-like report."""
-    opened = report_opened("\n".join(lines[: tuning.report_head_lines]))
+    opened = report_opened("\n".join(lines[: tuning.opening_lines]), tuning)
     return None if opened is None else Classification("stack_trace", f"a JVM {opened}")
 
 
@@ -406,7 +404,7 @@ def classify(text: str, *, fenced: bool, language: str = "", tuning: ClassifyTun
     if fenced:
         return _fenced(text, language, tuning)
     if "\n" not in text:
-        path = _path_rung(text)
+        path = _path_rung(text, tuning)
         if path is not None:
             return path
     return _walk(sample_lines(text, tuning), tuning)
