@@ -318,6 +318,26 @@ class StomachTuning:
     # (they title the frames below: "Freed by task 7:").
     trace_line_chars: int = 300
     trace_header_tail: int = 2
+    # Cut to a target, a trace is rendered by the richest plan that fits: every frame and header line (with, then
+    # without, the frames a debugger marks unreliable), then this many frames at each end of a section, then these
+    # (frames at each end, header lines) (0 frames: each section's innermost one only; -1: the cause chain alone).
+    # Without a target, the untargeted plan. Its summary quotes the exception up to this many characters.
+    trace_frame_plans: tuple[int, ...] = (24, 12, 8, 5)
+    trace_lean_plans: tuple[tuple[int, int], ...] = (
+        (5, 24),
+        (3, 24),
+        (3, 12),
+        (2, 8),
+        (1, 6),
+        (1, 4),
+        (1, 3),
+        (0, 3),
+        (0, 2),
+        (0, 1),
+        (-1, 1),
+    )
+    trace_untargeted_plan: tuple[int, int] = (3, 6)
+    trace_summary_chars: int = 160
 
     log: LogConfig = field(default_factory=LogConfig)
     relevance: RelevanceTuning = field(default_factory=RelevanceTuning)
