@@ -299,6 +299,13 @@ class StomachTuning:
     # message), and costs this many more (its newline and, likely, an elision line before it).
     kept_line_chars: int = 600
     kept_gap_chars: int = 30
+    # Kept lines take up to this share of the room, the head and tail the rest, this many head lines for each tail
+    # line (a segment's start usually says what it is). The room is never planned under this many characters, and a
+    # cut between characters (one enormous line) leaves this many for its note.
+    kept_lines_share: float = 0.5
+    head_lines_per_tail_line: int = 2
+    least_room_chars: int = 16
+    character_note_chars: int = 40
 
     # Tables: the head and tail rows kept, then up to this many rows holding the ask's terms and this many alert
     # rows; types are inferred from this many rows, and without inference (the shallow tier) a column whose first
@@ -313,6 +320,13 @@ class StomachTuning:
     # at most this many reasons why.
     table_directive_lines: int = 16
     table_reasons_shown: int = 3
+    # A delimiter on at least this many tenths of a table's lines splits its rows; aligned columns are read from
+    # its first this many lines. A column's name is shown up to this many characters; a row kept for the ask names
+    # this many of its terms.
+    table_delimiter_tenths: int = 9
+    table_aligned_lines: int = 400
+    table_name_chars: int = 60
+    table_terms_named: int = 3
 
     # Traces: a line is shown up to this many characters; a section's header cut short keeps this many last lines
     # (they title the frames below: "Freed by task 7:").
