@@ -17,8 +17,11 @@ __all__ = ["AskTuning", "ClassifyTuning", "LogConfig", "StomachTuning"]
 
 @dataclass(frozen=True, slots=True)
 class LogConfig:
-    # Masking: only this many characters of a line are masked (the rest is counted as ``<…>``).
+    # Masking: only this many characters of a line are masked (the rest is counted as ``<…>``). A number of at most
+    # this many digits before a failure word counts failures (its value tells alerts apart); a longer one is part of
+    # a name or an id.
     mask_prefix: int = 1000
+    count_digits: int = 4
 
     # Merging templates that differ in one word: the word must take at least this many values (an open set
     # such as user names; two or three plain values are usually different events) ...
