@@ -9,9 +9,13 @@ The order is load-bearing, because several shapes imitate each other:
    ``console``). A programming-language tag (``python``, ``java``) lets only
    a trace override code;
 2. a lone path-shaped token → path_ref;
+   3r. a JVM thread dump or crash report, or a debugger's backtrace of every
+   thread, opening the block (``structures.report_opened``) → stack_trace;
 3. an exception header plus stack frames, dominating the block, or a block
    opening with a header only a runtime prints (``Traceback …``, ``panic:``,
    ``Unhandled exception:``, ``PHP Fatal error:``) → stack_trace;
+   3t. a block whose last line closes a tool run (a tally, a count of errors,
+   a verdict: ``structures.closes_run``) → log;
    3b. a terminal session or CI job: a block opening with a prompt
    (``$ make``) or a CI runner's section marker (``~~~ Running hook``).
    Several commands, or a CI job, are the log of a run → log; a single
@@ -104,7 +108,9 @@ from organs.stomach.core.tuning import ClassifyTuning
 from organs.text_views import first_lines
 
 __all__ = [
+    "FENCE_LABEL",
     "LADDER",
+    "PATH_LABEL",
     "Classification",
     "classify",
     "looks_like_path",
@@ -254,7 +260,7 @@ def _path_rung(text: str, tuning: ClassifyTuning) -> Classification | None:
     if any(character.isspace() for character in token):
         return None
     if looks_like_path(token, tuning):
-        return Classification("path_ref", f"rung 2: lone path-shaped token {token[:80]!r}")
+        return Classification("path_ref", f"rung {PATH_LABEL}: lone path-shaped token {token[:80]!r}")
     return None
 
 
@@ -290,8 +296,11 @@ def tool_run_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | 
 # Every rung reads the sampled lines with the classifier's tuning, and fires with a kind or passes.
 Rung = Callable[[list[str], ClassifyTuning], Classification | None]
 
+# The labels of the two rungs tried before the walk: a fenced region's content, and a lone path.
+FENCE_LABEL = "1"
+PATH_LABEL = "2"
 # Each rung with its label, in the order they are tried: the label a reason opens with is read from here, so
-# reordering the ladder is one edit. (Rungs 1, a fence, and 2, a lone path, are tried before the walk.)
+# reordering the ladder is one edit (and the module docstring lists the rungs in this order, a test checks).
 LADDER: tuple[tuple[str, Rung], ...] = (
     ("3r", report_rung),
     ("3", trace_rung),
@@ -388,10 +397,14 @@ def _fenced(text: str, language: str, tuning: ClassifyTuning) -> Classification:
     found = _walk(sample_lines(text, tuning), tuning) if text.strip() else Classification("prose", "empty")
     if found.kind in ("prose", "path_ref"):
         kind: SegmentKind = "log" if language in _OUTPUT_TAGS else "code"
-        return Classification(kind, f"rung 1: fenced {tag} region, no shape inside, so {kind}")
+        return Classification(kind, f"rung {FENCE_LABEL}: fenced {tag} region, no shape inside, so {kind}")
     if language in _SOURCE_TAGS and found.kind != "stack_trace":
-        return Classification("code", f"rung 1: fenced {tag} region holds source (the ladder read: {found.reason})")
-    return Classification(found.kind, f"rung 1: fenced {tag} region, content read by the ladder: {found.reason}")
+        return Classification(
+            "code", f"rung {FENCE_LABEL}: fenced {tag} region holds source (the ladder read: {found.reason})"
+        )
+    return Classification(
+        found.kind, f"rung {FENCE_LABEL}: fenced {tag} region, content read by the ladder: {found.reason}"
+    )
 
 
 def classify(text: str, *, fenced: bool, language: str = "", tuning: ClassifyTuning | None = None) -> Classification:
