@@ -230,8 +230,12 @@ class ClassifyTuning:
     listing_tenths: int = 9
     # Numbered machine records are told from a list by at least this many lines.
     numbered_least_lines: int = 3
-    # A lone token longer than this is not a path.
+    # A lone token longer than this is not a path; a fence's language tag is read up to this many characters.
     path_chars: int = 1024
+    language_chars: int = 40
+    # A reason quotes the path it found, and the line that closes a tool run, up to this many characters.
+    quote_chars: int = 80
+    closing_quote_chars: int = 60
     # The user's words glued above or below evidence (a sentence introducing it, a question under it) run to at
     # most this many lines; more reads as a paragraph of its own.
     glued_lines: int = 3

@@ -74,7 +74,7 @@ def split_blocks(
         # No fence can open: the blocks are the runs of non-blank lines, found in one regex pass.
         blocks = _merge_continuations(text, _unfenced_blocks(text, max_blocks), reading)
     else:
-        blocks = _merge_continuations(text, _blocks_by_line(text, max_blocks), reading)
+        blocks = _merge_continuations(text, _blocks_by_line(text, max_blocks, reading), reading)
     if max_blocks is not None and blocks and blocks[-1].remainder:
         return [*blocks[:-1], *_asks_set_apart(text, blocks[-1], max_blocks, ask or AskTuning(), reading)]
     return blocks
@@ -153,7 +153,7 @@ def _unfenced_blocks(text: str, max_blocks: int | None) -> list[Block]:
     return blocks
 
 
-def _blocks_by_line(text: str, max_blocks: int | None) -> list[Block]:
+def _blocks_by_line(text: str, max_blocks: int | None, tuning: ClassifyTuning) -> list[Block]:
     blocks: list[Block] = []
     block_start = -1
     last_content_end = -1
@@ -180,7 +180,7 @@ def _blocks_by_line(text: str, max_blocks: int | None) -> list[Block]:
                 blocks.append(Block(block_start, last_content_end, fenced=False))
                 block_start = -1
             fence_start = min(next_position, length)
-            language = _language(text[position:line_end])
+            language = _language(text[position:line_end], tuning)
         elif text[position:line_end].isspace() or position == line_end:
             if block_start >= 0:
                 blocks.append(Block(block_start, last_content_end, fenced=False))
@@ -215,9 +215,9 @@ def _rstrip_end(text: str, start: int, end: int) -> int:
 _BLANK_LINES = re.compile(r"(?:[^\S\n]*\n)*")
 
 
-def _language(fence_line: str) -> str:
+def _language(fence_line: str, tuning: ClassifyTuning) -> str:
     info = fence_line.strip().lstrip("`").split(maxsplit=1)
-    return info[0].lower()[:40] if info else ""
+    return info[0].lower()[: tuning.language_chars] if info else ""
 
 
 def _fenced_content(text: str, start: int, stop: int, language: str) -> list[Block]:

@@ -260,7 +260,7 @@ def _path_rung(text: str, tuning: ClassifyTuning) -> Classification | None:
     if any(character.isspace() for character in token):
         return None
     if looks_like_path(token, tuning):
-        return Classification("path_ref", f"rung {PATH_LABEL}: lone path-shaped token {token[:80]!r}")
+        return Classification("path_ref", f"rung {PATH_LABEL}: lone path-shaped token {token[: tuning.quote_chars]!r}")
     return None
 
 
@@ -290,7 +290,8 @@ def report_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | No
 def tool_run_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     """A block whose last line closes a tool run (``structures.closes_run``) is that run's log."""
     last = next((line for line in reversed(lines) if line.strip()), "")
-    return Classification("log", f"a tool run, closing with {last.strip()[:60]!r}") if closes_run(last) else None
+    closing = last.strip()[: tuning.closing_quote_chars]
+    return Classification("log", f"a tool run, closing with {closing!r}") if closes_run(last) else None
 
 
 # Every rung reads the sampled lines with the classifier's tuning, and fires with a kind or passes.
