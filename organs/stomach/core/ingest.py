@@ -171,7 +171,7 @@ def ingest_paste(
     if cut.tier != "deferred":
         items = _shared_and_rendered(items, config.budget_tokens, context, exact=tokens is not None)
     else:
-        items = [replace(item, title=title_of(item.evidence, None)) for item in items]
+        items = [replace(item, title=title_of(item.evidence, None, config.tuning)) for item in items]
     if tokens is None:
         assert cut.full_counts is not None
         tokens = cut.full_counts.counts()

@@ -173,9 +173,11 @@ class AskTuning:
     # A content word of the ask has at least this many letters; at most this many terms are kept.
     min_word_chars: int = 3
     max_terms: int = 48
-    # An ask is a few sentences: a goal longer than this is read only this far, and no term is longer than the cap.
+    # An ask is a few sentences: a goal longer than this is read only this far, and no term is longer than the cap
+    # (nor shorter than this many characters: a single letter would be found everywhere).
     goal_chars: int = 8 * 1024
     max_term_chars: int = 120
+    min_term_chars: int = 2
     # Past the block cap, the ask is looked for among the remainder's paragraphs of at most this many characters
     # (an ask is short): the last of those in its last ``tail_chars``, and those holding a question mark among its
     # first ``question_runs`` times the cap of paragraphs, so the work stays bounded however many a paste has.
@@ -339,6 +341,8 @@ class StomachTuning:
     # (they title the frames below: "Freed by task 7:").
     trace_line_chars: int = 300
     trace_header_tail: int = 2
+    # A trace's frame is titled with its exception up to this many characters.
+    title_detail_chars: int = 80
     # Cut to a target, a trace is rendered by the richest plan that fits: every frame and header line (with, then
     # without, the frames a debugger marks unreliable), then this many frames at each end of a section, then these
     # (frames at each end, header lines) (0 frames: each section's innermost one only; -1: the cause chain alone).
