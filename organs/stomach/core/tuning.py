@@ -69,8 +69,10 @@ class LogConfig:
     # Fitting to a target.
     # A log of at most this many characters per target token may render whole within the target: try that first.
     whole_rendering_trial: int = 4
-    # Characters sampled per kind of piece for the token estimate.
+    # Characters sampled per kind of piece for the token estimate (as many as a target of at least this many tokens
+    # could need).
     estimate_sample_chars: int = 4_096
+    estimate_least_tokens: int = 64
     # Measure-and-rescale rounds of the fit, and how close to the target (a fortieth plus a few tokens) is close
     # enough to stop.
     fit_rounds: int = 5
@@ -100,6 +102,9 @@ class LogConfig:
     fill_within: float = 4.0
     # Less room than this is not worth an excerpt's heading.
     fill_min_tokens: int = 48
+    # A short log whose templates' header and legend alone would take more than this share of its target is served
+    # as an excerpt of its lines: its templates could show their legend and no line at all.
+    excerpt_frame_share: float = 0.5
     # At most this many templates holding the ask's terms are raised right after the alert templates.
     ask_templates: int = 6
 
