@@ -168,6 +168,9 @@ class RelevanceTuning:
     top_picks: int = 8
     threshold_picks: int = 64
     header_lines: int = 40
+    # A column is named by the ask when a word of the ask and the column's name, each at least this long, share a
+    # start (a shorter one would name columns by chance).
+    column_name_chars: int = 3
 
 
 @dataclass(frozen=True, slots=True)
