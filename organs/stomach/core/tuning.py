@@ -254,8 +254,9 @@ class ClassifyTuning:
     own_words_tenths: int = 5
     own_words_chars: int = 2000
     introduction_lines: int = 3
-    # A weak log signal (rung 6) is looked for near a line's start: a level within this many characters (fewer
-    # for a lone line, where a level word further in is as likely prose), a daemon tag and a clock within these.
+    # A weak log signal (``rungs.weak_log_rung``) is looked for near a line's start: a level within this many
+    # characters (fewer for a lone line, where a level word further in is as likely prose), a daemon tag and a clock
+    # within these.
     weak_level_chars: int = 120
     weak_level_chars_alone: int = 40
     weak_tag_chars: int = 120
