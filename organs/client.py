@@ -29,12 +29,12 @@ from organs.runtime.bus import INLINE_HEADROOM, Tract, stream_info
 from organs.runtime.bus import request as bus_request
 from organs.runtime.limits import UPLOADS_TTL_S
 from organs.runtime.refusals import refusal_of
+from organs.runtime.stored_text import fetch_text, with_goal
 from organs.runtime.stream_reader import follow_stream
 from organs.secretion import paste_envelope
 from organs.signing import Signer, seal_paste
 
 __all__ = [
-    "MIN_FRAME_PREFIX",
     "chat_messages",
     "fetch_frame",
     "fetch_raw",
@@ -43,13 +43,10 @@ __all__ = [
     "resolve_frame_id",
     "store_blob",
     "uploads_bucket_for",
+    "with_stored_texts",
 ]
 
 _CHUNK_BYTES = 128 * 1024
-
-MIN_FRAME_PREFIX = 12
-"""The fewest hex digits of a frame id that ``resolve_frame_id`` takes (48 bits: unambiguous in any real store)."""
-_FRAME_PREFIX = re.compile(rf"(?:blake3:)?([0-9a-f]{{{MIN_FRAME_PREFIX},64}})")
 
 
 async def store_blob(tract: Tract, data: bytes) -> str:
@@ -220,6 +217,20 @@ def chat_messages(outcome: Envelope) -> list[dict[str, str]]:
     return [{"role": message.role, "content": message.content} for message in outcome.payload.prompt.messages]
 
 
+async def with_stored_texts(tract: Tract, outcome: Envelope) -> Envelope:
+    """``outcome`` with what it names by reference fetched in (checked against size and blake3): the goal
+    (``goal_ref``) and an admitted prompt's text (``prompt.text_ref``); the references are kept. Reading them
+    takes the right to read the frames object store."""
+    payload = outcome.payload
+    if isinstance(payload, Admitted):
+        payload = await with_goal(tract, payload)
+        prompt = payload.prompt
+        if prompt.text_ref is not None:
+            text = await fetch_text(tract, prompt.text_ref)
+            payload = msgspec.structs.replace(payload, prompt=msgspec.structs.replace(prompt, text=text))
+    return msgspec.structs.replace(outcome, payload=payload)
+
+
 async def fetch_raw(tract: Tract, frame_id: str, timeout: float = 10.0) -> RawReply:
     """Ask the stomach for a frame's bytes as received, secrets and all, over ``<prefix>.frames.raw``.
 
@@ -253,8 +264,9 @@ async def fetch_frame(
 
 
 async def _resolved_by_the_stomach(tract: Tract, prefix: str, timeout: float = 10.0) -> str:
-    """A tenant may not list the frame index: its own frames subject resolves a short id among the frames it
-    handed in (``FrameNotFound`` when none or several match)."""
+    """The stomach resolves a short id (``FrameStore.resolve``) on this connection's frames subject: on a
+    tenant's own, among the frames it handed in; on the shared one, among all (``FrameNotFound`` when none or
+    several match)."""
     asked = FrameRequest(id=f"blake3:{prefix}")
     reply = decode_frame_reply((await bus_request(tract, frames_subject(tract), encode(asked), timeout)).data)
     if reply.frame is None or not reply.frame.id.startswith(f"blake3:{prefix}"):
@@ -264,12 +276,16 @@ async def _resolved_by_the_stomach(tract: Tract, prefix: str, timeout: float = 1
 
 async def resolve_frame_id(tract: Tract, given: str) -> str:
     """The full id (``blake3:<64 hex>``) of the one frame whose id starts with ``given`` (at least
-    ``MIN_FRAME_PREFIX`` hex digits, with or without ``blake3:``), read from the frame index's keys, or, for
-    a tenant of a secure tract, resolved by the stomach among the frames it handed in.
+    ``frames_store.MIN_FRAME_PREFIX`` hex digits, with or without ``blake3:``), resolved by the stomach: for a
+    tenant of a secure tract among the frames it handed in, for anyone else among all.
 
     ``FrameNotFound`` when none or several match, naming how many."""
+    # Imported here: the stomach package brings its core along, which no other command of a host needs.
+    from organs.stomach.frames_store import MIN_FRAME_PREFIX
+
     # A table that cuts an id short ends it with an ellipsis; what is left is the prefix.
-    matched = _FRAME_PREFIX.fullmatch(given.strip().lower().removesuffix("…").removesuffix("..."))
+    given_prefix = re.compile(rf"(?:blake3:)?([0-9a-f]{{{MIN_FRAME_PREFIX},64}})")
+    matched = given_prefix.fullmatch(given.strip().lower().removesuffix("…").removesuffix("..."))
     if matched is None:
         raise FrameNotFound(
             f"{given!r} is not a frame id: 'blake3:' and 64 hex digits, or the first {MIN_FRAME_PREFIX} or more"
@@ -277,20 +293,4 @@ async def resolve_frame_id(tract: Tract, given: str) -> str:
     prefix = matched.group(1)
     if len(prefix) == 64:
         return f"blake3:{prefix}"
-    if tract.settings.user and tract.settings.nkey_file:
-        return await _resolved_by_the_stomach(tract, prefix)
-    index = f"KV_{tract.subjects.frame_index_bucket}"
-    keys = f"$KV.{tract.subjects.frame_index_bucket}."
-    try:
-        info = await stream_info(tract, index, subjects_filter=f"{keys}>")
-    except nats.js.errors.NotFoundError as error:
-        raise FrameNotFound(f"no frame starts with {prefix}: the frame index is empty") from error
-    found = sorted(
-        subject.removeprefix(keys) for subject in info.state.subjects or {} if subject.startswith(keys + prefix)
-    )
-    if not found:
-        raise FrameNotFound(f"no frame starts with {prefix}")
-    if len(found) > 1:
-        shown = ", ".join(key[:16] for key in found[:5])
-        raise FrameNotFound(f"{len(found)} frames start with {prefix} ({shown}…): give more digits")
-    return f"blake3:{found[0]}"
+    return await _resolved_by_the_stomach(tract, prefix)

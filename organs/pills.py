@@ -115,9 +115,17 @@ def render_outcome(envelope: Envelope, file: IO[str] | None = None) -> None:
         for finding in payload.findings:
             console.print(f"finding: {finding.pattern} in {finding.segment_id} → {finding.action}", style="yellow")
         console.rule("prompt")
+        stored = payload.prompt.text_ref
+        if stored is not None and not payload.prompt.text:
+            # Too large for a message, and not readable here: where it is, rather than an empty prompt.
+            console.print(f"{stored.size:,} bytes stored as {stored.name} in the frames object store", style="dim")
         console.print(payload.prompt.text, markup=False)
         console.rule()
         console.print(savings_line(payload.report), style="bold green")
     elif isinstance(payload, Rejected):
         for reason in payload.reasons:
             console.print(f"{reason.code}: {reason.message}", style="red", markup=False)
+        if payload.goal_ref is not None:
+            goal = payload.goal_ref
+            where = f"{goal.size:,} bytes stored as {goal.name} in the frames object store"
+            console.print(f"the ask: {where}", markup=False)

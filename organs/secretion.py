@@ -53,12 +53,10 @@ def secrete(
     envelope_id = derive_id(parent.id, organ, role)
     chain = parent.chain
     if isinstance(parent.payload, Paste):
-        # What the stomach received, signed with its steps, the border holds the seal to. Always written from
-        # the paste itself: a value the sender put there could echo a lifted seal. The paste's time is kept too,
-        # for the border's paste-to-prompt time.
-        chain = msgspec.structs.replace(
-            chain, received=paste_fields(parent), pasted_at=chain.pasted_at or parent.created_at
-        )
+        # What the stomach received, signed with its steps, the border holds the seal to (and the paste's time
+        # its paste-to-prompt time reads). Always written from the paste itself: a value the sender put there
+        # could echo a lifted seal.
+        chain = msgspec.structs.replace(chain, received=paste_fields(parent))
     for stage in stages:
         chain = chain.append(Step(stage=stage, organ=organ, instance=instance, at=at, envelope_id=envelope_id))
     envelope = Envelope(

@@ -7,6 +7,8 @@
   everything under ``organs/stomach/core/``; its I/O shell (worker, stores, the large-paste digester) is beside it.
 * No function in ``organs/`` or ``envelopes/`` is longer than 80 lines.
 * No module starts a thread pool when it is imported.
+* The stomach's core holds no module-level number but in its tuning (``organs/stomach/core/tuning.py``, handed in):
+  a few named format facts and bounds that are not tuning choices aside.
 """
 
 from __future__ import annotations
@@ -281,3 +283,75 @@ def test_no_function_is_longer_than_eighty_lines() -> None:
 def test_the_length_check_finds_a_long_function() -> None:
     source = "def long():\n" + "    x = 1\n" * MAX_FUNCTION_LINES + "\ndef short():\n    return 1\n"
     assert [entry.split(" ")[0] for entry in _long_functions(ast.parse(source), MAX_FUNCTION_LINES)] == ["long"]
+
+
+# The stomach's tuning numbers live in StomachTuning and its sub-configs (class bodies of tuning.py), handed to the
+# code that reads them. A module-level number elsewhere in the core would be a tuning choice out of the tuning's reach,
+# unless it is one of these: what a format says, names of slots, or bounds the output does not depend on.
+CORE_NUMBERS_NOT_TUNING = {
+    "organs.stomach.core.blocks.split": {"_STRIP_CHARS": "a work size: the span found is the same for any size"},
+    "organs.stomach.core.compare": {
+        "_SCALE": "what thousand, million, billion and k mean",
+        "_TIME_UNITS": "what a time unit is in milliseconds",
+        "_SIZE_UNITS": "what a size unit is in bytes",
+    },
+    "organs.stomach.core.distill.log.display": {
+        "SLOT_ALERTS": "the name of a piece's slot",
+        "SLOT_TAIL": "the name of a piece's slot",
+    },
+    "organs.stomach.core.distill.log.excerpt": {
+        name: "the name of a kept line's place in the excerpt's order"
+        for name in ("_ASK", "_TAIL", "_HEAD", "_RARE", "_REST")
+    },
+    "organs.stomach.core.distill.log.masking": {"_VALUE_WORDS_KEPT": "a memory bound: values past it are told apart"},
+    "organs.stomach.core.distill.log.mining": {"_KEYS_KEPT": "a memory bound: keys past it are read back exactly"},
+    "organs.stomach.core.distill.log.structured": {"_NUMERIC_LEVELS": "the numeric levels of bunyan and pino"},
+    "organs.stomach.core.distill.trace": {"_ALL": "a plan's 'every frame', more than any trace holds"},
+    "organs.stomach.core.shapes.signals": {
+        "LINE_PREFIX": "the examined prefix of every line shape, shared by every reader of one",
+        "_LEVEL_WINDOW": "where a level token names the line's level, part of level_of's shape",
+    },
+    "organs.stomach.core.shapes.timestamps": {"_YEAR_PIVOT": "the two-digit-year convention of syslog-style stamps"},
+}
+
+
+def _module_numbers(tree: ast.Module) -> list[str]:
+    """Names bound at module level to a value holding a number other than 0 and 1 (a count, a share, a bound)."""
+    found = []
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign):
+            targets, value = statement.targets, statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets, value = [statement.target], statement.value
+        else:
+            continue
+        if any(
+            isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value not in (0, 1)
+            for node in ast.walk(value)
+        ):
+            found.extend(ast.unparse(target) for target in targets)
+    return found
+
+
+def test_the_stomach_core_keeps_its_numbers_in_its_tuning() -> None:
+    core = ROOT / "organs" / "stomach" / "core"
+    numbers = {
+        name: sorted(set(found) - set(CORE_NUMBERS_NOT_TUNING.get(name, {})))
+        for name, path in MODULES.items()
+        if core in path.parents and (found := _module_numbers(ast.parse(path.read_text())))
+    }
+    assert {name: found for name, found in numbers.items() if found} == {}
+    # Every exception still names a number that is there: a stale entry would let a new one in under its name.
+    listed = {(module, name) for module, names in CORE_NUMBERS_NOT_TUNING.items() for name in names}
+    present = {
+        (name, found)
+        for name, path in MODULES.items()
+        if core in path.parents
+        for found in _module_numbers(ast.parse(path.read_text()))
+    }
+    assert listed <= present, sorted(listed - present)
+
+
+def test_the_number_check_finds_a_count_a_share_and_a_bound() -> None:
+    source = "A = 3\nB: float = 0.25\nC = 1 << 16\nD = 'x' * 1\nE = -1\nF = (0, 1)\nclass T:\n    G = 5\n"
+    assert _module_numbers(ast.parse(source)) == ["A", "B", "C"]

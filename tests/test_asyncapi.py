@@ -44,6 +44,17 @@ def test_the_envelope_schema_names_every_payload_kind() -> None:
     assert kinds <= described
 
 
+def test_a_goal_or_prompt_by_reference_is_described_where_it_travels() -> None:
+    schemas = asyncapi_document()["components"]["schemas"]
+    stored = schemas["StoredText"]
+    assert set(stored["required"]) == {"name", "size", "digest"}
+    assert stored["properties"]["name"]["pattern"] == "^[0-9a-f]{64}$"
+    for carrier in ("Digested", "Yield", "Admitted", "Rejected"):
+        refs = json.dumps(schemas[carrier]["properties"]["goal_ref"])
+        assert "StoredText" in refs and "null" in refs, carrier
+    assert "StoredText" in json.dumps(schemas["CompiledPrompt"]["properties"]["text_ref"])
+
+
 def test_the_cli_prints_the_document() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "organs.cli", "asyncapi"], capture_output=True, text=True, check=True

@@ -14,9 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from envelopes.codec import DecodeError, decode, encode, encode_json
+from envelopes.ids import digest_bytes
 from envelopes.schema import contract_schema
+from envelopes.types import Digested, StoredText
+from organs.stomach import ingest_paste
+from organs.stomach.worker import digest_paste
 from tests.strategies import envelopes
-from tests.support.envelopes import fresh_paste
+from tests.support.envelopes import AT, digested_envelope, fresh_paste
 
 VALIDATOR = jsonschema.Draft202012Validator(contract_schema())
 
@@ -47,6 +51,13 @@ def test_a_real_paste_passes_the_schema() -> None:
     assert _schema_accepts(_real_paste())
 
 
+def test_a_chain_from_an_older_stomach_that_still_carries_pasted_at_passes_the_schema() -> None:
+    document: dict[str, Any] = msgspec.json.decode(encode_json(digested_envelope()))
+    document["chain"]["pasted_at"] = document["chain"]["received"]["created_at"]
+    assert "pasted_at" not in contract_schema()["$defs"]["ProvenanceChain"]["properties"]
+    assert _schema_accepts(document) and _decoder_accepts(document)
+
+
 @pytest.mark.parametrize(("field", "value"), [("created_at", "not a date"), ("id", ""), ("trace", "zzz"), ("v", 999)])
 def test_a_value_the_stomach_dead_letters_fails_the_schema(field: str, value: Any) -> None:
     document = _real_paste()
@@ -68,6 +79,46 @@ def test_a_digest_in_capitals_fails_the_schema() -> None:
     document["chain"]["input_digest"] = document["chain"]["input_digest"].upper()
     assert not _schema_accepts(document)
     assert not _decoder_accepts(document)
+
+
+def _digest_by_reference() -> dict[str, Any]:
+    """A digested envelope whose goal travels by reference, through JSON as a host holds it."""
+    paste = fresh_paste()
+    digested = digest_paste(paste, ingest_paste(paste.payload.text), instance="s1", now=AT)
+    assert isinstance(digested.payload, Digested)
+    goal = digested.payload.goal.encode()
+    ref = StoredText(name=digest_bytes(goal).removeprefix("blake3:"), size=len(goal), digest=digest_bytes(goal))
+    slim = msgspec.structs.replace(digested, payload=msgspec.structs.replace(digested.payload, goal="", goal_ref=ref))
+    document: dict[str, Any] = msgspec.json.decode(encode_json(slim))
+    return document
+
+
+def test_a_digest_with_its_goal_by_reference_passes_the_schema() -> None:
+    document = _digest_by_reference()
+    assert document["payload"]["goal_ref"]["size"] > 0
+    assert _schema_accepts(document) and _decoder_accepts(document)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("name", "../" + "0" * 61), ("name", "A" * 64), ("size", -1), ("digest", "blake3:" + "0" * 63)],
+)
+def test_a_goal_reference_the_decoder_refuses_fails_the_schema(field: str, value: Any) -> None:
+    document = _digest_by_reference()
+    document["payload"]["goal_ref"][field] = value
+    assert not _decoder_accepts(document)
+    assert not _schema_accepts(document)
+    # The payload and the reference are unions: an error of the branches beneath names the field.
+    assert ("payload", "goal_ref", field) in _paths_beneath(list(VALIDATOR.iter_errors(document)))
+
+
+def _paths_beneath(errors: list[Any]) -> set[tuple[Any, ...]]:
+    paths: set[tuple[Any, ...]] = set()
+    while errors:
+        error = errors.pop()
+        paths.add(tuple(error.absolute_path))
+        errors.extend(error.context or ())
+    return paths
 
 
 def test_the_cli_prints_the_schema_with_its_rules() -> None:
@@ -134,6 +185,7 @@ _paths = st.sampled_from(
         ("payload", "kind"),
         ("payload", "budget_tokens"),
         ("payload", "text_ref"),
+        ("payload", "goal_ref"),
         ("payload", "source_ref"),
         ("payload", "meta"),
         ("session",),

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from envelopes import DecodeError, Envelope, decode, decode_json, encode, encode_json, envelope_schema
 from envelopes.subjects import Subjects
 from envelopes.types import UserInput
-from organs.secretion import paste_envelope
+from organs.secretion import paste_envelope, secrete
 from tests.strategies import envelopes
-from tests.support.envelopes import AT
+from tests.support.envelopes import AT, deferred_notice_envelope, digested_envelope
 
 
 @settings(max_examples=150, deadline=None)
@@ -81,6 +81,32 @@ def test_new_fields_with_defaults_still_decode_old_envelopes() -> None:
     del document["payload"]["text_ref"]  # type: ignore[attr-defined]
     document["payload"]["some_future_field"] = 1  # type: ignore[index]
     assert decode(msgspec.msgpack.encode(document)).payload.text_ref is None  # type: ignore[union-attr]
+
+
+def test_a_chain_from_an_older_stomach_that_still_carries_pasted_at_decodes_to_its_one_home() -> None:
+    # Before the paste's time had one home, the stomach also wrote it as chain.pasted_at.
+    digested = digested_envelope()
+    document = msgspec.to_builtins(digested)
+    document["chain"]["pasted_at"] = digested.chain.received.created_at  # type: ignore[union-attr]
+    for decoded in (decode(msgspec.msgpack.encode(document)), decode_json(msgspec.json.encode(document))):
+        assert decoded == digested
+        assert not hasattr(decoded.chain, "pasted_at")
+
+
+def test_every_envelope_after_the_paste_carries_the_paste_time_as_received_follow_ups_included() -> None:
+    notice = deferred_notice_envelope()
+    follow_up = secrete(
+        notice,
+        organ="stomach",
+        instance="stomach-2",
+        dest="absorption",
+        payload=digested_envelope().payload,
+        stages=("ingested", "classified", "digested"),
+        tier="full",
+        now="2025-01-02T03:09:05.000Z",
+    )
+    assert notice.chain.received is not None and follow_up.chain.received == notice.chain.received
+    assert follow_up.chain.received.created_at == AT
 
 
 def test_schema_names_every_payload_and_provenance_kind() -> None:

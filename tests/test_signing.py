@@ -21,6 +21,7 @@ from organs.signing import (
     new_seed,
     public_key_of,
     seal_paste,
+    sealed_by,
     verify_chain,
 )
 from organs.stomach import ingest_paste
@@ -184,6 +185,16 @@ def test_the_seal_of_an_unchanged_paste_holds_and_charges_its_sender() -> None:
     state = GuardState()
     assert isinstance(decide(yield_of(sealed_paste(intent="Why?", budget_tokens=900)), state=state).payload, Admitted)
     assert ("sender", "host") in state.buckets
+
+
+def test_who_sealed_an_envelope_is_one_answer_at_every_hop_and_none_for_a_lifted_seal() -> None:
+    paste = sealed_paste(intent="Why?")
+    # As handed in (the stomach's dead letter) and as the border receives it: the same sender.
+    assert sealed_by(paste, TRUSTED) == sealed_by(yield_of(paste), TRUSTED) == "host"
+    assert sealed_by(yield_of(lifted(paste, intent="Another goal")), TRUSTED) is None
+    assert sealed_by(lifted(paste, intent="Another goal"), TRUSTED) is None
+    assert sealed_by(paste, {"host": SIGNERS["stomach"].public_key}) is None
+    assert sealed_by(paste, None) is None
 
 
 def test_only_the_tracts_own_keys_may_seal_a_system_internal_origin() -> None:

@@ -85,6 +85,7 @@ def yield_context(digested: Envelope, instance: str, *, now: str, signer: Signer
             follow_up_of=payload.follow_up_of,
             encoding=payload.encoding,
             report=payload.report,
+            goal_ref=payload.goal_ref,
         ),
         stages=("yielded",),
         tier=digested.tier,

@@ -1,14 +1,21 @@
-"""The absorption worker: ``<prefix>.absorption.in`` → ``<prefix>.border.in``."""
+"""The absorption worker: ``<prefix>.absorption.in`` → ``<prefix>.border.in``.
+
+A digest whose goal travels by reference (``Digested.goal_ref``) has its goal fetched for the core, which
+counts its tokens for the yield's cost; the yield names the same reference and leaves the goal out again.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import msgspec
+
 from envelopes.ids import utc_now
-from envelopes.types import Envelope
+from envelopes.types import Digested, Envelope
 from organs.absorption.core import yield_context
 from organs.anatomy import ABSORPTION
 from organs.runtime import BusSettings, Delivery, OrganBuilder, Output, Tract, WorkerSpec
+from organs.runtime.stored_text import with_goal, without_goal
 from organs.signing import Signer
 
 __all__ = ["AbsorptionOrgan", "build_absorption"]
@@ -34,7 +41,11 @@ class AbsorptionOrgan:
         ]
 
     async def handle(self, envelope: Envelope, _: Delivery) -> Sequence[Output]:
+        if isinstance(envelope.payload, Digested):
+            envelope = msgspec.structs.replace(envelope, payload=await with_goal(self.tract, envelope.payload))
         secreted = yield_context(envelope, self.settings.instance, signer=self.signer, now=utc_now())
+        # The signature vouches for a goal by reference through its reference, so leaving it out keeps it whole.
+        secreted = msgspec.structs.replace(secreted, payload=without_goal(secreted.payload))
         return [Output(self.tract.subjects.border_in, secreted)]
 
 

@@ -153,6 +153,7 @@ class RunPattern:
     min_length: int
     action: PatternAction = "mark_untrusted"
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _within_words: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.alphabet or self.min_length < 1:
@@ -161,8 +162,14 @@ class RunPattern:
         # The lookbehind lets a match start only where a run starts, so each
         # character is scanned a bounded number of times.
         object.__setattr__(self, "regex", re.compile(rf"(?<![{members}])[{members}]{{{self.min_length}}}"))
+        object.__setattr__(self, "_within_words", not any(character.isspace() for character in self.alphabet))
 
     def found_in(self, text: str, folded: str) -> bool:
+        """Whether ``text`` holds such a run. With no whitespace in the alphabet, a run lies inside one
+        whitespace-free word, so a text with no word that long is passed over without the regex (in C, the
+        split costs about half the scan)."""
+        if self._within_words and max(map(len, text.split()), default=0) < self.min_length:
+            return False
         return self.regex.search(text) is not None
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import msgspec
 
@@ -158,6 +159,9 @@ def _skill_index(skills: tuple[SkillInfo, ...]) -> str:
     return f"Skills (invoke exactly one by writing `{SKILL_INVOCATION}`):\n{listing}"
 
 
+# The same few configurations come back with every envelope (one per border, one per session summary), and
+# the modules are immutable, so each configuration's are built once.
+@lru_cache(maxsize=64)
 def builtin_modules(config: BuiltinPromptConfig) -> tuple[PromptModule, ...]:
     """The configured modules; a source with nothing to say yields no module."""
     kernel_instructions = kernel_text(config.kernel_instructions, config.frame_tools)
@@ -306,9 +310,21 @@ def _delivered_parts(
     ]
 
 
+class _LastTexts:
+    """The last payload's segment texts: screening reads them twice (credentials, then the configured patterns).
+    Kept by identity, and the payload is held with them, so its id cannot be reused while they are kept."""
+
+    kept: tuple[Yield, tuple[tuple[str, str], ...]] | None = None
+
+
 def paste_segment_texts(payload: Yield) -> tuple[tuple[str, str], ...]:
     """``(segment id, text)`` of every paste segment, in module order, each frame as served: what screening reads."""
-    return tuple((part.segment_id, part.text) for part in (*_head_parts(payload), *_frame_parts(payload)))
+    kept = _LastTexts.kept
+    if kept is not None and kept[0] is payload:
+        return kept[1]
+    texts = tuple((part.segment_id, part.text) for part in (*_head_parts(payload), *_frame_parts(payload)))
+    _LastTexts.kept = (payload, texts)
+    return texts
 
 
 def paste_modules(

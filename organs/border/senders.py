@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from envelopes.types import AnyProvenance, Envelope, External, SystemInternal, UserInput
 from organs.signing import SignatureProblem, TrustedKeys, verify_seal
 
-__all__ = ["UNVERIFIED_SENDER", "RateKeys", "rate_actor", "rate_keys", "sealed_by"]
+__all__ = ["UNVERIFIED_SENDER", "RateKeys", "rate_actor", "rate_keys"]
 
 # The one bucket every paste no trusted seal vouches for shares; no user may be named so (names are words).
 UNVERIFIED_SENDER = "(unverified)"
@@ -65,11 +65,3 @@ def rate_keys(envelope: Envelope, trusted_keys: TrustedKeys | None) -> RateKeys:
     name = sender or UNVERIFIED_SENDER
     inside = None if actor is None else (f"{actor[0]}@{name}", actor[1])
     return RateKeys(sender=("sender", name), actor=inside, problem=problem)
-
-
-def sealed_by(envelope: Envelope, trusted_keys: TrustedKeys | None) -> str | None:
-    """The sender whose valid seal the envelope bears (it gets its own copy of the outcome); None without one."""
-    if trusted_keys is None:
-        return None
-    sender, _ = verify_seal(envelope, trusted_keys)
-    return sender

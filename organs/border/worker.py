@@ -3,6 +3,10 @@
 For an envelope that names a session, the worker reads which frames earlier
 turns carried (``SessionStore``), compiles those as one-line references, and
 records what this turn carried before publishing the prompt.
+
+A yield whose goal travels by reference (``goal_ref``) has its goal fetched and checked before it is screened;
+the decision names the same reference, and an admitted prompt too large for a message is stored the same way
+(``CompiledPrompt.text_ref``, ``organs.runtime.stored_text``).
 """
 
 from __future__ import annotations
@@ -12,15 +16,18 @@ import functools
 import time
 from collections.abc import Sequence
 
+import msgspec
+
+from envelopes.codec import encode
 from envelopes.ids import utc_now
-from envelopes.types import Admitted, Envelope, Rejected, Yield
+from envelopes.types import Admitted, Envelope, Rejected, StoredText, Yield
 from organs.anatomy import BORDER
 from organs.border.decide import BorderConfig, border_decide, reject_replay
 from organs.border.guard import GuardState, RateLimit
 from organs.border.ledger import ReplayLedger, older_than_ledger
 from organs.border.prompt import FRAME_TOOLS
 from organs.border.rate_store import RateClock, SharedBuckets
-from organs.border.senders import rate_keys, sealed_by
+from organs.border.senders import rate_keys
 from organs.border.session import delivered_frames
 from organs.border.session_store import SessionStore
 from organs.errors import ConfigError, TransientError
@@ -29,14 +36,16 @@ from organs.runtime import (
     Delivery,
     OrganBuilder,
     Output,
+    SealedBy,
     Tract,
     WorkerSpec,
     call_core,
     envelope_fields,
     get_logger,
 )
+from organs.runtime.stored_text import over_a_message, store_text, with_goal, without_goal
 from organs.settings import Settings, variable_of
-from organs.signing import load_signer, load_trusted_keys, sender_of_input
+from organs.signing import load_signer, load_trusted_keys, sealed_by, sign_last_step
 
 __all__ = ["BorderOrgan", "border_config", "build_border"]
 
@@ -130,9 +139,8 @@ class BorderOrgan:
         self.sessions = SessionStore(tract, self.config.session_ttl_s)
         self.ledger = ReplayLedger(tract)
         self.log = get_logger(BORDER.name)
-        trusted = self.config.policy.trusted_keys
-        if trusted is not None:
-            tract.sender_of = functools.partial(sender_of_input, trusted_keys=trusted)
+        # Whose own outcome subject gets a copy of an envelope's decision, or of its dead letter's rejection.
+        self.sealed_by: SealedBy = functools.partial(sealed_by, trusted_keys=self.config.policy.trusted_keys)
 
     def specs(self) -> Sequence[WorkerSpec]:
         (consumer,) = BORDER.consumers
@@ -142,17 +150,23 @@ class BorderOrgan:
                 durable=consumer.durable,
                 subject=consumer.address(self.tract.subjects),
                 handle=self.handle,
+                sealed_by=self.sealed_by,
             )
         ]
 
     async def handle(self, envelope: Envelope, delivery: Delivery) -> Sequence[Output]:
+        goal_ref = envelope.payload.goal_ref if isinstance(envelope.payload, Yield) else None
+        if isinstance(envelope.payload, Yield):
+            envelope = msgspec.structs.replace(envelope, payload=await with_goal(self.tract, envelope.payload))
         frames = envelope.payload.frames if isinstance(envelope.payload, Yield) else ()
         session = envelope.session
         delivered: dict[str, int] = {}
         if session is not None and not session.resend:
             delivered = (await self.sessions.read(session.id)).delivered_before(envelope.trace_id)
         now, at = time.time(), utc_now()
-        decision = await self.decide(envelope, sum(len(frame.content or "") for frame in frames), at, delivered)
+        # What the core reads: the served frames and the goal (fetched above when it came by reference).
+        served = sum(len(frame.content or "") for frame in frames) + len(getattr(envelope.payload, "goal", ""))
+        decision = await self.decide(envelope, served, at, delivered)
         if isinstance(decision.payload, Admitted):
             decision = await self.unless_replayed(envelope, decision, delivery.stream_sequence, now, at)
         payload = decision.payload
@@ -160,8 +174,10 @@ class BorderOrgan:
             # Recorded before the prompt is published: a retry is the same turn, never "already delivered".
             carried = delivered_frames(frames, payload.prompt, delivered)
             await self.sessions.record_turn(session.id, envelope.trace_id, carried)
+        decision = await self.travelling(decision, goal_ref)
+        payload = decision.payload
         # The sender's own copy, on the one subject its tenant may read (with trusted keys and a valid seal).
-        sender = sealed_by(envelope, self.config.policy.trusted_keys)
+        sender = self.sealed_by(envelope)
         copy = (
             []
             if sender is None
@@ -184,6 +200,24 @@ class BorderOrgan:
             reasons=[f"{reason.code}: {reason.message}" for reason in payload.reasons],
         )
         return [Output(self.tract.subjects.border_rejected, decision), *copy]
+
+    async def travelling(self, decision: Envelope, goal_ref: StoredText | None) -> Envelope:
+        """The decision as it can travel: a goal that came by reference goes on by it (a refusal names it too, so
+        the ask survives), and a prompt too large for a message is stored and named. Signed again when changed."""
+        payload = decision.payload
+        if goal_ref is not None and isinstance(payload, (Admitted, Rejected)):
+            payload = without_goal(msgspec.structs.replace(payload, goal_ref=goal_ref))
+        if isinstance(payload, Admitted):
+            size = len(encode(msgspec.structs.replace(decision, payload=payload)))
+            if over_a_message(size, int(self.tract.nc.max_payload)):
+                prompt = payload.prompt
+                stored = msgspec.structs.replace(prompt, text="", text_ref=await store_text(self.tract, prompt.text))
+                payload = msgspec.structs.replace(payload, prompt=stored)
+        if payload is decision.payload:
+            return decision
+        travelling = msgspec.structs.replace(decision, payload=payload)
+        signer = self.config.signer
+        return travelling if signer is None else sign_last_step(travelling, signer)
 
     async def decide(self, envelope: Envelope, served: int, at: str, delivered: dict[str, int]) -> Envelope:
         """The pure decision, its rate tokens taken from the fleet's shared buckets."""

@@ -2,7 +2,7 @@
 
 A dead letter is the bytes an organ could not process, kept with the headers they came with
 and four of its own (``Ichor-Dlq-Reason``, ``-Organ``, ``-Subject``, ``-At``; see
-``organs.runtime.worker.dead_letter``). Its id is its sequence in the dead-letter stream.
+``organs.runtime.dead_letters.dead_letter_stored``). Its id is its sequence in the dead-letter stream.
 
 Replaying puts the same bytes back on the subject they failed on, so the organ processes them
 again: the envelope, its id and its provenance are unchanged, but the message gets a new

@@ -179,6 +179,12 @@ def permissions(subjects: Subjects, tenants: Iterable[str] = ()) -> dict[str, di
             publish += [*_frame_store_api(subjects, write=True), *_raw_store_api(subjects)]
             publish += _uploads_api(subjects, sender=None)
             subscribe += [subjects.frames_get, subjects.frames_get_tenants, subjects.frames_raw]
+        else:
+            # A goal too large for a message is fetched from the frames store (organs.runtime.stored_text); the
+            # border stores a prompt too large there too, as an object only: the frame index stays the stomach's.
+            publish += [*_object_reader_api(subjects.frames_bucket), "$JS.API.STREAM.NAMES", "$JS.FC.>"]
+            if organ is BORDER:
+                publish.append(f"$O.{subjects.frames_bucket}.>")
         if organ is BORDER:
             publish += [*_border_bucket_api(subjects.sessions_bucket), *_border_bucket_api(subjects.admitted_bucket)]
             publish += _border_bucket_api(subjects.rates_bucket)

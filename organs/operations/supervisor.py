@@ -219,37 +219,47 @@ def log_server_line(log: Any, line: str) -> None:
 
 class ServerKeeper:
     """Restarts ``ichor up``'s embedded server when its process ends, on the same data directory and port, and
-    when its storage failed and room came back.
+    reopens its storage in place when the storage failed and room came back.
 
     The organs reconnect on their own (they retry four times a second). A server that cannot be started
     again within ``RESTART_ATTEMPTS`` raises ``EmbeddedServerError``: ``ichor up`` then stops everything
     and exits non-zero rather than run organs that have no bus.
 
     A server whose disk filled says so in its log ("no space left on device"; JetStream "out of resources,
-    will be DISABLED") and stays that way: its store keeps the write error, and its writes fail or go
-    unanswered long after space is freed. Once the disk under its data directory has ``ROOM_BYTES`` more free
-    than when it failed, the keeper restarts it, which reopens the store; what the organs hold meanwhile is
-    retried, not spent (``organs.runtime.worker``).
+    will be DISABLED") and stays that way: a file store that met a write error keeps it (nats-server 2.15:
+    every later write to that stream fails with the same "no space left" long after space is freed), and a
+    reload of the same configuration changes nothing, for the server reloads only what changed. Once the disk
+    under its data directory has ``ROOM_BYTES`` more free than when it failed, the keeper has the server
+    reload its configuration twice, JetStream off then on: the server shuts JetStream down and starts it again
+    in the same process, which reopens every store from disk, and no client is disconnected. Only when the
+    server does not confirm a reload within ``RELOAD_TIMEOUT_S`` is it restarted instead. What the organs hold
+    meanwhile is retried, not spent (``organs.runtime.settling``).
     """
 
     RESTART_ATTEMPTS = 3
     RETRY_DELAY_S = 1.0
     ROOM_BYTES = 1 << 20
-    # A storage failure is given this long to be a passing one before a restart is considered.
+    # A storage failure is given this long to be a passing one before the storage is reopened.
     STORAGE_SETTLE_S = 2.0
+    # A reload takes the server milliseconds; one unconfirmed this long is taken to have failed.
+    RELOAD_TIMEOUT_S = 5.0
 
     def __init__(self, server: EmbeddedServer, log: Any, server_log: Any = None) -> None:
         self.server = server
         self.log = log
         self.server_log = server_log if server_log is not None else log
         self.restarts = 0
+        self.reopened = 0
         # When the server said its storage failed (monotonic), and the disk's free bytes then.
         self._storage_failed_at: float | None = None
         self._free_then = 0
+        self._reloaded = threading.Event()
 
     def heard(self, line: str) -> None:
-        """The server's ``on_line``: log the line, and note a storage failure it reports."""
+        """The server's ``on_line``: log the line, and note a storage failure or a finished reload it reports."""
         log_server_line(self.server_log, line)
+        if _RELOADED in line:
+            self._reloaded.set()
         if self._storage_failed_at is None and _STORAGE_FAILED.search(line):
             self._free_then = _free_bytes(self.server.data_dir)
             self._storage_failed_at = time.monotonic()
@@ -277,16 +287,40 @@ class ServerKeeper:
         if not settled or free < self._free_then + self.ROOM_BYTES:
             return
         pid = self.server.pid
-        self.log.warning(
+        self._storage_failed_at = None
+        began = time.monotonic()
+        if self._reload_jetstream(False) and self._reload_jetstream(True):
+            self.reopened += 1
+            self.log.warning(
+                "nats.embedded_storage_reopened",
+                pid=pid,
+                free_bytes=free,
+                free_bytes_at_failure=self._free_then,
+                action="reload",
+                took_s=round(time.monotonic() - began, 3),
+            )
+            return
+        self.log.error(
             "nats.embedded_storage_recovered",
             pid=pid,
             free_bytes=free,
             free_bytes_at_failure=self._free_then,
             action="restart",
+            why=f"the server confirmed no configuration reload within {self.RELOAD_TIMEOUT_S:.0f} s",
         )
-        self._storage_failed_at = None
         self.server.stop()
+        self.server.jetstream_enabled = True
         self._start_again(pid, None, "storage recovered")
+
+    def _reload_jetstream(self, enabled: bool) -> bool:
+        """Have the server reload its configuration with JetStream ``enabled`` or not; whether it confirmed."""
+        self._reloaded.clear()
+        try:
+            self.server.reload_jetstream(enabled)
+        except (EmbeddedServerError, OSError) as error:
+            self.log.error("nats.embedded_reload_failed", jetstream=enabled, error=str(error))
+            return False
+        return self._reloaded.wait(self.RELOAD_TIMEOUT_S)
 
     def _start_again(self, pid: int | None, code: int | None, why: str) -> None:
         began = time.monotonic()
@@ -313,6 +347,8 @@ class ServerKeeper:
         )
 
 
+# What the server says once it has applied a configuration reload.
+_RELOADED = "Reloaded server configuration"
 # How a server says its storage failed: the disk's own error, or JetStream switching itself off over it.
 _STORAGE_FAILED = re.compile(r"no space left on device|JetStream out of .{0,20}resources", re.IGNORECASE)
 

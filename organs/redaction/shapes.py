@@ -25,6 +25,7 @@ from functools import lru_cache
 import ahocorasick_rs
 
 from organs.redaction.rules import entropy, literal_password
+from organs.text_views import line_pieces
 
 __all__ = ["shape_hits"]
 
@@ -39,6 +40,7 @@ _SECRET_COLUMN = re.compile(
 _HEADER_WORDS = ("secret", "pass", "pwd", "token", "key")
 _HEADER_WORD = ahocorasick_rs.AhoCorasick(list(_HEADER_WORDS))
 _HEADER_WORD_BYTES = ahocorasick_rs.BytesAhoCorasick([word.encode() for word in _HEADER_WORDS])
+_HEADER_WORD_ANY_CASE = re.compile("|".join(_HEADER_WORDS), re.IGNORECASE)
 _CELL = re.compile(r"[A-Za-z][A-Za-z0-9 _./()-]{0,48}")
 _MAX_TABLE_ROWS = 100_000
 
@@ -70,23 +72,30 @@ def _line_at(text: str, at: int) -> tuple[int, int]:
     return start, len(text) if end == -1 else end
 
 
-def _header_word_positions(lowered: str) -> Iterable[int]:
-    """Where a header word starts. An ASCII text is searched as bytes, whose offsets are its characters':
-    searching a str builds a table of every character's position, eight bytes each, for a large paste
-    several times its size."""
-    if lowered.isascii():
-        return (at for _, at, _ in _HEADER_WORD_BYTES.find_matches_as_indexes(lowered.encode()))
-    return (at for _, at, _ in _HEADER_WORD.find_matches_as_indexes(lowered))
+def _header_word_positions(text: str) -> Iterable[int]:
+    """Where a header word starts, case aside, in order. The text is read a piece of lines at a time, so no
+    lower-cased copy or encoding of the whole of a large paste is held; an ASCII piece is searched as bytes,
+    whose offsets are its characters' (searching a str builds a table of every character's position, eight
+    bytes each)."""
+    offset = 0
+    for piece in line_pieces(text):
+        lowered = piece.lower()
+        if len(lowered) != len(piece):
+            # Lower-casing moved positions (U+0130 becomes two characters): a case-blind pattern keeps them.
+            found: Iterable[int] = (match.start() for match in _HEADER_WORD_ANY_CASE.finditer(piece))
+        elif lowered.isascii():
+            found = (at for _, at, _ in _HEADER_WORD_BYTES.find_matches_as_indexes(lowered.encode("ascii")))
+        else:
+            found = (at for _, at, _ in _HEADER_WORD.find_matches_as_indexes(lowered))
+        yield from (offset + at for at in found)
+        offset += len(piece) + 1
 
 
 def _column_values(text: str) -> Iterable[Found]:
     """Values under a secret-named header, row by row while the rows keep the header's width. Only the
     lines holding a header word are read as possible headers."""
-    lowered = text.lower()
-    if len(lowered) != len(text):
-        return  # lower-casing moved positions (a rare letter); such a text is read as no table
     done = 0
-    for at in _header_word_positions(lowered):
+    for at in _header_word_positions(text):
         if at < done:
             continue
         start, end = _line_at(text, at)
@@ -154,13 +163,24 @@ def _run_around(text: str, at: int) -> tuple[int, int]:
     return (start, match.end()) if match else (start, start)
 
 
+def _marker_positions(text: str) -> Iterable[int]:
+    """Where the base64 of a credential's word starts in ``text``, in order, for all words in one pass. The
+    text is read a piece of lines at a time (no base64 run crosses a line), each as its bytes, so no encoding
+    of the whole of a large paste is held; a piece that is not ASCII is passed over, as its byte offsets would
+    not be its characters'."""
+    offset = 0
+    for piece in line_pieces(text):
+        if piece.isascii():
+            matches = _markers().find_matches_as_indexes(piece.encode("ascii"), overlapping=False)
+            yield from (offset + at for _, at, _ in matches)
+        offset += len(piece) + 1
+
+
 def _wrapped(text: str, inner: Callable[[str], list[str]]) -> Iterable[Found]:
     """Base64 runs whose decoded text holds a credential (``inner`` names its kinds). Only a run holding the
-    base64 of a credential's word (found for all words in one pass over the text) is decoded."""
-    if not text.isascii():
-        return
+    base64 of a credential's word is decoded."""
     done = -1
-    for _, at, _ in _markers().find_matches_as_indexes(text.encode("ascii"), overlapping=False):
+    for at in _marker_positions(text):
         if at < done:
             continue
         start, end = _run_around(text, at)
@@ -225,34 +245,45 @@ def _occurrences(text: str, prefixes: tuple[str, ...]) -> Iterable[int]:
             at = text.find(prefix, at + 1)
 
 
-# Both begin at a line: a pattern that opens with a literal newline is searched for that character first.
-_BARE_SECRET = re.compile(r"\n[ \t]*([A-Za-z0-9/+]{40})[ \t]*(?=\r?\n|$)")
+class _LineStartPattern:
+    """A pattern anchored at the start of a line, the text's first line included. It is searched as a newline
+    followed by the pattern, whose literal first character the regex engine looks for before trying a match
+    (a ``^`` under MULTILINE is tried at every position, several times slower), and matched once at the
+    text's start: no copy of the text with a newline before it is made."""
+
+    def __init__(self, body: str) -> None:
+        self._first_line = re.compile(body)
+        self._later_lines = re.compile("\n" + body)
+
+    def finditer(self, text: str) -> Iterable[re.Match[str]]:
+        first = self._first_line.match(text)
+        if first is not None:
+            yield first
+        yield from self._later_lines.finditer(text)
+
+
+_BARE_SECRET = _LineStartPattern(r"[ \t]*([A-Za-z0-9/+]{40})[ \t]*(?=\r?\n|$)")
 # ~/.pgpass: host:port:database:user:password, the port a number or '*', the password the rest of the line.
-_PGPASS = re.compile(
-    r"\n(?:[A-Za-z0-9._-]{1,253}|\*):(?:[0-9]{1,5}|\*):(?:[A-Za-z0-9_.$-]*[A-Za-z_*][A-Za-z0-9_.$-]*):"
+_PGPASS = _LineStartPattern(
+    r"(?:[A-Za-z0-9._-]{1,253}|\*):(?:[0-9]{1,5}|\*):(?:[A-Za-z0-9_.$-]*[A-Za-z_*][A-Za-z0-9_.$-]*):"
     r"(?:[A-Za-z0-9_.@$-]*[A-Za-z_*][A-Za-z0-9_.@$-]*):((?:[^\s:\\]|\\.){1,256})(?=\r?\n|$)"
 )
 
 
-def _line_starts(pattern: re.Pattern[str], text: str) -> Iterable[re.Match[str]]:
-    """``pattern`` (which opens with a newline) at the start of every line, the first included."""
-    return pattern.finditer("\n" + text)
-
-
 def _bare_secrets(text: str) -> Iterable[Found]:
-    for match in _line_starts(_BARE_SECRET, text):
+    for match in _BARE_SECRET.finditer(text):
         value = match.group(1)
         mixed = any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
         if mixed and entropy(value) >= 4.0:
-            yield match.start(1) - 1, match.end(1) - 1, "aws_secret_access_key"
+            yield match.start(1), match.end(1), "aws_secret_access_key"
 
 
 def _pgpass(text: str) -> Iterable[Found]:
     if ":" not in text:
         return
-    for match in _line_starts(_PGPASS, text):
+    for match in _PGPASS.finditer(text):
         if literal_password(match.group(1)):
-            yield match.start(1) - 1, match.end(1) - 1, "pgpass_password"
+            yield match.start(1), match.end(1), "pgpass_password"
 
 
 def shape_hits(text: str, inner: Callable[[str], list[str]]) -> list[Found]:

@@ -12,7 +12,7 @@ import os
 import re
 import socket
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -25,7 +25,6 @@ from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFo
 from nats.js.kv import KeyValue
 
 from envelopes.subjects import Subjects
-from envelopes.types import Envelope
 from organs.errors import BusUnavailableError, ConfigError, PermissionRefused
 from organs.runtime.limits import (
     UPLOADS_TTL_S,
@@ -184,9 +183,6 @@ class Tract:
     js: JetStreamContext
     settings: BusSettings
     refusals: PublishRefusals = field(default_factory=PublishRefusals)
-    # Who sealed an input (a secure tract's organs set it): the rejection of its dead letter is sent to that
-    # sender's own outcome subject too, the only one its tenant may read.
-    sender_of: Callable[[Envelope], str | None] | None = None
 
     @property
     def subjects(self) -> Subjects:

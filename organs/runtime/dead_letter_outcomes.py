@@ -15,7 +15,7 @@ dead-lettered (``organs.runtime.dead_letters``), so JetStream's duplicate window
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,15 +49,20 @@ from organs.runtime.refusals import describe_bus_error, refusal_of
 __all__ = [
     "DEAD_LETTERED",
     "ReadInput",
+    "SealedBy",
     "dead_letter_fields",
     "dead_letter_rejection",
     "publish_rejection_or_log",
     "read_input",
-    "reject_dead_letter",
 ]
 
 DEAD_LETTERED = "dead_lettered"
 """The reason code of a rejection that stands for a dead letter."""
+
+SealedBy = Callable[[Envelope], str | None]
+"""An organ's rule for who sealed an input (``organs.signing.sealed_by`` with its trusted keys), handed to its
+workers: the rejection of the input's dead letter is copied to that sender's own outcome subject, the only one
+its tenant may read."""
 
 
 @dataclass(frozen=True)
@@ -146,26 +151,6 @@ def dead_letter_rejection(
     )
 
 
-async def reject_dead_letter(
-    tract: Tract, organ: str, *, data: bytes, headers: Mapping[str, str] | None, reason: str, letter_id: int
-) -> Envelope:
-    """Publish the rejection of an input ``organ`` dead-lettered as ``letter_id`` to ``<prefix>.border.rejected``
-    (and to its sealed sender's own outcome subject, on a secure tract), wait for the stream to store it, and
-    return it. A bus error is the caller's to retry, as the dead letter's."""
-    read = read_input(data, headers)
-    rejection = dead_letter_rejection(
-        read, data, organ=organ, instance=tract.settings.instance, letter_id=letter_id, reason=reason, now=utc_now()
-    )
-    encoded = encode(rejection)
-    sent = {"traceparent": rejection.trace, "Ichor-Kind": rejection.kind}
-    await tract.js.publish(tract.subjects.border_rejected, encoded, headers={**sent, "Nats-Msg-Id": rejection.id})
-    sender = None if tract.sender_of is None or read.envelope is None else tract.sender_of(read.envelope)
-    if sender is not None:
-        copy = {**sent, "Nats-Msg-Id": f"{rejection.id}.{sender}"}
-        await tract.js.publish(tract.subjects.outcome(sender), encoded, headers=copy)
-    return rejection
-
-
 async def publish_rejection_or_log(
     tract: Tract,
     organ: str,
@@ -177,14 +162,24 @@ async def publish_rejection_or_log(
     retry: bool,
     log: Any,
     retry_refusals: bool = True,
+    sealed_by: SealedBy | None = None,
 ) -> Envelope | None:
-    """``reject_dead_letter``, called before the input is let go. A bus error is raised when ``retry`` (the
-    input comes back, is dead-lettered again, stored once, and rejected anew), a refusal (the tract at its
-    limit) only if ``retry_refusals`` too: a caller whose retries are not bounded by the duplicate window
-    must not send its letter again and again. Otherwise the dead letter is kept all the same and the lost
-    outcome is logged (``None``)."""
+    """Publish the rejection of an input ``organ`` dead-lettered as ``letter_id`` to ``<prefix>.border.rejected``
+    (and to the outcome subject of the sender ``sealed_by`` names, on a secure tract), before the input is let
+    go, and return it once the stream has stored it.
+
+    A bus error is raised when ``retry`` (the input comes back, is dead-lettered again, stored once, and
+    rejected anew), a refusal (the tract at its limit) only if ``retry_refusals`` too: a caller whose retries are
+    not bounded by the duplicate window must not send its letter again and again. Otherwise the dead letter is
+    kept all the same and the lost outcome is logged (``None``)."""
+    read = read_input(data, headers)
+    rejection = dead_letter_rejection(
+        read, data, organ=organ, instance=tract.settings.instance, letter_id=letter_id, reason=reason, now=utc_now()
+    )
+    sender = None if sealed_by is None or read.envelope is None else sealed_by(read.envelope)
     try:
-        return await reject_dead_letter(tract, organ, data=data, headers=headers, reason=reason, letter_id=letter_id)
+        await _publish_rejection(tract, rejection, sender)
+        return rejection
     except BUS_ERRORS as error:
         if retry and (retry_refusals or refusal_of(error) is None):
             raise
@@ -199,6 +194,15 @@ async def publish_rejection_or_log(
         error=describe_bus_error(lost),
     )
     return None
+
+
+async def _publish_rejection(tract: Tract, rejection: Envelope, sender: str | None) -> None:
+    encoded = encode(rejection)
+    sent = {"traceparent": rejection.trace, "Ichor-Kind": rejection.kind}
+    await tract.js.publish(tract.subjects.border_rejected, encoded, headers={**sent, "Nats-Msg-Id": rejection.id})
+    if sender is not None:
+        copy = {**sent, "Nats-Msg-Id": f"{rejection.id}.{sender}"}
+        await tract.js.publish(tract.subjects.outcome(sender), encoded, headers=copy)
 
 
 def dead_letter_fields(rejection: Envelope | None) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from nats.aio.msg import Msg
 from envelopes.ids import digest_bytes, utc_now
 from organs.redaction import scrub_secrets
 from organs.runtime.bus import Tract
-from organs.runtime.dead_letter_outcomes import dead_letter_fields, publish_rejection_or_log
+from organs.runtime.dead_letter_outcomes import SealedBy, dead_letter_fields, publish_rejection_or_log
 from organs.runtime.logs import get_logger
 from organs.runtime.payload import header_block_size, message_size
 from organs.runtime.pulling import FETCH_ERRORS, FETCH_EXPIRY_S, sleep_unless
@@ -140,8 +140,10 @@ class ExhaustedInputs:
         durable: str,
         on_dead_lettered: Callable[[], None],
         last_refusal: Callable[[], str] = lambda: "",
+        sealed_by: SealedBy | None = None,
     ) -> None:
         self.tract = tract
+        self.sealed_by = sealed_by
         # The worker's last refusal by the server, which names deliveries an outage spent.
         self.last_refusal = last_refusal
         self.organ = organ
@@ -219,6 +221,7 @@ class ExhaustedInputs:
                 retry=True,
                 retry_refusals=False,
                 log=self.log,
+                sealed_by=self.sealed_by,
             )
         except FETCH_ERRORS:
             await advisory.nak(delay=_RETRY_S)

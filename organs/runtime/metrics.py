@@ -141,10 +141,10 @@ class OrganMetrics:
             if isinstance(envelope.payload, Rejected):
                 for reason in envelope.payload.reasons:
                     self.rejections[reason.code] += 1
-            pasted_at = envelope.chain.pasted_at
-            if isinstance(envelope.payload, Admitted) and envelope.payload.follow_up_of is None and pasted_at:
+            received = envelope.chain.received
+            if isinstance(envelope.payload, Admitted) and envelope.payload.follow_up_of is None and received:
                 # A paste's first prompt, from when the host made the paste (a follow-up is not a new trip).
-                self.paste_to_prompt.observe(max(0.0, seconds_between(pasted_at, envelope.created_at)))
+                self.paste_to_prompt.observe(max(0.0, seconds_between(received.created_at, envelope.created_at)))
 
     def render(
         self, consumers: Sequence[ConsumerView], *, connected: bool, usage: TractUsage | None = None, version: str = ""

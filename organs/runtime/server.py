@@ -111,6 +111,9 @@ class EmbeddedServer:
         self.extra_config = extra_config
         self.server_name = server_name
         self.ready_timeout = ready_timeout
+        # Switched off and on again by ``reload_jetstream``: a configuration reload that turns JetStream on
+        # reopens its stores in the running process.
+        self.jetstream_enabled = True
         self._process: subprocess.Popen[str] | None = None
         self._recent_output: deque[str] = deque(maxlen=200)
 
@@ -135,12 +138,14 @@ class EmbeddedServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         name_line = f"server_name: {self.server_name}\n" if self.server_name else ""
         store_limit = f"  max_file_store: {self.max_file_store}\n" if self.max_file_store else ""
+        # The same store directory and limits either way: a reload may change ``enabled`` but no limit.
+        enabled = "" if self.jetstream_enabled else "  enabled: false\n"
         config = (
             f"{name_line}"
             f"host: {self.host}\n"
             f"port: {self.port if self.port else -1}\n"
             f"max_payload: {self.max_payload}\n"
-            f"jetstream {{\n  store_dir: {str(self.data_dir / 'jetstream')!r}\n{store_limit}}}\n"
+            f"jetstream {{\n{enabled}  store_dir: {str(self.data_dir / 'jetstream')!r}\n{store_limit}}}\n"
             f"{self.extra_config}\n"
         )
         path = self.data_dir / "nats-server.conf"
@@ -193,6 +198,15 @@ class EmbeddedServer:
         if failed or self._process.poll() is not None:
             self.stop()
             raise EmbeddedServerError(f"nats-server failed to start: {failed or self.output_tail()}")
+
+    def reload_jetstream(self, enabled: bool) -> None:
+        """Rewrite the configuration with JetStream ``enabled`` or not and have the running server reload it
+        (SIGHUP); the server says ``Reloaded server configuration`` once it has."""
+        if self._process is None or self._process.poll() is not None:
+            raise EmbeddedServerError("the embedded nats-server is not running; there is nothing to reload")
+        self.jetstream_enabled = enabled
+        self._write_config()
+        self._process.send_signal(signal.SIGHUP)
 
     def output_tail(self, lines: int = 20) -> str:
         return "\n".join(list(self._recent_output)[-lines:])

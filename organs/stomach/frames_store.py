@@ -26,6 +26,7 @@ every small one. A large paste is streamed between a file and the store (``fetch
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -44,7 +45,13 @@ from organs.errors import FrameNotFound, PoisonError
 from organs.runtime.bus import INLINE_HEADROOM, Tract, stream_info
 from organs.text_views import utf8_size
 
-__all__ = ["FrameNotFound", "FrameStore"]
+__all__ = ["FRAME_ID", "MIN_FRAME_PREFIX", "SHORT_FRAME_ID", "FrameNotFound", "FrameStore"]
+
+MIN_FRAME_PREFIX = 12
+"""The fewest hex digits of a frame id that ``FrameStore.resolve`` takes (48 bits: unambiguous in any real store)."""
+FRAME_ID = re.compile(r"blake3:[0-9a-f]{64}")
+SHORT_FRAME_ID = re.compile(rf"blake3:([0-9a-f]{{{MIN_FRAME_PREFIX},63}})")
+"""A frame id cut short, as a prompt's table shows it: its hex is the prefix ``FrameStore.resolve`` takes."""
 
 
 # Frame keys are bare hex; a paste is prefixed, for a paste of one segment has its frame's hex.
@@ -282,10 +289,25 @@ class FrameStore:
         """Record that ``sender`` handed in these frames: a tenant is served only the frames it handed in."""
         await self._write_index([(f"{_OWNER_KEY_PREFIX}{sender}.{_hex(frame_id)}", b"") for frame_id in frame_ids])
 
-    async def owned_starting(self, sender: str, prefix: str) -> list[str]:
-        """The ids (``blake3:<hex>``) of the frames ``sender`` handed in whose hex starts with ``prefix``."""
+    async def resolve(self, prefix: str, owner: str | None = None) -> str:
+        """The id (``blake3:<64 hex>``) of the one frame whose hex starts with ``prefix``: among the frames
+        ``owner`` handed in (a tenant), or among all of them (``None``: the shared frames subject, which an open
+        tract's clients ask and, under security, only ``admin`` may publish to).
+
+        ``FrameNotFound`` when none or several match, in the same words for either: another tenant's frame is
+        not among a tenant's, so its prefix gets the answer a prefix of no frame at all gets."""
+        found = await self._frames_starting(prefix, owner)
+        if not found:
+            raise FrameNotFound(f"no frame starts with {prefix}")
+        if len(found) > 1:
+            shown = ", ".join(_hex(frame_id)[:16] for frame_id in found[:5])
+            raise FrameNotFound(f"{len(found)} frames start with {prefix} ({shown}…): give more digits")
+        return found[0]
+
+    async def _frames_starting(self, prefix: str, owner: str | None) -> list[str]:
         bucket = self.tract.subjects.frame_index_bucket
-        keys = f"$KV.{bucket}.{_OWNER_KEY_PREFIX}{sender}."
+        # A frame's own key is its bare hex; an owner's mark of it is the same hex under the owner's prefix.
+        keys = f"$KV.{bucket}." if owner is None else f"$KV.{bucket}.{_OWNER_KEY_PREFIX}{owner}."
         try:
             info = await stream_info(self.tract, f"KV_{bucket}", subjects_filter=f"{keys}>")
         except NotFoundError:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,6 +40,7 @@ from organs.runtime import (
     OrganBuilder,
     Output,
     PoisonError,
+    SealedBy,
     Tract,
     WorkerSpec,
     call_core,
@@ -48,21 +48,17 @@ from organs.runtime import (
     get_logger,
 )
 from organs.runtime.bus import INLINE_HEADROOM
+from organs.runtime.stored_text import goal_by_reference
 from organs.secretion import secrete
 from organs.settings import Settings
-from organs.signing import Signer, TrustedKeys, sender_of_input, verify_seal
+from organs.signing import Signer, TrustedKeys, sealed_by
 from organs.stomach.core.ingest import IngestBundle, IngestConfig
 from organs.stomach.core.parts import DigestParts, digest_parts, digested_payload
-from organs.stomach.frames_store import FrameNotFound, FrameStore
+from organs.stomach.frames_store import FRAME_ID, SHORT_FRAME_ID, FrameNotFound, FrameStore
 from organs.stomach.large import ApartDigester, PasteLimits
 from organs.stomach.raw import answer_raw_request
 
 __all__ = ["StomachOrgan", "build_stomach", "digest_paste", "ingest_config"]
-
-_FRAME_ID = re.compile(r"blake3:[0-9a-f]{64}")
-# The short id a tenant may ask by (``organs.client.MIN_FRAME_PREFIX`` hex digits or more).
-_FRAME_ID_PREFIX = re.compile(r"blake3:([0-9a-f]{12,63})")
-
 
 _INGEST_FIELDS = (
     "budget_tokens",
@@ -134,9 +130,8 @@ class StomachOrgan:
         trusted_keys: TrustedKeys | None = None,
     ) -> None:
         self.tract = tract
-        self.trusted_keys = trusted_keys
-        if trusted_keys is not None:
-            tract.sender_of = functools.partial(sender_of_input, trusted_keys=trusted_keys)
+        # Whose frames a digest holds, and whose own outcome subject gets a copy of a dead letter's rejection.
+        self.sealed_by: SealedBy = functools.partial(sealed_by, trusted_keys=trusted_keys)
         self.settings = settings
         self.config = config or IngestConfig()
         self.signer = signer
@@ -157,7 +152,11 @@ class StomachOrgan:
         main, deferred, large = STOMACH.consumers
         return [
             WorkerSpec(
-                organ=STOMACH.name, durable=main.durable, subject=main.address(subjects), handle=self.handle_paste
+                organ=STOMACH.name,
+                durable=main.durable,
+                subject=main.address(subjects),
+                handle=self.handle_paste,
+                sealed_by=self.sealed_by,
             ),
             WorkerSpec(
                 organ=STOMACH.name,
@@ -166,6 +165,7 @@ class StomachOrgan:
                 handle=self.handle_deferred,
                 batch=1,
                 gate=self.main_is_idle,
+                sealed_by=self.sealed_by,
             ),
             # One large paste at a time, each in a child process of its own.
             WorkerSpec(
@@ -174,6 +174,7 @@ class StomachOrgan:
                 subject=large.address(subjects),
                 handle=self.handle_paste,
                 batch=1,
+                sealed_by=self.sealed_by,
             ),
         ]
 
@@ -183,7 +184,8 @@ class StomachOrgan:
     async def digest(
         self, paste: Paste | DeferredNotice, size: int, ingest_config: IngestConfig, expected: str
     ) -> DigestParts:
-        """The paste digested and stored: a large one by a child process, through a file; a small one here."""
+        """The paste digested and stored: a large one by a child process, through a file; a small one here. A goal
+        too large for a message is stored too, and the digest names it (``organs.runtime.stored_text``)."""
         ref = paste.text_ref if isinstance(paste, Paste) else paste.paste_ref
         inline = paste.text if isinstance(paste, Paste) and paste.text_ref is None else None
         if self.limits.is_large(size):
@@ -197,7 +199,7 @@ class StomachOrgan:
             await self.store.store(redacted, parts.served_ref, list(parts.records))
         else:
             await self.store.store(text, parts.source_digest, list(parts.records))
-        return parts
+        return msgspec.structs.replace(parts, payload=await goal_by_reference(self.tract, parts.payload))
 
     async def paste_size(self, paste: Paste, delivery: Delivery) -> int:
         if paste.text_ref is None:
@@ -310,7 +312,7 @@ class StomachOrgan:
         """The frames of a sealed paste recorded as its sender's, before the outcome can name them: a tenant
         learns its frame ids from its own outcome only. The seal is checked on the digested envelope, which
         carries the paste fields the stomach received."""
-        sender = None if self.trusted_keys is None else verify_seal(digested, self.trusted_keys)[0]
+        sender = self.sealed_by(digested)
         if sender is not None:
             frames = dict.fromkeys(r.frame_id for r in payload.report if r.frame_id is not None)
             await self.store.own(sender, frames)
@@ -363,16 +365,15 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int, tena
         request = decode_frame_request(data)
     except DecodeError as error:
         return FrameReply(error=f"malformed frame request: {error}")
-    shortened = _FRAME_ID_PREFIX.fullmatch(request.id) if tenant is not None else None
-    if shortened is not None and tenant is not None:
-        # A tenant cannot list the frame index: the short id a prompt's table shows is resolved here, among
-        # the frames it handed in only.
-        found = await store.owned_starting(tenant, shortened.group(1))
-        if len(found) != 1:
-            many = f"{len(found)} frames start" if found else "no frame starts"
-            return FrameReply(error=f"{many} with {shortened.group(1)}" + (": give more digits" if found else ""))
-        request = msgspec.structs.replace(request, id=found[0])
-    if _FRAME_ID.fullmatch(request.id) is None:
+    shortened = SHORT_FRAME_ID.fullmatch(request.id)
+    if shortened is not None:
+        # The short id a prompt's table shows, resolved here for every asker: a tenant may not list the frame
+        # index, and is resolved among the frames it handed in only.
+        try:
+            request = msgspec.structs.replace(request, id=await store.resolve(shortened.group(1), owner=tenant))
+        except FrameNotFound as error:
+            return FrameReply(error=str(error))
+    if FRAME_ID.fullmatch(request.id) is None:
         return FrameReply(error=f"frame id must be 'blake3:<64 hex>', got {request.id!r}")
     if tenant is not None and not await store.owned_by(tenant, request.id):
         return FrameReply(error=f"no frame {request.id}")

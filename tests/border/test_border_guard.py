@@ -374,6 +374,17 @@ def test_patterns_miss_near_misses_on_adversarial_text() -> None:
     assert all(pattern.regex.search(near_miss) is None for pattern in patterns)
 
 
+def test_a_run_pattern_agrees_with_its_regex_whatever_the_words() -> None:
+    # found_in passes over a text whose whitespace-free words are all shorter than the run; its answer must be the
+    # regex's, for runs inside a long word, broken by a space, and for an alphabet that holds whitespace itself.
+    blob = "QUJD" * 60
+    texts = [blob, f"key: {blob}\n", f"{blob[:150]} {blob[150:]}", "short words only " * 50, "x" * 199, ""]
+    for pattern in (RunPattern("blob", BASE64_ALPHABET, 200), RunPattern("spaced", "ab ", 12)):
+        for text in [*texts, "ab ab ab ab ab", "abab abab abab"]:
+            assert pattern.found_in(text, text.lower()) == (pattern.regex.search(text) is not None), (pattern, text)
+    assert RunPattern("spaced", "ab ", 12).found_in("ab ab ab ab ab", "")
+
+
 def test_patterns_reject_nonsense() -> None:
     with pytest.raises(ValueError):
         WordPattern("empty", ())

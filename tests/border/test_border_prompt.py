@@ -166,6 +166,17 @@ def test_screening_reads_the_same_segments_the_prompt_renders() -> None:
     assert paste_segment_texts(payload) == rendered
 
 
+def test_screening_texts_are_those_of_the_payload_asked_about() -> None:
+    # The last payload's texts are kept for the second read; another payload, even an equal one, is read afresh.
+    first, second = a_yield(goal="the first ask"), a_yield(goal="the second ask")
+    assert paste_segment_texts(first) is paste_segment_texts(first)
+    for payload in (second, first, a_yield(goal="the first ask"), second):
+        texts = [text for _, text in paste_segment_texts(payload)]
+        modules = paste_modules(payload, payload.meta.original_provenance, delegated)
+        assert payload.goal in texts
+        assert texts == [segment.content for module in modules for segment in module.segments]
+
+
 def test_the_kernel_names_the_frame_tools_the_host_has() -> None:
     every = kernel_text("rules.", FRAME_TOOLS)
     assert all(f"{tool}(id" in every for tool in FRAME_TOOLS)

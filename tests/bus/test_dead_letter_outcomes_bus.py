@@ -21,6 +21,7 @@ from organs.client import hand_in_paste
 from organs.operations.dlq import list_letters
 from organs.runtime.bus import BusSettings, Tract
 from organs.runtime.dead_letter_outcomes import DEAD_LETTERED
+from organs.signing import Signer, new_seed, seal_paste
 from organs.stomach.large import PasteLimits
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, wait_for_count
@@ -47,6 +48,40 @@ async def test_the_client_gets_the_rejection_of_a_paste_the_stomach_dead_letters
     assert outcome.trace_id == paste.trace_id
     assert outcome.chain.origin == paste.chain.origin
     assert [step.stage for step in outcome.chain.steps] == ["rejected"]
+
+
+async def _dead_lettered_sealed_paste(
+    tract: Tract, bus_settings: BusSettings, sealer: Signer, trusted: dict[str, str | list[str]]
+) -> list[str]:
+    """The outcome subjects that got a copy of the rejection of a too-large paste sealed by ``sealer`` (the stomach
+    trusting ``trusted``); the rejection itself is on ``border.rejected``."""
+    paste = seal_paste(fresh_paste("x" * 500), sealer)
+    async with running_organ("stomach", bus_settings, build_stomach(bus_settings, limits=SMALL, trusted_keys=trusted)):
+        await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
+        assert await wait_for_count(tract, tract.subjects.border_rejected, 1, timeout=20) == 1
+    # The organ has stopped: a copy for the sender was published before the input was let go, or never.
+    stored = await tract.js.stream_info(tract.subjects.tract_stream, subjects_filter=tract.subjects.outcomes)
+    return sorted(stored.state.subjects or {})
+
+
+async def test_a_sealed_paste_the_stomach_dead_letters_is_rejected_on_its_senders_own_subject_too(
+    tract: Tract, bus_settings: BusSettings
+) -> None:
+    alice = Signer.from_seed("alice", new_seed())
+    subjects = await _dead_lettered_sealed_paste(tract, bus_settings, alice, {"alice": alice.public_key})
+    assert subjects == [tract.subjects.outcome("alice")]
+    [copy] = await read_envelopes(tract, tract.subjects.outcome("alice"))
+    [rejection] = await read_envelopes(tract, tract.subjects.border_rejected)
+    assert copy == rejection
+    assert isinstance(copy.payload, Rejected) and copy.payload.dead_letter is not None
+
+
+async def test_a_paste_sealed_with_a_key_no_one_trusts_gets_no_senders_copy_of_its_rejection(
+    tract: Tract, bus_settings: BusSettings
+) -> None:
+    alice, mallory = Signer.from_seed("alice", new_seed()), Signer.from_seed("alice", new_seed())
+    subjects = await _dead_lettered_sealed_paste(tract, bus_settings, mallory, {"alice": alice.public_key})
+    assert subjects == []
 
 
 async def test_an_undecodable_paste_is_rejected_with_the_id_and_trace_it_holds(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -13,7 +14,9 @@ from typing import Any
 
 import pytest
 
+from organs.runtime.server import EmbeddedServer
 from tests.bus.test_cli_bus import EXAMPLE, ROOT, ichor
+from tests.support.servers import mcp_over_http
 
 pytestmark = pytest.mark.bus
 
@@ -46,32 +49,32 @@ def _stopped(process: subprocess.Popen[str], lines: list[str]) -> list[str]:
     return lines + rest.splitlines()
 
 
-def test_every_line_is_json_and_every_line_naming_an_envelope_has_its_trace(tmp_path: Path) -> None:
-    process = _up(tmp_path / "data", ICHOR_MAX_PASTE_BYTES="16384", ICHOR_LARGE_PASTE_BYTES="8192")
+def _ingest(url: str, data: Path, paste: str | None) -> int:
+    """The exit code of ``ichor ingest`` of ``paste`` on its stdin (None: the example paste's file)."""
+    source = str(EXAMPLE) if paste is None else "-"
+    return ichor("ingest", source, "--nats", url, "--data", str(data), "--timeout", "60", stdin=paste).returncode
+
+
+def _logged_by_up(data: Path, pastes: tuple[str | None, ...] = (None,), **env: str) -> tuple[list[str], list[int]]:
+    """What ``ichor up`` (with ``env``) printed from its start to its stop while each of ``pastes`` was handed
+    in by ``ichor ingest`` (None: the example paste), and the exit code of each ingest."""
+    process = _up(data, **env)
     lines: list[str] = []
+    exits: list[int] = []
     try:
         url = _url_from(process, lines)
-        assert (
-            ichor("ingest", str(EXAMPLE), "--nats", url, "--data", str(tmp_path / "data"), "--timeout", "60").returncode
-            == 0
-        )
-        # Too large: the stomach dead-letters it and the host gets its rejection.
-        assert (
-            ichor(
-                "ingest",
-                "-",
-                "--nats",
-                url,
-                "--data",
-                str(tmp_path / "data"),
-                "--timeout",
-                "60",
-                stdin="Why?\n\n" + "z" * 20000,
-            ).returncode
-            == 4
-        )
+        exits = [_ingest(url, data, paste) for paste in pastes]
     finally:
         lines = _stopped(process, lines)
+    return lines, exits
+
+
+def test_every_line_is_json_and_every_line_naming_an_envelope_has_its_trace(tmp_path: Path) -> None:
+    # The second paste is too large: the stomach dead-letters it and the host gets its rejection.
+    too_large = "Why?\n\n" + "z" * 20000
+    limits = {"ICHOR_MAX_PASTE_BYTES": "16384", "ICHOR_LARGE_PASTE_BYTES": "8192"}
+    lines, exits = _logged_by_up(tmp_path / "data", (None, too_large), **limits)
+    assert exits == [0, 4]
     events: list[dict[str, Any]] = [json.loads(line) for line in lines if line.strip()]
     naming = [event for event in events if event.get("envelope_id")]
     assert {event["event"] for event in naming} >= {
@@ -86,32 +89,16 @@ def test_every_line_is_json_and_every_line_naming_an_envelope_has_its_trace(tmp_
 
 
 def test_ichor_up_hands_its_log_format_to_its_workers(tmp_path: Path) -> None:
-    process = _up(tmp_path / "data", ICHOR_LOG_FORMAT="console")
-    lines: list[str] = []
-    try:
-        url = _url_from(process, lines)
-        assert (
-            ichor("ingest", str(EXAMPLE), "--nats", url, "--data", str(tmp_path / "data"), "--timeout", "60").returncode
-            == 0
-        )
-    finally:
-        lines = _stopped(process, lines)
+    lines, exits = _logged_by_up(tmp_path / "data", ICHOR_LOG_FORMAT="console")
+    assert exits == [0]
     worker_lines = [line for line in lines if "envelope.handled" in line]
     assert len(worker_lines) == 3, "one per organ"
     assert [line for line in lines if line.lstrip().startswith("{")] == []
 
 
 def test_debug_adds_each_input_as_received_and_what_it_gave(tmp_path: Path) -> None:
-    process = _up(tmp_path / "data", ICHOR_LOG_LEVEL="debug")
-    lines: list[str] = []
-    try:
-        url = _url_from(process, lines)
-        assert (
-            ichor("ingest", str(EXAMPLE), "--nats", url, "--data", str(tmp_path / "data"), "--timeout", "60").returncode
-            == 0
-        )
-    finally:
-        lines = _stopped(process, lines)
+    lines, exits = _logged_by_up(tmp_path / "data", ICHOR_LOG_LEVEL="debug")
+    assert exits == [0]
     events = [json.loads(line) for line in lines if line.strip()]
     received = [event for event in events if event["event"] == "envelope.received"]
     published = [event for event in events if event["event"] == "envelope.published"]
@@ -125,39 +112,19 @@ def test_debug_adds_each_input_as_received_and_what_it_gave(tmp_path: Path) -> N
     }
 
 
-def test_ichor_mcp_http_logs_its_servers_warnings_as_json(tmp_path: Path) -> None:
-    import socket
-    import time
-
-    from organs.runtime.server import EmbeddedServer, free_port
-
+async def test_ichor_mcp_http_logs_its_servers_warnings_as_json(tmp_path: Path) -> None:
     server = EmbeddedServer(tmp_path / "nats").start()
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "organs.cli", "mcp", "--http", str(port), "--nats", server.url],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                connection = socket.create_connection(("127.0.0.1", port), timeout=1)
-                break
-            except OSError:
-                assert time.monotonic() < deadline and process.poll() is None, "ichor mcp --http did not listen"
-                time.sleep(0.2)
-        # Not HTTP at all: the HTTP server says so at warning level.
-        with connection:
-            connection.sendall(b"\x00\x01 not http\r\n\r\n")
-            connection.recv(1024)
-        time.sleep(0.5)
+        async with mcp_over_http(server.url) as served:
+            # Not HTTP at all: the HTTP server says so at warning level.
+            reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+            writer.write(b"\x00\x01 not http\r\n\r\n")
+            await reader.read(1024)
+            writer.close()
+            await asyncio.sleep(0.5)
     finally:
-        process.terminate()
-        _, err = process.communicate(timeout=30)
         server.stop()
-    events = [json.loads(line) for line in err.splitlines() if line.strip()]
+    events = [json.loads(line) for line in served.stderr.splitlines() if line.strip()]
     assert "mcp.serving" in {event["event"] for event in events}
-    assert any(event["event"].startswith("uvicorn") and event["level"] == "warning" for event in events), err
+    levels = [event["level"] for event in events if event["event"].startswith("uvicorn")]
+    assert "warning" in levels, served.stderr

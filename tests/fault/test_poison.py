@@ -17,7 +17,7 @@ from envelopes.types import Admitted, UserInput
 from organs.client import hand_in_paste
 from organs.operations.dlq import get_letter, list_letters
 from tests.bus.helpers import wait_for_count
-from tests.fault.test_security import EXAMPLE, connect_as, provisioned_with_organs, secured
+from tests.support.secured import EXAMPLE, connect_as, provisioned_with_organs, secured
 
 pytestmark = pytest.mark.bus
 

@@ -18,7 +18,7 @@ from envelopes.codec import decode, encode
 from envelopes.ids import digest_text
 from envelopes.types import Admitted, FrameRequest, RawReply, UserInput, Yield
 from organs.client import fetch_frame, hand_in_paste
-from tests.fault.test_security import connect_as, provisioned_with_organs, secured
+from tests.support.secured import connect_as, provisioned_with_organs, secured
 
 pytestmark = pytest.mark.bus
 

@@ -30,7 +30,7 @@ from organs.secretion import paste_envelope
 from organs.signing import Signer, new_seed, seal_paste
 from organs.stomach.frames_store import FrameStore
 from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
-from tests.fault.test_security import (
+from tests.support.secured import (
     connect_as,
     provisioned_with_organs,
     report,

@@ -11,7 +11,7 @@ from organs.errors import UploadRefused
 from organs.runtime.bus import Tract, provision
 from organs.runtime.limits import MIB, StoreLimits
 from organs.stomach.frames_store import FrameStore
-from tests.fault.test_security import connect_as, secured
+from tests.support.secured import connect_as, secured
 
 pytestmark = pytest.mark.bus
 

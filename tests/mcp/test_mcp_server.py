@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import socket
-import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +15,7 @@ from mcp_types import ResourceLink, TextContent
 
 from envelopes.codec import encode
 from envelopes.ids import digest_text
-from envelopes.types import Digested, Frame, UserInput
+from envelopes.types import Digested, Envelope, Frame, UserInput
 from organs.client import store_blob
 from organs.mcp.schemas import FrameLinesArgs, GetFrameArgs, GrepFrameArgs, input_schema
 from organs.runtime.bus import BusSettings, Tract
@@ -30,7 +25,7 @@ from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, wait_for_count
 from tests.conftest import running_organ
 from tests.support.envelopes import AT
-from tests.support.servers import small_tract
+from tests.support.servers import mcp_over_http, small_tract
 
 pytestmark = pytest.mark.bus
 
@@ -56,9 +51,10 @@ def _server(url: str) -> StdioServerParameters:
     )
 
 
-async def _digest(tract: Tract, bus_settings: BusSettings) -> Frame:
-    """Hand the paste to a real stomach; the log frame it made."""
-    paste = paste_envelope(PASTE, origin=UserInput(actor="ana"), source="test-host", instance="t", now=AT)
+async def _digest(tract: Tract, paste: Envelope | None = None) -> Frame:
+    """Hand ``paste`` (by default one of ``PASTE``) to a real stomach; the log frame it made."""
+    if paste is None:
+        paste = paste_envelope(PASTE, origin=UserInput(actor="ana"), source="test-host", instance="t", now=AT)
     await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
     assert await wait_for_count(tract, tract.subjects.absorption_in, 1) == 1
     [digested] = await read_envelopes(tract, tract.subjects.absorption_in)
@@ -74,7 +70,7 @@ def _text(result: object) -> str:
 
 async def test_the_tools_serve_a_frame_whole_grepped_and_by_lines(tract: Tract, bus_settings: BusSettings) -> None:
     async with running_organ("stomach", bus_settings, build_stomach(bus_settings)):
-        log_frame = await _digest(tract, bus_settings)
+        log_frame = await _digest(tract)
         async with Client(_server(bus_settings.url), read_timeout_seconds=60) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert set(tools) == {"get_frame", "grep_frame", "frame_lines"}
@@ -127,7 +123,7 @@ async def test_every_error_is_a_tool_error_with_a_message(tract: Tract, bus_sett
         absent = await client.call_tool("get_frame", {"id": unknown})
         assert absent.is_error and "no stomach answers" in _text(absent)
         async with running_organ("stomach", bus_settings, build_stomach(bus_settings)):
-            log_frame = await _digest(tract, bus_settings)
+            log_frame = await _digest(tract)
             cases = {
                 "no frame": ("get_frame", {"id": unknown, "full": True}),
                 "pattern refused": ("grep_frame", {"id": log_frame.id, "pattern": "(a+)+$"}),
@@ -159,36 +155,13 @@ async def test_with_the_bus_down_a_call_says_so(tmp_path: Path) -> None:
         assert {tool.name for tool in (await client.list_tools()).tools} == {"get_frame", "grep_frame", "frame_lines"}
 
 
-@contextlib.asynccontextmanager
-async def _http_server(url: str) -> AsyncIterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "organs.cli", "mcp", "--http", str(port), "--nats", url],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    endpoint = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert process.poll() is None, process.stderr.read().decode()  # type: ignore[union-attr]
-                assert time.monotonic() < deadline, "ichor mcp --http did not start listening"
-                await asyncio.sleep(0.2)
-        yield endpoint
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
 async def test_streamable_http_serves_the_same_tools(tract: Tract, bus_settings: BusSettings) -> None:
     async with running_organ("stomach", bus_settings, build_stomach(bus_settings)):
-        log_frame = await _digest(tract, bus_settings)
-        async with _http_server(bus_settings.url) as endpoint, Client(endpoint, read_timeout_seconds=60) as client:
+        log_frame = await _digest(tract)
+        async with (
+            mcp_over_http(bus_settings.url) as served,
+            Client(served.endpoint, read_timeout_seconds=60) as client,
+        ):
             lines = await client.call_tool("frame_lines", {"id": log_frame.id, "start": 1, "end": 2})
             assert _text(lines).splitlines()[1:] == [f"1:{_log_line(1)}", f"2:{_log_line(2)}"]
 
@@ -209,11 +182,7 @@ async def test_a_frame_larger_than_a_message_is_read_from_the_store(tmp_path: Pa
                 input_digest=reference,
                 now=AT,
             )
-            await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
-            assert await wait_for_count(tract, tract.subjects.absorption_in, 1) == 1
-            [digested] = await read_envelopes(tract, tract.subjects.absorption_in)
-            assert isinstance(digested.payload, Digested)
-            [log_frame] = [frame for frame in digested.payload.frames if frame.kind == "log"]
+            log_frame = await _digest(tract, paste)
             async with Client(_server(settings.url), read_timeout_seconds=60) as client:
                 whole = await client.call_tool("get_frame", {"id": log_frame.id, "full": True})
                 assert not whole.is_error, _text(whole)
@@ -250,21 +219,8 @@ def _post(port: int, headers: dict[str, str]) -> int:
 async def test_beyond_loopback_http_needs_the_bearer_token_from_the_data_directory_and_checks_host(
     bus_settings: BusSettings, tmp_path: Path
 ) -> None:
-    port = free_port()
-    command = ["mcp", "--http", str(port), "--host", "0.0.0.0", "--data", str(tmp_path), "--nats", bus_settings.url]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "organs.cli", *command], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert process.poll() is None, process.stderr.read().decode()  # type: ignore[union-attr]
-                assert time.monotonic() < deadline, "ichor mcp --http did not start listening"
-                await asyncio.sleep(0.2)
+    async with mcp_over_http(bus_settings.url, "--host", "0.0.0.0", "--data", str(tmp_path)) as served:
+        port = served.port
         token_file = tmp_path / "security" / "mcp.token"
         assert oct(token_file.stat().st_mode & 0o777) == "0o600"
         token = token_file.read_text().strip()
@@ -280,7 +236,4 @@ async def test_beyond_loopback_http_needs_the_bearer_token_from_the_data_directo
         )
         assert statuses[:3] == [401, 401, 200]
         assert statuses[3] >= 400 and statuses[4] >= 400, statuses
-    finally:
-        process.terminate()
-        _, stderr = process.communicate(timeout=10)
-    assert b"mcp.unauthorized" in stderr
+    assert "mcp.unauthorized" in served.stderr

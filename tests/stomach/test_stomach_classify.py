@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from organs.stomach.core.classify import ladder
 from organs.stomach.core.classify.ladder import classify, looks_like_path
 
 
@@ -490,3 +493,8 @@ def test_wide_csv_with_long_name_cells_is_a_table() -> None:
 )
 def test_more_shapes_of_tools_and_runtimes(text: str, kind: str) -> None:
     assert kind_of(text) == kind, classify(text, fenced=False).reason
+
+
+def test_the_ladder_docstring_lists_the_rungs_in_the_order_they_are_tried() -> None:
+    listed = re.findall(r"(?m)^\s*(\d[a-z]?)\. ", ladder.__doc__ or "")
+    assert listed == [ladder.FENCE_LABEL, ladder.PATH_LABEL, *(label for label, _ in ladder.LADDER)]

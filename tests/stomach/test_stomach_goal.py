@@ -7,7 +7,7 @@ from organs.stomach.core.blocks.intent import ask_strength, glued_lines, glued_t
 from organs.stomach.core.tuning import ClassifyTuning
 from tests.support.honesty import assert_bundle_honest
 
-GLUED = ClassifyTuning().glued_lines
+READING = ClassifyTuning()
 
 _OOPS = "\n".join(
     [
@@ -51,7 +51,7 @@ def test_machine_lines_are_recognised() -> None:
 
 
 def test_a_kernel_oops_never_becomes_the_goal() -> None:
-    assert ask_strength(_OOPS) == 0 and not own_words(_OOPS)
+    assert ask_strength(_OOPS, READING) == 0 and not own_words(_OOPS, READING)
     paste = "Console output before the box froze.\n\n" + _OOPS + "\n\nWhat is the first thing that went wrong?"
     bundle = ingest_paste(paste)
     assert bundle.query.goal == "What is the first thing that went wrong?"
@@ -82,7 +82,7 @@ def test_an_ask_glued_to_a_trace_is_split_into_its_own_segment() -> None:
         "   at Shop.Cart.Total() in /src/Cart.cs:line 31"
     )
     paste = "why does Total() throw here?\n" + trace
-    assert glued_lines(paste, GLUED) == 1
+    assert glued_lines(paste, READING) == 1
     bundle = ingest_paste(paste)
     assert bundle.query.goal == "why does Total() throw here?"
     assert [entry.kind for entry in bundle.report] == ["prose", "stack_trace"]
@@ -110,16 +110,18 @@ def test_a_question_glued_under_records_no_pattern_calls_machine_made_is_the_goa
     records = "\n".join(f"{12.5 * k:.3f}: [GC [Young: {900 - k}K->{40 + k}K(960K)], 0.{k:03d} secs]" for k in range(8))
     ask = "Which of these collections took the longest, and how much did it free?"
     paste = f"{records}\n{ask}"
-    assert glued_tail_lines(paste, GLUED) == 1
+    assert glued_tail_lines(paste, READING) == 1
     assert ingest_paste(paste).query.goal == ask
 
 
 def test_an_imperative_with_a_colon_glued_to_a_log_is_split_but_a_plain_first_line_is_not() -> None:
     log = "2024-03-01 12:00:00 INFO a\n2024-03-01 12:00:09 ERROR b"
-    assert glued_lines("Explain this failure:\n" + log, GLUED) == 1
-    assert glued_lines("Starting the nightly job\n" + log, GLUED) == 0
-    assert glued_lines("Stack trace:\n" + log, GLUED) == 0
-    assert glued_lines("NoMethodError (undefined method `total' for nil):\n  app/models/cart.rb:9:in `sum'", GLUED) == 0
+    assert glued_lines("Explain this failure:\n" + log, READING) == 1
+    assert glued_lines("Starting the nightly job\n" + log, READING) == 0
+    assert glued_lines("Stack trace:\n" + log, READING) == 0
+    assert (
+        glued_lines("NoMethodError (undefined method `total' for nil):\n  app/models/cart.rb:9:in `sum'", READING) == 0
+    )
     assert ingest_paste("Explain this failure:\n" + log).query.goal == "Explain this failure:"
 
 
@@ -140,12 +142,12 @@ def test_several_questions_to_the_reader_are_joined_verbatim_in_order() -> None:
 
 
 def test_a_question_to_the_reader_asks_most_a_question_answered_by_the_writer_less() -> None:
-    assert ask_strength("Why is the cache cold after a deploy? Thanks!") == 2
-    assert ask_strength("How do I fix it? I tried a restart and a rebuild.") == 2
-    assert ask_strength("Is it the network? No, ping works fine.") == 1
-    assert ask_strength("Why restart? Because the lock is held.") == 1
-    assert ask_strength("Please look at the log below.") == 1
-    assert ask_strength("The deploy went out at noon.") == 0
+    assert ask_strength("Why is the cache cold after a deploy? Thanks!", READING) == 2
+    assert ask_strength("How do I fix it? I tried a restart and a rebuild.", READING) == 2
+    assert ask_strength("Is it the network? No, ping works fine.", READING) == 1
+    assert ask_strength("Why restart? Because the lock is held.", READING) == 1
+    assert ask_strength("Please look at the log below.", READING) == 1
+    assert ask_strength("The deploy went out at noon.", READING) == 0
 
 
 def test_weak_asks_are_joined_when_no_block_puts_a_question() -> None:
@@ -171,7 +173,7 @@ def test_an_introduction_glued_to_a_trace_is_a_note_of_its_own() -> None:
 def test_a_question_glued_under_a_log_is_split_into_its_own_segment() -> None:
     log = "2024-03-01 12:00:00 INFO listening\n2024-03-01 12:00:01 ERROR bind: address already in use"
     paste = log + "\nwhy is the port taken if nothing else runs?"
-    assert glued_tail_lines(paste, GLUED) == 1
+    assert glued_tail_lines(paste, READING) == 1
     bundle = ingest_paste(paste)
     assert bundle.query.goal == "why is the port taken if nothing else runs?"
     assert [(entry.kind, entry.outcome) for entry in bundle.report] == [("log", "frame"), ("prose", "goal")]
@@ -181,18 +183,18 @@ def test_a_question_glued_under_a_log_is_split_into_its_own_segment() -> None:
 
 def test_the_last_lines_of_evidence_are_not_a_glued_question() -> None:
     trace = 'Traceback (most recent call last):\n  File "a.py", line 1, in <module>\nValueError: why?'
-    assert glued_tail_lines(trace, GLUED) == 0
+    assert glued_tail_lines(trace, READING) == 0
     report = "FAILED test_a.py::test_q - assert 'why?' == 'how?'\n==== 1 failed in 0.01s ===="
-    assert glued_tail_lines("collected 1 item\ntest_a.py F\n" + report, GLUED) == 0
+    assert glued_tail_lines("collected 1 item\ntest_a.py F\n" + report, READING) == 0
     log = "2024-03-01 12:00:00 INFO a\n2024-03-01 12:00:01 WARN is the cache warm?"
-    assert glued_tail_lines(log, GLUED) == 0
-    assert glued_tail_lines(log + "\nThe cache is cold after deploys.", GLUED) == 0
+    assert glued_tail_lines(log, READING) == 0
+    assert glued_tail_lines(log + "\nThe cache is cold after deploys.", READING) == 0
 
 
 def test_a_question_glued_above_a_table_is_split_from_it() -> None:
     table = "NAME      READY   STATUS    RESTARTS\nweb-1     0/1     Pending   0\nweb-2     1/1     Running   0"
     paste = "why is web-1 stuck in Pending?\n" + table
-    assert glued_lines(paste, GLUED) == 1
+    assert glued_lines(paste, READING) == 1
     bundle = ingest_paste(paste)
     assert bundle.query.goal == "why is web-1 stuck in Pending?"
     assert [entry.kind for entry in bundle.report] == ["prose", "table"]

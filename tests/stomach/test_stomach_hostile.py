@@ -46,7 +46,7 @@ def test_every_classifier_rung_answers_pathological_lines(shape: PathologicalLin
         found = rung(sample, tuning)
         assert found is None or found.kind in SEGMENT_KINDS, f"rung {name} on {shape.name}: {found}"
     token = shape.line * 250  # a single 100k-character token or line: the path rung's input
-    found = ladder._path_rung(token)
+    found = ladder._path_rung(token, tuning)
     assert found is None or found.kind == "path_ref", found
     assert ladder.classify(block, fenced=False).kind in SEGMENT_KINDS
 

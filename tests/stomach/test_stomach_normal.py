@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from organs.accounting import digest_text
 from organs.stomach import ingest_paste
 from organs.stomach.core.blocks.normal import normal_form, normalize
+from organs.stomach.core.blocks.segments import cut_blocks, segment_texts
 from tests.support.honesty import assert_bundle_honest
 
 
@@ -105,3 +106,26 @@ def test_spaces_that_blank_an_earlier_state_stay_in_the_span() -> None:
     frame = bundle.provider.frames[0]
     assert frame.content is not None and frame.content.endswith("INFO done")
     assert_bundle_honest(paste + "\nDid the pull finish?", bundle)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(" x\t", max_size=4), _CONTROL_PIECES), max_size=30).map("".join))
+def test_a_block_is_served_the_form_of_its_received_span_read_from_the_paste(text: str) -> None:
+    # The paste is drawn once: each block's form is read from it, and is the form of the block's received span.
+    blocks, served = cut_blocks(text, 64)
+    for block in blocks:
+        received = text[block.start : block.end]
+        assert segment_texts(received, served=served.get((block.start, block.end)), normal=block.normal) == (
+            received,
+            normal_form(received),
+        )
+
+
+def test_a_space_before_a_closing_escape_stays_in_the_block_served() -> None:
+    # The received span ends before the spaces after the escape, so its last line draws the space before it; in
+    # the paste's own form that space is trailing whitespace, past the block's end. The block is served the span's.
+    paste = "first line\n\x1b[1mbold \x1b[0m   "
+    blocks, served = cut_blocks(paste, 64)
+    (block,) = blocks
+    assert normalize(paste).text[block.start : len("first line\nbold")] == "first line\nbold"
+    assert served[block.start, block.end] == normal_form(paste[block.start : block.end]) == "first line\nbold "

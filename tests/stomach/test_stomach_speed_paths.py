@@ -23,7 +23,7 @@ from organs.stomach.core.distill.log.masking import mask_by_words
 from organs.stomach.core.distill.text import TIMES
 from organs.stomach.core.shapes.signals import _LEVEL, level_of
 from organs.stomach.core.shapes.timestamps import window_of
-from organs.stomach.core.tuning import LogConfig
+from organs.stomach.core.tuning import ClassifyTuning, LogConfig
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "loghub"
 PREFIX = LogConfig().mask_prefix
@@ -332,7 +332,7 @@ _BLANKISH = st.lists(
 @settings(max_examples=500, deadline=None)
 @given(text=_BLANKISH, max_blocks=st.sampled_from([None, 1, 2, 3]))
 def test_unfenced_text_splits_the_same_by_regex_as_line_by_line(text: str, max_blocks: int | None) -> None:
-    assert _unfenced_blocks(text, max_blocks) == _blocks_by_line(text, max_blocks)
+    assert _unfenced_blocks(text, max_blocks) == _blocks_by_line(text, max_blocks, ClassifyTuning())
 
 
 @settings(max_examples=400, deadline=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from organs.stomach.core.distill.trace import distill_trace
+from organs.stomach.core.tuning import StomachTuning
 
 JVM_CHAIN = "\n".join(
     [
@@ -158,3 +159,15 @@ def test_a_go_dump_keeps_function_and_file_lines_together_and_blank_lines_open_n
     digest = distill_trace(dump)
     assert digest.rendering.startswith("[stack trace · panic: boom · 4 frames · 0 chained sections]")
     assert "main.work(0xc420024120)\n\t/home/me/shop/work.go:6 +0x39" in digest.rendering
+
+
+def test_the_plans_come_from_the_tuning_handed_in() -> None:
+    # Without a target, the untargeted plan decides how many frames each section keeps at its ends.
+    lean = StomachTuning(trace_untargeted_plan=(1, 6))
+    assert "Layer2.call" in distill_trace(JVM_CHAIN).rendering
+    assert "Layer2.call" not in distill_trace(JVM_CHAIN, tuning=lean).rendering
+    # Cut to a target, only the plans the tuning lists are tried: with none but "every frame", a small target is
+    # met by cutting that rendering's middle, not by keeping fewer frames.
+    whole_only = StomachTuning(trace_frame_plans=(), trace_lean_plans=())
+    cut = distill_trace(JVM_CHAIN, 60, whole_only).rendering
+    assert cut != distill_trace(JVM_CHAIN, 60).rendering

@@ -128,7 +128,7 @@ class AskTerms:
                 continue
             term = token.removesuffix("()") if kind == "identifier" else token.strip("-.:~")
             term = term.rstrip(".:?!,;").lower()
-            if 2 <= len(term) <= tuning.max_term_chars:
+            if tuning.min_term_chars <= len(term) <= tuning.max_term_chars:
                 found.setdefault(term, kind)
         for family in _families(goal):
             found.setdefault(family, "family")

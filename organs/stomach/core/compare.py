@@ -132,7 +132,8 @@ class Comparison:
 
     def _column_values(self, lines: Sequence[str]) -> dict[int, float]:
         """Values of the table column the ask names, by line index; empty when no header names an ask word."""
-        names = {word for word in self.words if len(word) >= 3 and word not in _MORE and word not in _LESS}
+        least = self.tuning.column_name_chars
+        names = {word for word in self.words if len(word) >= least and word not in _MORE and word not in _LESS}
         for position, line in enumerate(lines[: self.tuning.header_lines]):
             cells = _cells(line)
             if len(cells) < 2:
@@ -141,7 +142,7 @@ class Comparison:
                 index
                 for index, cell in enumerate(cells)
                 if (name := cell.strip().lower().split(" ")[0])
-                and len(name) >= 3
+                and len(name) >= least
                 and not name.endswith("id")
                 and any(name.startswith(word) or word.startswith(name) for word in names)
             ]

@@ -17,6 +17,7 @@ from organs.accounting import count_tokens, digest_text
 from organs.stomach.core.budget import best_representation, shorter_compact
 from organs.stomach.core.distill.kinds import DistillContext, Distiller, distiller_for
 from organs.stomach.core.distill.text import plural
+from organs.stomach.core.tuning import StomachTuning
 from organs.text_views import utf8_size
 
 __all__ = ["Evidence", "IngestProvider", "Item", "build_frame", "rendered", "rendered_later"]
@@ -91,12 +92,12 @@ class Item:
         return replace(self, compact=to.compact, measured=to.measured, target=to.target)
 
 
-def title_of(evidence: Evidence, detail: str | None) -> str:
+def title_of(evidence: Evidence, detail: str | None, tuning: StomachTuning) -> str:
     lines = evidence.text.count("\n") + 1
     if evidence.kind == "table" and detail:
         return f"table · {detail}"
     if evidence.kind == "stack_trace" and detail:
-        return f"stack_trace · {detail[:80]}"
+        return f"stack_trace · {detail[: tuning.title_detail_chars]}"
     return f"{evidence.kind} · {plural(lines, 'line')}"
 
 
@@ -111,7 +112,7 @@ def rendered(item: Item, target: int, context: DistillContext) -> Item:
         compact=rendering.text,
         measured=rendering.tokens,
         target=target,
-        title=title_of(item.evidence, rendering.detail),
+        title=title_of(item.evidence, rendering.detail, context.tuning),
         window=rendering.window,
     )
 

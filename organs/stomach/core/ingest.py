@@ -171,7 +171,7 @@ def ingest_paste(
     if cut.tier != "deferred":
         items = _shared_and_rendered(items, config.budget_tokens, context, exact=tokens is not None)
     else:
-        items = [replace(item, title=title_of(item.evidence, None)) for item in items]
+        items = [replace(item, title=title_of(item.evidence, None, config.tuning)) for item in items]
     if tokens is None:
         assert cut.full_counts is not None
         tokens = cut.full_counts.counts()
@@ -195,7 +195,7 @@ def _cut(text: str, config: IngestConfig, intent: str | None) -> _Cut:
         deferred_backlog=config.deferred_backlog,
     )
     # Blocks are cut from the normal form and placed back in the received text, where every span is.
-    blocks = cut_blocks(text, config.max_blocks, config.tuning.ask)
+    blocks, served_texts = cut_blocks(text, config.max_blocks, config.tuning)
     # Each block's text is sliced once, and counted, classified and redacted as that one copy.
     block_texts = {(block.start, block.end): text[block.start : block.end] for block in blocks}
     # A large paste's blocks are counted beside this thread from here on, while they are classified and rendered:
@@ -204,7 +204,7 @@ def _cut(text: str, config: IngestConfig, intent: str | None) -> _Cut:
     full_counts = None
     if len(text) >= THREADED_COUNT_CHARS and tier != "deferred":
         full_counts = SharedCount(list(dict.fromkeys(block_texts.values())), config.encoding)
-    plan = plan_blocks(text, blocks, intent, config.max_blocks, block_texts, config.tuning.classify)
+    plan = plan_blocks(text, blocks, intent, config.max_blocks, block_texts, config.tuning.classify, served_texts)
     return _Cut(tier, tier_reason, plan, full_counts)
 
 

@@ -17,8 +17,11 @@ __all__ = ["AskTuning", "ClassifyTuning", "LogConfig", "StomachTuning"]
 
 @dataclass(frozen=True, slots=True)
 class LogConfig:
-    # Masking: only this many characters of a line are masked (the rest is counted as ``<…>``).
+    # Masking: only this many characters of a line are masked (the rest is counted as ``<…>``). A number of at most
+    # this many digits before a failure word counts failures (its value tells alerts apart); a longer one is part of
+    # a name or an id.
     mask_prefix: int = 1000
+    count_digits: int = 4
 
     # Merging templates that differ in one word: the word must take at least this many values (an open set
     # such as user names; two or three plain values are usually different events) ...
@@ -66,8 +69,10 @@ class LogConfig:
     # Fitting to a target.
     # A log of at most this many characters per target token may render whole within the target: try that first.
     whole_rendering_trial: int = 4
-    # Characters sampled per kind of piece for the token estimate.
+    # Characters sampled per kind of piece for the token estimate (as many as a target of at least this many tokens
+    # could need).
     estimate_sample_chars: int = 4_096
+    estimate_least_tokens: int = 64
     # Measure-and-rescale rounds of the fit, and how close to the target (a fortieth plus a few tokens) is close
     # enough to stop.
     fit_rounds: int = 5
@@ -97,6 +102,9 @@ class LogConfig:
     fill_within: float = 4.0
     # Less room than this is not worth an excerpt's heading.
     fill_min_tokens: int = 48
+    # A short log whose templates' header and legend alone would take more than this share of its target is served
+    # as an excerpt of its lines: its templates could show their legend and no line at all.
+    excerpt_frame_share: float = 0.5
     # At most this many templates holding the ask's terms are raised right after the alert templates.
     ask_templates: int = 6
 
@@ -160,6 +168,9 @@ class RelevanceTuning:
     top_picks: int = 8
     threshold_picks: int = 64
     header_lines: int = 40
+    # A column is named by the ask when a word of the ask and the column's name, each at least this long, share a
+    # start (a shorter one would name columns by chance).
+    column_name_chars: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,9 +181,11 @@ class AskTuning:
     # A content word of the ask has at least this many letters; at most this many terms are kept.
     min_word_chars: int = 3
     max_terms: int = 48
-    # An ask is a few sentences: a goal longer than this is read only this far, and no term is longer than the cap.
+    # An ask is a few sentences: a goal longer than this is read only this far, and no term is longer than the cap
+    # (nor shorter than this many characters: a single letter would be found everywhere).
     goal_chars: int = 8 * 1024
     max_term_chars: int = 120
+    min_term_chars: int = 2
     # Past the block cap, the ask is looked for among the remainder's paragraphs of at most this many characters
     # (an ask is short): the last of those in its last ``tail_chars``, and those holding a question mark among its
     # first ``question_runs`` times the cap of paragraphs, so the work stays bounded however many a paste has.
@@ -185,18 +198,39 @@ class AskTuning:
 
 @dataclass(frozen=True, slots=True)
 class ClassifyTuning:
-    """The classifier's numbers (``organs.stomach.core.classify``): how much of a block the ladder reads, and
-    the shares of its lines a rung asks for. Shares are whole tenths, so a comparison stays exact in integers."""
+    """How a block is read (``organs.stomach.core.classify``, ``organs.stomach.core.blocks``): how much of it the
+    ladder reads and the shares of its lines a rung asks for, whether it is the user's own words, and how much of
+    its ends is read to join it to its neighbours. Shares are whole tenths or one line in so many, so a comparison
+    stays exact in integers."""
 
-    # The ladder reads a block's first and last this many lines (its shape lives at its ends).
+    # The ladder reads a block's first and last this many lines (its shape lives at its ends); a block longer than
+    # this many characters is read only as far as its head needs, its last lines read from its end.
     sample_head_lines: int = 300
     sample_tail_lines: int = 100
-    # A report's heading is among its first this many lines.
-    report_head_lines: int = 4
+    huge_block_chars: int = 1_000_000
+    # What opens a block (a report's heading, the user's sentence before a tool run) is among its first this many
+    # lines, read from its first this many characters (and the line closing a tool run from its last this many):
+    # a large block is not copied for its ends.
+    opening_lines: int = 4
+    opening_chars: int = 2048
+    # What a block ends in (a trace's last frames, a report's tally) is read from its last this many lines.
+    closing_lines: int = 30
     # A block whose first this many lines hold no trace line is at most a log with a trace further down.
     trace_probe_lines: int = 20
-    # A comma table this wide may hold wordy cells (a CSV of many columns has free-text ones).
+    # A shape names a block when at least this many tenths of its lines carry it (a trace's lines, clocks, records,
+    # JSON lines, messages after a source column, weak log signals, listing keys, code-shaped lines).
+    signal_tenths: int = 5
+    # Compiler diagnostics and a test runner's lines sit among the output they explain: one line in this many is
+    # enough.
+    diagnostic_one_in: int = 4
+    # A source column's sources repeat: at most one per this many prefixed lines (or this many sources in all).
+    source_one_in: int = 3
+    sources_always_allowed: int = 2
+    # A comma table's cells read like values: at most this many words each (unless the table is this wide, when a
+    # CSV of many columns may hold free-text ones), and this many on average.
+    cell_words: int = 4
     many_columns: int = 5
+    mean_cell_words: float = 2.0
     # A delimited table: at least this many tenths of its lines split into the same number of cells.
     column_tenths: int = 9
     # Source-prefixed lines, aligned table rows and numbered records: at least this many tenths of the lines.
@@ -204,11 +238,25 @@ class ClassifyTuning:
     # An aligned listing: at least this many aligned keys, and this many tenths of lines keyed or indented under one.
     listing_aligned_keys: int = 3
     listing_tenths: int = 9
+    # Numbered machine records are told from a list by at least this many lines.
+    numbered_least_lines: int = 3
+    # A lone token longer than this is not a path; a fence's language tag is read up to this many characters.
+    path_chars: int = 1024
+    language_chars: int = 40
+    # A reason quotes the path it found, and the line that closes a tool run, up to this many characters.
+    quote_chars: int = 80
+    closing_quote_chars: int = 60
     # The user's words glued above or below evidence (a sentence introducing it, a question under it) run to at
     # most this many lines; more reads as a paragraph of its own.
     glued_lines: int = 3
-    # A weak log signal (rung 6) is looked for near a line's start: a level within this many characters (fewer
-    # for a lone line, where a level word further in is as likely prose), a daemon tag and a clock within these.
+    # A block is someone writing when more than this many tenths of the non-blank lines of its first this many
+    # characters are not machine-made; such a block of at most this many lines introduces a tool run after it.
+    own_words_tenths: int = 5
+    own_words_chars: int = 2000
+    introduction_lines: int = 3
+    # A weak log signal (``rungs.weak_log_rung``) is looked for near a line's start: a level within this many
+    # characters (fewer for a lone line, where a level word further in is as likely prose), a daemon tag and a clock
+    # within these.
     weak_level_chars: int = 120
     weak_level_chars_alone: int = 40
     weak_tag_chars: int = 120
@@ -269,6 +317,13 @@ class StomachTuning:
     # message), and costs this many more (its newline and, likely, an elision line before it).
     kept_line_chars: int = 600
     kept_gap_chars: int = 30
+    # Kept lines take up to this share of the room, the head and tail the rest, this many head lines for each tail
+    # line (a segment's start usually says what it is). The room is never planned under this many characters, and a
+    # cut between characters (one enormous line) leaves this many for its note.
+    kept_lines_share: float = 0.5
+    head_lines_per_tail_line: int = 2
+    least_room_chars: int = 16
+    character_note_chars: int = 40
 
     # Tables: the head and tail rows kept, then up to this many rows holding the ask's terms and this many alert
     # rows; types are inferred from this many rows, and without inference (the shallow tier) a column whose first
@@ -283,6 +338,13 @@ class StomachTuning:
     # at most this many reasons why.
     table_directive_lines: int = 16
     table_reasons_shown: int = 3
+    # A delimiter on at least this many tenths of a table's lines splits its rows; aligned columns are read from
+    # its first this many lines. A column's name is shown up to this many characters; a row kept for the ask names
+    # this many of its terms.
+    table_delimiter_tenths: int = 9
+    table_aligned_lines: int = 400
+    table_name_chars: int = 60
+    table_terms_named: int = 3
 
     # Traces: a line is shown up to this many characters; a section's header cut short keeps this many last lines
     # (they title the frames below: "Freed by task 7:").
@@ -291,6 +353,28 @@ class StomachTuning:
     # Of the frames a trace's section keeps at its two ends, the outermost end keeps one in this many (at least
     # one), the innermost end the rest: what failed is near the innermost frame, not near main.
     trace_outer_share: int = 3
+    # A trace's frame is titled with its exception up to this many characters.
+    title_detail_chars: int = 80
+    # Cut to a target, a trace is rendered by the richest plan that fits: every frame and header line (with, then
+    # without, the frames a debugger marks unreliable), then this many frames at each end of a section, then these
+    # (frames at each end, header lines) (0 frames: each section's innermost one only; -1: the cause chain alone).
+    # Without a target, the untargeted plan. Its summary quotes the exception up to this many characters.
+    trace_frame_plans: tuple[int, ...] = (24, 12, 8, 5)
+    trace_lean_plans: tuple[tuple[int, int], ...] = (
+        (5, 24),
+        (3, 24),
+        (3, 12),
+        (2, 8),
+        (1, 6),
+        (1, 4),
+        (1, 3),
+        (0, 3),
+        (0, 2),
+        (0, 1),
+        (-1, 1),
+    )
+    trace_untargeted_plan: tuple[int, int] = (3, 6)
+    trace_summary_chars: int = 160
 
     log: LogConfig = field(default_factory=LogConfig)
     relevance: RelevanceTuning = field(default_factory=RelevanceTuning)

@@ -26,7 +26,7 @@ The goal is the user's own words, never text inside evidence:
   line between) are the leading lines before the first line that is machine-made
   or does not read as a sentence (a table header), when they put
   a question to the reader, or end with a colon and read as a sentence ("Fix
-  this:", "only this in the journal:"); ``glued_lines`` says how many. A question
+  this:", "only this in the journal:"); ``ClassifyTuning.glued_lines`` says how many. A question
   glued under the last line of the evidence is the trailing lines after the last
   machine line (or the last line that does not read as a sentence), when each reads as a sentence and the last
   ends with a question mark (``glued_tail_lines``). Either becomes a prose segment of its own, so an
@@ -39,6 +39,7 @@ import re
 
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.shapes.trace_shapes import is_trace_frame, trace_header
+from organs.stomach.core.tuning import ClassifyTuning
 from organs.text_views import first_lines, last_lines
 
 __all__ = [
@@ -47,7 +48,6 @@ __all__ = [
     "glued_tail_lines",
     "machine_line",
     "own_words",
-    "reads_as_ask",
     "speaks_to_reader",
 ]
 
@@ -146,8 +146,6 @@ _MACHINE = re.compile(
     r"|[E>] {3,}\S"
     r")"
 )
-_MACHINE_SHARE = 0.5
-_HEAD_CHARS = 2000
 # A line introducing what follows reads as a sentence: it opens with a plain word (not an identifier such
 # as "NoMethodError" or an acronym such as "PHP") and runs to at least three words.
 _SENTENCE = re.compile(r"[A-Za-z][a-z]*,?\s+\S+(?:\s+\S+)+")
@@ -163,22 +161,23 @@ def machine_line(line: str) -> bool:
     )
 
 
-def _own_lines(text: str) -> tuple[list[str], int]:
-    """The block's non-blank lines that are not machine-made (within its head), and how many lines there were."""
-    lines = [line for line in text[:_HEAD_CHARS].split("\n") if line.strip()]
-    return [line for line in lines if not machine_line(line)], len(lines)
+def _own_lines(text: str, tuning: ClassifyTuning) -> list[str] | None:
+    """The block's non-blank lines that are not machine-made (within its head), when they are enough for the block
+    to be someone writing (``ClassifyTuning.own_words_tenths``); None when they are not."""
+    lines = [line for line in text[: tuning.own_words_chars].split("\n") if line.strip()]
+    own = [line for line in lines if not machine_line(line)]
+    return own if lines and len(own) * 10 > len(lines) * tuning.own_words_tenths else None
 
 
-def own_words(text: str) -> bool:
+def own_words(text: str, tuning: ClassifyTuning) -> bool:
     """Whether the block is someone writing: machine-shaped lines are not its majority."""
-    own, total = _own_lines(text)
-    return total > 0 and len(own) > total * _MACHINE_SHARE
+    return _own_lines(text, tuning) is not None
 
 
-def ask_strength(text: str) -> int:
+def ask_strength(text: str, tuning: ClassifyTuning) -> int:
     """2 when the block puts a question to the reader, 1 when it asks otherwise, 0 when it does not (module doc)."""
-    own, total = _own_lines(text)
-    if total == 0 or len(own) <= total * _MACHINE_SHARE:
+    own = _own_lines(text, tuning)
+    if own is None:
         return 0
     words = " ".join(line.strip() for line in own)
     questions = list(_QUESTION.finditer(words))
@@ -190,33 +189,29 @@ def ask_strength(text: str) -> int:
     return 1 if first_word in _ASK_OPENERS else 0
 
 
-def reads_as_ask(text: str) -> bool:
-    return ask_strength(text) > 0
-
-
-def speaks_to_reader(text: str) -> bool:
+def speaks_to_reader(text: str, tuning: ClassifyTuning) -> bool:
     """Whether the block is the user talking: own words that ask, or that introduce what follows (a colon)."""
-    return own_words(text) and (ask_strength(text) > 0 or text.rstrip().endswith(":"))
+    return own_words(text, tuning) and (ask_strength(text, tuning) > 0 or text.rstrip().endswith(":"))
 
 
-def glued_lines(text: str, most: int) -> int:
-    """How many leading lines (at most ``most``) of an evidence block are the user's words glued to it; 0 when
-    there are none."""
-    lines = first_lines(text, most + 1)
+def glued_lines(text: str, tuning: ClassifyTuning) -> int:
+    """How many leading lines (at most ``glued_lines``) of an evidence block are the user's words glued to it; 0
+    when there are none."""
+    lines = first_lines(text, tuning.glued_lines + 1)
     for count, line in enumerate(lines):
         if machine_line(line) or _SENTENCE.match(line.strip()) is None:
             if count == 0 or not line.strip():
                 return 0
             lead = "\n".join(lines[:count]).strip()
             introduces = lead.endswith(":") and _SENTENCE.match(lead) is not None
-            return count if ask_strength(lead) == 2 or introduces else 0
+            return count if ask_strength(lead, tuning) == 2 or introduces else 0
     return 0
 
 
-def glued_tail_lines(text: str, most: int) -> int:
-    """How many trailing lines (at most ``most``) of an evidence block are a question glued under it; 0 when there
-    is none."""
-    lines = last_lines(text, most + 1)
+def glued_tail_lines(text: str, tuning: ClassifyTuning) -> int:
+    """How many trailing lines (at most ``glued_lines``) of an evidence block are a question glued under it; 0
+    when there is none."""
+    lines = last_lines(text, tuning.glued_lines + 1)
     for count, line in enumerate(reversed(lines)):
         # The evidence ends at a machine-made line, or at one that does not read as a sentence (a GC log's
         # record, a table row), as the glued lines above the evidence do.
@@ -226,5 +221,5 @@ def glued_tail_lines(text: str, most: int) -> int:
             tail = lines[len(lines) - count :]
             sentences = all(_SENTENCE.match(line.strip()) is not None for line in tail)
             question = "\n".join(tail).rstrip()
-            return count if sentences and question.endswith("?") and ask_strength(question) == 2 else 0
+            return count if sentences and question.endswith("?") and ask_strength(question, tuning) == 2 else 0
     return 0

@@ -184,6 +184,25 @@ class NormalText:
         redraws = "\r" in line or "\x08" in line
         return received_start, line_start + len(line if redraws else line.rstrip())
 
+    def received_form(self, start: int, end: int) -> str:
+        """The normal form of the received span that ``received_span(start, end)`` names, read from this text.
+
+        The form is line-local, so the span's lines are this text's lines, all but the last: the received span
+        may end that one before its trailing whitespace, which is left out before the line is drawn (an escape
+        sequence after a space keeps the space), so only that line is drawn again.
+        """
+        if not self.changed:
+            return self.text[start:end]
+        if end <= start:
+            return ""
+        last = _line_of(self.starts, end - 1)
+        _, received_end = self.received_span(start, end)
+        drawn = normal_form(self.received[self.received_starts[last] : received_end])
+        if self.text.startswith(drawn, self.starts[last], end) and self.starts[last] + len(drawn) == end:
+            # The usual case: the line draws as this text holds it, and the form is one slice of this text.
+            return self.text[start:end]
+        return self.text[start : self.starts[last]] + drawn
+
 
 def _line_of(starts: Sequence[int], position: int) -> int:
     return bisect_right(starts, position) - 1

@@ -22,7 +22,7 @@ from organs.stomach.core.blocks.normal import normal_form, normalize
 from organs.stomach.core.blocks.split import Block, split_blocks
 from organs.stomach.core.blocks.structures import join_reports, join_sql_sessions, join_tool_runs
 from organs.stomach.core.classify.ladder import Classification, classify
-from organs.stomach.core.tuning import AskTuning, ClassifyTuning
+from organs.stomach.core.tuning import ClassifyTuning, StomachTuning
 
 __all__ = ["Plan", "Segment", "cut_blocks", "plan_blocks", "segment_texts"]
 
@@ -48,9 +48,14 @@ class Plan:
     anchors: list[str] = field(default_factory=list)
 
 
-def segment_texts(received: str, *, normal: bool = False) -> tuple[str, str]:
+def segment_texts(received: str, *, normal: bool = False, served: str | None = None) -> tuple[str, str]:
     """A segment's full text and the text served from it: the one place a received segment becomes both.
-    ``normal`` says ``received`` is a span of a paste known to be in normal form: it is not read again."""
+    ``normal`` says ``received`` is a span of a paste known to be in normal form: it is not read again; ``served``
+    is its normal form when the caller has it already (``cut_blocks`` read it from the paste's). A text without
+    controls is its own normal form, the same object (a frame says whether its served text is a normal form)."""
+    if served is not None:
+        # Drawing always removes a control character, so an equal form is a text that held none.
+        return received, received if served == received else served
     return received, received if normal else normal_form(received)
 
 
@@ -65,7 +70,9 @@ def _line_cuts(text: str, lead: int, tail: int) -> tuple[int, int]:
     return after_lead, newline + 1 if tail else len(text)
 
 
-def _classified(text: str, block: Block, block_text: str | None, tuning: ClassifyTuning) -> list[Segment]:
+def _classified(
+    text: str, block: Block, block_text: str | None, served_text: str | None, tuning: ClassifyTuning
+) -> list[Segment]:
     """The block's segment, or more when the user's words are glued above or below the evidence.
 
     Evidence is what the ladder found a shape for (with or without the glued lines), or prose whose lines
@@ -73,16 +80,16 @@ def _classified(text: str, block: Block, block_text: str | None, tuning: Classif
     without the glued lines, that reading is its classification.
     """
     full, served = segment_texts(
-        text[block.start : block.end] if block_text is None else block_text, normal=block.normal
+        text[block.start : block.end] if block_text is None else block_text, normal=block.normal, served=served_text
     )
     found = classify(served, fenced=block.fenced, language=block.language, tuning=tuning)
     if block.fenced or found.kind == "path_ref":
         return [Segment(block, full, served, found)]
-    lead, tail = glued_lines(served, tuning.glued_lines), glued_tail_lines(served, tuning.glued_lines)
+    lead, tail = glued_lines(served, tuning), glued_tail_lines(served, tuning)
     rest, rest_found = "", None
     if found.kind == "prose" and (lead or tail):
         rest = served[slice(*_line_cuts(served, lead, tail))]
-        if own_words(rest):
+        if own_words(rest, tuning):
             rest_found = classify(rest, fenced=False, tuning=tuning)
             if rest_found.kind == "prose":
                 lead = tail = 0
@@ -117,15 +124,20 @@ def plan_blocks(
     max_blocks: int,
     block_texts: Mapping[tuple[int, int], str] | None = None,
     tuning: ClassifyTuning | None = None,
+    served_texts: Mapping[tuple[int, int], str] | None = None,
 ) -> Plan:
     """The paste's segments, in order, with its goal and anchors: the blocks (``cut_blocks``: spans in ``text``,
     the received paste) classified, and the goal picked (rules: ``intent``). ``block_texts`` holds blocks' texts
-    the caller sliced already, by span, so a large block is not held twice; ``tuning`` holds the classifier's
-    numbers."""
+    the caller sliced already, by span, so a large block is not held twice, and ``served_texts`` the normal forms
+    ``cut_blocks`` read from the paste's; ``tuning`` holds the classifier's numbers."""
     known = block_texts or {}
+    served = served_texts or {}
     tuning = tuning or ClassifyTuning()
     segments = [
-        segment for block in blocks for segment in _classified(text, block, known.get((block.start, block.end)), tuning)
+        segment
+        for block in blocks
+        for span in [(block.start, block.end)]
+        for segment in _classified(text, block, known.get(span), served.get(span), tuning)
     ]
     for segment in segments:
         if segment.block.remainder:
@@ -148,14 +160,14 @@ def plan_blocks(
             stated.outcome = "goal"
             stated.note += "; the stated intent"
         return plan
-    strengths = [ask_strength(segment.served) for segment in prose]
+    strengths = [ask_strength(segment.served, tuning) for segment in prose]
     strongest = max(strengths, default=0)
     asks = [segment for segment, strength in zip(prose, strengths, strict=True) if strength == strongest]
     if strongest:
         for segment in asks:
             segment.note += "; puts a question to the reader" if strongest == 2 else "; reads as the ask"
     else:
-        asks = [segment for segment in prose if own_words(segment.served)][-1:]
+        asks = [segment for segment in prose if own_words(segment.served, tuning)][-1:]
         for segment in asks:
             segment.note += "; no prose reads as an ask, so the last prose block in the user's own words is the goal"
     for segment in asks:
@@ -164,15 +176,26 @@ def plan_blocks(
     return plan
 
 
-def cut_blocks(text: str, max_blocks: int, tuning: AskTuning | None = None) -> list[Block]:
+def cut_blocks(
+    text: str, max_blocks: int, tuning: StomachTuning | None = None
+) -> tuple[list[Block], dict[tuple[int, int], str]]:
     """The paste's blocks, cut from its normal form, with spans in ``text`` (the received paste); ``tuning`` bounds
-    the search for an ask past ``max_blocks``."""
+    the search for an ask past ``max_blocks`` (``ask``) and says how blocks are read to join them (``classify``).
+
+    With them, by received span, the normal form of each block of a paste that has one of its own (controls), read
+    from the paste's (``NormalText.received_form``): the paste is drawn once, not again block by block."""
+    tuning = tuning or StomachTuning()
     normal = normalize(text)
-    return [
-        replace(block, start=start, end=end, normal=not normal.changed)
-        for block in join_tool_runs(
-            normal.text,
-            join_sql_sessions(normal.text, join_reports(normal.text, split_blocks(normal.text, max_blocks, tuning))),
-        )
-        for start, end in [normal.received_span(block.start, block.end)]
-    ]
+    split = split_blocks(normal.text, max_blocks, tuning.ask, tuning.classify)
+    blocks: list[Block] = []
+    served: dict[tuple[int, int], str] = {}
+    for block in join_tool_runs(
+        normal.text,
+        join_sql_sessions(normal.text, join_reports(normal.text, split, tuning.classify), tuning.classify),
+        tuning.classify,
+    ):
+        start, end = normal.received_span(block.start, block.end)
+        blocks.append(replace(block, start=start, end=end, normal=not normal.changed))
+        if normal.changed:
+            served[start, end] = normal.received_form(block.start, block.end)
+    return blocks, served

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from organs.stomach.core.blocks.intent import ask_strength, speaks_to_reader
 from organs.stomach.core.shapes.trace_shapes import is_trace_frame, trace_header
-from organs.stomach.core.tuning import AskTuning
+from organs.stomach.core.tuning import AskTuning, ClassifyTuning
 
 __all__ = ["Block", "split_blocks"]
 
@@ -58,21 +58,25 @@ _BLANK_FIRST_LINE = re.compile(r"[^\S\n]*(?=\n|\Z)")
 _BLANK_LINE = re.compile(r"\n[^\S\n]*(?=\n|\Z)")
 
 
-def split_blocks(text: str, max_blocks: int | None = None, tuning: AskTuning | None = None) -> list[Block]:
+def split_blocks(
+    text: str, max_blocks: int | None = None, ask: AskTuning | None = None, reading: ClassifyTuning | None = None
+) -> list[Block]:
     """The paste's blocks in order; with ``max_blocks``, the last one holds all the rest.
 
     The cap bounds the work and memory a paste of countless tiny blocks can demand;
     the remainder is still one span, so nothing leaves the spans but whitespace. The ask
-    is looked for past the cap too (``_asks_set_apart``): it is set apart from the remainder,
-    whose pieces are evidence.
+    is looked for past the cap too (``_asks_set_apart``, bounded by ``ask``): it is set apart from the
+    remainder, whose pieces are evidence. ``reading`` says how much of a block's end is read to join it to
+    the next and how the user's words are told (``_continues``).
     """
+    reading = reading or ClassifyTuning()
     if "```" not in text:
         # No fence can open: the blocks are the runs of non-blank lines, found in one regex pass.
-        blocks = _merge_continuations(text, _unfenced_blocks(text, max_blocks))
+        blocks = _merge_continuations(text, _unfenced_blocks(text, max_blocks), reading)
     else:
-        blocks = _merge_continuations(text, _blocks_by_line(text, max_blocks))
+        blocks = _merge_continuations(text, _blocks_by_line(text, max_blocks, reading), reading)
     if max_blocks is not None and blocks and blocks[-1].remainder:
-        return [*blocks[:-1], *_asks_set_apart(text, blocks[-1], max_blocks, tuning or AskTuning())]
+        return [*blocks[:-1], *_asks_set_apart(text, blocks[-1], max_blocks, ask or AskTuning(), reading)]
     return blocks
 
 
@@ -99,11 +103,12 @@ def _ask_candidates(text: str, rest: Block, max_blocks: int, tuning: AskTuning) 
     return sorted({*questions, *last})
 
 
-def _asks_set_apart(text: str, rest: Block, max_blocks: int, tuning: AskTuning) -> list[Block]:
+def _asks_set_apart(text: str, rest: Block, max_blocks: int, tuning: AskTuning, reading: ClassifyTuning) -> list[Block]:
     """The remainder ``rest``, with the strongest asks among its short paragraphs (``_ask_candidates``) set apart
     as blocks of their own; what lies between them stays remainder."""
     found = [
-        (ask_strength(text[start:end]), start, end) for start, end in _ask_candidates(text, rest, max_blocks, tuning)
+        (ask_strength(text[start:end], reading), start, end)
+        for start, end in _ask_candidates(text, rest, max_blocks, tuning)
     ]
     strongest = max((strength for strength, _, _ in found), default=0)
     if strongest == 0:
@@ -148,7 +153,7 @@ def _unfenced_blocks(text: str, max_blocks: int | None) -> list[Block]:
     return blocks
 
 
-def _blocks_by_line(text: str, max_blocks: int | None) -> list[Block]:
+def _blocks_by_line(text: str, max_blocks: int | None, tuning: ClassifyTuning) -> list[Block]:
     blocks: list[Block] = []
     block_start = -1
     last_content_end = -1
@@ -175,7 +180,7 @@ def _blocks_by_line(text: str, max_blocks: int | None) -> list[Block]:
                 blocks.append(Block(block_start, last_content_end, fenced=False))
                 block_start = -1
             fence_start = min(next_position, length)
-            language = _language(text[position:line_end])
+            language = _language(text[position:line_end], tuning)
         elif text[position:line_end].isspace() or position == line_end:
             if block_start >= 0:
                 blocks.append(Block(block_start, last_content_end, fenced=False))
@@ -210,9 +215,9 @@ def _rstrip_end(text: str, start: int, end: int) -> int:
 _BLANK_LINES = re.compile(r"(?:[^\S\n]*\n)*")
 
 
-def _language(fence_line: str) -> str:
+def _language(fence_line: str, tuning: ClassifyTuning) -> str:
     info = fence_line.strip().lstrip("`").split(maxsplit=1)
-    return info[0].lower()[:40] if info else ""
+    return info[0].lower()[: tuning.language_chars] if info else ""
 
 
 def _fenced_content(text: str, start: int, stop: int, language: str) -> list[Block]:
@@ -223,8 +228,6 @@ def _fenced_content(text: str, start: int, stop: int, language: str) -> list[Blo
     return [Block(first, end, fenced=True, language=language)] if end > first else []
 
 
-# How many lines at a block's end are read for the shape it ends in.
-_TAIL_LINES = 30
 # A chained trace says so on the line before the next exception.
 _CHAIN_LINE = re.compile(r"\s*(?:During handling of the above exception|The above exception was|nested exception is)")
 # A test report's rule-framed banner ("==== test session starts ====", "---- FAILURES ----").
@@ -233,9 +236,10 @@ _BANNER = re.compile(r"[=_-]{3,} ?\S.{0,120}? ?[=_-]{3,}\s*$")
 _TALLY = re.compile(r"[=\s]*\d+ (?:failed|passed|errors?)\b.{0,200}\bin [\d.]+ ?m?s\b|\s*test result: ")
 
 
-def _last_lines(text: str, block: Block) -> list[str]:
+def _last_lines(text: str, block: Block, tuning: ClassifyTuning) -> list[str]:
+    """The block's last lines (``closing_lines``): the shape it ends in."""
     start = block.end
-    for _ in range(_TAIL_LINES):
+    for _ in range(tuning.closing_lines):
         start = text.rfind("\n", block.start, start)
         if start < 0:
             start = block.start
@@ -252,7 +256,7 @@ def _in_trace(lines: list[str]) -> bool:
     return any(is_trace_frame(line) or trace_header(line) is not None for line in lines)
 
 
-def _continues(text: str, previous: Block, block: Block, report_open: bool) -> bool:
+def _continues(text: str, previous: Block, block: Block, report_open: bool, tuning: ClassifyTuning) -> bool:
     """Whether ``block`` goes on with what ``previous`` holds, across the blank lines between them.
 
     * frames, a ``Caused by:``, a goroutine header or a chaining line after a block with trace lines in
@@ -262,7 +266,7 @@ def _continues(text: str, previous: Block, block: Block, report_open: bool) -> b
       that a banner opened and that no tally or other block closed yet (``_report_state``).
     """
     first = _first_line(text, block)
-    tail = _last_lines(text, previous)
+    tail = _last_lines(text, previous, tuning)
     header = trace_header(first)
     if is_trace_frame(first) and ("exception" in tail[-1].lower() or "error" in tail[-1].lower()):
         # An exception head set apart from its frames ("... nested exception is: x.YException: z").
@@ -271,22 +275,22 @@ def _continues(text: str, previous: Block, block: Block, report_open: bool) -> b
         return _in_trace(tail)
     if header is not None and _CHAIN_LINE.match(tail[-1]) is not None:
         return True
-    return report_open and not speaks_to_reader(text[block.start : block.end])
+    return report_open and not speaks_to_reader(text[block.start : block.end], tuning)
 
 
-def _report_state(text: str, block: Block, still_open: bool) -> bool:
+def _report_state(text: str, block: Block, still_open: bool, tuning: ClassifyTuning) -> bool:
     """Whether a test report is open after ``block``.
 
     A banner on the block's first or last line opens one; a final tally closes it, and so does any
     block that did not join it (the user's words, a fence): a report is one run of blocks.
     """
-    tail = _last_lines(text, block)
+    tail = _last_lines(text, block, tuning)
     if any(_TALLY.match(line) is not None for line in tail):
         return False
     return still_open or any(_BANNER.match(line) is not None for line in (_first_line(text, block), tail[-1]))
 
 
-def _merge_continuations(text: str, blocks: list[Block]) -> list[Block]:
+def _merge_continuations(text: str, blocks: list[Block], tuning: ClassifyTuning) -> list[Block]:
     merged: list[Block] = []
     report_open = False
     for block in blocks:
@@ -296,12 +300,12 @@ def _merge_continuations(text: str, blocks: list[Block]) -> list[Block]:
             and not previous.fenced
             and not block.fenced
             and not previous.remainder
-            and _continues(text, previous, block, report_open)
+            and _continues(text, previous, block, report_open, tuning)
         )
         if joined:
             assert previous is not None
             merged[-1] = Block(previous.start, block.end, fenced=False, remainder=block.remainder)
         else:
             merged.append(block)
-        report_open = not block.fenced and _report_state(text, block, report_open and joined)
+        report_open = not block.fenced and _report_state(text, block, report_open and joined, tuning)
     return merged

@@ -38,12 +38,10 @@ from dataclasses import replace
 
 from organs.stomach.core.blocks.intent import own_words
 from organs.stomach.core.blocks.split import Block
+from organs.stomach.core.tuning import ClassifyTuning
 
 __all__ = ["closes_run", "join_reports", "join_sql_sessions", "join_tool_runs", "report_opened", "written_by_user"]
 
-# Only a block's first lines are read for the heading that opens a report.
-_OPENING_LINES = 4
-_HEAD_CHARS = 2048
 _THREAD_DUMP = re.compile(r"^Full thread dump ", re.MULTILINE)
 _CRASH_REPORT = re.compile(
     r"^(?:#\s+A fatal error has been detected by the Java Runtime Environment|(?:.*DEBUG\s*: )?\*\*\* \*\*\* \*\*\* )",
@@ -76,51 +74,61 @@ _RUN_CLOSE = re.compile(
 # A line the user wrote: a capitalised sentence of six words or more, none of them a code or number (a tool's
 # message opens with its code: "B018 Found useless expression."), that ends as a sentence does.
 _SENTENCE = re.compile(r"^[A-Z][A-Za-z'’]*(?: [A-Za-z'’,.?!;:()/-]+){5,}[.?!]$")
+# A short block in someone's own words (``intent.own_words``, at most ``ClassifyTuning.introduction_lines``)
+# introduces the run, not part of it: each of its lines written as a sentence or a clause ends, or six words long.
+_WRITTEN = re.compile(r"[.?!:,;)]$|(?:\S+\s+){5}\S")
 # The user's words introducing what follows: a capitalised sentence of four words or more ending in a colon, with
 # none of the digits, paths, brackets or assignments that tools' own lines carry.
-# A short block in someone's own words (``intent.own_words``) introduces the run, not part of it.
-_INTRODUCTION_LINES = 3
-# Each of its lines written as a sentence or a clause ends, or six words long.
-_WRITTEN = re.compile(r"[.?!:,;)]$|(?:\S+\s+){5}\S")
 _INTRODUCTION = re.compile(r"^[A-Z][\w'’]*(?: [A-Za-z'’,-]+){3,}[.?!:]$")
 _CRASH_END = re.compile(r"^END\.$", re.MULTILINE)
 
 
-def _head(text: str) -> str:
-    return "\n".join(text.lstrip("\n").split("\n")[:_OPENING_LINES])
+def _head(text: str, tuning: ClassifyTuning) -> str:
+    """A block's opening: its first ``opening_lines`` lines."""
+    return "\n".join(text.lstrip("\n").split("\n")[: tuning.opening_lines])
+
+
+def _heads(text: str, blocks: Sequence[Block], tuning: ClassifyTuning) -> list[str]:
+    """Each block's opening, read from its head only: a large paste is not copied again."""
+    return [_head(_head_text(text, block, tuning), tuning) for block in blocks]
+
+
+def _head_text(text: str, block: Block, tuning: ClassifyTuning) -> str:
+    return text[block.start : min(block.end, block.start + tuning.opening_chars)]
 
 
 def _first_line(text: str) -> str:
     return next((line for line in text.split("\n") if line.strip()), "")
 
 
-def _user_words(text: str) -> bool:
-    return any(_SENTENCE.match(line.strip()) for line in text.split("\n")[:_OPENING_LINES])
+def _user_words(text: str, tuning: ClassifyTuning) -> bool:
+    return any(_SENTENCE.match(line.strip()) for line in text.split("\n")[: tuning.opening_lines])
 
 
-def written_by_user(text: str) -> bool:
+def written_by_user(text: str, tuning: ClassifyTuning | None = None) -> bool:
     """Whether a short block reads as someone writing to the reader: a few lines in their own words
     (``organs.stomach.core.blocks.intent.own_words``), each ending as a sentence or clause does or six words long."""
+    tuning = tuning or ClassifyTuning()
     lines = [line.strip() for line in text.split("\n") if line.strip()]
-    if not lines or len(lines) > _INTRODUCTION_LINES:
+    if not lines or len(lines) > tuning.introduction_lines:
         return False
-    return own_words(text) and all(_WRITTEN.search(line) for line in lines)
+    return own_words(text, tuning) and all(_WRITTEN.search(line) for line in lines)
 
 
-def _before_run(text: str, line_count: int) -> bool:
+def _before_run(text: str, line_count: int, tuning: ClassifyTuning) -> bool:
     """Whether a block before a tool run is not part of it: the user's sentence (one that introduces the run with
     a colon too), a short block in someone's own words, or a lone word such as a path."""
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     if len(lines) == 1 and " " not in lines[0]:
         return True
-    if line_count <= _INTRODUCTION_LINES and written_by_user(text):
+    if line_count <= tuning.introduction_lines and written_by_user(text, tuning):
         return True
-    return _user_words(text) or any(_INTRODUCTION.match(line) for line in lines[:_OPENING_LINES])
+    return _user_words(text, tuning) or any(_INTRODUCTION.match(line) for line in lines[: tuning.opening_lines])
 
 
-def report_opened(head: str) -> str | None:
+def report_opened(head: str, tuning: ClassifyTuning) -> str | None:
     """``"thread dump"``, ``"crash report"`` or ``"backtrace"`` when the text's first lines open one, else None."""
-    head = _head(head)
+    head = _head(head, tuning)
     if _THREAD_DUMP.search(head):
         return "thread dump"
     if _BACKTRACE.search(head):
@@ -128,9 +136,11 @@ def report_opened(head: str) -> str | None:
     return "crash report" if _CRASH_REPORT.search(head) else None
 
 
-def _run_end(text: str, heads: Sequence[str], blocks: Sequence[Block], start: int) -> int:
+def _run_end(text: str, heads: Sequence[str], blocks: Sequence[Block], start: int, tuning: ClassifyTuning) -> int:
     """The index after the last block of the report that opens at ``start`` (``start + 1`` if it joins none)."""
-    opened = report_opened(heads[start]) or ("backtrace" if _DEBUGGER_START.search(_head(heads[start])) else None)
+    opened = report_opened(heads[start], tuning) or (
+        "backtrace" if _DEBUGGER_START.search(_head(heads[start], tuning)) else None
+    )
     if opened is None:
         return start + 1
     dump = opened != "crash report"
@@ -142,7 +152,7 @@ def _run_end(text: str, heads: Sequence[str], blocks: Sequence[Block], start: in
     end = start + 1
     if ends_report(start):
         return end
-    while end < len(blocks) and not blocks[end].fenced and not _user_words(heads[end]):
+    while end < len(blocks) and not blocks[end].fenced and not _user_words(heads[end], tuning):
         if dump and parts.match(_first_line(heads[end])) is None:
             break
         end += 1
@@ -151,14 +161,13 @@ def _run_end(text: str, heads: Sequence[str], blocks: Sequence[Block], start: in
     return end
 
 
-def join_reports(text: str, blocks: Sequence[Block]) -> list[Block]:
+def join_reports(text: str, blocks: Sequence[Block], tuning: ClassifyTuning) -> list[Block]:
     """The blocks, with each run that one thread dump or crash report spans joined into one (module docstring)."""
-    # Only each block's head is read (and searched for a report's end): a large paste is not copied again.
-    heads = [_head(text[block.start : min(block.end, block.start + _HEAD_CHARS)]) for block in blocks]
+    heads = _heads(text, blocks, tuning)
     joined: list[Block] = []
     index = 0
     while index < len(blocks):
-        end = _run_end(text, heads, blocks, index) if not blocks[index].fenced else index + 1
+        end = _run_end(text, heads, blocks, index, tuning) if not blocks[index].fenced else index + 1
         first, last = blocks[index], blocks[end - 1]
         joined.append(first if end == index + 1 else replace(first, end=last.end, remainder=last.remainder))
         index = end
@@ -176,15 +185,16 @@ _SQL_PART = re.compile(
 )
 
 
-def join_sql_sessions(text: str, blocks: Sequence[Block]) -> list[Block]:
+def join_sql_sessions(text: str, blocks: Sequence[Block], tuning: ClassifyTuning) -> list[Block]:
     """The blocks, with each run of a SQL client session's blocks (``_SQL_PART`` opens each) joined into one: an
     echoed session separates every statement's output with a blank line, and cut there it became a segment per
     statement, each compacted alone. A run stops at a fence or at the user's own sentences."""
     joined: list[Block] = []
     run = 0
     for block in blocks:
-        head = _head(text[block.start : min(block.end, block.start + _HEAD_CHARS)])
-        part = not block.fenced and not _user_words(head) and _SQL_PART.match(_first_line(head).strip()) is not None
+        head = _head(_head_text(text, block, tuning), tuning)
+        opens_part = _SQL_PART.match(_first_line(head).strip()) is not None
+        part = not block.fenced and not _user_words(head, tuning) and opens_part
         if part and run and joined:
             joined[-1] = replace(joined[-1], end=block.end, remainder=block.remainder)
         else:
@@ -198,27 +208,32 @@ def closes_run(line: str) -> bool:
     return _RUN_CLOSE.fullmatch(line.strip()) is not None
 
 
-def _closes_run(text: str, block: Block) -> bool:
-    tail = text[max(block.start, block.end - _HEAD_CHARS) : block.end].rstrip()
+def _closes_run(text: str, block: Block, tuning: ClassifyTuning) -> bool:
+    tail = text[max(block.start, block.end - tuning.opening_chars) : block.end].rstrip()
     return closes_run(tail[tail.rfind("\n") + 1 :])
 
 
-def join_tool_runs(text: str, blocks: Sequence[Block]) -> list[Block]:
+def join_tool_runs(text: str, blocks: Sequence[Block], tuning: ClassifyTuning) -> list[Block]:
     """The blocks, with each tool run (module docstring) joined into one: from a block whose last line closes a
     run, back over the blocks before it up to a fence, the user's words, a report or the previous run's end."""
-    heads = [_head(text[block.start : min(block.end, block.start + _HEAD_CHARS)]) for block in blocks]
-    closing = [_closes_run(text, block) and not block.fenced for block in blocks]
+    heads = _heads(text, blocks, tuning)
+    closing = [_closes_run(text, block, tuning) and not block.fenced for block in blocks]
     joined: list[Block] = []
     for index, block in enumerate(blocks):
         joined.append(block)
-        if not closing[index] or _user_words(heads[index]):
+        if not closing[index] or _user_words(heads[index], tuning):
             continue
         start = len(joined) - 1
         while start > 0:
             before = joined[start - 1]
-            head = _head(text[before.start : min(before.end, before.start + _HEAD_CHARS)])
+            head = _head(_head_text(text, before, tuning), tuning)
             line_count = text.count("\n", before.start, before.end) + 1
-            if before.fenced or _before_run(head, line_count) or report_opened(head) or _closes_run(text, before):
+            if (
+                before.fenced
+                or _before_run(head, line_count, tuning)
+                or report_opened(head, tuning)
+                or _closes_run(text, before, tuning)
+            ):
                 break
             start -= 1
         if start < len(joined) - 1:

@@ -9,9 +9,13 @@ The order is load-bearing, because several shapes imitate each other:
    ``console``). A programming-language tag (``python``, ``java``) lets only
    a trace override code;
 2. a lone path-shaped token → path_ref;
+   3r. a JVM thread dump or crash report, or a debugger's backtrace of every
+   thread, opening the block (``structures.report_opened``) → stack_trace;
 3. an exception header plus stack frames, dominating the block, or a block
    opening with a header only a runtime prints (``Traceback …``, ``panic:``,
    ``Unhandled exception:``, ``PHP Fatal error:``) → stack_trace;
+   3t. a block whose last line closes a tool run (a tally, a count of errors,
+   a verdict: ``structures.closes_run``) → log;
    3b. a terminal session or CI job: a block opening with a prompt
    (``$ make``) or a CI runner's section marker (``~~~ Running hook``).
    Several commands, or a CI job, are the log of a run → log; a single
@@ -50,7 +54,7 @@ The order is load-bearing, because several shapes imitate each other:
 Accepted misreads (visible in every SegmentReport's reason):
 
 * A CSV of sentences reads as prose: comma cells must read like values (at most
-  ``MAX_CELL_WORDS`` words each when there are few columns, two on average),
+  ``ClassifyTuning.cell_words`` words each when there are few columns, two on average),
   because English is full of commas. The block becomes a verbatim note: the
   column summary is lost, the evidence is not.
 * A scheme-less token ending in a source extension (``example.com/a.rs``,
@@ -61,7 +65,7 @@ Accepted misreads (visible in every SegmentReport's reason):
 * A prose line that opens with a compiler-diagnostic shape (unless it asks,
   ending in ``?``) or a clock and a level reads as a log: the shape is what
   tools print, rarely what people write.
-* A block whose first 20 sampled lines hold no trace line is never a trace:
+* A block whose first sampled lines (``ClassifyTuning.trace_probe_lines``) hold no trace line is never a trace:
   a log with a trace further down stays a log.
 
 Blocks arrive in the paste's normal form (``organs.stomach.core.blocks.normal``: no
@@ -80,7 +84,6 @@ from collections.abc import Callable
 from envelopes.types import SegmentKind
 from organs.stomach.core.blocks.structures import closes_run, report_opened
 from organs.stomach.core.classify.rungs import (
-    MAX_CELL_WORDS,
     Classification,
     aligned_table_rung,
     code_rung,
@@ -105,8 +108,9 @@ from organs.stomach.core.tuning import ClassifyTuning
 from organs.text_views import first_lines
 
 __all__ = [
+    "FENCE_LABEL",
     "LADDER",
-    "MAX_CELL_WORDS",
+    "PATH_LABEL",
     "Classification",
     "classify",
     "looks_like_path",
@@ -208,7 +212,7 @@ def sample_lines(text: str, tuning: ClassifyTuning) -> list[str]:
     The block is the paste's normal form (``organs.stomach.core.blocks.normal``): no escapes, no carriage returns.
     """
     head, tail_lines = tuning.sample_head_lines, tuning.sample_tail_lines
-    if len(text) > 1_000_000:
+    if len(text) > tuning.huge_block_chars:
         # A huge block is read only as far as the head needs; when more lines follow, its last lines are the tail.
         lines = first_lines(text, head + 1)
         read = sum(len(line) + 1 for line in lines[:-1])
@@ -227,9 +231,9 @@ def _extension(segment: str) -> str:
     return segment[dot + 1 :].lower() if dot > 0 else ""
 
 
-def looks_like_path(token: str) -> bool:
+def looks_like_path(token: str, tuning: ClassifyTuning | None = None) -> bool:
     """Whether a single token names a file or directory rather than a URL or a word."""
-    if not token or len(token) > 1024:
+    if not token or len(token) > (tuning or ClassifyTuning()).path_chars:
         return False
     if _SCHEME.match(token):
         return token.startswith("file://") and len(token) > len("file://")
@@ -251,12 +255,12 @@ def looks_like_path(token: str) -> bool:
     return bool(segments[0]) and any(segments[1:])
 
 
-def _path_rung(text: str) -> Classification | None:
+def _path_rung(text: str, tuning: ClassifyTuning) -> Classification | None:
     token = text.strip()
     if any(character.isspace() for character in token):
         return None
-    if looks_like_path(token):
-        return Classification("path_ref", f"rung 2: lone path-shaped token {token[:80]!r}")
+    if looks_like_path(token, tuning):
+        return Classification("path_ref", f"rung {PATH_LABEL}: lone path-shaped token {token[: tuning.quote_chars]!r}")
     return None
 
 
@@ -279,21 +283,25 @@ def _console_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | 
 
 def report_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     """A JVM thread dump or crash report (``organs.stomach.core.blocks.structures``) is one trace-like report."""
-    opened = report_opened("\n".join(lines[: tuning.report_head_lines]))
+    opened = report_opened("\n".join(lines[: tuning.opening_lines]), tuning)
     return None if opened is None else Classification("stack_trace", f"a JVM {opened}")
 
 
 def tool_run_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     """A block whose last line closes a tool run (``structures.closes_run``) is that run's log."""
     last = next((line for line in reversed(lines) if line.strip()), "")
-    return Classification("log", f"a tool run, closing with {last.strip()[:60]!r}") if closes_run(last) else None
+    closing = last.strip()[: tuning.closing_quote_chars]
+    return Classification("log", f"a tool run, closing with {closing!r}") if closes_run(last) else None
 
 
 # Every rung reads the sampled lines with the classifier's tuning, and fires with a kind or passes.
 Rung = Callable[[list[str], ClassifyTuning], Classification | None]
 
+# The labels of the two rungs tried before the walk: a fenced region's content, and a lone path.
+FENCE_LABEL = "1"
+PATH_LABEL = "2"
 # Each rung with its label, in the order they are tried: the label a reason opens with is read from here, so
-# reordering the ladder is one edit. (Rungs 1, a fence, and 2, a lone path, are tried before the walk.)
+# reordering the ladder is one edit (and the module docstring lists the rungs in this order, a test checks).
 LADDER: tuple[tuple[str, Rung], ...] = (
     ("3r", report_rung),
     ("3", trace_rung),
@@ -390,10 +398,14 @@ def _fenced(text: str, language: str, tuning: ClassifyTuning) -> Classification:
     found = _walk(sample_lines(text, tuning), tuning) if text.strip() else Classification("prose", "empty")
     if found.kind in ("prose", "path_ref"):
         kind: SegmentKind = "log" if language in _OUTPUT_TAGS else "code"
-        return Classification(kind, f"rung 1: fenced {tag} region, no shape inside, so {kind}")
+        return Classification(kind, f"rung {FENCE_LABEL}: fenced {tag} region, no shape inside, so {kind}")
     if language in _SOURCE_TAGS and found.kind != "stack_trace":
-        return Classification("code", f"rung 1: fenced {tag} region holds source (the ladder read: {found.reason})")
-    return Classification(found.kind, f"rung 1: fenced {tag} region, content read by the ladder: {found.reason}")
+        return Classification(
+            "code", f"rung {FENCE_LABEL}: fenced {tag} region holds source (the ladder read: {found.reason})"
+        )
+    return Classification(
+        found.kind, f"rung {FENCE_LABEL}: fenced {tag} region, content read by the ladder: {found.reason}"
+    )
 
 
 def classify(text: str, *, fenced: bool, language: str = "", tuning: ClassifyTuning | None = None) -> Classification:
@@ -406,7 +418,7 @@ def classify(text: str, *, fenced: bool, language: str = "", tuning: ClassifyTun
     if fenced:
         return _fenced(text, language, tuning)
     if "\n" not in text:
-        path = _path_rung(text)
+        path = _path_rung(text, tuning)
         if path is not None:
             return path
     return _walk(sample_lines(text, tuning), tuning)

@@ -38,7 +38,6 @@ from organs.stomach.core.shapes.trace_shapes import (
 from organs.stomach.core.tuning import ClassifyTuning
 
 __all__ = [
-    "MAX_CELL_WORDS",
     "Classification",
     "aligned_table_rung",
     "code_rung",
@@ -57,13 +56,16 @@ __all__ = [
     "weak_log_rung",
 ]
 
-MAX_CELL_WORDS = 4
-
 
 @dataclass(frozen=True, slots=True)
 class Classification:
     kind: SegmentKind
     reason: str
+
+
+def _carried(count: int, total: int, tuning: ClassifyTuning) -> bool:
+    """Whether ``count`` of ``total`` lines are enough for a shape to name the block (``signal_tenths``)."""
+    return count * 10 >= total * tuning.signal_tenths
 
 
 def trace_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
@@ -74,8 +76,8 @@ def trace_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | Non
     strong_opening = False
     following_is_frame = bool(lines) and is_trace_frame(lines[0])
     for index, line in enumerate(lines):
-        if (index - trace_lines) * 2 > len(lines) and not strong_opening:
-            # More than half the lines are not trace lines: no trace, whatever the rest holds.
+        if (index - trace_lines) * 10 > len(lines) * (10 - tuning.signal_tenths) and not strong_opening:
+            # Too many lines are not trace lines for the rest to make a trace, whatever it holds.
             return None
         if index == tuning.trace_probe_lines and trace_lines == 0:
             # A block whose first lines hold no trace line is at most a log with a trace further down.
@@ -108,7 +110,7 @@ def trace_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | Non
     header_chain = headers[0][0] == 0 and len(headers) >= 2
     if frames == 0 and not (strong_opening or header_chain):
         return None
-    if not strong_opening and trace_lines * 2 < len(lines):
+    if not strong_opening and not _carried(trace_lines, len(lines), tuning):
         return None
     return Classification(
         "stack_trace",
@@ -118,7 +120,7 @@ def trace_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | Non
 
 def timestamped_log_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     clocked = sum(1 for line in lines if leading_stamp(line) is not None)
-    if clocked * 2 < len(lines):
+    if not _carried(clocked, len(lines), tuning):
         return None
     if not any(level_of(line) is not None for line in lines):
         return None
@@ -151,7 +153,7 @@ def delimited_record_log_rung(lines: list[str], tuning: ClassifyTuning) -> Class
         last_field = line[line.rfind(line[stamp.end]) + 1 :]
         if _reads_as_free_text(last_field):
             records += 1
-    if records * 2 < len(lines):
+    if not _carried(records, len(lines), tuning):
         return None
     return Classification(
         "log", f"clock-led delimited records with a free-text last field ({records}/{len(lines)} lines)"
@@ -160,7 +162,7 @@ def delimited_record_log_rung(lines: list[str], tuning: ClassifyTuning) -> Class
 
 def json_lines_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     records = sum(1 for line in lines if is_json_record(line))
-    if records * 2 < len(lines) or records == 0:
+    if not _carried(records, len(lines), tuning) or records == 0:
         return None
     return Classification("log", f"JSON lines with log fields ({records}/{len(lines)} lines)")
 
@@ -184,8 +186,8 @@ def source_column_rung(lines: list[str], tuning: ClassifyTuning) -> Classificati
         messages += is_json_record(rest) or _reads_as_free_text(rest) or leading_stamp(rest) is not None
     if (
         prefixed * 10 < len(lines) * tuning.row_tenths
-        or len(sources) > max(2, prefixed // 3)
-        or messages * 2 < prefixed
+        or len(sources) > max(tuning.sources_always_allowed, prefixed // tuning.source_one_in)
+        or not _carried(messages, prefixed, tuning)
     ):
         return None
     return Classification(
@@ -210,7 +212,7 @@ def _written(lines: list[str]) -> list[str]:
 def diagnostics_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     written = _written(lines)
     diagnostics = sum(1 for line in written if _diagnostic(line))
-    if diagnostics == 0 or not (_diagnostic(written[0]) or diagnostics * 4 >= len(written)):
+    if diagnostics == 0 or not (_diagnostic(written[0]) or diagnostics * tuning.diagnostic_one_in >= len(written)):
         return None
     return Classification("log", f"compiler or build diagnostics ({diagnostics}/{len(written)} lines)")
 
@@ -218,7 +220,7 @@ def diagnostics_rung(lines: list[str], tuning: ClassifyTuning) -> Classification
 def test_report_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     written = _written(lines)
     reported = sum(1 for line in written if is_test_report(line))
-    if not written or reported < min(2, len(written)) or reported * 4 < len(written):
+    if not written or reported < min(2, len(written)) or reported * tuning.diagnostic_one_in < len(written):
         return None
     return Classification("log", f"a test run's report ({reported}/{len(written)} runner lines)")
 
@@ -238,14 +240,14 @@ def _pipe_cells(line: str) -> int:
     return inner.count("|") + 1 if "|" in inner else 1
 
 
-def _comma_cells_read_like_values(lines: list[str], columns: int, many_columns: int) -> bool:
+def _comma_cells_read_like_values(lines: list[str], columns: int, tuning: ClassifyTuning) -> bool:
     rows = [row for row in csv.reader(lines) if len(row) == columns]
     words = [len(cell.split()) for row in rows for cell in row]
     # With many columns kept line after line, a long cell is a name or a description column, not
     # the sign of comma-spliced prose: only the mean must stay value-like.
-    if not words or (columns < many_columns and max(words) > MAX_CELL_WORDS):
+    if not words or (columns < tuning.many_columns and max(words) > tuning.cell_words):
         return False
-    return sum(words) / len(words) <= 2.0
+    return sum(words) / len(words) <= tuning.mean_cell_words
 
 
 def delimited_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
@@ -268,7 +270,7 @@ def delimited_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classifica
     if (
         comma_columns >= 2
         and comma_share >= least_share
-        and _comma_cells_read_like_values(lines, comma_columns, tuning.many_columns)
+        and _comma_cells_read_like_values(lines, comma_columns, tuning)
     ):
         return Classification("table", f"comma-delimited table ({comma_columns} columns, value-like cells)")
     return None
@@ -347,7 +349,7 @@ def weak_log_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | 
         return None
     single = len(lines) == 1
     signalled = sum(1 for line in lines if _weak_log_signal(line, single, tuning))
-    if signalled * 2 < len(lines) or signalled == 0:
+    if not _carried(signalled, len(lines), tuning) or signalled == 0:
         return None
     return Classification(
         "log", f"log without leading timestamps ({signalled}/{len(lines)} lines carry a level, tag or clock)"
@@ -374,7 +376,7 @@ def listing_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | N
     covered = sum(1 for line in lines if listing_key(line) or line.startswith((" ", "\t")))
     if (
         aligned < tuning.listing_aligned_keys
-        or keyed * 2 < len(lines)
+        or not _carried(keyed, len(lines), tuning)
         or covered * 10 < len(lines) * tuning.listing_tenths
     ):
         return None
@@ -388,7 +390,7 @@ def numbered_records_rung(lines: list[str], tuning: ClassifyTuning) -> Classific
     # Machine records that open with a sequence number or epoch and carry no level or clock
     # up front. Tried after the aligned-table rung, because `ps` rows open with a PID too.
     numbered = sum(1 for line in lines if _NUMBERED_RECORD.match(line) is not None)
-    if len(lines) < 3 or numbered * 10 < len(lines) * tuning.row_tenths:
+    if len(lines) < tuning.numbered_least_lines or numbered * 10 < len(lines) * tuning.row_tenths:
         return None
     return Classification("log", f"numbered machine records ({numbered}/{len(lines)} lines open with an id)")
 
@@ -416,6 +418,6 @@ _CODE_LINE = re.compile(
 
 def code_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     shaped = sum(1 for line in lines if _CODE_LINE.match(line) is not None)
-    if shaped * 2 < len(lines) or shaped == 0:
+    if not _carried(shaped, len(lines), tuning) or shaped == 0:
         return None
     return Classification("code", f"unfenced code ({shaped}/{len(lines)} code-shaped lines)")

@@ -104,18 +104,19 @@ def _plain(number: float) -> str:
     return spelled if len(spelled) <= 18 else f"{number:g}"
 
 
-def _split_rows(lines: list[str]) -> tuple[list[list[str]], str]:
-    if sum(1 for line in lines if "|" in line) * 10 >= len(lines) * 9:
+def _split_rows(lines: list[str], tuning: StomachTuning) -> tuple[list[list[str]], str]:
+    least = len(lines) * tuning.table_delimiter_tenths
+    if sum(1 for line in lines if "|" in line) * 10 >= least:
         rows = [line.strip().removeprefix("|").removesuffix("|").split("|") for line in lines]
         return [[cell.strip() for cell in row] for row in rows], "pipe-delimited"
-    if sum(1 for line in lines if "\t" in line) * 10 >= len(lines) * 9:
+    if sum(1 for line in lines if "\t" in line) * 10 >= least:
         return [line.split("\t") for line in lines], "tab-delimited"
-    if sum(1 for line in lines if "," in line) * 10 >= len(lines) * 9:
+    if sum(1 for line in lines if "," in line) * 10 >= least:
         try:
             return list(csv.reader(lines)), "comma-delimited"
         except csv.Error:
             pass
-    columns = aligned_columns(lines[:400])
+    columns = aligned_columns(lines[: tuning.table_aligned_lines])
     return [[line[start:end].strip() for start, end in columns] for line in lines], "whitespace-aligned"
 
 
@@ -199,14 +200,15 @@ def distill_table(
     """The table's profile and the rows that matter, within about ``target_tokens`` when given."""
     tuning = tuning or StomachTuning()
     lines = [line.removesuffix("\r") for line in text.split("\n")]
-    rows, layout = _split_rows(lines)
+    rows, layout = _split_rows(lines, tuning)
     shape = _layout(lines, rows, tuning.table_directive_lines)
     data_lines = shape.data
     header = shape.header
     width = max(len(header), max((len(rows[index]) for index in data_lines), default=0))
     summary = f"[{plural(len(data_lines), 'row')} {TIMES} {plural(width, 'column')} · {layout}]"
     names = [
-        header[column][:60] if column < len(header) and header[column] else f"#{column + 1}" for column in range(width)
+        header[column][: tuning.table_name_chars] if column < len(header) and header[column] else f"#{column + 1}"
+        for column in range(width)
     ]
     columns: list[str] = []
     numeric: list[int] = []
@@ -273,7 +275,7 @@ def _candidates(
         scored = [(hits, index) for index in data if (hits := ask.hits(lines[index]))]
         scored.sort(key=lambda pair: (-pair[0], pair[1]))
         for _, index in scored[: tuning.table_ask_rows]:
-            candidates.append((index, "holds " + ", ".join(ask.named(lines[index])[:3])))
+            candidates.append((index, "holds " + ", ".join(ask.named(lines[index])[: tuning.table_terms_named])))
     alerts = [index for index in data if is_alert(lines[index])]
     candidates.extend((index, "alert") for index in alerts[: tuning.table_alert_rows])
     for column in numeric:

@@ -35,16 +35,17 @@ def head_tail(text: str, target_tokens: int, tuning: StomachTuning, *, noun: str
     When not even one line from each end fits (a paste that is one enormous
     line), the cut falls between characters instead, and says how many.
     """
-    budget_chars = max(int(target_tokens * tuning.chars_per_token), 16)
+    budget_chars = max(int(target_tokens * tuning.chars_per_token), tuning.least_room_chars)
     if len(text) <= budget_chars:
         return text
     lines = text.split("\n")
     head_end, tail_start = 0, len(lines)
     used = len(elision(len(lines), noun)) + 1
-    # Two head lines for every tail line: the start of a segment usually says what it is.
+    # Head lines before each tail line (``head_lines_per_tail_line``): the start of a segment usually says what it is.
+    per_tail = tuning.head_lines_per_tail_line
     turn = 0
     while head_end < tail_start:
-        take_head = turn % 3 != 2
+        take_head = turn % (per_tail + 1) != per_tail
         index = head_end if take_head else tail_start - 1
         cost = len(lines[index]) + 1
         if used + cost > budget_chars:
@@ -56,15 +57,15 @@ def head_tail(text: str, target_tokens: int, tuning: StomachTuning, *, noun: str
             tail_start -= 1
         turn += 1
     if head_end == 0 or tail_start == len(lines):
-        return _character_cut(text, budget_chars)
+        return _character_cut(text, budget_chars, tuning.character_note_chars)
     if head_end >= tail_start:
         return text
     elided = tail_start - head_end
     return "\n".join([*lines[:head_end], elision(elided, noun), *lines[tail_start:]])
 
 
-def _character_cut(text: str, budget_chars: int) -> str:
-    keep = max((budget_chars - 40) // 2, 1)
+def _character_cut(text: str, budget_chars: int, note_chars: int) -> str:
+    keep = max((budget_chars - note_chars) // 2, 1)
     elided = len(text) - 2 * keep
     if elided <= 0:
         return text
@@ -79,7 +80,7 @@ def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], int], tun
     the head and tail fill the rest. Every gap says how many lines it elided, and a first line says
     why the middle lines were kept (``why``).
     """
-    budget_chars = max(int(target_tokens * tuning.chars_per_token), 16)
+    budget_chars = max(int(target_tokens * tuning.chars_per_token), tuning.least_room_chars)
     kept_line_chars = tuning.kept_line_chars
     if len(text) <= budget_chars:
         return text
@@ -99,21 +100,23 @@ def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], int], tun
             continue
         shapes.add(shape)
         cost = min(len(lines[index]), kept_line_chars) + tuning.kept_gap_chars
-        if used + cost > budget_chars // 2:
-            # Too long for what is left of the half; a shorter line further on may still fit.
+        if used + cost > budget_chars * tuning.kept_lines_share:
+            # Too long for what is left of their share; a shorter line further on may still fit.
             continue
         chosen.add(index)
         used += cost
     head, tail = 0, len(lines) - 1
+    per_tail = tuning.head_lines_per_tail_line
     turn = 0
     while head <= tail:
-        index = head if turn % 3 != 2 else tail
+        take_head = turn % (per_tail + 1) != per_tail
+        index = head if take_head else tail
         cost = min(len(lines[index]), kept_line_chars) + 1
         if used + cost > budget_chars:
             break
         used += cost
         chosen.add(index)
-        if turn % 3 != 2:
+        if take_head:
             head += 1
         else:
             tail -= 1

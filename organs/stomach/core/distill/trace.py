@@ -28,6 +28,7 @@ from organs.stomach.core.tuning import StomachTuning
 
 __all__ = ["TraceDigest", "distill_trace"]
 
+# A plan's "every frame, every header line".
 _ALL = 1_000_000
 
 
@@ -38,19 +39,17 @@ class _Plan:
     drop_unreliable: bool
 
 
-# Richest first; the first that fits the target is served. Middle frames go before the lines
-# between them (messages, lock chains, "Kernel panic - not syncing"), which say more per token.
-_PLANS = (
-    _Plan(_ALL, _ALL, drop_unreliable=False),
-    _Plan(_ALL, _ALL, drop_unreliable=True),
-    *(_Plan(keep, _ALL, drop_unreliable=True) for keep in (24, 12, 8, 5)),
-    *(
-        _Plan(keep, lines, drop_unreliable=True)
-        # keep 0: each section's innermost frame only; keep -1: no frame, the cause chain alone
-        for keep, lines in ((5, 24), (3, 24), (3, 12), (2, 8), (1, 6), (1, 4), (1, 3), (0, 3), (0, 2), (0, 1), (-1, 1))
-    ),
-)
-_DEFAULT_PLAN = _Plan(3, 6, drop_unreliable=True)
+def _plans(tuning: StomachTuning) -> tuple[_Plan, ...]:
+    """Richest first; the first that fits the target is served. Middle frames go before the lines between them
+    (messages, lock chains, "Kernel panic - not syncing"), which say more per token."""
+    return (
+        _Plan(_ALL, _ALL, drop_unreliable=False),
+        _Plan(_ALL, _ALL, drop_unreliable=True),
+        *(_Plan(keep, _ALL, drop_unreliable=True) for keep in tuning.trace_frame_plans),
+        *(_Plan(keep, lines, drop_unreliable=True) for keep, lines in tuning.trace_lean_plans),
+    )
+
+
 # Paths of runtimes, frameworks and installed packages: a frame elsewhere is the application's.
 _LIBRARY_FRAME = re.compile(
     r"site-packages|dist-packages|node_modules|/usr/lib|/usr/local/lib|\.cargo/registry|/rustc/|/vendor/|/gems/"
@@ -240,23 +239,25 @@ def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTu
     total_frames = sum(len(section.frames) for section in sections)
     exception = _exception_line(sections, lines[0].strip())
     causes = max(len(sections) - 1, 0)
-    summary = (
-        f"[stack trace · {_clip(exception, tuning.trace_line_chars)[:160]} · {plural(total_frames, 'frame')}"
-        f" · {plural(causes, 'chained section')}]"
-    )
+    quoted = _clip(exception, tuning.trace_line_chars)[: tuning.trace_summary_chars]
+    summary = f"[stack trace · {quoted} · {plural(total_frames, 'frame')} · {plural(causes, 'chained section')}]"
     if target_tokens is None:
-        return TraceDigest(_render(sections, _DEFAULT_PLAN, summary, tuning), exception)
+        keep, header_lines = tuning.trace_untargeted_plan
+        return TraceDigest(
+            _render(sections, _Plan(keep, header_lines, drop_unreliable=True), summary, tuning), exception
+        )
     budget_chars = target_tokens * tuning.chars_per_token
     # Plans go from the richest to the leanest, so renderings shorten along them: the richest that fits is
     # found by halving, a few renderings instead of one per plan.
+    plans = _plans(tuning)
     renderings: dict[int, str] = {}
 
     def rendered(index: int) -> str:
         if index not in renderings:
-            renderings[index] = _render(sections, _PLANS[index], summary, tuning)
+            renderings[index] = _render(sections, plans[index], summary, tuning)
         return renderings[index]
 
-    low, high = 0, len(_PLANS) - 1
+    low, high = 0, len(plans) - 1
     if len(rendered(high)) > budget_chars:
         # Too many sections for even their first lines: the ends of the chain, the middle counted.
         return TraceDigest(head_tail(rendered(high), target_tokens, tuning), exception)

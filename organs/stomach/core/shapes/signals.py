@@ -22,7 +22,10 @@ __all__ = [
     "level_of",
 ]
 
-# Only this much of a line is examined for shape: the signals all live at the start.
+# Only this much of a line is examined for shape, by every reader of a line's shape (the classifier, the
+# distillers, the budget and the relevance model ask the same questions of the same line and must get the same
+# answer), and the shapes' bounded patterns are written within it: the signals all live at the start. A bound of
+# the shape definitions, as their patterns' own quantifier bounds are, not a setting of the pipeline.
 LINE_PREFIX = 400
 
 _UPPER_LEVELS = "TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|ERR|CRITICAL|CRIT|FATAL|SEVERE|ALERT|EMERGENCY|EMERG|PANIC"
@@ -60,6 +63,8 @@ ALERT_LEVELS = frozenset(
 )
 
 
+# A level token names the line's level only near its start: further in, a level word is part of a message. Part of
+# the shape ``level_of`` defines, for every reader, as ``LINE_PREFIX`` is.
 _LEVEL_WINDOW = 160
 # Every alternative of ``_LEVEL`` but the logcat letter spells one of these, in some case: a line
 # whose window holds none of them (nor a logcat letter) is rejected by one pass that finds them all,

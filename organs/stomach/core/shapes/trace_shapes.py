@@ -7,7 +7,7 @@ source and carets, ``Stack trace:``, a kernel register dump, an inner
 exception's end marker). Kernel reports arrive inside a dmesg or console log,
 so every test first skips a ``[ 12.345678]`` uptime stamp and its ``[ T42]``
 tag. Every pattern is anchored and bounded, so a failed match costs time linear
-in the line's examined prefix.
+in the line's examined prefix (``signals.LINE_PREFIX``, as for every line shape).
 
 Runtimes covered: Python (chained causes, 3.11 carets, exception groups), JVM
 (``Caused by:``, ``Suppressed:``, ``... N more``), .NET (``--->`` inner
@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from organs.stomach.core.shapes.signals import LINE_PREFIX
+
 __all__ = [
     "STRONG_HEADERS",
     "is_go_function",
@@ -32,8 +34,6 @@ __all__ = [
     "kernel_prefix_end",
     "trace_header",
 ]
-
-_EXAMINED = 400
 
 # "[ 1191.669874] " and "[ 1191.669874][ T1043] " (the printk caller tag, thread or CPU).
 _KERNEL_PREFIX = re.compile(r"\[\s{0,12}\d{1,10}\.\d{3,9}\](?:\[\s{0,6}[TC]\d{1,10}\])? ?")
@@ -52,7 +52,7 @@ def _opens_with(pattern: str) -> Callable[[str], bool]:
     match = re.compile(pattern).match
 
     def opens_with(line: str) -> bool:
-        return match(line, kernel_prefix_end(line), _EXAMINED) is not None
+        return match(line, kernel_prefix_end(line), LINE_PREFIX) is not None
 
     return opens_with
 
@@ -96,7 +96,7 @@ def is_go_function(line: str) -> bool:
     Only a frame when a ``\\tfile.go:12 +0x1d`` line follows it, which the caller checks: a
     call such as ``console.log()`` has the same shape.
     """
-    if not line.endswith(")") or line.startswith((" ", "\t")) or len(line) > _EXAMINED:
+    if not line.endswith(")") or line.startswith((" ", "\t")) or len(line) > LINE_PREFIX:
         return False
     head, _, arguments = line.rpartition("(")
     return (
@@ -143,7 +143,7 @@ STRONG_HEADERS = frozenset(
 
 def trace_header(line: str) -> str | None:
     """The kind of exception header the line is, or ``None``."""
-    match = _HEADER.match(line, kernel_prefix_end(line), _EXAMINED)
+    match = _HEADER.match(line, kernel_prefix_end(line), LINE_PREFIX)
     if match is None:
         return None
     return match.lastgroup

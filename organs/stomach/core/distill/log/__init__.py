@@ -190,10 +190,11 @@ class LogDistiller:
 
         counts = len(templates), found.alert_templates
         # A log within ``meaningful_saving`` of its target is an excerpt; so is a short log whose templates' header
-        # and legend alone would take half the target (they could show their legend and no line at all).
+        # and legend alone would take more than ``excerpt_frame_share`` of the target (they could show their legend
+        # and no line at all).
         if full_tokens is not None and (
             target_tokens >= full_tokens * (1 - self.tuning.meaningful_saving)
-            or 2 * self._bare_frame_tokens(found, encoding) > target_tokens
+            or self._bare_frame_tokens(found, encoding) > target_tokens * config.excerpt_frame_share
         ):
             excerpted = excerpt(
                 lines, mined, records, found.heads, found.alerts, target_tokens, encoding, full_tokens, self.ask, config
@@ -210,7 +211,10 @@ class LogDistiller:
             tokens = count_tokens(whole, encoding) if len(whole) <= len(text) else target_tokens + 1
             if tokens <= target_tokens:
                 return LogDigest(whole, *counts, *window, tokens)
-        sample_chars = min(config.estimate_sample_chars, max(target_tokens, 64) * self.tuning.prose_chars_per_token)
+        sample_chars = min(
+            config.estimate_sample_chars,
+            max(target_tokens, config.estimate_least_tokens) * self.tuning.prose_chars_per_token,
+        )
         rates = estimate_tokens(pieces, encoding, spell, sample_chars)
         frame_tokens = self._bare_frame_tokens(found, encoding)
         rendering, tokens = fit(

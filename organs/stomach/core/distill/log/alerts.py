@@ -50,13 +50,12 @@ _LEVEL_KINDS = {
     "emerg": "emergency",
 }
 _WORD_KINDS = re.compile(r"\b(?:(panic)|(BUG)|(\w*(?:Exception|Error)\b|Traceback)|(FAIL\w*|[Ff]ail\w*))")
-_COUNT_DIGITS = 4
 
 
-def separating_spans(key: str) -> tuple[tuple[int, int, str], ...]:
+def separating_spans(key: str, count_digits: int) -> tuple[tuple[int, int, str], ...]:
     """Where a digit-flattened line holds numbers that may tell an alert apart, and what each is (``status``,
-    ``exit``, ``count``): the same places in each of its real lines hold their values (flattening keeps every
-    position)."""
+    ``exit``, ``count`` of at most ``count_digits`` digits): the same places in each of its real lines hold their
+    values (flattening keeps every position)."""
     window = key[:LINE_PREFIX]
     held = set(_SEPARATING_STEM_FINDER.find_matches_as_strings(window.lower(), overlapping=True))
     if not held:
@@ -66,31 +65,33 @@ def separating_spans(key: str) -> tuple[tuple[int, int, str], ...]:
         if held.isdisjoint(stems):
             continue
         for match in pattern.finditer(window):
-            start, end = match.span(1) if match.group(1) is not None else _count_before(window, match.start())
+            start, end = (
+                match.span(1) if match.group(1) is not None else _count_before(window, match.start(), count_digits)
+            )
             if start < end:
                 spans.add((start, end, what))
     return tuple(sorted(spans))
 
 
-def _count_before(window: str, position: int) -> tuple[int, int]:
+def _count_before(window: str, position: int, count_digits: int) -> tuple[int, int]:
     """The run of digits that ends at ``position`` (empty when none)."""
     start = position
     while start > 0 and window[start - 1].isdigit():
         start -= 1
-    if position - start > _COUNT_DIGITS or (start > 0 and (window[start - 1].isalnum() or window[start - 1] == ".")):
+    if position - start > count_digits or (start > 0 and (window[start - 1].isalnum() or window[start - 1] == ".")):
         # Part of a version or a name (``v1.44 failed``), not a count.
         return position, position
     return start, position
 
 
-def alert_kind(line: str) -> str:
+def alert_kind(line: str, count_digits: int) -> str:
     """A short name of the alert a line raises (``error``, ``HTTP 404``, ``exit status``), or ``""`` for none."""
     if not is_alert(line):
         return ""
     level = level_of(line)
     if level is not None and level in ALERT_LEVELS:
         return _LEVEL_KINDS.get(level, level)
-    for start, end, what in separating_spans(line):
+    for start, end, what in separating_spans(line, count_digits):
         value = line[start:end]
         if what == "status" and value[:1] in "45":
             return f"HTTP {value}"

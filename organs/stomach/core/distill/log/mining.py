@@ -101,9 +101,11 @@ class Records:
 @dataclass(slots=True)
 class _Shared:
     """One copy of each masked body and word tuple: lines that differ only in an id share their masks, where a
-    log of ids would otherwise hold one copy per line. ``mask_prefix`` is how much of a line is masked."""
+    log of ids would otherwise hold one copy per line. ``mask_prefix`` is how much of a line is masked,
+    ``count_digits`` how long a number counting failures may be (``LogConfig``)."""
 
     mask_prefix: int
+    count_digits: int
     masked: dict[str, str] = field(default_factory=dict)
     words: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
     # Shapes, and heads with their header fields cut off (with where their body starts): compared by value.
@@ -119,17 +121,18 @@ def _shape_of(key: str, words: dict[str, str], shared: _Shared) -> Shape:
     masked = mask_by_words(body, words, shared.mask_prefix) if masked_words is None else joined(masked_words)
     masked = shared.masked.setdefault(masked, masked)
     masked_words = shared.words.setdefault(masked_words, masked_words) if masked_words else ()
-    shape = Shape(stamp_end, masked, alert_kind(key), masked_words, separating_spans(key))
+    kind, spans = alert_kind(key, shared.count_digits), separating_spans(key, shared.count_digits)
+    shape = Shape(stamp_end, masked, kind, masked_words, spans)
     return shared.shapes.setdefault(shape, shape)
 
 
-def _refined(shape: Shape, key: int, line: str, cache: dict[tuple[int, str], Shape]) -> Shape:
+def _refined(shape: Shape, key: int, line: str, cache: dict[tuple[int, str], Shape], count_digits: int) -> Shape:
     """The shape of a real line (of the ``key``-th distinct key) whose numbers may tell an alert apart: its own
     kind and split."""
     values = "|".join(line[start:end] for start, end, _ in shape.spans)
     refined = cache.get((key, values))
     if refined is None:
-        kind = shape.kind or alert_kind(line)
+        kind = shape.kind or alert_kind(line, count_digits)
         refined = Shape(shape.stamp_end, shape.masked, kind, shape.words, shape.spans, values)
         cache[key, values] = refined
     return refined
@@ -199,7 +202,7 @@ def _continues(line: str) -> bool:
 def records_of(lines: Sequence[str], text: str, config: LogConfig) -> tuple[Records, list[Shape], Header]:
     """Records (a head line plus its continuation lines), the shape of each record's head, and the header."""
     words: dict[str, str] = {}
-    shared = _Shared(config.mask_prefix)
+    shared = _Shared(config.mask_prefix, config.count_digits)
     keys, key_shapes, line_keys, line_shapes, refined_keys = _line_shapes(lines, text, words, shared)
     starts, ends, stamps, heads = _bounds(lines, line_shapes)
     # Records per key (a key whose lines are refined has none: its refined shapes have them) and per shape object.
@@ -273,7 +276,7 @@ def _line_shapes(
     for index, shape in enumerate(line_shapes):
         if shape.spans:
             number = line_keys[index]
-            refined = _refined(shape, number, lines[index], refinements)
+            refined = _refined(shape, number, lines[index], refinements, shared.count_digits)
             line_shapes[index] = refined
             refined_keys[id(refined)] = number, refined
     return keys, key_shapes, line_keys, line_shapes, refined_keys

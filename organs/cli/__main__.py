@@ -1,0 +1,7 @@
+"""``python -m organs.cli``: the ``ichor`` command."""
+
+import sys
+
+from organs.cli import main
+
+sys.exit(main())
