@@ -199,3 +199,28 @@ def test_a_question_glued_above_a_table_is_split_from_it() -> None:
     assert bundle.query.goal == "why is web-1 stuck in Pending?"
     assert [entry.kind for entry in bundle.report] == ["prose", "table"]
     assert paste[slice(*bundle.report[1].span)] == table
+
+
+_INVENTORY = "\n".join(f"{n},widget-{n},{n * 3},{n * 2},{n}" for n in range(1, 40))
+
+
+def test_a_question_quoting_an_operator_is_the_ask_not_code() -> None:
+    ask = "Which rows have stock + reserved != total, and were the totals typed in by hand or computed from them?"
+    paste = f"My inventory export looks wrong somewhere:\n\nid,name,total,stock,reserved\n{_INVENTORY}\n\n{ask}"
+    digest = ingest_paste(paste)
+    assert digest.query.goal == ask
+    assert [segment.kind for segment in digest.report if segment.outcome == "goal"] == ["prose"]
+
+
+def test_a_question_a_program_prints_three_times_is_not_the_ask() -> None:
+    prompt = "Do you want to continue?\n  Only 'yes' will be accepted."
+    steps = "\n\n".join(f"step {n}: applying change {n}\n\n{prompt}\n\n  Enter a value: yes" for n in range(3))
+    ask = "Why did the second change apply twice when I answered only once?"
+    paste = f"{steps}\n\n{ask}"
+    assert ingest_paste(paste).query.goal == ask
+
+
+def test_the_same_question_above_and_below_the_evidence_is_asked_once() -> None:
+    ask = "Why does the worker restart every minute?"
+    log = "\n".join(f"2026-03-01 10:{n:02d}:00 INFO worker started pid={4000 + n}" for n in range(20))
+    assert ingest_paste(f"{ask}\n\n{log}\n\n{ask}").query.goal == ask

@@ -223,6 +223,12 @@ class ClassifyTuning:
     # Compiler diagnostics and a test runner's lines sit among the output they explain: one line in this many is
     # enough.
     diagnostic_one_in: int = 4
+    # A line of at least this many words, at most one in this many of them not a plain word, ending as a sentence
+    # does, is someone writing even where it quotes an operator (``Men + Women != Total?``, ``false -> true``).
+    sentence_least_words: int = 8
+    sentence_odd_word_one_in: int = 3
+    # A prose block said this many times over, word for word, is a program's prompt or banner, never the ask.
+    repeated_prose_times: int = 3
     # A source column's sources repeat: at most one per this many prefixed lines (or this many sources in all).
     source_one_in: int = 3
     sources_always_allowed: int = 2

@@ -13,6 +13,7 @@ model is served of it (its normal form).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -160,7 +161,11 @@ def plan_blocks(
             stated.outcome = "goal"
             stated.note += "; the stated intent"
         return plan
-    strengths = [ask_strength(segment.served, tuning) for segment in prose]
+    said = Counter(segment.served.strip() for segment in prose)
+    strengths = [
+        0 if said[segment.served.strip()] >= tuning.repeated_prose_times else ask_strength(segment.served, tuning)
+        for segment in prose
+    ]
     strongest = max(strengths, default=0)
     asks = [segment for segment, strength in zip(prose, strengths, strict=True) if strength == strongest]
     if strongest:
@@ -172,7 +177,9 @@ def plan_blocks(
             segment.note += "; no prose reads as an ask, so the last prose block in the user's own words is the goal"
     for segment in asks:
         segment.outcome = "goal"
-        plan.goal_pieces.append(segment.served)
+        # The user's question pasted twice (above and below the evidence) is asked once.
+        if segment.served not in plan.goal_pieces:
+            plan.goal_pieces.append(segment.served)
     return plan
 
 

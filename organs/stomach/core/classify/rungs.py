@@ -416,8 +416,25 @@ _CODE_LINE = re.compile(
 )
 
 
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z'’]*[,;:]?|[a-z]+[.?!]?")
+# A sentence ends somewhere in the line (a long line is read clipped, so its end may not be seen).
+_SENTENCE_ENDS = re.compile(r"^[A-Za-z(\"'].*?[a-z)\"'][.?!](?:\s|$)")
+
+
+def _reads_as_sentence(line: str, tuning: ClassifyTuning) -> bool:
+    """Whether a line is someone writing a sentence (``ClassifyTuning.sentence_least_words``) rather than code."""
+    stripped = line.strip()
+    if _SENTENCE_ENDS.match(stripped) is None:
+        return False
+    words = stripped.split()
+    plain = sum(1 for word in words if _PLAIN_WORD.fullmatch(word) is not None)
+    return len(words) >= tuning.sentence_least_words and (len(words) - plain) * tuning.sentence_odd_word_one_in <= len(
+        words
+    )
+
+
 def code_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
-    shaped = sum(1 for line in lines if _CODE_LINE.match(line) is not None)
+    shaped = sum(1 for line in lines if _CODE_LINE.match(line) is not None and not _reads_as_sentence(line, tuning))
     if not _carried(shaped, len(lines), tuning) or shaped == 0:
         return None
     return Classification("code", f"unfenced code ({shaped}/{len(lines)} code-shaped lines)")
