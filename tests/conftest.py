@@ -33,7 +33,7 @@ def _interleaved(items: list[pytest.Item]) -> list[pytest.Item]:
     """The bus tests spread evenly among the others.
 
     A bus test spends much of its time waiting on a server, a subprocess or a redelivery; in the order
-    they are collected the bus tests come together, and both workers would wait at once while a core
+    they are collected the bus tests come together, and the workers would wait at once while a core
     idles. Spread out, one worker's wait is the other's turn to compute.
     """
     bus = [item for item in items if item.get_closest_marker("bus")]
