@@ -18,12 +18,14 @@ install: $(INSTALLED)
 run: $(INSTALLED)
 	$(BIN)/ichor up --feed examples/paste.txt
 
-# Two runs: everything not marked serial on two workers side by side (pytest-xdist), then the scenarios that
-# assert a time or a memory figure, alone, so that no other test's load skews what they measure. Bytecode is
-# cached even where the environment says not to: every pytest process would otherwise rewrite every test
-# module's asserts again, and every `ichor` subprocess a test starts would compile the package again.
+# Two runs: everything not marked serial on three workers side by side (pytest-xdist), then the scenarios that
+# assert a time or a memory figure, alone, so that no other test's load skews what they measure. Three workers on
+# two cores: one spends its first two minutes in a scenario that only waits (marked `waits`), and many bus tests
+# wait on a server or a subprocess, so a third keeps both cores busy. Bytecode is cached even where the
+# environment says not to: every pytest process would otherwise rewrite every test module's asserts again, and
+# every `ichor` subprocess a test starts would compile the package again.
 test: $(INSTALLED)
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 2 -m "not serial"
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 3 -m "not serial"
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m serial
 
 test-fast: $(INSTALLED)

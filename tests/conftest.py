@@ -16,19 +16,30 @@ from organs.runtime.worker import Worker
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On pytest-xdist's workers (``make test``), spread the bus tests evenly among the others.
-
-    A bus test spends much of its time waiting on a server, a subprocess or a redelivery; in the order
-    they are collected the bus tests come together, and both workers would wait at once while a core
-    idles. Spread out, one worker's wait is the other's turn to compute. Every worker sorts the same way,
-    as pytest-xdist requires; a run without workers keeps the collected order.
+    """On pytest-xdist's workers (``make test``), start the tests that mostly wait (marked ``waits``) first and
+    spread the bus tests evenly among the others. Every worker sorts the same way, as pytest-xdist requires; a
+    run without workers keeps the collected order.
     """
     if not hasattr(config, "workerinput"):
         return
+    # The scheduler's first batch, for the first worker, begins with the first item: a long wait started there
+    # overlaps the rest of the run on the other workers, where one started late would be the run's tail.
+    waiting = [item for item in items if item.get_closest_marker("waits")]
+    rest = [item for item in items if not item.get_closest_marker("waits")]
+    items[:] = waiting + _interleaved(rest)
+
+
+def _interleaved(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The bus tests spread evenly among the others.
+
+    A bus test spends much of its time waiting on a server, a subprocess or a redelivery; in the order
+    they are collected the bus tests come together, and the workers would wait at once while a core
+    idles. Spread out, one worker's wait is the other's turn to compute.
+    """
     bus = [item for item in items if item.get_closest_marker("bus")]
     others = [item for item in items if not item.get_closest_marker("bus")]
     if not bus or not others:
-        return
+        return items
 
     def place(index: int, count: int) -> float:
         return (index + 0.5) / count
@@ -38,7 +49,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         + [(place(index, len(others)), 1, index, item) for index, item in enumerate(others)],
         key=lambda entry: entry[:3],
     )
-    items[:] = [item for *_, item in spread]
+    return [item for *_, item in spread]
 
 
 @pytest.fixture
