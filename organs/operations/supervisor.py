@@ -131,6 +131,7 @@ class Supervisor:
         self.quick_failures: dict[str, int] = {}
         self.restart_at: dict[str, float] = {}
         self.spawned_wall: dict[str, float] = {}
+        self.forwarders: list[threading.Thread] = []
 
     def _liveness_file(self, organ: str) -> Path | None:
         return None if self.liveness_dir is None else self.liveness_dir / organ
@@ -149,8 +150,11 @@ class Supervisor:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
+        self.forwarders = [thread for thread in self.forwarders if thread.is_alive()]
         for source, sink in ((child.stdout, sys.stdout.buffer), (child.stderr, sys.stderr.buffer)):
-            threading.Thread(target=forward_lines, args=(source, sink), daemon=True).start()
+            forwarder = threading.Thread(target=forward_lines, args=(source, sink), daemon=True)
+            forwarder.start()
+            self.forwarders.append(forwarder)
         self.children[organ] = child
         self.started_at[organ] = time.monotonic()
         self.spawned_wall[organ] = time.time()
@@ -205,6 +209,10 @@ class Supervisor:
                 self.log.warning("supervisor.kill", worker=organ)
                 child.kill()
                 child.wait()
+        # A forwarder still writing a worker's last lines while the interpreter shuts down aborts it (SIGABRT:
+        # stdout's lock cannot be taken at shutdown); each ends once its worker's pipe closes.
+        for forwarder in self.forwarders:
+            forwarder.join(timeout=max(0.1, deadline - time.monotonic()))
 
 
 def log_server_line(log: Any, line: str) -> None:

@@ -115,6 +115,7 @@ class EmbeddedServer:
         # reopens its stores in the running process.
         self.jetstream_enabled = True
         self._process: subprocess.Popen[str] | None = None
+        self._reader: threading.Thread | None = None
         self._recent_output: deque[str] = deque(maxlen=200)
 
     @property
@@ -189,7 +190,8 @@ class EmbeddedServer:
             ready.set()  # the server exited: wake the waiter, which checks why
 
         # The reader keeps draining after readiness so the pipe never fills and blocks the server.
-        threading.Thread(target=read_output, name="nats-server-output", daemon=True).start()
+        self._reader = threading.Thread(target=read_output, name="nats-server-output", daemon=True)
+        self._reader.start()
         deadline = time.monotonic() + self.ready_timeout
         while not ready.wait(timeout=0.05):
             if time.monotonic() > deadline:
@@ -213,14 +215,21 @@ class EmbeddedServer:
 
     def stop(self, timeout: float = 10.0) -> None:
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
+        if process is None:
             return
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=timeout)
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=timeout)
+        self._join_reader(timeout)
+
+    def _join_reader(self, timeout: float) -> None:
+        # The reader logs the server's last lines; left running, it may write while the interpreter shuts down.
+        if self._reader is not None:
+            self._reader.join(timeout=timeout)
 
     def kill(self) -> None:
         """SIGKILL, for fault tests that need an abrupt broker loss."""
