@@ -34,6 +34,20 @@ def test_a_log_that_fits_is_served_whole() -> None:
     assert frame.content == log
 
 
+def test_dense_evidence_a_roomy_budget_covers_is_served_whole() -> None:
+    # Digits and punctuation run under the characters-per-token estimate: the shares must not stop at it.
+    log = "\n".join(
+        f"2026-12-01T09:{n // 60 % 60:02d}:{n % 60:02d}Z {('INFO', 'WARN', 'ERROR')[n % 3]} [w-{n % 13}] q {n % 11} "
+        f"job {n * 7919 % 100_003} took {n * 37 % 4_001} ms (try {n % 4 + 1})"
+        for n in range(2_200)
+    )
+    rows = "\n".join(f"{n},w-{n % 13},q-{n % 11},{n * 37 % 4_001},{'ok' if n % 5 else 'timeout'}" for n in range(2_500))
+    text = f"{log}\n\nid,worker,queue,ms,status\n{rows}\n\nWhy do jobs time out on q 7?"
+    bundle = ingest_paste(text, IngestConfig(budget_tokens=10**7))
+    assert [frame.representation for frame in bundle.provider.frames] == ["full", "full"]
+    assert_bundle_honest(text, bundle)
+
+
 def test_a_compact_rendering_that_saves_little_is_not_served() -> None:
     # Nine distinct lines: a template rendering of them saves next to nothing.
     log = "\n".join(f"2024-03-01 10:00:0{n} INFO step {word} done" for n, word in enumerate("abcdefghi"))

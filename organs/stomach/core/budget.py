@@ -181,7 +181,18 @@ def allocate(evidence: Sequence[Budgeted], budget: int, tuning: StomachTuning, *
         {item.frame_id: size(item) - claims[item.frame_id] for item in evidence},
         budget - sum(claims.values()),
     )
-    return [max(claims[item.frame_id] + rest[item.frame_id], 1) for item in evidence]
+    shares = {item.frame_id: claims[item.frame_id] + rest[item.frame_id] for item in evidence}
+    unshared = budget - sum(shares.values())
+    if not exact and unshared > 0:
+        # An estimate may fall short of the exact count (dense text runs under ``chars_per_token``): a budget with
+        # room to spare gives it out by size, or a segment that fits would be held to its estimate and compacted.
+        total = sum(size(item) for item in evidence) or 1
+        shares = {
+            item.frame_id: share + unshared * size(item) // total
+            for item in evidence
+            for share in [shares[item.frame_id]]
+        }
+    return [max(shares[item.frame_id], 1) for item in evidence]
 
 
 def served_tokens(item: Budgeted, representation: str) -> int:

@@ -428,6 +428,9 @@ def _filled_logs(items: list[Item], chosen: Chosen, budget: int, context: Distil
         compact, tokens = item.distiller.distiller.filled(
             item.compact or "", before, before + spare, context.encoding, item.full_tokens
         )
+        if tokens >= item.full_tokens:
+            # Templates and their lines together would cost more than the log itself; it stays as it was shared.
+            continue
         filled[item.frame_id] = replace(item, compact=compact, measured=tokens)
         spare -= tokens - before
     return list(filled.values())
