@@ -12,7 +12,7 @@ from envelopes.ids import digest_bytes
 from envelopes.types import Admitted, Digested, Envelope, Rejected, StoredText
 from organs.absorption import yield_context
 from organs.pills import render_outcome
-from organs.runtime.stored_text import text_ref_of, without_goal
+from organs.runtime.stored_text import as_it_travels, text_ref_of
 from organs.secretion import paste_envelope
 from organs.signing import seal_paste, sign_last_step
 from organs.stomach import ingest_paste
@@ -44,7 +44,7 @@ def _signed_yield_by_reference() -> tuple[Envelope, StoredText]:
 
 def test_a_goal_by_reference_verifies_left_out_or_fetched_in() -> None:
     fetched, ref = _signed_yield_by_reference()
-    travelling = msgspec.structs.replace(fetched, payload=without_goal(fetched.payload))
+    travelling = msgspec.structs.replace(fetched, payload=as_it_travels(fetched.payload))
     # What the wire carries decodes to the same reference, with no goal.
     carried = decode(encode(travelling))
     assert carried.payload.goal == "" and carried.payload.goal_ref == ref

@@ -1,0 +1,136 @@
+"""A digest whose frames pass the server's max payload, against a real nats-server with small messages: the frames'
+contents (and the frame-index records that hold them) go by reference to the frames object store, the paste ends
+admitted with nothing dead-lettered, and every frame is served whole by ``frames.get`` or, past a reply, by the
+reference it answers with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from envelopes.codec import decode_frame_record
+from envelopes.ids import digest_text
+from envelopes.types import Admitted, Digested, UserInput, Yield
+from organs.absorption import build_absorption
+from organs.border.decide import DEFAULT_BUDGET_BYTES, BorderConfig
+from organs.border.segments import PromptBudget
+from organs.border.worker import build_border
+from organs.client import fetch_frame, hand_in_paste, with_stored_texts
+from organs.mcp.frames import BusFrames
+from organs.runtime.bus import INLINE_HEADROOM
+from organs.runtime.stored_text import with_frame_text
+from organs.stomach.large import PasteLimits
+from organs.stomach.worker import build_stomach
+from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
+from tests.bus.test_large_paste_bus import SMALL_MAX_PAYLOAD
+from tests.conftest import running_organ
+from tests.support.servers import small_tract
+
+pytestmark = pytest.mark.bus
+
+ASK = "Why do the workers time out on queue 7?"
+# Every frame served whole: the budget the failing case had.
+WHOLE_BUDGET = 10**7
+# A prompt budget the whole log fits in (the default would serve it as a reference, honestly).
+ROOMY_BORDER = BorderConfig(budget=PromptBudget(max_bytes=DEFAULT_BUDGET_BYTES, max_tokens=1_000_000))
+
+
+def worker_log(lines: int) -> str:
+    """A log of ``lines`` varied lines, then the ask in a paragraph of its own."""
+    levels = ("INFO", "INFO", "WARN", "INFO", "ERROR")
+    body = [
+        f"2026-12-01T09:{n // 60 % 60:02d}:{n % 60:02d}Z {levels[n % 5]} [worker-{n % 13}] queue {n % 11} "
+        f"job {n * 7919 % 100_003} took {n * 37 % 4_001} ms (attempt {n % 4 + 1})"
+        for n in range(lines)
+    ]
+    return "\n".join(body) + "\n\n" + ASK
+
+
+async def _dead_letters(tract: object) -> int:
+    return sum(
+        [
+            await subject_count(tract, tract.subjects.dlq(organ), tract.subjects.dlq_stream)  # type: ignore[attr-defined]
+            for organ in ("stomach", "absorption", "border")
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [PasteLimits(), PasteLimits(large_bytes=2_000, max_bytes=1_000_000)],
+    ids=["digested_by_the_worker", "digested_apart"],
+)
+async def test_a_digest_whose_frames_pass_max_payload_is_admitted_with_its_frames_by_reference(
+    tmp_path: Path, limits: PasteLimits
+) -> None:
+    text = worker_log(2_200)
+    origin = UserInput(actor="ana", channel="test")
+    async with (
+        small_tract(tmp_path / "small", max_payload=SMALL_MAX_PAYLOAD, instance="frames") as (settings, tract),
+        running_organ("stomach", settings, build_stomach(settings, limits=limits)),
+        running_organ("absorption", settings, build_absorption(settings)),
+        running_organ("border", settings, build_border(settings, ROOMY_BORDER)),
+    ):
+        paste, outcome = await hand_in_paste(tract, text, origin=origin, budget_tokens=WHOLE_BUDGET, timeout=120)
+        expected = 2 if outcome.tier == "deferred" else 1
+        assert await wait_for_count(tract, tract.subjects.brain_in, expected, timeout=120) == expected
+        digests = await read_envelopes(tract, tract.subjects.absorption_in)
+        yields = await read_envelopes(tract, tract.subjects.border_in)
+        whole = await with_stored_texts(tract, outcome)
+        letters, refused = await _dead_letters(tract), await subject_count(tract, tract.subjects.border_rejected)
+        digest_sizes = [len(msg.data) for msg in await read_subject(tract, tract.subjects.absorption_in)]
+        last = digests[-1].payload
+        assert isinstance(last, Digested)
+        by_reference = [frame for frame in last.frames if frame.content_ref is not None]
+        replies = [await fetch_frame(tract, frame.id) for frame in last.frames]
+        index = await tract.js.key_value(tract.subjects.frame_index_bucket)
+        keys = [frame.id.removeprefix("blake3:") for frame in by_reference]
+        records = [decode_frame_record((await index.get(key)).value or b"") for key in keys]
+        fetched = [await with_frame_text(tract, reply.frame) for reply in replies if reply.frame is not None]
+        mcp = BusFrames(settings)
+        try:
+            through_mcp = [await mcp.frame(frame.id, full=False) for frame in last.frames]
+            full_through_mcp = [await mcp.frame(frame.id, full=True) for frame in by_reference]
+        finally:
+            await mcp.close()
+    print(
+        f"\n[bus:frames_by_reference] large_bytes={limits.large_bytes} paste_bytes={len(text.encode())} "
+        f"max_payload={SMALL_MAX_PAYLOAD} budget_tokens={WHOLE_BUDGET} outcome={outcome.kind}/{outcome.tier} "
+        f"digest_message_bytes={digest_sizes} frames_by_reference="
+        f"{[(frame.content_ref.size if frame.content_ref else 0) for frame in by_reference]} "
+        f"dead_lettered={letters} rejected={refused}"
+    )
+    assert (letters, refused) == (0, 0)
+    assert isinstance(outcome.payload, Admitted) and isinstance(whole.payload, Admitted)
+    assert by_reference, "a frame served whole passes the max payload: it travels by reference"
+    for frame in by_reference:
+        assert frame.content == "" and frame.content_ref is not None
+        assert frame.content_ref.digest == frame.content_digest and frame.token_cost > 0
+    # The yield carries the same references, its texts left out again.
+    for sent in yields:
+        assert isinstance(sent.payload, Yield)
+        assert all(frame.content == "" for frame in sent.payload.frames if frame.content_ref is not None)
+    # The frame-index record names the content it could not hold; the reply too, past a reply's room.
+    for record in records:
+        assert record.compact.content == "" and record.compact.content_ref is not None
+    answered_by_reference = [reply.frame for reply in replies if reply.frame and reply.frame.content_ref]
+    assert all(frame.content == "" for frame in answered_by_reference)
+    assert {frame.id for frame in answered_by_reference} == {
+        frame.id
+        for frame in by_reference
+        if frame.content_ref and frame.content_ref.size > SMALL_MAX_PAYLOAD - INLINE_HEADROOM
+    }
+    for reply, resolved in zip(replies, fetched, strict=True):
+        assert reply.error is None and reply.frame is not None
+        assert resolved.content is not None and digest_text(resolved.content) == resolved.content_digest
+    # The log served whole reaches the prompt: the border fetched the text it counted and checked.
+    log_frame = max(fetched, key=lambda frame: len(frame.content or ""))
+    prompt = whole.payload.prompt.text
+    assert all(line in prompt for line in (log_frame.content or "").splitlines())
+    assert log_frame.content == text[log_frame.span[0] : log_frame.span[1]]
+    for shown in through_mcp:
+        assert shown.content and digest_text(shown.content) == shown.content_digest
+    for shown in full_through_mcp:
+        assert digest_text(shown.content or "") == shown.id
+    assert whole.chain.origin == origin and whole.chain.input_digest == paste.chain.input_digest
