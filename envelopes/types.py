@@ -373,8 +373,15 @@ class Frame(msgspec.Struct, frozen=True):
     valid_from: Timestamp | None = None
     valid_to: Timestamp | None = None
     normal_form: bool = False
-    # Set when the content is too large to travel inline: see the module's note on text too large for a message.
-    content_ref: StoredText | None = None
+    content_ref: Annotated[
+        StoredText | None,
+        msgspec.Meta(
+            description=(
+                "set when the served content is too large to travel inline: content is then '' and the text is "
+                "in the frames object store; its digest is content_digest; never on a reference frame"
+            )
+        ),
+    ] = None
 
     def __post_init__(self) -> None:
         _require_digest(self.id, "id")

@@ -360,15 +360,18 @@ async def _stored_text(store: FrameStore, ref: str) -> str:
         raise PoisonError(f"paste reference {ref} is not in the frames store") from error
 
 
-async def _compact_served(store: FrameStore, compact: Frame, limit: int) -> Frame:
-    """A record's compact frame as a reply carries it: its content by reference fetched in when that fits
-    ``limit`` bytes, else the reference itself (``content_ref``: the frames object store holds the text)."""
-    if compact.content_ref is None or compact.content_ref.size > limit:
+async def _compact_served(store: FrameStore, compact: Frame) -> Frame:
+    """A record's compact frame as a reply carries it: its content by reference fetched in when the reply still
+    fits a message, else the reference itself (``content_ref``: the frames object store holds the text)."""
+    max_payload = int(store.tract.nc.max_payload)
+    if compact.content_ref is None or compact.content_ref.size > max_payload:
         return compact
     try:
-        return await with_frame_text(store.tract, compact)
+        fetched = await with_frame_text(store.tract, compact)
     except PoisonError as error:
         raise FrameTampered(str(error)) from error
+    # A reply is the frame alone, with no envelope around it: what the server takes is what is left.
+    return fetched if len(encode(FrameReply(frame=fetched))) <= max_payload else compact
 
 
 async def _answer_frame_request(store: FrameStore, data: bytes, limit: int, tenant: str | None = None) -> FrameReply:
@@ -393,7 +396,7 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int, tena
     try:
         record = await store.record(request.id)
         if request.representation == "compact":
-            return FrameReply(frame=verify_frame(await _compact_served(store, record.compact, limit), request.id))
+            return FrameReply(frame=verify_frame(await _compact_served(store, record.compact), request.id))
         paste = await store.get_paste(record.paste_ref)
     except (FrameNotFound, FrameTampered) as error:
         return FrameReply(error=str(error))

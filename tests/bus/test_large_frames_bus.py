@@ -18,8 +18,7 @@ from organs.border.segments import PromptBudget
 from organs.border.worker import build_border
 from organs.client import fetch_frame, hand_in_paste, with_stored_texts
 from organs.mcp.frames import BusFrames
-from organs.runtime.bus import INLINE_HEADROOM
-from organs.runtime.stored_text import with_frame_text
+from organs.runtime.stored_text import with_frame_text, with_frame_texts
 from organs.stomach.large import PasteLimits
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
@@ -36,15 +35,20 @@ WHOLE_BUDGET = 10**7
 ROOMY_BORDER = BorderConfig(budget=PromptBudget(max_bytes=DEFAULT_BUDGET_BYTES, max_tokens=1_000_000))
 
 
-def worker_log(lines: int) -> str:
-    """A log of ``lines`` varied lines, then the ask in a paragraph of its own."""
+def worker_paste(log_lines: int, table_rows: int) -> str:
+    """A log of ``log_lines`` varied lines, a CSV table of ``table_rows`` rows, then the ask in a paragraph of its
+    own: served whole, the log passes a 128 KiB message and the table is between its room for an envelope
+    (64 KiB less) and a message."""
     levels = ("INFO", "INFO", "WARN", "INFO", "ERROR")
-    body = [
+    log = [
         f"2026-12-01T09:{n // 60 % 60:02d}:{n % 60:02d}Z {levels[n % 5]} [worker-{n % 13}] queue {n % 11} "
         f"job {n * 7919 % 100_003} took {n * 37 % 4_001} ms (attempt {n % 4 + 1})"
-        for n in range(lines)
+        for n in range(log_lines)
     ]
-    return "\n".join(body) + "\n\n" + ASK
+    rows = [
+        f"{n},worker-{n % 13},queue-{n % 11},{n * 37 % 4_001},{'ok' if n % 5 else 'timeout'}" for n in range(table_rows)
+    ]
+    return "\n".join(log) + "\n\nid,worker,queue,ms,status\n" + "\n".join(rows) + "\n\n" + ASK
 
 
 async def _dead_letters(tract: object) -> int:
@@ -64,7 +68,7 @@ async def _dead_letters(tract: object) -> int:
 async def test_a_digest_whose_frames_pass_max_payload_is_admitted_with_its_frames_by_reference(
     tmp_path: Path, limits: PasteLimits
 ) -> None:
-    text = worker_log(2_200)
+    text = worker_paste(2_200, 2_500)
     origin = UserInput(actor="ana", channel="test")
     async with (
         small_tract(tmp_path / "small", max_payload=SMALL_MAX_PAYLOAD, instance="frames") as (settings, tract),
@@ -88,6 +92,7 @@ async def test_a_digest_whose_frames_pass_max_payload_is_admitted_with_its_frame
         keys = [frame.id.removeprefix("blake3:") for frame in by_reference]
         records = [decode_frame_record((await index.get(key)).value or b"") for key in keys]
         fetched = [await with_frame_text(tract, reply.frame) for reply in replies if reply.frame is not None]
+        yielded_texts = (await with_frame_texts(tract, yields[-1].payload)).frames  # type: ignore[type-var]
         mcp = BusFrames(settings)
         try:
             through_mcp = [await mcp.frame(frame.id, full=False) for frame in last.frames]
@@ -107,6 +112,7 @@ async def test_a_digest_whose_frames_pass_max_payload_is_admitted_with_its_frame
     for frame in by_reference:
         assert frame.content == "" and frame.content_ref is not None
         assert frame.content_ref.digest == frame.content_digest and frame.token_cost > 0
+    assert len(by_reference) == 2, "the log first, and still too large: the table too"
     # The yield carries the same references, its texts left out again.
     for sent in yields:
         assert isinstance(sent.payload, Yield)
@@ -114,21 +120,18 @@ async def test_a_digest_whose_frames_pass_max_payload_is_admitted_with_its_frame
     # The frame-index record names the content it could not hold; the reply too, past a reply's room.
     for record in records:
         assert record.compact.content == "" and record.compact.content_ref is not None
-    answered_by_reference = [reply.frame for reply in replies if reply.frame and reply.frame.content_ref]
-    assert all(frame.content == "" for frame in answered_by_reference)
-    assert {frame.id for frame in answered_by_reference} == {
-        frame.id
-        for frame in by_reference
-        if frame.content_ref and frame.content_ref.size > SMALL_MAX_PAYLOAD - INLINE_HEADROOM
-    }
+    # A reply carries what fits a message (the table, fetched in by the stomach); past that, the reference.
+    answered_by_reference = {reply.frame.id for reply in replies if reply.frame and not reply.frame.content}
+    too_large = {frame.id for frame in by_reference if frame.content_ref and frame.content_ref.size > SMALL_MAX_PAYLOAD}
+    assert answered_by_reference == too_large and len(too_large) == 1
+    assert {record.compact.id for record in records} - answered_by_reference, "a stored record's frame served whole"
     for reply, resolved in zip(replies, fetched, strict=True):
         assert reply.error is None and reply.frame is not None
         assert resolved.content is not None and digest_text(resolved.content) == resolved.content_digest
-    # The log served whole reaches the prompt: the border fetched the text it counted and checked.
-    log_frame = max(fetched, key=lambda frame: len(frame.content or ""))
+    # The evidence reaches the prompt: the border fetched the texts it counted and checked.
     prompt = whole.payload.prompt.text
-    assert all(line in prompt for line in (log_frame.content or "").splitlines())
-    assert log_frame.content == text[log_frame.span[0] : log_frame.span[1]]
+    for frame in yielded_texts:
+        assert all(line in prompt for line in (frame.content or "").splitlines()), frame.kind
     for shown in through_mcp:
         assert shown.content and digest_text(shown.content) == shown.content_digest
     for shown in full_through_mcp:
