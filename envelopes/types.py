@@ -723,7 +723,8 @@ class FrameRequest(msgspec.Struct, frozen=True):
 
 
 class FrameReply(msgspec.Struct, frozen=True):
-    """The answer to a FrameRequest: the frame, or an error for people."""
+    """The answer to a FrameRequest: the frame, or an error for people. Both for a frame served by its content's
+    reference (``Frame.content_ref``: the text would not fit the reply), the error saying where the text is."""
 
     frame: Frame | None = None
     error: str | None = None

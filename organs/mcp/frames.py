@@ -75,7 +75,7 @@ class BusFrames:
             ) from None
         except (TimeoutError, nats.errors.Error, OSError) as error:
             raise FrameUnavailable(f"the bus did not answer on {frames_subject(tract)}: {error!r}") from None
-        if reply.error is not None or reply.frame is None:
+        if reply.frame is None:
             raise UnknownFrame(reply.error or f"no frame {frame_id}")
         if reply.frame.content_ref is None or reply.frame.content:
             return reply.frame

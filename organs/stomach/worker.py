@@ -374,6 +374,20 @@ async def _compact_served(store: FrameStore, compact: Frame) -> Frame:
     return fetched if len(encode(FrameReply(frame=fetched))) <= max_payload else compact
 
 
+def _compact_reply(store: FrameStore, compact: Frame) -> FrameReply:
+    """The reply for a compact frame: the frame, and when its content stays by reference, where the text is."""
+    ref = compact.content_ref
+    if ref is None or compact.content:
+        return FrameReply(frame=compact)
+    return FrameReply(
+        frame=compact,
+        error=(
+            f"the compact frame's content is {ref.size:,} bytes, more than one reply carries; it is object "
+            f"{ref.name} in the {store.tract.subjects.frames_bucket} object store (blake3 {ref.digest})"
+        ),
+    )
+
+
 async def _answer_frame_request(store: FrameStore, data: bytes, limit: int, tenant: str | None = None) -> FrameReply:
     """The reply to one request; a full frame larger than ``limit`` bytes says where its bytes are instead.
     For a ``tenant``, a frame it did not hand in is answered as a frame that does not exist."""
@@ -396,7 +410,7 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int, tena
     try:
         record = await store.record(request.id)
         if request.representation == "compact":
-            return FrameReply(frame=verify_frame(await _compact_served(store, record.compact), request.id))
+            return _compact_reply(store, verify_frame(await _compact_served(store, record.compact), request.id))
         paste = await store.get_paste(record.paste_ref)
     except (FrameNotFound, FrameTampered) as error:
         return FrameReply(error=str(error))

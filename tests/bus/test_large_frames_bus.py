@@ -9,16 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from envelopes.codec import decode_frame_record
-from envelopes.ids import digest_text
+from envelopes.codec import decode_frame_record, encode
+from envelopes.ids import digest_text, utc_now
 from envelopes.types import Admitted, Digested, UserInput, Yield
 from organs.absorption import build_absorption
 from organs.border.decide import DEFAULT_BUDGET_BYTES, BorderConfig
 from organs.border.segments import PromptBudget
 from organs.border.worker import build_border
-from organs.client import fetch_frame, hand_in_paste, with_stored_texts
+from organs.client import fetch_frame, hand_in_paste, store_blob, with_stored_texts
 from organs.mcp.frames import BusFrames
 from organs.runtime.stored_text import with_frame_text, with_frame_texts
+from organs.secretion import paste_envelope
 from organs.stomach.large import PasteLimits
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
@@ -126,7 +127,10 @@ async def test_a_digest_whose_frames_pass_max_payload_is_admitted_with_its_frame
     assert answered_by_reference == too_large and len(too_large) == 1
     assert {record.compact.id for record in records} - answered_by_reference, "a stored record's frame served whole"
     for reply, resolved in zip(replies, fetched, strict=True):
-        assert reply.error is None and reply.frame is not None
+        assert reply.frame is not None
+        # Stated: a frame answered by its reference says where the text is (what `ichor frame` prints).
+        by_its_reference = reply.frame.id in answered_by_reference
+        assert (reply.error is not None and "object store" in reply.error) == by_its_reference
         assert resolved.content is not None and digest_text(resolved.content) == resolved.content_digest
     # The evidence reaches the prompt: the border fetched the texts it counted and checked.
     prompt = whole.payload.prompt.text
@@ -137,3 +141,46 @@ async def test_a_digest_whose_frames_pass_max_payload_is_admitted_with_its_frame
     for shown in full_through_mcp:
         assert digest_text(shown.content or "") == shown.id
     assert whole.chain.origin == origin and whole.chain.input_digest == paste.chain.input_digest
+
+
+async def test_a_frame_text_altered_in_the_store_is_refused_by_frames_get_and_dead_lettered_by_the_border(
+    tmp_path: Path,
+) -> None:
+    text = worker_paste(2_200, 2_500)
+    async with small_tract(tmp_path / "small", max_payload=SMALL_MAX_PAYLOAD, instance="altered") as (settings, tract):
+        paste = paste_envelope(
+            "",
+            origin=UserInput(actor="ana"),
+            text_ref=await store_blob(tract, text.encode()),
+            input_digest=digest_text(text),
+            budget_tokens=WHOLE_BUDGET,
+            source="t",
+            instance="t",
+            now=utc_now(),
+        )
+        async with running_organ("stomach", settings, build_stomach(settings)):
+            await tract.js.publish(tract.subjects.stomach_in, encode(paste), headers={"Nats-Msg-Id": paste.id})
+            assert await wait_for_count(tract, tract.subjects.absorption_in, 1, timeout=60) == 1
+            [digested] = await read_envelopes(tract, tract.subjects.absorption_in)
+            assert isinstance(digested.payload, Digested)
+            [table] = [frame for frame in digested.payload.frames if frame.kind == "table"]
+            served = (await fetch_frame(tract, table.id)).frame
+            assert served is not None and served.content_ref is not None and table.content_ref is not None
+            # The objects the table's texts are kept under (the digest's rendering, the record's), other bytes now.
+            store = await tract.js.object_store(tract.subjects.frames_bucket)
+            for name in {table.content_ref.name, served.content_ref.name}:
+                await store.put(name, b"id,status\n1,ok\n")
+            refused = await fetch_frame(tract, table.id)
+        async with (
+            running_organ("absorption", settings, build_absorption(settings)),
+            running_organ("border", settings, build_border(settings, ROOMY_BORDER)),
+        ):
+            dlq = tract.subjects.dlq("border")
+            assert await wait_for_count(tract, dlq, 1, stream=tract.subjects.dlq_stream, timeout=60) == 1
+            assert await wait_for_count(tract, tract.subjects.border_rejected, 1, timeout=60) == 1
+        [letter] = await read_subject(tract, dlq, stream=tract.subjects.dlq_stream)
+        admitted = await subject_count(tract, tract.subjects.brain_in)
+    reason = (letter.headers or {})["Ichor-Dlq-Reason"]
+    assert refused.frame is None and refused.error is not None and "stored text" in refused.error
+    assert table.content_ref.name in reason and f"not the {table.content_ref.size:,} bytes" in reason
+    assert admitted == 0
