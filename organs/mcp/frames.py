@@ -4,9 +4,10 @@ The connection is made on first use and made again after the bus went away, so
 the server starts (and answers every call) whether or not the bus is up; a call
 that cannot reach it fails with ``FrameUnavailable`` saying so. A full frame too
 large for one message is read where the stomach keeps it (the frame index and
-the frames object store), and so is a compact frame the stomach answers by reference
-(``Frame.content_ref``: its content would not fit the reply). Full texts are cached by id: an id is the digest of
-its text, so a cached text is never stale.
+the frames object store), and so is the text of a compact frame the stomach
+answers by reference (``Frame.content_ref``: it would not fit the reply). Full
+texts are cached by id: an id is the digest of its text, so a cached text is
+never stale.
 """
 
 from __future__ import annotations
