@@ -122,6 +122,8 @@ async def test_a_digest_whose_frames_pass_max_payload_is_admitted_with_its_frame
         assert frame.content == "" and frame.content_ref is not None
         assert frame.content_ref.digest == frame.content_digest and frame.token_cost > 0
     assert len(by_reference) == 2, "the log first, and still too large: the table too"
+    # The largest texts go first: the short ask, with room for it once the frames are out, stays inline.
+    assert last.goal == ASK and last.goal_ref is None
     # The yield carries the same references, its texts left out again.
     for sent in yields:
         assert isinstance(sent.payload, Yield)
