@@ -6,9 +6,11 @@ once, for both ``ichor schema`` and the AsyncAPI document:
 
 * the tag rule: an envelope's ``kind`` equals its payload's ``kind``;
 * an envelope whose payload carries digested content (digested, yield, admitted) names its ``tier``;
-* a frame served by ``reference`` has no content, no content digest and costs 0 tokens; any other carries both.
+* a frame served by ``reference`` has no content, no content digest, no content reference and costs 0 tokens;
+  any other carries content and its digest.
 
-What JSON Schema cannot state is in the descriptions: a span is ``[start, end)`` with ``start <= end``.
+What JSON Schema cannot state is in the descriptions: a span is ``[start, end)`` with ``start <= end``; a frame's
+content reference names its ``content_digest``.
 """
 
 from __future__ import annotations
@@ -53,7 +55,12 @@ def _envelope_rules(envelope: dict[str, Any]) -> None:
 def _frame_rules(frame: dict[str, Any]) -> None:
     frame["if"] = {"properties": {"representation": {"const": "reference"}}}
     frame["then"] = {
-        "properties": {"content": {"type": "null"}, "content_digest": {"type": "null"}, "token_cost": {"const": 0}}
+        "properties": {
+            "content": {"type": "null"},
+            "content_digest": {"type": "null"},
+            "content_ref": {"type": "null"},
+            "token_cost": {"const": 0},
+        }
     }
     frame["else"] = {"properties": {"content": {"type": "string"}, "content_digest": {"type": "string"}}}
 

@@ -32,6 +32,13 @@ Text too large for a message (added in version 1, no bump: nothing existing chan
   border that checks signatures: a signature over evidence whose goal is by reference covers the
   reference (with the text's blake3) in the goal's place, which an older verifier, reading ``""``
   there, finds broken.
+* ``Frame.content_ref`` (a ``StoredText``, ``None`` by default) is the same for a frame's served
+  content: set when a digest, or a frame-index record, would not fit a message with that content
+  inline. ``content`` is then ``""`` on the wire and ``content_digest`` is the reference's digest; a
+  reader that needs the text (the border, ``frames.get``, the MCP server) fetches and checks it. A
+  signature covers the frame as it travels (``Frame.travelling``: the reference, not the text), so a
+  frame fetched in keeps every signature whole; an older verifier, hashing ``""``, finds it broken.
+  ``frames.get`` answers a compact frame whose content would not fit a reply with the reference.
 """
 
 from __future__ import annotations
@@ -366,9 +373,22 @@ class Frame(msgspec.Struct, frozen=True):
     valid_from: Timestamp | None = None
     valid_to: Timestamp | None = None
     normal_form: bool = False
+    content_ref: Annotated[
+        StoredText | None,
+        msgspec.Meta(
+            description=(
+                "set when the served content is too large to travel inline: content is then '' and the text is "
+                "in the frames object store; its digest is content_digest; never on a reference frame"
+            )
+        ),
+    ] = None
 
     def __post_init__(self) -> None:
         _require_digest(self.id, "id")
+        _require(
+            self.content_ref is None or self.content_ref.digest == self.content_digest,
+            "a frame's content reference names its content_digest",
+        )
         _require_digest(self.content_digest, "content_digest")
         _require_timestamp(self.valid_from, "valid_from")
         _require_timestamp(self.valid_to, "valid_to")
@@ -379,6 +399,13 @@ class Frame(msgspec.Struct, frozen=True):
             _require(self.token_cost == 0, "a reference costs 0 tokens")
         else:
             _require(self.content is not None and self.content_digest is not None, "served frames carry content")
+
+    @property
+    def travelling(self) -> Frame:
+        """The frame as it travels, and as a signature covers it: content by reference left out, else unchanged."""
+        if self.content_ref is None or not self.content:
+            return self
+        return msgspec.structs.replace(self, content="")
 
 
 class Redaction(msgspec.Struct, frozen=True):
@@ -696,7 +723,8 @@ class FrameRequest(msgspec.Struct, frozen=True):
 
 
 class FrameReply(msgspec.Struct, frozen=True):
-    """The answer to a FrameRequest: the frame, or an error for people."""
+    """The answer to a FrameRequest: the frame, or an error for people. Both for a frame served by its content's
+    reference (``Frame.content_ref``: the text would not fit the reply), the error saying where the text is."""
 
     frame: Frame | None = None
     error: str | None = None

@@ -134,9 +134,11 @@ def _evidence(stage: str, payload: Any) -> Any:
         if not isinstance(payload, (Digested, Yield)):
             raise SigningError(f"a {stage!r} step can only be checked on a digested or yield envelope")
         meta = payload.meta if isinstance(payload, Yield) and stage == "yielded" else None
-        # A goal by reference is vouched for by its reference (its blake3 among it), fetched or not.
+        # A goal or a frame's content by reference is vouched for by its reference (its blake3 among it), fetched
+        # or not.
         goal = payload.goal if payload.goal_ref is None else payload.goal_ref
-        return (goal, payload.anchors, payload.frames, payload.report, meta)
+        frames = tuple(frame.travelling for frame in payload.frames)
+        return (goal, payload.anchors, frames, payload.report, meta)
     return payload
 
 

@@ -44,7 +44,7 @@ def test_the_envelope_schema_names_every_payload_kind() -> None:
     assert kinds <= described
 
 
-def test_a_goal_or_prompt_by_reference_is_described_where_it_travels() -> None:
+def test_a_goal_prompt_or_frame_by_reference_is_described_where_it_travels() -> None:
     schemas = asyncapi_document()["components"]["schemas"]
     stored = schemas["StoredText"]
     assert set(stored["required"]) == {"name", "size", "digest"}
@@ -53,6 +53,8 @@ def test_a_goal_or_prompt_by_reference_is_described_where_it_travels() -> None:
         refs = json.dumps(schemas[carrier]["properties"]["goal_ref"])
         assert "StoredText" in refs and "null" in refs, carrier
     assert "StoredText" in json.dumps(schemas["CompiledPrompt"]["properties"]["text_ref"])
+    content_ref = json.dumps(schemas["Frame"]["properties"]["content_ref"])
+    assert "StoredText" in content_ref and "null" in content_ref
 
 
 def test_the_cli_prints_the_document() -> None:

@@ -112,6 +112,47 @@ def test_a_goal_reference_the_decoder_refuses_fails_the_schema(field: str, value
     assert ("payload", "goal_ref", field) in _paths_beneath(list(VALIDATOR.iter_errors(document)))
 
 
+def _frame_by_reference() -> dict[str, Any]:
+    """A digested envelope whose first frame's content travels by reference, through JSON as a host holds it."""
+    paste = fresh_paste()
+    digested = digest_paste(paste, ingest_paste(paste.payload.text), instance="s1", now=AT)
+    assert isinstance(digested.payload, Digested)
+    first, *rest = digested.payload.frames
+    content = (first.content or "").encode()
+    ref = StoredText(
+        name=digest_bytes(content).removeprefix("blake3:"), size=len(content), digest=digest_bytes(content)
+    )
+    slim = msgspec.structs.replace(first, content="", content_ref=ref)
+    payload = msgspec.structs.replace(digested.payload, frames=(slim, *rest))
+    document: dict[str, Any] = msgspec.json.decode(encode_json(msgspec.structs.replace(digested, payload=payload)))
+    return document
+
+
+def test_a_digest_with_a_frame_by_reference_passes_the_schema() -> None:
+    document = _frame_by_reference()
+    frame = document["payload"]["frames"][0]
+    assert frame["content"] == "" and frame["content_ref"]["digest"] == frame["content_digest"]
+    assert _schema_accepts(document) and _decoder_accepts(document)
+
+
+def test_a_reference_frame_with_a_content_reference_fails_the_schema() -> None:
+    document = _frame_by_reference()
+    frame = document["payload"]["frames"][0]
+    frame.update(representation="reference", content=None, content_digest=None, token_cost=0)
+    assert not _decoder_accepts(document)
+    assert not _schema_accepts(document)
+    assert ("payload", "frames", 0, "content_ref") in _paths_beneath(list(VALIDATOR.iter_errors(document)))
+
+
+def test_a_content_reference_that_names_other_bytes_is_refused_and_the_schema_says_so() -> None:
+    # Two fields equal to each other is past what JSON Schema states: the rule is in the field's description.
+    document = _frame_by_reference()
+    document["payload"]["frames"][0]["content_ref"]["digest"] = "blake3:" + "0" * 64
+    assert not _decoder_accepts(document)
+    described = contract_schema()["$defs"]["Frame"]["properties"]["content_ref"]["description"]
+    assert "its digest is content_digest" in described
+
+
 def _paths_beneath(errors: list[Any]) -> set[tuple[Any, ...]]:
     paths: set[tuple[Any, ...]] = set()
     while errors:

@@ -8,11 +8,12 @@ import msgspec
 import pytest
 
 from envelopes.codec import decode, encode
-from envelopes.ids import digest_bytes
-from envelopes.types import Admitted, Digested, Envelope, Rejected, StoredText
+from envelopes.ids import digest_bytes, digest_text
+from envelopes.types import Admitted, Digested, Envelope, Frame, Rejected, StoredText, Yield
 from organs.absorption import yield_context
+from organs.accounting import count_tokens
 from organs.pills import render_outcome
-from organs.runtime.stored_text import text_ref_of, without_goal
+from organs.runtime.stored_text import as_it_travels, text_ref_of
 from organs.secretion import paste_envelope
 from organs.signing import seal_paste, sign_last_step
 from organs.stomach import ingest_paste
@@ -44,7 +45,7 @@ def _signed_yield_by_reference() -> tuple[Envelope, StoredText]:
 
 def test_a_goal_by_reference_verifies_left_out_or_fetched_in() -> None:
     fetched, ref = _signed_yield_by_reference()
-    travelling = msgspec.structs.replace(fetched, payload=without_goal(fetched.payload))
+    travelling = msgspec.structs.replace(fetched, payload=as_it_travels(fetched.payload))
     # What the wire carries decodes to the same reference, with no goal.
     carried = decode(encode(travelling))
     assert carried.payload.goal == "" and carried.payload.goal_ref == ref
@@ -107,3 +108,51 @@ def test_a_refusal_shows_where_the_ask_it_refused_is_kept() -> None:
         msgspec.structs.replace(refused, payload=msgspec.structs.replace(refused.payload, goal_ref=ref)), shown
     )
     assert f"the ask: {ref.size:,} bytes stored as {ref.name}" in shown.getvalue()
+
+
+def _signed_yield_with_a_frame_by_reference() -> tuple[Envelope, Frame]:
+    """A yield whose first frame's content the stomach stored apart, each step signed on the envelope as it
+    travels; returned with the frame's content fetched in, as the border reads it."""
+    text = "2026-12-01T09:00:01Z ERROR [worker-3] queue 7 job 12 timed out after 30000 ms\n" * 30 + "\n" + ASK
+    paste = seal_paste(paste_envelope(text, origin=ANA, source="test", instance="t", now=AT), SIGNERS["host"])
+    unsigned = digest_paste(paste, ingest_paste(text), instance="s1", now=AT)
+    assert isinstance(unsigned.payload, Digested)
+    first, *rest = unsigned.payload.frames
+    slim = msgspec.structs.replace(first, content="", content_ref=text_ref_of((first.content or "").encode()))
+    travelling = msgspec.structs.replace(
+        unsigned, payload=msgspec.structs.replace(unsigned.payload, frames=(slim, *rest))
+    )
+    digested = sign_last_step(travelling, SIGNERS["stomach"])
+    yielded = yield_context(digested, "a1", signer=SIGNERS["absorption"], now=AT)
+    assert isinstance(yielded.payload, Yield)
+    fetched = (msgspec.structs.replace(slim, content=first.content), *yielded.payload.frames[1:])
+    return msgspec.structs.replace(yielded, payload=msgspec.structs.replace(yielded.payload, frames=fetched)), first
+
+
+def test_a_frame_by_reference_verifies_fetched_in_and_travels_without_its_text() -> None:
+    fetched, first = _signed_yield_with_a_frame_by_reference()
+    carried = decode(encode(msgspec.structs.replace(fetched, payload=as_it_travels(fetched.payload))))
+    assert isinstance(carried.payload, Yield)
+    assert carried.payload.frames[0].content == "" and carried.payload.frames[0].content_ref is not None
+    out = decide(fetched)
+    assert isinstance(out.payload, Admitted), out.payload
+    assert (first.content or "").splitlines()[0] in out.payload.prompt.text
+
+
+def test_a_frame_reference_swapped_for_another_texts_breaks_the_signatures() -> None:
+    fetched, first = _signed_yield_with_a_frame_by_reference()
+    assert isinstance(fetched.payload, Yield)
+    other = "2026-12-01T09:00:01Z INFO [worker-3] all jobs done\n"
+    swapped = msgspec.structs.replace(
+        fetched.payload.frames[0],
+        content=other,
+        content_digest=digest_text(other),
+        content_ref=text_ref_of(other.encode()),
+        token_cost=count_tokens(other, first.encoding),
+    )
+    forged = msgspec.structs.replace(
+        fetched, payload=msgspec.structs.replace(fetched.payload, frames=(swapped, *fetched.payload.frames[1:]))
+    )
+    out = decide(forged)
+    assert isinstance(out.payload, Rejected)
+    assert "signature.invalid" in {reason.code for reason in out.payload.reasons}

@@ -2,6 +2,8 @@
 
 A digest whose goal travels by reference (``Digested.goal_ref``) has its goal fetched for the core, which
 counts its tokens for the yield's cost; the yield names the same reference and leaves the goal out again.
+Frames whose contents travel by reference (``Frame.content_ref``) are passed on as they came: the yield's cost
+takes each frame's ``token_cost``, which the border recounts on the text it fetches.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from envelopes.types import Digested, Envelope
 from organs.absorption.core import yield_context
 from organs.anatomy import ABSORPTION
 from organs.runtime import BusSettings, Delivery, OrganBuilder, Output, Tract, WorkerSpec
-from organs.runtime.stored_text import with_goal, without_goal
+from organs.runtime.stored_text import as_it_travels, with_goal
 from organs.signing import Signer
 
 __all__ = ["AbsorptionOrgan", "build_absorption"]
@@ -45,7 +47,7 @@ class AbsorptionOrgan:
             envelope = msgspec.structs.replace(envelope, payload=await with_goal(self.tract, envelope.payload))
         secreted = yield_context(envelope, self.settings.instance, signer=self.signer, now=utc_now())
         # The signature vouches for a goal by reference through its reference, so leaving it out keeps it whole.
-        secreted = msgspec.structs.replace(secreted, payload=without_goal(secreted.payload))
+        secreted = msgspec.structs.replace(secreted, payload=as_it_travels(secreted.payload))
         return [Output(self.tract.subjects.border_in, secreted)]
 
 

@@ -4,9 +4,10 @@ For an envelope that names a session, the worker reads which frames earlier
 turns carried (``SessionStore``), compiles those as one-line references, and
 records what this turn carried before publishing the prompt.
 
-A yield whose goal travels by reference (``goal_ref``) has its goal fetched and checked before it is screened;
-the decision names the same reference, and an admitted prompt too large for a message is stored the same way
-(``CompiledPrompt.text_ref``, ``organs.runtime.stored_text``).
+A yield whose goal or frames' contents travel by reference (``goal_ref``, ``Frame.content_ref``) has them fetched
+and checked against their references before it is screened, so the guard counts and hashes the very text it
+serves; the decision names the same goal reference, and an admitted prompt too large for a message is stored
+the same way (``CompiledPrompt.text_ref``, ``organs.runtime.stored_text``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from organs.runtime import (
     envelope_fields,
     get_logger,
 )
-from organs.runtime.stored_text import over_a_message, store_text, with_goal, without_goal
+from organs.runtime.stored_text import as_it_travels, over_a_message, store_text, with_frame_texts, with_goal
 from organs.settings import Settings, variable_of
 from organs.signing import load_signer, load_trusted_keys, sealed_by, sign_last_step
 
@@ -157,14 +158,15 @@ class BorderOrgan:
     async def handle(self, envelope: Envelope, delivery: Delivery) -> Sequence[Output]:
         goal_ref = envelope.payload.goal_ref if isinstance(envelope.payload, Yield) else None
         if isinstance(envelope.payload, Yield):
-            envelope = msgspec.structs.replace(envelope, payload=await with_goal(self.tract, envelope.payload))
+            fetched = await with_frame_texts(self.tract, await with_goal(self.tract, envelope.payload))
+            envelope = msgspec.structs.replace(envelope, payload=fetched)
         frames = envelope.payload.frames if isinstance(envelope.payload, Yield) else ()
         session = envelope.session
         delivered: dict[str, int] = {}
         if session is not None and not session.resend:
             delivered = (await self.sessions.read(session.id)).delivered_before(envelope.trace_id)
         now, at = time.time(), utc_now()
-        # What the core reads: the served frames and the goal (fetched above when it came by reference).
+        # What the core reads: the served frames and the goal (fetched above when they came by reference).
         served = sum(len(frame.content or "") for frame in frames) + len(getattr(envelope.payload, "goal", ""))
         decision = await self.decide(envelope, served, at, delivered)
         if isinstance(decision.payload, Admitted):
@@ -206,7 +208,7 @@ class BorderOrgan:
         the ask survives), and a prompt too large for a message is stored and named. Signed again when changed."""
         payload = decision.payload
         if goal_ref is not None and isinstance(payload, (Admitted, Rejected)):
-            payload = without_goal(msgspec.structs.replace(payload, goal_ref=goal_ref))
+            payload = as_it_travels(msgspec.structs.replace(payload, goal_ref=goal_ref))
         if isinstance(payload, Admitted):
             size = len(encode(msgspec.structs.replace(decision, payload=payload)))
             if over_a_message(size, int(self.tract.nc.max_payload)):

@@ -4,8 +4,10 @@ The connection is made on first use and made again after the bus went away, so
 the server starts (and answers every call) whether or not the bus is up; a call
 that cannot reach it fails with ``FrameUnavailable`` saying so. A full frame too
 large for one message is read where the stomach keeps it (the frame index and
-the frames object store). Full texts are cached by id: an id is the digest of
-its text, so a cached text is never stale.
+the frames object store), and so is the text of a compact frame the stomach
+answers by reference (``Frame.content_ref``: it would not fit the reply). Full
+texts are cached by id: an id is the digest of its text, so a cached text is
+never stale.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import nats.errors
 
 from envelopes.types import Frame
 from organs.client import fetch_frame, frames_subject
-from organs.errors import FrameTampered, IchorError
+from organs.errors import FrameTampered, IchorError, PoisonError
 from organs.frame_check import verify_frame
 from organs.runtime.bus import INLINE_HEADROOM, BusSettings, Tract, connect
+from organs.runtime.stored_text import with_frame_text
 
 __all__ = ["BusFrames", "FrameSource", "FrameUnavailable", "UnknownFrame"]
 
@@ -73,9 +76,17 @@ class BusFrames:
             ) from None
         except (TimeoutError, nats.errors.Error, OSError) as error:
             raise FrameUnavailable(f"the bus did not answer on {frames_subject(tract)}: {error!r}") from None
-        if reply.error is not None or reply.frame is None:
+        if reply.frame is None:
             raise UnknownFrame(reply.error or f"no frame {frame_id}")
-        return reply.frame
+        if reply.frame.content_ref is None or reply.frame.content:
+            return reply.frame
+        # Too large for the stomach's reply: the frame names its content in the frames store, read from there.
+        try:
+            return await with_frame_text(tract, reply.frame)
+        except PoisonError as error:
+            raise FrameUnavailable(f"refused to serve a tampered frame: {error}") from None
+        except (IchorError, TimeoutError, nats.errors.Error, OSError) as error:
+            raise FrameUnavailable(f"the frames store did not answer: {error!r}") from None
 
     async def frame(self, frame_id: str, *, full: bool) -> Frame:
         if not full:
@@ -105,7 +116,12 @@ class BusFrames:
         except (TimeoutError, nats.errors.Error, OSError) as error:
             raise FrameUnavailable(f"the frames store did not answer: {error!r}") from None
         full = msgspec.structs.replace(
-            compact, representation="full", content=text, content_digest=compact.id, token_cost=compact.full_tokens
+            compact,
+            representation="full",
+            content=text,
+            content_digest=compact.id,
+            token_cost=compact.full_tokens,
+            content_ref=None,
         )
         try:
             return verify_frame(full, compact.id)

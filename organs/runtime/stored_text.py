@@ -1,11 +1,13 @@
 """Text too large for one message, kept in the frames object store and named by a ``StoredText``.
 
-A digest whose goal alone passes the server's ``max_payload`` (a paste that is one long ask paragraph) cannot
-travel as is: its envelope would be refused, and the paste dead-lettered with no outcome but the refusal. The
-stomach stores such a goal once, under the hex of its blake3, in the same object store that holds the pastes,
-and its digest names it (``goal_ref``); absorption and the border fetch it, check its size and digest, and work
-on it as if it had come inline. The border does the same with a prompt too large to send. A missing or altered
-object is a poison input (no retry brings it back); a bus error on the way is transient, as any other.
+A digest that passes the server's ``max_payload`` (a paste that is one long ask paragraph, or evidence served
+whole under a large budget) cannot travel as is: its envelope would be refused, and the paste dead-lettered with
+no outcome but the refusal. The stomach stores the digest's largest texts, the goal and frames' served contents,
+once each under the hex of their blake3, in the same object store that holds the pastes, until the digest fits;
+the digest names each (``goal_ref``, ``Frame.content_ref``), and a frame-index record too large for a message
+names its compact frame's content the same way. Absorption and the border fetch what they read, check its size
+and digest, and work on it as if it had come inline. The border does the same with a prompt too large to send.
+A missing or altered object is a poison input (no retry brings it back); a bus error on the way is transient.
 """
 
 from __future__ import annotations
@@ -16,25 +18,29 @@ import msgspec
 from nats.js.errors import ObjectNotFoundError
 
 from envelopes.ids import digest_bytes
-from envelopes.types import Admitted, Digested, Payload, StoredText, Yield
+from envelopes.types import Admitted, Digested, Frame, Payload, StoredText, Yield
 from organs.errors import PoisonError
 from organs.runtime.bus import INLINE_HEADROOM, Tract
 
 __all__ = [
+    "as_it_travels",
+    "digest_by_reference",
     "fetch_text",
-    "goal_by_reference",
+    "frame_by_reference",
     "over_a_message",
     "store_text",
     "text_ref_of",
+    "with_frame_text",
+    "with_frame_texts",
     "with_goal",
-    "without_goal",
 ]
 
 _UTF8 = ("utf-8", "surrogatepass")
-# The most a msgpack string's length header takes beyond the one byte an empty string's does.
-_STRING_HEADER_GROWTH = 4
 
 _WithGoal = TypeVar("_WithGoal", Digested, Yield, Admitted)
+_WithFrames = TypeVar("_WithFrames", Digested, Yield)
+# Where ``digest_by_reference`` ranks the goal among a digest's frames.
+_GOAL_INDEX = -1
 _Payload = TypeVar("_Payload", bound=Payload)
 
 
@@ -77,16 +83,57 @@ async def fetch_text(tract: Tract, ref: StoredText) -> str:
     return data.decode(*_UTF8)
 
 
-async def goal_by_reference(tract: Tract, payload: Digested) -> Digested:
-    """``payload`` as it can travel: unchanged when it fits a message, else with its goal stored and named."""
-    if payload.goal_ref is not None:
+async def frame_by_reference(tract: Tract, frame: Frame) -> Frame:
+    """``frame`` with its served content stored and named (``content_ref``), as it travels; as it is when it serves
+    none or names it already."""
+    if frame.content is None or frame.content_ref is not None:
+        return frame
+    return msgspec.structs.replace(frame, content="", content_ref=await store_text(tract, frame.content))
+
+
+async def digest_by_reference(tract: Tract, payload: Digested) -> Digested:
+    """``payload`` as it can travel: unchanged when it fits a message, else with its largest texts (the goal, the
+    frames' served contents) stored and named, the largest first, until what is left fits."""
+    max_payload = int(tract.nc.max_payload)
+    size = len(msgspec.msgpack.encode(payload))
+    if not over_a_message(size, max_payload):
         return payload
-    goal_bytes = len(payload.goal.encode(*_UTF8))
-    without_goal = len(msgspec.msgpack.encode(msgspec.structs.replace(payload, goal="")))
-    if not over_a_message(without_goal + goal_bytes + _STRING_HEADER_GROWTH, int(tract.nc.max_payload)):
+    goal, goal_ref, frames = payload.goal, payload.goal_ref, list(payload.frames)
+    for text_bytes, index in sorted(_inline_text_sizes(payload), reverse=True):
+        if not over_a_message(size, max_payload):
+            break
+        # What is left in the text's place is its reference, well within the headroom a message keeps.
+        size -= text_bytes
+        if index == _GOAL_INDEX:
+            goal, goal_ref = "", await store_text(tract, goal)
+        else:
+            frames[index] = await frame_by_reference(tract, frames[index])
+    return msgspec.structs.replace(payload, goal=goal, goal_ref=goal_ref, frames=tuple(frames))
+
+
+def _inline_text_sizes(payload: Digested) -> list[tuple[int, int]]:
+    """``(UTF-8 bytes, index)`` of each text a digest carries inline: its frames' contents by their index, and its
+    goal as ``_GOAL_INDEX``."""
+    sizes = [(len(frame.content.encode(*_UTF8)), index) for index, frame in enumerate(payload.frames) if frame.content]
+    if payload.goal_ref is None and payload.goal:
+        sizes.append((len(payload.goal.encode(*_UTF8)), _GOAL_INDEX))
+    return sizes
+
+
+async def with_frame_text(tract: Tract, frame: Frame) -> Frame:
+    """``frame`` with the content its ``content_ref`` names fetched in (the reference kept), or as it is. Whatever
+    ``content`` held beside a reference is replaced, as for a goal."""
+    if frame.content_ref is None:
+        return frame
+    return msgspec.structs.replace(frame, content=await fetch_text(tract, frame.content_ref))
+
+
+async def with_frame_texts(tract: Tract, payload: _WithFrames) -> _WithFrames:
+    """``payload`` with every frame's content by reference fetched in; the same object when none is."""
+    if all(frame.content_ref is None for frame in payload.frames):
         return payload
-    ref = await store_text(tract, payload.goal)
-    return msgspec.structs.replace(payload, goal="", goal_ref=ref)
+    frames = tuple([await with_frame_text(tract, frame) for frame in payload.frames])
+    return msgspec.structs.replace(payload, frames=frames)
 
 
 async def with_goal(tract: Tract, payload: _WithGoal) -> _WithGoal:
@@ -99,8 +146,11 @@ async def with_goal(tract: Tract, payload: _WithGoal) -> _WithGoal:
     return msgspec.structs.replace(payload, goal=await fetch_text(tract, payload.goal_ref))
 
 
-def without_goal(payload: _Payload) -> _Payload:
-    """``payload`` as it travels when its goal is by reference: the goal left out, the reference kept."""
+def as_it_travels(payload: _Payload) -> _Payload:
+    """``payload`` as it travels when its goal or frames are by reference: those texts left out, the references
+    kept."""
+    if isinstance(payload, (Digested, Yield)) and any(frame.travelling is not frame for frame in payload.frames):
+        payload = msgspec.structs.replace(payload, frames=tuple(frame.travelling for frame in payload.frames))
     if not isinstance(payload, (Digested, Yield, Admitted)) or payload.goal_ref is None or not payload.goal:
         return payload
     return msgspec.structs.replace(payload, goal="")

@@ -3,7 +3,8 @@
 Each frame id maps, in the ``<prefix>-frame-index`` key-value bucket, to the
 paste and the span that hold its full bytes, plus its compact rendering (for a deferred
 paste, its reference until the follow-up digest indexes the frame again) — one
-small write per frame, pipelined, instead of one object per frame.
+small write per frame, pipelined, instead of one object per frame. A record that would not fit a message
+names its compact content, stored in the frames object store (``Frame.content_ref``), instead of holding it.
 
 The whole paste is stored once under its blake3 hex (content-addressed: the
 same bytes are never stored twice by one stomach). A paste that fits in one
@@ -33,6 +34,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
 
+import msgspec
 from nats.js.errors import KeyNotFoundError, NotFoundError, ObjectNotFoundError
 from nats.js.kv import KeyValue
 from nats.js.object_store import ObjectStore
@@ -43,6 +45,7 @@ from envelopes.types import FrameRecord
 from organs.anatomy import SENDERS
 from organs.errors import FrameNotFound, PoisonError
 from organs.runtime.bus import INLINE_HEADROOM, Tract, stream_info
+from organs.runtime.stored_text import frame_by_reference
 from organs.text_views import utf8_size
 
 __all__ = ["FRAME_ID", "MIN_FRAME_PREFIX", "SHORT_FRAME_ID", "FrameNotFound", "FrameStore"]
@@ -158,7 +161,7 @@ class FrameStore:
 
     async def store_file(self, path: Path, ref: str, records: list[FrameRecord]) -> None:
         """``store`` for a paste in a file: one that fits a message goes to the index, a larger one is streamed."""
-        writes = [(_hex(record.compact.id), encode(record)) for record in records]
+        writes = [await self._record_write(record) for record in records]
         unstored = ref not in self._stored
         if unstored:
             if path.stat().st_size <= self._inline_paste_bytes():
@@ -212,7 +215,7 @@ class FrameStore:
     async def store(self, text: str, ref: str, records: list[FrameRecord]) -> None:
         """Store the paste under ``ref`` (unless this stomach already has) and every frame's record;
         returns once all are acknowledged."""
-        writes = [(_hex(record.compact.id), encode(record)) for record in records]
+        writes = [await self._record_write(record) for record in records]
         unstored = ref not in self._stored
         if unstored:
             data = text.encode("utf-8", "surrogatepass")
@@ -224,6 +227,14 @@ class FrameStore:
         if unstored:
             _keep_recent(self._stored, ref, None, self._stored_size)
         self._cache.keep(ref, text)
+
+    async def _record_write(self, record: FrameRecord) -> tuple[str, bytes]:
+        """A frame's key and record; a record too large for a message names its compact content, stored apart."""
+        value = encode(record)
+        if len(value) > self._inline_paste_bytes():
+            compact = await frame_by_reference(self.tract, record.compact)
+            value = encode(msgspec.structs.replace(record, compact=compact))
+        return _hex(record.compact.id), value
 
     def _inline_paste_bytes(self) -> int:
         return int(self.tract.nc.max_payload) - INLINE_HEADROOM

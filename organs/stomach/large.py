@@ -11,8 +11,9 @@ fetches the paste from the store into a temporary file, digests it, and stores w
 and the small pastes published meanwhile were the slowest of the run (their p99 was 2.2 to 3.8
 times their p99 alone, against a goal of 2). The file also means the worker holds no copy of a large
 paste in memory. A fresh child digests each large paste and exits, which hands its peak memory back
-to the system at once instead of keeping it in an idle process. A goal too large for a message (a paste
-that is one long ask) is stored by the child as well, and the parts it hands back name it. Running ``python -m
+to the system at once instead of keeping it in an idle process. A digest too large for a message (a paste
+that is one long ask, or evidence served whole under a large budget) has its goal and frames' contents stored
+by the child as well, and the parts it hands back name them. Running ``python -m
 organs.stomach.large`` is the child: it reads a ``LargeDigestRequest`` on stdin and writes a
 ``LargeDigestReply`` on stdout. A request without ``bus`` only digests the file it names (the
 memory benchmark measures the digest alone that way).
@@ -36,7 +37,7 @@ import msgspec
 
 from organs.errors import FrameNotFound, PoisonError, TransientError
 from organs.runtime.bus import BusSettings, connect
-from organs.runtime.stored_text import goal_by_reference
+from organs.runtime.stored_text import digest_by_reference
 from organs.settings import Settings, variable_of
 from organs.stomach.core.ingest import IngestConfig
 from organs.stomach.core.parts import DigestParts, digest_parts
@@ -132,8 +133,8 @@ async def digest_on_the_bus(request: LargeDigestRequest) -> LargeDigestReply:
         if reply.parts is None:
             return reply
         await _store_parts(store, reply.parts, paste, redacted)
-        # Stored here, not by the worker, so that the worker never holds a goal of the paste's size.
-        payload = await goal_by_reference(tract, reply.parts.payload)
+        # Stored here, not by the worker, so that the worker never holds a goal or a frame of the paste's size.
+        payload = await digest_by_reference(tract, reply.parts.payload)
         return msgspec.structs.replace(reply, parts=msgspec.structs.replace(reply.parts, payload=payload))
     finally:
         await tract.nc.close()

@@ -10,7 +10,8 @@ down to shallow or deferred.
 A deferred paste also queues a notice on ``<prefix>.stomach.deferred``; a
 second, low-priority consumer digests it in full once the main subject is
 idle and publishes a follow-up digest with the same origin. The worker also
-answers ``<prefix>.frames.get`` and ``<prefix>.frames.raw``.
+answers ``<prefix>.frames.get`` and ``<prefix>.frames.raw``; a compact frame whose content is stored apart
+is served whole when it fits a reply, else by its reference (``Frame.content_ref``).
 
 A paste over ``ICHOR_MAX_PASTE_BYTES`` is dead-lettered with a ``paste.too_large`` reason; one over
 ``ICHOR_LARGE_PASTE_BYTES`` is moved, unchanged, from the main consumer to ``<prefix>.stomach.large``,
@@ -29,7 +30,7 @@ import msgspec
 
 from envelopes.codec import DecodeError, decode_frame_request, encode
 from envelopes.ids import utc_now
-from envelopes.types import DeferredNotice, DegradationTier, Digested, Envelope, FrameReply, Paste
+from envelopes.types import DeferredNotice, DegradationTier, Digested, Envelope, Frame, FrameReply, Paste
 from organs.anatomy import ABSORPTION, STOMACH
 from organs.errors import ConfigError, FrameTampered
 from organs.frame_check import verify_frame
@@ -48,7 +49,7 @@ from organs.runtime import (
     get_logger,
 )
 from organs.runtime.bus import INLINE_HEADROOM
-from organs.runtime.stored_text import goal_by_reference
+from organs.runtime.stored_text import digest_by_reference, with_frame_text
 from organs.secretion import secrete
 from organs.settings import Settings
 from organs.signing import Signer, TrustedKeys, sealed_by
@@ -184,8 +185,9 @@ class StomachOrgan:
     async def digest(
         self, paste: Paste | DeferredNotice, size: int, ingest_config: IngestConfig, expected: str
     ) -> DigestParts:
-        """The paste digested and stored: a large one by a child process, through a file; a small one here. A goal
-        too large for a message is stored too, and the digest names it (``organs.runtime.stored_text``)."""
+        """The paste digested and stored: a large one by a child process, through a file; a small one here. A digest
+        too large for a message has its largest texts (goal, frames' contents) stored too, and names them
+        (``organs.runtime.stored_text``)."""
         ref = paste.text_ref if isinstance(paste, Paste) else paste.paste_ref
         inline = paste.text if isinstance(paste, Paste) and paste.text_ref is None else None
         if self.limits.is_large(size):
@@ -199,7 +201,7 @@ class StomachOrgan:
             await self.store.store(redacted, parts.served_ref, list(parts.records))
         else:
             await self.store.store(text, parts.source_digest, list(parts.records))
-        return msgspec.structs.replace(parts, payload=await goal_by_reference(self.tract, parts.payload))
+        return msgspec.structs.replace(parts, payload=await digest_by_reference(self.tract, parts.payload))
 
     async def paste_size(self, paste: Paste, delivery: Delivery) -> int:
         if paste.text_ref is None:
@@ -358,6 +360,34 @@ async def _stored_text(store: FrameStore, ref: str) -> str:
         raise PoisonError(f"paste reference {ref} is not in the frames store") from error
 
 
+async def _compact_served(store: FrameStore, compact: Frame) -> Frame:
+    """A record's compact frame as a reply carries it: its content by reference fetched in when the reply still
+    fits a message, else the reference itself (``content_ref``: the frames object store holds the text)."""
+    max_payload = int(store.tract.nc.max_payload)
+    if compact.content_ref is None or compact.content_ref.size > max_payload:
+        return compact
+    try:
+        fetched = await with_frame_text(store.tract, compact)
+    except PoisonError as error:
+        raise FrameTampered(str(error)) from error
+    # A reply is the frame alone, with no envelope around it: what the server takes is what is left.
+    return fetched if len(encode(FrameReply(frame=fetched))) <= max_payload else compact
+
+
+def _compact_reply(store: FrameStore, compact: Frame) -> FrameReply:
+    """The reply for a compact frame: the frame, and when its content stays by reference, where the text is."""
+    ref = compact.content_ref
+    if ref is None or compact.content:
+        return FrameReply(frame=compact)
+    return FrameReply(
+        frame=compact,
+        error=(
+            f"the compact frame's content is {ref.size:,} bytes, more than one reply carries; it is object "
+            f"{ref.name} in the {store.tract.subjects.frames_bucket} object store (blake3 {ref.digest})"
+        ),
+    )
+
+
 async def _answer_frame_request(store: FrameStore, data: bytes, limit: int, tenant: str | None = None) -> FrameReply:
     """The reply to one request; a full frame larger than ``limit`` bytes says where its bytes are instead.
     For a ``tenant``, a frame it did not hand in is answered as a frame that does not exist."""
@@ -380,7 +410,7 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int, tena
     try:
         record = await store.record(request.id)
         if request.representation == "compact":
-            return FrameReply(frame=verify_frame(record.compact, request.id))
+            return _compact_reply(store, verify_frame(await _compact_served(store, record.compact), request.id))
         paste = await store.get_paste(record.paste_ref)
     except (FrameNotFound, FrameTampered) as error:
         return FrameReply(error=str(error))
@@ -401,6 +431,7 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int, tena
         content_digest=compact.id,
         token_cost=compact.full_tokens,
         normal_form=False,
+        content_ref=None,
     )
     try:
         return FrameReply(frame=verify_frame(full, request.id))
