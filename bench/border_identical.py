@@ -11,12 +11,11 @@ naming each case that differs.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from bench.common import record_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -71,24 +70,7 @@ def digests() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="record or check the border's answers, byte for byte")
-    parser.add_argument("action", choices=("record", "check"))
-    parser.add_argument("file", type=Path)
-    args = parser.parse_args(argv)
-    started = time.monotonic()
-    found = digests()
-    seconds = time.monotonic() - started
-    if args.action == "record":
-        args.file.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        print(f"recorded {len(found)} digests in {seconds:.1f}s to {args.file}")
-        return 0
-    recorded: dict[str, str] = json.loads(args.file.read_text(encoding="utf-8"))
-    differ = sorted(name for name in recorded.keys() | found.keys() if recorded.get(name) != found.get(name))
-    for name in differ[:20]:
-        print(f"DIFFERS {name}")
-    verdict = "identical" if not differ else f"{len(differ)} DIFFER"
-    print(f"border answers: {len(found) - len(differ)}/{len(found)} identical ({verdict}) in {seconds:.1f}s")
-    return 0 if not differ else 1
+    return record_or_check("the border's answers", digests, argv)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import platform
 import signal
@@ -547,3 +548,29 @@ def stop_on_signals() -> asyncio.Event:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     return stop
+
+
+def record_or_check(what: str, digests: Callable[[], dict[str, str]], argv: list[str] | None = None) -> int:
+    """``record FILE`` writes the digests of ``what`` (case name to blake3); ``check FILE`` compares them byte for
+    byte with a recording and exits 1 when any case differs (each named)."""
+    parser = argparse.ArgumentParser(description=f"record or check {what}, byte for byte")
+    parser.add_argument("action", choices=("record", "check"))
+    parser.add_argument("file", type=Path)
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    found = digests()
+    seconds = time.monotonic() - started
+    if not found:
+        print("no cases under the corpora", file=sys.stderr)
+        return 2
+    if args.action == "record":
+        args.file.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"recorded {len(found)} digests in {seconds:.1f}s to {args.file}")
+        return 0
+    recorded: dict[str, str] = json.loads(args.file.read_text(encoding="utf-8"))
+    differ = sorted(name for name in recorded.keys() | found.keys() if recorded.get(name) != found.get(name))
+    for name in differ:
+        print(f"DIFFERS {name}: recorded {recorded.get(name)} now {found.get(name)}")
+    verdict = "identical" if not differ else f"{len(differ)} DIFFER"
+    print(f"{what}: {len(found) - len(differ)}/{len(found)} cases identical ({verdict}) in {seconds:.1f}s")
+    return 0 if not differ else 1

@@ -13,12 +13,11 @@ differs, when any does. Nothing here knows a case: a difference is reported, nev
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from bench.common import record_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -75,29 +74,7 @@ def digests() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="record or check the stomach's renderings, byte for byte")
-    parser.add_argument("action", choices=("record", "check"))
-    parser.add_argument("file", type=Path)
-    args = parser.parse_args(argv)
-    started = time.monotonic()
-    found = digests()
-    seconds = time.monotonic() - started
-    if not found:
-        print("no cases under the corpora", file=sys.stderr)
-        return 2
-    if args.action == "record":
-        args.file.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        print(f"recorded {len(found)} digests in {seconds:.1f}s to {args.file}")
-        return 0
-    recorded: dict[str, str] = json.loads(args.file.read_text(encoding="utf-8"))
-    differ = sorted(name for name in recorded.keys() | found.keys() if recorded.get(name) != found.get(name))
-    for name in differ:
-        print(f"DIFFERS {name}: recorded {recorded.get(name)} now {found.get(name)}")
-    verdict = "identical" if not differ else f"{len(differ)} DIFFER"
-    print(
-        f"byte-identical check: {len(found) - len(differ)}/{len(found)} cases identical ({verdict}) in {seconds:.1f}s"
-    )
-    return 0 if not differ else 1
+    return record_or_check("the stomach's renderings", digests, argv)
 
 
 if __name__ == "__main__":

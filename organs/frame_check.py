@@ -8,11 +8,13 @@ the received bytes hashes to its id. A mismatch is ``FrameTampered``, never outp
 
 from __future__ import annotations
 
+import msgspec
+
 from envelopes.ids import digest_text
 from envelopes.types import Frame
 from organs.errors import FrameTampered
 
-__all__ = ["verify_frame"]
+__all__ = ["verify_frame", "whole_frame"]
 
 
 def verify_frame(frame: Frame, frame_id: str) -> Frame:
@@ -32,3 +34,18 @@ def verify_frame(frame: Frame, frame_id: str) -> Frame:
     if frame.representation == "full" and not frame.normal_form and actual != frame.id:
         raise FrameTampered(f"frame {frame_id}: its full bytes hash to {actual}, not its id")
     return frame
+
+
+def whole_frame(compact: Frame, text: str) -> Frame:
+    """The frame ``compact`` stands for served whole: ``text`` is its bytes as the paste holds them (not a normal
+    form), so they must hash to its id; ``FrameTampered`` if they do not."""
+    full = msgspec.structs.replace(
+        compact,
+        representation="full",
+        content=text,
+        content_digest=compact.id,
+        token_cost=compact.full_tokens,
+        normal_form=False,
+        content_ref=None,
+    )
+    return verify_frame(full, compact.id)

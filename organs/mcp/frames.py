@@ -15,13 +15,12 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Protocol
 
-import msgspec
 import nats.errors
 
 from envelopes.types import Frame
 from organs.client import fetch_frame, frames_subject
 from organs.errors import FrameTampered, IchorError, PoisonError
-from organs.frame_check import verify_frame
+from organs.frame_check import whole_frame
 from organs.runtime.bus import INLINE_HEADROOM, BusSettings, Tract, connect
 from organs.runtime.stored_text import with_frame_text
 
@@ -115,16 +114,8 @@ class BusFrames:
             raise UnknownFrame(str(error)) from None
         except (TimeoutError, nats.errors.Error, OSError) as error:
             raise FrameUnavailable(f"the frames store did not answer: {error!r}") from None
-        full = msgspec.structs.replace(
-            compact,
-            representation="full",
-            content=text,
-            content_digest=compact.id,
-            token_cost=compact.full_tokens,
-            content_ref=None,
-        )
         try:
-            return verify_frame(full, compact.id)
+            return whole_frame(compact, text)
         except FrameTampered as error:
             raise FrameUnavailable(f"refused to serve a tampered frame: {error}") from None
 

@@ -33,7 +33,7 @@ from envelopes.ids import utc_now
 from envelopes.types import DeferredNotice, DegradationTier, Digested, Envelope, Frame, FrameReply, Paste
 from organs.anatomy import ABSORPTION, STOMACH
 from organs.errors import ConfigError, FrameTampered
-from organs.frame_check import verify_frame
+from organs.frame_check import verify_frame, whole_frame
 from organs.redaction import parse_personal
 from organs.runtime import (
     BusSettings,
@@ -424,16 +424,7 @@ async def _answer_frame_request(store: FrameStore, data: bytes, limit: int, tena
                 f"in the {store.tract.subjects.frames_bucket} object store"
             )
         )
-    full = msgspec.structs.replace(
-        compact,
-        representation="full",
-        content=full_text,
-        content_digest=compact.id,
-        token_cost=compact.full_tokens,
-        normal_form=False,
-        content_ref=None,
-    )
     try:
-        return FrameReply(frame=verify_frame(full, request.id))
+        return FrameReply(frame=whole_frame(compact, full_text))
     except FrameTampered as error:
         return FrameReply(error=str(error))

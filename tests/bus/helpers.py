@@ -20,6 +20,16 @@ async def subject_count(tract: Tract, subject: str, stream: str | None = None) -
     return (info.state.subjects or {}).get(subject, 0)
 
 
+async def dead_letter_count(tract: Tract) -> int:
+    """How many dead letters every organ of the tract has written."""
+    return sum(
+        [
+            await subject_count(tract, tract.subjects.dlq(organ), tract.subjects.dlq_stream)
+            for organ in ("stomach", "absorption", "border")
+        ]
+    )
+
+
 async def read_subject(tract: Tract, subject: str, stream: str | None = None) -> list[Msg]:
     """Every message stored on ``subject``, read with a throwaway consumer."""
     total = await subject_count(tract, subject, stream)

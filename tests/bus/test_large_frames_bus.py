@@ -29,7 +29,7 @@ from organs.runtime.stored_text import with_frame_text, with_frame_texts
 from organs.secretion import paste_envelope
 from organs.stomach.large import PasteLimits
 from organs.stomach.worker import build_stomach
-from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
+from tests.bus.helpers import dead_letter_count, read_envelopes, read_subject, subject_count, wait_for_count
 from tests.bus.test_large_paste_bus import SMALL_MAX_PAYLOAD
 from tests.bus.test_large_paste_bus import _as_user as as_user
 from tests.conftest import running_organ
@@ -60,15 +60,6 @@ def worker_paste(log_lines: int, table_rows: int) -> str:
     return "\n".join(log) + "\n\nid,worker,queue,ms,status\n" + "\n".join(rows) + "\n\n" + ASK
 
 
-async def _dead_letters(tract: object) -> int:
-    return sum(
-        [
-            await subject_count(tract, tract.subjects.dlq(organ), tract.subjects.dlq_stream)  # type: ignore[attr-defined]
-            for organ in ("stomach", "absorption", "border")
-        ]
-    )
-
-
 @pytest.mark.parametrize(
     "limits",
     [PasteLimits(), PasteLimits(large_bytes=2_000, max_bytes=1_000_000)],
@@ -91,7 +82,7 @@ async def test_a_digest_whose_frames_pass_max_payload_is_admitted_with_its_frame
         digests = await read_envelopes(tract, tract.subjects.absorption_in)
         yields = await read_envelopes(tract, tract.subjects.border_in)
         whole = await with_stored_texts(tract, outcome)
-        letters, refused = await _dead_letters(tract), await subject_count(tract, tract.subjects.border_rejected)
+        letters, refused = await dead_letter_count(tract), await subject_count(tract, tract.subjects.border_rejected)
         digest_sizes = [len(msg.data) for msg in await read_subject(tract, tract.subjects.absorption_in)]
         last = digests[-1].payload
         assert isinstance(last, Digested)
@@ -217,7 +208,7 @@ async def test_under_the_secure_default_frames_by_reference_pass_every_signature
             _, outcome = await hand_in_paste(
                 host, text, origin=UserInput(actor="ana"), budget_tokens=WHOLE_BUDGET, timeout=120
             )
-            letters = await _dead_letters(admin)
+            letters = await dead_letter_count(admin)
             [digested] = await read_envelopes(admin, admin.subjects.absorption_in)
             # The tenant asks its own frames subject: the frames of its paste, the largest by reference, stated.
             replies = [await fetch_frame(host, frame.id) for frame in getattr(digested.payload, "frames", ())]

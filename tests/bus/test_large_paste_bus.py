@@ -39,7 +39,7 @@ from organs.stomach.core.ingest import IngestConfig
 from organs.stomach.frames_store import PasteCache
 from organs.stomach.large import ApartDigester, PasteLimits
 from organs.stomach.worker import build_stomach, digest_paste
-from tests.bus.helpers import read_envelopes, read_subject, subject_count, wait_for_count
+from tests.bus.helpers import dead_letter_count, read_envelopes, read_subject, subject_count, wait_for_count
 from tests.bus.test_cli_bus import ichor
 from tests.conftest import running_organ
 from tests.support.envelopes import AT
@@ -252,15 +252,6 @@ def ask_paragraph(size: int) -> str:
     return " ".join(words)[:size].rstrip() + "?"
 
 
-async def _dead_letters(tract: Tract) -> int:
-    return sum(
-        [
-            await subject_count(tract, tract.subjects.dlq(organ), tract.subjects.dlq_stream)
-            for organ in ("stomach", "absorption", "border")
-        ]
-    )
-
-
 @pytest.mark.parametrize(
     "limits",
     [PasteLimits(), PasteLimits(large_bytes=2_000, max_bytes=1_000_000)],
@@ -286,7 +277,7 @@ async def test_a_paste_whose_digest_passes_max_payload_is_admitted_by_reference(
         digests = await read_envelopes(tract, tract.subjects.absorption_in)
         outcomes = await read_envelopes(tract, tract.subjects.brain_in)
         resolved = [await with_stored_texts(tract, end) for end in outcomes]
-        letters, refused = await _dead_letters(tract), await subject_count(tract, tract.subjects.border_rejected)
+        letters, refused = await dead_letter_count(tract), await subject_count(tract, tract.subjects.border_rejected)
         sizes = [len(msg.data) for msg in await read_subject(tract, tract.subjects.brain_in)]
     print(
         f"\n[bus:goal_by_reference] large_bytes={limits.large_bytes} ask_bytes={len(ask.encode())} "
@@ -354,7 +345,7 @@ async def test_under_the_secure_default_a_goal_by_reference_passes_every_signatu
             for organ in ORGAN_NAMES:
                 workers.append(spawn_worker(organ, server.url, env={**organ_environment(directory, organ), **env}))
             _, outcome = await hand_in_paste(host, ask, origin=UserInput(actor="ana"), timeout=120)
-            letters = await _dead_letters(admin)
+            letters = await dead_letter_count(admin)
             whole = await with_stored_texts(admin, outcome)
             refused_to_host = await _refused(with_stored_texts(host, outcome))
         finally:
