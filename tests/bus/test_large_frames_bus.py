@@ -5,8 +5,6 @@ reference it answers with."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,23 +13,17 @@ from envelopes.codec import decode_frame_record, encode
 from envelopes.ids import digest_text, utc_now
 from envelopes.types import Admitted, Digested, UserInput, Yield
 from organs.absorption import build_absorption
-from organs.anatomy import ORGAN_NAMES
 from organs.border.decide import DEFAULT_BUDGET_BYTES, BorderConfig
 from organs.border.segments import PromptBudget
 from organs.border.worker import build_border
 from organs.client import fetch_frame, hand_in_paste, store_blob, with_stored_texts
 from organs.mcp.frames import BusFrames
-from organs.operations.security import generate_security, organ_environment
-from organs.operations.supervisor import spawn_worker
-from organs.runtime.bus import provision
-from organs.runtime.server import EmbeddedServer
 from organs.runtime.stored_text import with_frame_text, with_frame_texts
 from organs.secretion import paste_envelope
 from organs.stomach.large import PasteLimits
 from organs.stomach.worker import build_stomach
 from tests.bus.helpers import dead_letter_count, read_envelopes, read_subject, subject_count, wait_for_count
-from tests.bus.test_large_paste_bus import SMALL_MAX_PAYLOAD
-from tests.bus.test_large_paste_bus import _as_user as as_user
+from tests.bus.test_large_paste_bus import SMALL_MAX_PAYLOAD, secure_organs
 from tests.conftest import running_organ
 from tests.support.servers import small_tract
 
@@ -192,33 +184,16 @@ async def test_a_frame_text_altered_in_the_store_is_refused_by_frames_get_and_de
 async def test_under_the_secure_default_frames_by_reference_pass_every_signature_and_permission(
     tmp_path: Path,
 ) -> None:
-    directory = generate_security(tmp_path / "security")
-    auth = (directory / "auth.conf").read_text()
     text = worker_paste(2_200, 2_500)
-    # Every organ as its own least-privileged user, signing; the border's budget fits the evidence whole.
-    env = {"ICHOR_BORDER_BUDGET_TOKENS": "1000000"}
-    workers: list[subprocess.Popen[bytes]] = []
-    with EmbeddedServer(tmp_path / "nats", max_payload=SMALL_MAX_PAYLOAD, extra_config=auth) as server:
-        admin = await as_user(server.url, directory, "admin")
-        host = await as_user(server.url, directory, "host")
-        try:
-            await provision(admin)
-            for organ in ORGAN_NAMES:
-                workers.append(spawn_worker(organ, server.url, env={**organ_environment(directory, organ), **env}))
-            _, outcome = await hand_in_paste(
-                host, text, origin=UserInput(actor="ana"), budget_tokens=WHOLE_BUDGET, timeout=120
-            )
-            letters = await dead_letter_count(admin)
-            [digested] = await read_envelopes(admin, admin.subjects.absorption_in)
-            # The tenant asks its own frames subject: the frames of its paste, the largest by reference, stated.
-            replies = [await fetch_frame(host, frame.id) for frame in getattr(digested.payload, "frames", ())]
-        finally:
-            for worker in workers:
-                worker.send_signal(signal.SIGTERM)
-            for worker in workers:
-                worker.wait(timeout=20)
-            await host.nc.close()
-            await admin.nc.close()
+    # The border's budget fits the evidence whole.
+    async with secure_organs(tmp_path, {"ICHOR_BORDER_BUDGET_TOKENS": "1000000"}) as (admin, host):
+        _, outcome = await hand_in_paste(
+            host, text, origin=UserInput(actor="ana"), budget_tokens=WHOLE_BUDGET, timeout=120
+        )
+        letters = await dead_letter_count(admin)
+        [digested] = await read_envelopes(admin, admin.subjects.absorption_in)
+        # The tenant asks its own frames subject: the frames of its paste, the largest by reference, stated.
+        replies = [await fetch_frame(host, frame.id) for frame in getattr(digested.payload, "frames", ())]
     assert isinstance(outcome.payload, Admitted), outcome.payload
     assert letters == 0
     assert isinstance(digested.payload, Digested)

@@ -10,7 +10,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 
 import msgspec
@@ -331,11 +331,28 @@ async def test_a_stored_goal_that_does_not_match_its_reference_is_dead_lettered_
 async def test_under_the_secure_default_a_goal_by_reference_passes_every_signature_and_permission(
     tmp_path: Path,
 ) -> None:
+    ask = ask_paragraph(300_000)
+    # The border's budget fits the ask.
+    async with secure_organs(tmp_path, {"ICHOR_BORDER_BUDGET_TOKENS": "1000000"}) as (admin, host):
+        _, outcome = await hand_in_paste(host, ask, origin=UserInput(actor="ana"), timeout=120)
+        letters = await dead_letter_count(admin)
+        whole = await with_stored_texts(admin, outcome)
+        refused_to_host = await _refused(with_stored_texts(host, outcome))
+    assert isinstance(outcome.payload, Admitted), outcome.payload
+    assert letters == 0
+    signed = [step.stage for step in outcome.chain.steps if step.signature]
+    assert signed == ["digested", "yielded", "admitted"]
+    assert isinstance(whole.payload, Admitted) and whole.payload.goal == ask and ask in whole.payload.prompt.text
+    # A tenant reads its own outcome, not the frames store: the texts it names take an organ's or the admin's rights.
+    assert refused_to_host
+
+
+@contextlib.asynccontextmanager
+async def secure_organs(tmp_path: Path, env: dict[str, str]) -> AsyncIterator[tuple[Tract, Tract]]:
+    """A secure tract on a server of ``SMALL_MAX_PAYLOAD``, every organ its own least-privileged user, signing,
+    with ``env`` set for each: the admin's connection and the host's."""
     directory = generate_security(tmp_path / "security")
     auth = (directory / "auth.conf").read_text()
-    ask = ask_paragraph(300_000)
-    # Every organ as its own least-privileged user, signing; the border's budget fits the ask.
-    env = {"ICHOR_BORDER_BUDGET_TOKENS": "1000000"}
     workers: list[subprocess.Popen[bytes]] = []
     with EmbeddedServer(tmp_path / "nats", max_payload=SMALL_MAX_PAYLOAD, extra_config=auth) as server:
         admin = await _as_user(server.url, directory, "admin")
@@ -344,10 +361,7 @@ async def test_under_the_secure_default_a_goal_by_reference_passes_every_signatu
             await provision(admin)
             for organ in ORGAN_NAMES:
                 workers.append(spawn_worker(organ, server.url, env={**organ_environment(directory, organ), **env}))
-            _, outcome = await hand_in_paste(host, ask, origin=UserInput(actor="ana"), timeout=120)
-            letters = await dead_letter_count(admin)
-            whole = await with_stored_texts(admin, outcome)
-            refused_to_host = await _refused(with_stored_texts(host, outcome))
+            yield admin, host
         finally:
             for worker in workers:
                 worker.send_signal(signal.SIGTERM)
@@ -355,13 +369,6 @@ async def test_under_the_secure_default_a_goal_by_reference_passes_every_signatu
                 worker.wait(timeout=20)
             await host.nc.close()
             await admin.nc.close()
-    assert isinstance(outcome.payload, Admitted), outcome.payload
-    assert letters == 0
-    signed = [step.stage for step in outcome.chain.steps if step.signature]
-    assert signed == ["digested", "yielded", "admitted"]
-    assert isinstance(whole.payload, Admitted) and whole.payload.goal == ask and ask in whole.payload.prompt.text
-    # A tenant reads its own outcome, not the frames store: the texts it names take an organ's or the admin's rights.
-    assert refused_to_host
 
 
 async def _as_user(url: str, directory: Path, user: str) -> Tract:
