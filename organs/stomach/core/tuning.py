@@ -359,6 +359,32 @@ class StomachTuning:
     # Of the frames a trace's section keeps at its two ends, the outermost end keeps one in this many (at least
     # one), the innermost end the rest: what failed is near the innermost frame, not near main.
     trace_outer_share: int = 3
+    # A Java thread dump (``distill.thread_dump``): at least this many thread headers make one; its first this many
+    # lines are kept. Its threads are grouped by what they say (named by a deadlock report 0, blocked 1, in a
+    # contended lock 2, running the application's code 3, idle 4): groups up to the salient one keep at least this
+    # many frames. The plans, richest first, give (frames of a working thread, frames of an idle one); 0 keeps a
+    # thread's header and state, -1 its header, -2 its name among the threads not shown.
+    dump_least_threads: int = 3
+    dump_preamble_lines: int = 2
+    dump_salient_group: int = 2
+    dump_idle_group: int = 4
+    dump_salient_frames: int = 8
+    dump_untargeted_plan: tuple[int, int] = (6, 1)
+    dump_frame_plans: tuple[tuple[int, int], ...] = (
+        (1_000_000, 1_000_000),
+        (24, 5),
+        (12, 3),
+        (8, 1),
+        (5, 0),
+        (3, -1),
+        (2, -2),
+        (1, -2),
+        (0, -2),
+        (-1, -2),
+        (-2, -2),
+    )
+    # A deadlock report longer than this share of the room keeps who waits for whom, not the stacks it repeats.
+    dump_report_share: float = 0.5
     # A trace's frame is titled with its exception up to this many characters.
     title_detail_chars: int = 80
     # Cut to a target, a trace is rendered by the richest plan that fits: every frame and header line (with, then

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from organs.stomach.core.distill.text import elision, head_tail, plural
+from organs.stomach.core.distill.thread_dump import is_thread_dump, render_thread_dump
 from organs.stomach.core.shapes.trace_shapes import is_go_function, is_trace_frame, kernel_prefix_end, trace_header
 from organs.stomach.core.tuning import StomachTuning
 
@@ -235,6 +236,8 @@ def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTu
     """The compact rendering of a trace; with ``target_tokens``, as many frames as fit it (estimated)."""
     tuning = tuning or StomachTuning()
     lines = text.split("\n")
+    if is_thread_dump(lines, tuning):
+        return TraceDigest(render_thread_dump(lines, target_tokens, tuning), _exception_line([], lines[0].strip()))
     sections = _sections(lines)
     total_frames = sum(len(section.frames) for section in sections)
     exception = _exception_line(sections, lines[0].strip())

@@ -1,0 +1,230 @@
+"""A Java thread dump (``jstack``, ``kill -3``) read as threads, what is stuck served first.
+
+A dump is its preamble (the stamp, ``Full thread dump …``, the SMR list), its threads (each opened by a
+``"name" … prio=… tid=…`` line: the header, ``java.lang.Thread.State``, the frames ``at …`` with the lock lines
+under them, the ownable synchronizers), its trailer (``JNI global refs``) and, when the JVM found one, its deadlock
+report (``Found one Java-level deadlock:`` to ``Found N deadlock.``).
+
+Read as a chain of sections, a dump of forty threads thinned every thread alike, and its lean plans kept lock lines
+while they elided the thread names. Here, rendered to a target: a summary (threads by state, a deadlock found),
+the dump's first lines, the deadlock report whole, then the threads in the order of what they say (those the report
+names, blocked ones, those waiting on a lock another thread holds or holding one another waits on, those running the
+application's own code, the rest, each group in paste order): each its header and state lines and its innermost
+frames with their lock lines, as many as the plan allows, a salient thread at least
+``StomachTuning.dump_salient_frames``. Threads that do not fit are named on one line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from organs.stomach.core.distill.text import elision, plural
+from organs.stomach.core.tuning import StomachTuning
+
+__all__ = ["is_thread_dump", "render_thread_dump"]
+
+_THREAD_HEAD = re.compile(r'^"(?P<name>[^"\n]+)"(?: #\d+)?[^\n]*\b(?:prio|tid|nid)=')
+_REPORT_START = re.compile(r"^Found (?:one|\d+) Java-level deadlock")
+_REPORT_END = re.compile(r"^Found \d+ deadlocks?\.")
+_TRAILER = re.compile(r"^JNI global (?:refs|references)")
+_STATE = re.compile(r"java\.lang\.Thread\.State: (\w+)")
+_FRAME = re.compile(r"^\s+at ")
+_WAITING_ON = re.compile(r"- (?:waiting to lock|parking to wait for|waiting on) +<(0x[0-9a-f]+)>")
+_HOLDING = re.compile(r"- locked <(0x[0-9a-f]+)>")
+_NAMED_IN_REPORT = re.compile(r'^"([^"\n]+)":\s*$')
+_REPORT_STACKS = re.compile(r"^Java stack information for the threads listed above")
+# Frames of the JDK and the common runtimes' libraries: a frame elsewhere runs the application's own code.
+_LIBRARY_FRAME = re.compile(r"\bat (?:java|javax|jdk|sun|com\.sun|kotlin|scala|org\.springframework|org\.apache)\.")
+
+
+@dataclass(frozen=True, slots=True)
+class _Thread:
+    name: str
+    lines: tuple[str, ...]
+    state: str
+    # Each frame with the lock lines under it, the innermost first (as the JVM prints them).
+    frames: tuple[tuple[str, ...], ...]
+    # The header's other lines (state, ownable synchronizers), kept with the header.
+    rest: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Dump:
+    preamble: tuple[str, ...]
+    threads: tuple[_Thread, ...]
+    report: tuple[str, ...]
+    trailer: tuple[str, ...]
+
+
+def is_thread_dump(lines: list[str], tuning: StomachTuning) -> bool:
+    """Whether the text holds at least ``dump_least_threads`` thread headers of a Java thread dump."""
+    return sum(1 for line in lines if _THREAD_HEAD.match(line)) >= tuning.dump_least_threads
+
+
+def _thread(lines: list[str]) -> _Thread:
+    head = _THREAD_HEAD.match(lines[0])
+    name = head.group("name") if head else lines[0]
+    state = next((found.group(1) for line in lines if (found := _STATE.search(line))), "")
+    frames: list[list[str]] = []
+    before: list[str] = []
+    after: list[str] = []
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        if _FRAME.match(line) and not after:
+            frames.append([line])
+        elif line.lstrip().startswith("- ") and frames and not after:
+            frames[-1].append(line)
+        elif frames:
+            after.append(line)
+        else:
+            before.append(line)
+    # The state line first: with ``keep`` 0 a thread shows its header and state.
+    rest = sorted(before, key=lambda line: _STATE.search(line) is None) + after
+    return _Thread(name, tuple(lines), state, tuple(tuple(frame) for frame in frames), tuple(rest))
+
+
+def _read(lines: list[str]) -> _Dump:
+    preamble: list[str] = []
+    threads: list[list[str]] = []
+    report: list[str] = []
+    trailer: list[str] = []
+    where = "preamble"
+    for line in lines:
+        if _REPORT_START.match(line):
+            where = "report"
+        elif where == "report":
+            if _REPORT_END.match(line):
+                report.append(line)
+                where = "trailer"
+                continue
+        elif _THREAD_HEAD.match(line):
+            threads.append([])
+            where = "threads"
+        elif _TRAILER.match(line):
+            where = "trailer"
+        if where == "threads":
+            threads[-1].append(line)
+        elif where == "report":
+            report.append(line)
+        elif where == "trailer":
+            trailer.append(line)
+        else:
+            preamble.append(line)
+    return _Dump(
+        tuple(line for line in preamble if line.strip()),
+        tuple(_thread(thread) for thread in threads),
+        tuple(line for line in report if line.strip()),
+        tuple(line for line in trailer if line.strip()),
+    )
+
+
+def _salience(dump: _Dump) -> list[int]:
+    """Each thread's group, lower first: named by the deadlock report, blocked, in a lock another thread is in,
+    running the application's own code, the rest."""
+    named = {found.group(1) for line in dump.report if (found := _NAMED_IN_REPORT.match(line.strip()))}
+    waited = Counter(
+        found.group(1) for thread in dump.threads for line in thread.lines if (found := _WAITING_ON.search(line))
+    )
+    held = Counter(
+        found.group(1) for thread in dump.threads for line in thread.lines if (found := _HOLDING.search(line))
+    )
+    groups = []
+    for thread in dump.threads:
+        waits = {found.group(1) for line in thread.lines if (found := _WAITING_ON.search(line))}
+        holds = {found.group(1) for line in thread.lines if (found := _HOLDING.search(line))}
+        contended = any(held[address] for address in waits) or any(waited[address] for address in holds - waits)
+        own_code = any(not _LIBRARY_FRAME.search(frame[0]) for frame in thread.frames)
+        groups.append(
+            0 if thread.name in named else 1 if thread.state == "BLOCKED" else 2 if contended else 3 if own_code else 4
+        )
+    return groups
+
+
+def _clip(line: str, limit: int) -> str:
+    return line if len(line) <= limit else f"{line[:limit]}… [{len(line) - limit:,} chars elided]"
+
+
+def _render_thread(thread: _Thread, keep: int, line_chars: int) -> list[str]:
+    """The thread's header, its state and other own lines (when ``keep`` ≥ 0) and its first ``keep`` frames."""
+    body = [_clip(thread.lines[0], line_chars)]
+    if keep < 0:
+        return body
+    body.extend(_clip(line, line_chars) for line in thread.rest[:1])
+    for frame in thread.frames[:keep]:
+        body.extend(_clip(line, line_chars) for line in frame)
+    if len(thread.frames) > keep:
+        body.append("\t" + elision(len(thread.frames) - keep, "frame"))
+    return body
+
+
+def _render(dump: _Dump, order: list[int], keeps: list[int], room: int | None, tuning: StomachTuning) -> str:
+    """The dump with thread ``i``'s first ``keeps[i]`` frames (-2: only named), the threads in ``order``; with
+    ``room`` (characters), the threads past it named on one line too."""
+    line_chars = tuning.trace_line_chars
+    states = Counter(thread.state or "no state" for thread in dump.threads)
+    found = "a deadlock found" if dump.report else "no deadlock reported"
+    counted = ", ".join(f"{state} {count}" for state, count in states.most_common())
+    body = [
+        f"[thread dump · {plural(len(dump.threads), 'thread')} ({counted}) · {found} · threads that say most first]"
+    ]
+    body.extend(_clip(line, line_chars) for line in dump.preamble[: tuning.dump_preamble_lines])
+    body.extend(_clip(line, line_chars) for line in dump.report)
+    used = sum(len(line) + 1 for line in body)
+    left: list[str] = []
+    for index in order:
+        thread = dump.threads[index]
+        lines = _render_thread(thread, keeps[index], line_chars)
+        size = sum(len(line) + 1 for line in lines)
+        if keeps[index] < -1 or (room is not None and used + size > room):
+            left.append(thread.name)
+            continue
+        body.extend(lines)
+        used += size
+    if left:
+        body.append(_clip(f"… [{plural(len(left), 'more thread')} not shown: {', '.join(left)}] …", 4 * line_chars))
+    body.extend(_clip(line, line_chars) for line in dump.trailer[:1])
+    return "\n".join(body)
+
+
+def _keeps(groups: list[int], named_stacks: set[int], plan: tuple[int, int], tuning: StomachTuning) -> list[int]:
+    """How many frames each thread shows under ``plan`` (for the threads that run something, for the idle rest):
+    a salient thread at least ``dump_salient_frames``; a thread whose stack the deadlock report shows, its header."""
+    working, idle = plan
+    keeps = []
+    for index, group in enumerate(groups):
+        if index in named_stacks:
+            keeps.append(-1)
+        elif group <= tuning.dump_salient_group:
+            keeps.append(max(working, tuning.dump_salient_frames))
+        else:
+            keeps.append(working if group < tuning.dump_idle_group else idle)
+    return keeps
+
+
+def render_thread_dump(lines: list[str], target_tokens: int | None, tuning: StomachTuning) -> str:
+    """The dump rendered to ``target_tokens`` (estimated by characters), or under the untargeted plan."""
+    dump = _read(lines)
+    groups = _salience(dump)
+    order = sorted(range(len(dump.threads)), key=lambda index: (groups[index], index))
+    room = None if target_tokens is None else int(target_tokens * tuning.chars_per_token)
+    stacks_at = next((at for at, line in enumerate(dump.report) if _REPORT_STACKS.match(line)), None)
+    if stacks_at is not None and room is not None and sum(map(len, dump.report)) > room * tuning.dump_report_share:
+        # A report too long for its share keeps who waits for whom and its verdict; the stacks come from the threads.
+        dump = replace(dump, report=(*dump.report[:stacks_at], *dump.report[-1:]))
+        stacks_at = None
+    # The report's "Java stack information" shows the deadlocked threads' stacks already.
+    shown = {found.group(1) for line in dump.report if (found := _NAMED_IN_REPORT.match(line.strip()))}
+    named_stacks = (
+        set() if stacks_at is None else {index for index, thread in enumerate(dump.threads) if thread.name in shown}
+    )
+    if room is None:
+        return _render(dump, order, _keeps(groups, named_stacks, tuning.dump_untargeted_plan, tuning), None, tuning)
+    for plan in tuning.dump_frame_plans:
+        rendered = _render(dump, order, _keeps(groups, named_stacks, plan, tuning), None, tuning)
+        if len(rendered) <= room:
+            return rendered
+    leanest = _keeps(groups, named_stacks, tuning.dump_frame_plans[-1], tuning)
+    return _render(dump, order, leanest, room, tuning)
