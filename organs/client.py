@@ -25,7 +25,7 @@ from envelopes.types import Admitted, AnyProvenance, Envelope, FrameReply, Frame
 from organs.anatomy import SENDERS
 from organs.errors import FrameNotFound, PermissionRefused, UploadRefused
 from organs.frame_check import verify_frame
-from organs.runtime.bus import INLINE_HEADROOM, Tract, stream_info
+from organs.runtime.bus import Tract, inline_room, stream_info
 from organs.runtime.bus import request as bus_request
 from organs.runtime.limits import UPLOADS_TTL_S
 from organs.runtime.refusals import refusal_of
@@ -142,7 +142,7 @@ async def hand_in_paste(
     text_ref = None
     inline_text = text
     raw = text.encode("utf-8", "surrogatepass")
-    if len(raw) > tract.nc.max_payload - INLINE_HEADROOM:
+    if len(raw) > inline_room(tract):
         text_ref = await store_blob(tract, raw)
         inline_text = ""
     paste = paste_envelope(

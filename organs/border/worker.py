@@ -211,7 +211,7 @@ class BorderOrgan:
             payload = as_it_travels(msgspec.structs.replace(payload, goal_ref=goal_ref))
         if isinstance(payload, Admitted):
             size = len(encode(msgspec.structs.replace(decision, payload=payload)))
-            if over_a_message(size, int(self.tract.nc.max_payload)):
+            if over_a_message(self.tract, size):
                 prompt = payload.prompt
                 stored = msgspec.structs.replace(prompt, text="", text_ref=await store_text(self.tract, prompt.text))
                 payload = msgspec.structs.replace(payload, prompt=stored)

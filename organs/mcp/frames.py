@@ -21,7 +21,7 @@ from envelopes.types import Frame
 from organs.client import fetch_frame, frames_subject
 from organs.errors import FrameTampered, IchorError, PoisonError
 from organs.frame_check import whole_frame
-from organs.runtime.bus import INLINE_HEADROOM, BusSettings, Tract, connect
+from organs.runtime.bus import BusSettings, Tract, connect, inline_room
 from organs.runtime.stored_text import with_frame_text
 
 __all__ = ["BusFrames", "FrameSource", "FrameUnavailable", "UnknownFrame"]
@@ -95,7 +95,7 @@ class BusFrames:
             return self._full[frame_id]
         compact = await self._ask(frame_id, "compact")
         tract = await self._connection()
-        if compact.full_bytes > tract.nc.max_payload - INLINE_HEADROOM:
+        if compact.full_bytes > inline_room(tract):
             frame = await self._stored_full(tract, compact)
         else:
             frame = await self._ask(frame_id, "full")

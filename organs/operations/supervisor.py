@@ -297,22 +297,15 @@ class ServerKeeper:
         pid = self.server.pid
         self._storage_failed_at = None
         began = time.monotonic()
+        room = {"pid": pid, "free_bytes": free, "free_bytes_at_failure": self._free_then}
         if self._reload_jetstream(False) and self._reload_jetstream(True):
             self.reopened += 1
-            self.log.warning(
-                "nats.embedded_storage_reopened",
-                pid=pid,
-                free_bytes=free,
-                free_bytes_at_failure=self._free_then,
-                action="reload",
-                took_s=round(time.monotonic() - began, 3),
-            )
+            took_s = round(time.monotonic() - began, 3)
+            self.log.warning("nats.embedded_storage_reopened", **room, action="reload", took_s=took_s)
             return
         self.log.error(
             "nats.embedded_storage_recovered",
-            pid=pid,
-            free_bytes=free,
-            free_bytes_at_failure=self._free_then,
+            **room,
             action="restart",
             why=f"the server confirmed no configuration reload within {self.RELOAD_TIMEOUT_S:.0f} s",
         )

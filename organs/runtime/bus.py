@@ -46,6 +46,7 @@ __all__ = [
     "Tract",
     "connect",
     "inbox_prefix",
+    "inline_room",
     "open_key_value",
     "provision",
     "request",
@@ -187,6 +188,12 @@ class Tract:
     @property
     def subjects(self) -> Subjects:
         return self.settings.subjects
+
+
+def inline_room(tract: Tract) -> int:
+    """The most bytes of inline text a message of this server carries beside what surrounds it
+    (``INLINE_HEADROOM``): past it, text travels by reference."""
+    return int(tract.nc.max_payload) - INLINE_HEADROOM
 
 
 def inbox_prefix(user: str) -> str:

@@ -16,11 +16,12 @@ from typing import TypeVar
 
 import msgspec
 from nats.js.errors import ObjectNotFoundError
+from nats.js.object_store import ObjectStore
 
 from envelopes.ids import digest_bytes
 from envelopes.types import Admitted, Digested, Frame, Payload, StoredText, Yield
 from organs.errors import PoisonError
-from organs.runtime.bus import INLINE_HEADROOM, Tract
+from organs.runtime.bus import Tract, inline_room
 
 __all__ = [
     "as_it_travels",
@@ -28,6 +29,7 @@ __all__ = [
     "fetch_text",
     "frame_by_reference",
     "over_a_message",
+    "put_once",
     "store_text",
     "text_ref_of",
     "with_frame_text",
@@ -44,9 +46,9 @@ _GOAL_INDEX = -1
 _Payload = TypeVar("_Payload", bound=Payload)
 
 
-def over_a_message(size: int, max_payload: int) -> bool:
+def over_a_message(tract: Tract, size: int) -> bool:
     """Whether a payload of ``size`` bytes leaves too little room in a message for the envelope around it."""
-    return size > max_payload - INLINE_HEADROOM
+    return size > inline_room(tract)
 
 
 def text_ref_of(data: bytes) -> StoredText:
@@ -58,12 +60,16 @@ async def store_text(tract: Tract, text: str) -> StoredText:
     """Keep ``text`` in the frames object store (once: the name is its digest) and return its reference."""
     data = text.encode(*_UTF8)
     ref = text_ref_of(data)
-    store = await tract.js.object_store(tract.subjects.frames_bucket)
-    try:
-        await store.get_info(ref.name)
-    except ObjectNotFoundError:
-        await store.put(ref.name, data)
+    await put_once(await tract.js.object_store(tract.subjects.frames_bucket), ref.name, data)
     return ref
+
+
+async def put_once(store: ObjectStore, name: str, data: bytes) -> None:
+    """Put ``data`` under ``name`` unless it is there: a name is its content's digest, so what is there is it."""
+    try:
+        await store.get_info(name)
+    except ObjectNotFoundError:
+        await store.put(name, data)
 
 
 async def fetch_text(tract: Tract, ref: StoredText) -> str:
@@ -94,13 +100,12 @@ async def frame_by_reference(tract: Tract, frame: Frame) -> Frame:
 async def digest_by_reference(tract: Tract, payload: Digested) -> Digested:
     """``payload`` as it can travel: unchanged when it fits a message, else with its largest texts (the goal, the
     frames' served contents) stored and named, the largest first, until what is left fits."""
-    max_payload = int(tract.nc.max_payload)
     size = len(msgspec.msgpack.encode(payload))
-    if not over_a_message(size, max_payload):
+    if not over_a_message(tract, size):
         return payload
     goal, goal_ref, frames = payload.goal, payload.goal_ref, list(payload.frames)
     for text_bytes, index in sorted(_inline_text_sizes(payload), reverse=True):
-        if not over_a_message(size, max_payload):
+        if not over_a_message(tract, size):
             break
         # What is left in the text's place is its reference, well within the headroom a message keeps.
         size -= text_bytes

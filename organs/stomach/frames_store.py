@@ -44,8 +44,8 @@ from envelopes.ids import digest_bytes
 from envelopes.types import FrameRecord
 from organs.anatomy import SENDERS
 from organs.errors import FrameNotFound, PoisonError
-from organs.runtime.bus import INLINE_HEADROOM, Tract, stream_info
-from organs.runtime.stored_text import frame_by_reference
+from organs.runtime.bus import Tract, inline_room, stream_info
+from organs.runtime.stored_text import frame_by_reference, put_once
 from organs.text_views import utf8_size
 
 __all__ = ["FRAME_ID", "MIN_FRAME_PREFIX", "SHORT_FRAME_ID", "FrameNotFound", "FrameStore"]
@@ -237,14 +237,10 @@ class FrameStore:
         return _hex(record.compact.id), value
 
     def _inline_paste_bytes(self) -> int:
-        return int(self.tract.nc.max_payload) - INLINE_HEADROOM
+        return inline_room(self.tract)
 
     async def _put_object(self, ref: str, data: bytes) -> None:
-        store = await self._objects()
-        try:
-            await store.get_info(_hex(ref))
-        except ObjectNotFoundError:
-            await store.put(_hex(ref), data)
+        await put_once(await self._objects(), _hex(ref), data)
 
     async def _write_index(self, writes: list[tuple[str, bytes]]) -> None:
         bucket = self.tract.subjects.frame_index_bucket

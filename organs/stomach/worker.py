@@ -48,7 +48,7 @@ from organs.runtime import (
     envelope_fields,
     get_logger,
 )
-from organs.runtime.bus import INLINE_HEADROOM
+from organs.runtime.bus import inline_room
 from organs.runtime.stored_text import digest_by_reference, with_frame_text
 from organs.secretion import secrete
 from organs.settings import Settings
@@ -320,18 +320,18 @@ class StomachOrgan:
             await self.store.own(sender, frames)
 
     async def serve_frame(self, msg: Any) -> None:
-        limit = self.tract.nc.max_payload - INLINE_HEADROOM
+        limit = inline_room(self.tract)
         await msg.respond(encode(await _answer_frame_request(self.store, msg.data, limit)))
 
     async def serve_tenant_frame(self, msg: Any) -> None:
         # Only the tenant named by the subject may publish there (organs.operations.security): it is served the
         # frames of pastes it handed in, and of any other the same answer as for no frame at all.
         tenant = msg.subject.rsplit(".", 1)[-1]
-        limit = self.tract.nc.max_payload - INLINE_HEADROOM
+        limit = inline_room(self.tract)
         await msg.respond(encode(await _answer_frame_request(self.store, msg.data, limit, tenant=tenant)))
 
     async def serve_raw(self, msg: Any) -> None:
-        limit = self.tract.nc.max_payload - INLINE_HEADROOM
+        limit = inline_room(self.tract)
         await msg.respond(encode(await answer_raw_request(self.store, msg.data, limit)))
 
 

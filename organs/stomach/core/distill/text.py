@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from organs.stomach.core.tuning import StomachTuning
 
-__all__ = ["TIMES", "elision", "head_tail", "kept_and_ends", "plural", "thousands"]
+__all__ = ["TIMES", "clip_line", "elision", "head_tail", "kept_and_ends", "plural", "thousands"]
 
 # The multiplication sign of counts and table dimensions, spelled by code point so no reader mistakes it for x.
 TIMES = "\u00d7"
@@ -23,6 +23,11 @@ def thousands(number: int) -> str:
 
 def plural(number: int, noun: str) -> str:
     return f"{thousands(number)} {noun}" if number == 1 else f"{thousands(number)} {noun}s"
+
+
+def clip_line(line: str, limit: int) -> str:
+    """``line`` cut to ``limit`` characters, the cut stated."""
+    return line if len(line) <= limit else f"{line[:limit]}… [{len(line) - limit:,} chars elided]"
 
 
 def elision(count: int, noun: str) -> str:

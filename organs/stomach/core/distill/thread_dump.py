@@ -20,7 +20,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from organs.stomach.core.distill.text import elision, plural
+from organs.stomach.core.distill.text import clip_line, elision, plural
+from organs.stomach.core.shapes.trace_shapes import library_frame
 from organs.stomach.core.tuning import StomachTuning
 
 __all__ = ["is_thread_dump", "render_thread_dump"]
@@ -35,8 +36,6 @@ _WAITING_ON = re.compile(r"- (?:waiting to lock|parking to wait for|waiting on) 
 _HOLDING = re.compile(r"- locked <(0x[0-9a-f]+)>")
 _NAMED_IN_REPORT = re.compile(r'^"([^"\n]+)":\s*$')
 _REPORT_STACKS = re.compile(r"^Java stack information for the threads listed above")
-# Frames of the JDK and the common runtimes' libraries: a frame elsewhere runs the application's own code.
-_LIBRARY_FRAME = re.compile(r"\bat (?:java|javax|jdk|sun|com\.sun|kotlin|scala|org\.springframework|org\.apache)\.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,40 +120,40 @@ def _read(lines: list[str]) -> _Dump:
     )
 
 
+def _addresses(pattern: re.Pattern[str], thread: _Thread) -> set[str]:
+    return {found.group(1) for line in thread.lines if (found := pattern.search(line))}
+
+
 def _salience(dump: _Dump) -> list[int]:
     """Each thread's group, lower first: named by the deadlock report, blocked, in a lock another thread is in,
     running the application's own code, the rest."""
     named = {found.group(1) for line in dump.report if (found := _NAMED_IN_REPORT.match(line.strip()))}
-    waited = Counter(
-        found.group(1) for thread in dump.threads for line in thread.lines if (found := _WAITING_ON.search(line))
-    )
-    held = Counter(
-        found.group(1) for thread in dump.threads for line in thread.lines if (found := _HOLDING.search(line))
-    )
+    waits = [_addresses(_WAITING_ON, thread) for thread in dump.threads]
+    holds = [_addresses(_HOLDING, thread) for thread in dump.threads]
+    # By how many threads each monitor is waited on and held: a thread's own wait on a monitor it holds (an
+    # ``Object.wait()``) is no contention.
+    waited = Counter(address for addresses in waits for address in addresses)
+    held = Counter(address for addresses in holds for address in addresses)
     groups = []
-    for thread in dump.threads:
-        waits = {found.group(1) for line in thread.lines if (found := _WAITING_ON.search(line))}
-        holds = {found.group(1) for line in thread.lines if (found := _HOLDING.search(line))}
-        contended = any(held[address] for address in waits) or any(waited[address] for address in holds - waits)
-        own_code = any(not _LIBRARY_FRAME.search(frame[0]) for frame in thread.frames)
+    for thread, waiting, holding in zip(dump.threads, waits, holds, strict=True):
+        contended = any(held[address] > (address in holding) for address in waiting) or any(
+            waited[address] > (address in waiting) for address in holding
+        )
+        own_code = any(not library_frame(frame[0]) for frame in thread.frames)
         groups.append(
             0 if thread.name in named else 1 if thread.state == "BLOCKED" else 2 if contended else 3 if own_code else 4
         )
     return groups
 
 
-def _clip(line: str, limit: int) -> str:
-    return line if len(line) <= limit else f"{line[:limit]}… [{len(line) - limit:,} chars elided]"
-
-
 def _render_thread(thread: _Thread, keep: int, line_chars: int) -> list[str]:
     """The thread's header, its state and other own lines (when ``keep`` ≥ 0) and its first ``keep`` frames."""
-    body = [_clip(thread.lines[0], line_chars)]
+    body = [clip_line(thread.lines[0], line_chars)]
     if keep < 0:
         return body
-    body.extend(_clip(line, line_chars) for line in thread.rest[:1])
+    body.extend(clip_line(line, line_chars) for line in thread.rest[:1])
     for frame in thread.frames[:keep]:
-        body.extend(_clip(line, line_chars) for line in frame)
+        body.extend(clip_line(line, line_chars) for line in frame)
     if len(thread.frames) > keep:
         body.append("\t" + elision(len(thread.frames) - keep, "frame"))
     return body
@@ -170,8 +169,8 @@ def _render(dump: _Dump, order: list[int], keeps: list[int], room: int | None, t
     body = [
         f"[thread dump · {plural(len(dump.threads), 'thread')} ({counted}) · {found} · threads that say most first]"
     ]
-    body.extend(_clip(line, line_chars) for line in dump.preamble[: tuning.dump_preamble_lines])
-    body.extend(_clip(line, line_chars) for line in dump.report)
+    body.extend(clip_line(line, line_chars) for line in dump.preamble[: tuning.dump_preamble_lines])
+    body.extend(clip_line(line, line_chars) for line in dump.report)
     used = sum(len(line) + 1 for line in body)
     left: list[str] = []
     for index in order:
@@ -184,8 +183,8 @@ def _render(dump: _Dump, order: list[int], keeps: list[int], room: int | None, t
         body.extend(lines)
         used += size
     if left:
-        body.append(_clip(f"… [{plural(len(left), 'more thread')} not shown: {', '.join(left)}] …", 4 * line_chars))
-    body.extend(_clip(line, line_chars) for line in dump.trailer[:1])
+        body.append(clip_line(f"… [{plural(len(left), 'more thread')} not shown: {', '.join(left)}] …", 4 * line_chars))
+    body.extend(clip_line(line, line_chars) for line in dump.trailer[:1])
     return "\n".join(body)
 
 

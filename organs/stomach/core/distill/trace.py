@@ -19,12 +19,17 @@ dmesg uptime stamps are kept on header lines and dropped from frames.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-from organs.stomach.core.distill.text import elision, head_tail, plural
+from organs.stomach.core.distill.text import clip_line, elision, head_tail, plural
 from organs.stomach.core.distill.thread_dump import is_thread_dump, render_thread_dump
-from organs.stomach.core.shapes.trace_shapes import is_go_function, is_trace_frame, kernel_prefix_end, trace_header
+from organs.stomach.core.shapes.trace_shapes import (
+    is_go_function,
+    is_trace_frame,
+    kernel_prefix_end,
+    library_frame,
+    trace_header,
+)
 from organs.stomach.core.tuning import StomachTuning
 
 __all__ = ["TraceDigest", "distill_trace"]
@@ -51,15 +56,6 @@ def _plans(tuning: StomachTuning) -> tuple[_Plan, ...]:
     )
 
 
-# Paths of runtimes, frameworks and installed packages: a frame elsewhere is the application's.
-_LIBRARY_FRAME = re.compile(
-    r"site-packages|dist-packages|node_modules|/usr/lib|/usr/local/lib|\.cargo/registry|/rustc/|/vendor/|/gems/"
-    r"|<frozen |\(internal/|node:internal|\bat (?:java|javax|jdk|sun|kotlin|scala|org\.springframework|org\.apache)\."
-    r"|\bat (?:System|Microsoft)\.|\bat async (?:System|Microsoft)\.|\b(?:std|core|alloc|tokio)::|runtime/|GOROOT"
-    r"|\(dart:|package:flutter/|\[internal function\]|\{main\}"
-)
-
-
 @dataclass(frozen=True, slots=True)
 class TraceDigest:
     rendering: str
@@ -83,7 +79,7 @@ class _Frame:
 
     @property
     def application(self) -> bool:
-        return _LIBRARY_FRAME.search(self.lines[0]) is None and not self.unreliable
+        return not library_frame(self.lines[0]) and not self.unreliable
 
 
 @dataclass(slots=True)
@@ -100,10 +96,6 @@ def _indent(line: str) -> int:
     text = _unstamped(line)
     stripped = text.lstrip(" \t")
     return len(text[: len(text) - len(stripped)].expandtabs(8))
-
-
-def _clip(line: str, limit: int) -> str:
-    return line if len(line) <= limit else f"{line[:limit]}… [{len(line) - limit:,} chars elided]"
 
 
 def _sections(lines: list[str]) -> list[_Section]:
@@ -140,7 +132,7 @@ def _runs(frames: list[_Frame]) -> list[tuple[_Frame, int]]:
 
 
 def _render_run(frame: _Frame, count: int, line_chars: int) -> list[str]:
-    rendered = [_clip(_unstamped(line), line_chars) for line in frame.lines]
+    rendered = [clip_line(_unstamped(line), line_chars) for line in frame.lines]
     if count > 1:
         rendered.append(f"    … {count - 1:,} identical frames")
     return rendered
@@ -214,14 +206,14 @@ def _render(sections: list[_Section], plan: _Plan, summary: str, tuning: Stomach
     for section in sections:
         header = section.header
         if len(header) <= plan.header_lines:
-            body.extend(_clip(line, line_chars) for line in header)
+            body.extend(clip_line(line, line_chars) for line in header)
         else:
             # The first lines name the exception; the last ones title the frames below ("Freed by task 7:").
             head = max(plan.header_lines - tuning.trace_header_tail, 1)
             tail = plan.header_lines - head
-            body.extend(_clip(line, line_chars) for line in header[:head])
+            body.extend(clip_line(line, line_chars) for line in header[:head])
             body.append(elision(len(header) - plan.header_lines, "line"))
-            body.extend(_clip(line, line_chars) for line in header[len(header) - tail :])
+            body.extend(clip_line(line, line_chars) for line in header[len(header) - tail :])
         # Python prints the innermost frame last ("most recent call last"); the other runtimes first.
         innermost_last = any("most recent call last" in line for line in header)
         body.extend(
@@ -242,7 +234,7 @@ def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTu
     total_frames = sum(len(section.frames) for section in sections)
     exception = _exception_line(sections, lines[0].strip())
     causes = max(len(sections) - 1, 0)
-    quoted = _clip(exception, tuning.trace_line_chars)[: tuning.trace_summary_chars]
+    quoted = clip_line(exception, tuning.trace_line_chars)[: tuning.trace_summary_chars]
     summary = f"[stack trace · {quoted} · {plural(total_frames, 'frame')} · {plural(causes, 'chained section')}]"
     if target_tokens is None:
         keep, header_lines = tuning.trace_untargeted_plan

@@ -32,6 +32,7 @@ __all__ = [
     "is_trace_context",
     "is_trace_frame",
     "kernel_prefix_end",
+    "library_frame",
     "trace_header",
 ]
 
@@ -168,3 +169,16 @@ is_trace_context = _opens_with(
     r"|Memory state around|lock\(|\*\*\* DEADLOCK|other info that might help|stack dependency|-> #\d|#\d: \("
     r")"
 )
+
+# Paths of runtimes, frameworks and installed packages: a frame elsewhere is the application's.
+_LIBRARY_FRAME = re.compile(
+    r"site-packages|dist-packages|node_modules|/usr/lib|/usr/local/lib|\.cargo/registry|/rustc/|/vendor/|/gems/"
+    r"|<frozen |\(internal/|node:internal|\bat (?:java|javax|jdk|sun|kotlin|scala|org\.springframework|org\.apache)\."
+    r"|\bat (?:System|Microsoft)\.|\bat async (?:System|Microsoft)\.|\b(?:std|core|alloc|tokio)::|runtime/|GOROOT"
+    r"|\(dart:|package:flutter/|\[internal function\]|\{main\}"
+)
+
+
+def library_frame(line: str) -> bool:
+    """Whether a frame line runs a runtime's, a framework's or an installed package's code, not the application's."""
+    return _LIBRARY_FRAME.search(line) is not None
