@@ -5,7 +5,9 @@ ran: the ask, the kind each block should get, the facts a reader needs) and dige
 each one exactly as ``ichor digest FILE --json`` does at the default budget. Printed
 per paste and in total:
 
-* goal — the goal is exactly the sidecar's ask;
+* goal — the goal is exactly the sidecar's ask (and, beside it, whether the ask is inside the goal);
+* segments — how many segments the paste became, against the most it may: its distinct kinds of
+  evidence plus its prose blocks (the sidecar's); more is a paste shattered;
 * kinds — blocks whose covering segment has the expected kind (``alt`` kinds accepted);
 * facts — share of the sidecar's facts found in what the model is served (goal,
   anchors, every frame's content as served);
@@ -53,6 +55,9 @@ _TERMINAL_CONTROL = re.compile(r"\x1b|\r")
 class CaseResult:
     name: str
     goal_ok: bool
+    ask_in_goal: bool
+    segments: int
+    segments_allowed: int
     kinds_ok: int
     kinds_total: int
     facts_found: int
@@ -102,7 +107,8 @@ def measure_case(paste: Path, budget: int) -> CaseResult:
         bundle = ingest_paste(text, IngestConfig(budget_tokens=budget))
     except Exception as error:  # a crash is a figure here, not an exit
         return CaseResult(
-            paste.stem, False, 0, len(blocks), 0, len(facts), list(facts), False, 0, 0, False,
+            paste.stem, False, False, 0, _segments_allowed(blocks), 0, len(blocks), 0, len(facts), list(facts),
+            False, 0, 0, False,
             crashed="".join(traceback.format_exception_only(error)).strip(),
         )  # fmt: skip
     frames = bundle.provider.frames
@@ -119,6 +125,10 @@ def measure_case(paste: Path, budget: int) -> CaseResult:
     return CaseResult(
         name=paste.stem,
         goal_ok=bundle.query.goal == sidecar["ask"],
+        ask_in_goal=sidecar["ask"] in bundle.query.goal,
+        # The ask's own paragraph is the goal, which a sidecar does not list as a block.
+        segments=sum(entry["outcome"] != "goal" for entry in report),
+        segments_allowed=_segments_allowed(blocks),
         kinds_ok=kinds_ok,
         kinds_total=len(blocks),
         facts_found=len(facts) - len(missing),
@@ -129,6 +139,12 @@ def measure_case(paste: Path, budget: int) -> CaseResult:
         tokens_served=tokens_served,
         over_budget=tokens_served > budget,
     )
+
+
+def _segments_allowed(blocks: list[dict]) -> int:
+    """The most segments a paste may become unshattered: one per kind of evidence it holds, one per prose block."""
+    evidence = {block["kind"] for block in blocks if block["kind"] != "prose"}
+    return len(evidence) + sum(block["kind"] == "prose" for block in blocks)
 
 
 def _report_dict(entry: object) -> dict:
@@ -161,13 +177,15 @@ def main(argv: list[str] | None = None) -> int:
     results = [measure_case(paste, args.budget) for paste in pastes]
     seconds = time.monotonic() - started
 
-    print(f"{'case':<44} goal kinds facts  esc  before  served")
+    print(f"{'case':<44} goal kinds facts  esc  before  served  segments")
     for result in results:
         flag = "CRASH " + (result.crashed or "") if result.crashed else ""
         print(
             f"{result.name[:44]:<44} {'ok' if result.goal_ok else 'NO':>4} {result.kinds_ok}/{result.kinds_total:<3}"
             f" {result.facts_found}/{result.facts_total:<3} {'ESC' if result.escapes else '-':>4}"
-            f" {result.tokens_before:>7} {result.tokens_served:>6}{' OVER' if result.over_budget else ''} {flag}"
+            f" {result.tokens_before:>7} {result.tokens_served:>6} {result.segments:>4}/{result.segments_allowed:<3}"
+            f"{' SHATTERED' if result.segments > result.segments_allowed else ''}"
+            f"{' OVER' if result.over_budget else ''} {flag}"
         )
         if args.verbose:
             for fact in result.missing:
@@ -176,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     over = [result for result in results if result.tokens_before > args.budget]
     under = [result for result in results if result.tokens_before <= args.budget]
     asks = sum(result.goal_ok for result in results)
+    asks_inside = sum(result.ask_in_goal for result in results)
+    shattered = sum(result.segments > result.segments_allowed for result in results)
     kinds = sum(result.kinds_ok for result in results)
     kinds_total = sum(result.kinds_total for result in results)
     mean_facts = sum(result.fact_share for result in results) / len(results)
@@ -188,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"{len(results)} pastes in {seconds:.1f}s at a budget of {args.budget} tokens")
     print(f"goal exactly the ask: {asks}/{len(results)} (goal ≥ {GOAL_ASKS} of 60): {verdict(asks >= GOAL_ASKS)}")
+    print(f"the ask inside the goal: {asks_inside}/{len(results)}")
+    print(f"pastes shattered (more segments than kinds of evidence plus prose blocks): {shattered} (goal 0): "
+          f"{verdict(shattered == 0)}")  # fmt: skip
     kinds_met = verdict(kinds >= GOAL_KINDS)
     print(f"blocks of the expected kind: {kinds} of {kinds_total} (goal ≥ {GOAL_KINDS}): {kinds_met}")
     print(f"fact recall mean {mean_facts:.3f} (goal ≥ {GOAL_FACTS}): {verdict(mean_facts >= GOAL_FACTS)}")
@@ -210,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                 met=mean_facts >= GOAL_FACTS),
             Row("realpastes", "fact recall, pastes over the budget", round(mean_over, 3), unit="",
                 goal=f"≥ {GOAL_FACTS_OVER}", met=mean_over >= GOAL_FACTS_OVER),
+            Row("realpastes", "pastes shattered", shattered, unit="", goal="0", met=shattered == 0),
             Row("realpastes", "pastes with escapes served", escapes, unit="", goal="0", met=escapes == 0),
             Row("realpastes", "pastes served over the budget", over_budget, unit="", goal="0", met=over_budget == 0),
             Row("realpastes", "crashes", crashes, unit="", goal="0", met=crashes == 0),
