@@ -215,6 +215,8 @@ class ClassifyTuning:
     opening_chars: int = 2048
     # What a block ends in (a trace's last frames, a report's tally) is read from its last this many lines.
     closing_lines: int = 30
+    # A block's head read for the prefix of the stream before it (``blocks.structures.join_streams``).
+    stream_scan_chars: int = 64 * 1024
     # A block whose first this many lines hold no trace line is at most a log with a trace further down.
     trace_probe_lines: int = 20
     # A shape names a block when at least this many tenths of its lines carry it (a trace's lines, clocks, records,

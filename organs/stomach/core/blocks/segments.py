@@ -21,7 +21,13 @@ from envelopes.types import Redaction, SegmentOutcome
 from organs.stomach.core.blocks.intent import ask_strength, glued_lines, glued_tail_lines, own_words
 from organs.stomach.core.blocks.normal import normal_form, normalize
 from organs.stomach.core.blocks.split import Block, split_blocks
-from organs.stomach.core.blocks.structures import join_reports, join_sql_sessions, join_tool_runs
+from organs.stomach.core.blocks.structures import (
+    closes_run,
+    join_reports,
+    join_sql_sessions,
+    join_streams,
+    join_tool_runs,
+)
 from organs.stomach.core.classify.ladder import Classification, classify
 from organs.stomach.core.tuning import ClassifyTuning, StomachTuning
 
@@ -118,6 +124,41 @@ def _classified(
     return segments
 
 
+# Kinds whose blank-line pieces read as one when joined: a config file's sections, a log's runs of records.
+_JOINED_KINDS = frozenset({"code", "log"})
+
+
+def _joined_alike(text: str, segments: list[Segment], tuning: ClassifyTuning) -> list[Segment]:
+    """The segments, with neighbours of one kind (``_JOINED_KINDS``, neither fenced nor a remainder) joined when
+    their joined text still reads as that kind: a config file cut at its blank lines is one file, not a segment
+    per section, each compacted alone. A tool run that closed (its tally, its verdict) is not joined to what
+    follows, and neither is a segment that repeats the one before (a duplicate, served once)."""
+    joined: list[Segment] = []
+    for segment in segments:
+        previous = joined[-1] if joined else None
+        kind = segment.classification.kind
+        if (
+            previous is None
+            or kind not in _JOINED_KINDS
+            or previous.classification.kind != kind
+            or segment.block.fenced
+            or previous.block.fenced
+            or previous.block.remainder
+            or closes_run(previous.served.rstrip().rsplit("\n", 1)[-1])
+            or previous.served == segment.served
+        ):
+            joined.append(segment)
+            continue
+        block = replace(previous.block, end=segment.block.end, remainder=segment.block.remainder)
+        full, served = segment_texts(text[block.start : block.end], normal=block.normal)
+        found = classify(served, fenced=False, tuning=tuning)
+        if found.kind == kind:
+            joined[-1] = Segment(block, full, served, found)
+        else:
+            joined.append(segment)
+    return joined
+
+
 def plan_blocks(
     text: str,
     blocks: list[Block],
@@ -134,12 +175,16 @@ def plan_blocks(
     known = block_texts or {}
     served = served_texts or {}
     tuning = tuning or ClassifyTuning()
-    segments = [
-        segment
-        for block in blocks
-        for span in [(block.start, block.end)]
-        for segment in _classified(text, block, known.get(span), served.get(span), tuning)
-    ]
+    segments = _joined_alike(
+        text,
+        [
+            segment
+            for block in blocks
+            for span in [(block.start, block.end)]
+            for segment in _classified(text, block, known.get(span), served.get(span), tuning)
+        ],
+        tuning,
+    )
     for segment in segments:
         if segment.block.remainder:
             segment.note = f"; past max_blocks {max_blocks} blocks: it holds the rest of the paste whole, as evidence"
@@ -196,11 +241,11 @@ def cut_blocks(
     split = split_blocks(normal.text, max_blocks, tuning.ask, tuning.classify)
     blocks: list[Block] = []
     served: dict[tuple[int, int], str] = {}
-    for block in join_tool_runs(
-        normal.text,
-        join_sql_sessions(normal.text, join_reports(normal.text, split, tuning.classify), tuning.classify),
-        tuning.classify,
-    ):
+    reading = tuning.classify
+    received = (lambda start, end: text[slice(*normal.received_span(start, end))]) if normal.changed else None
+    joined = join_reports(normal.text, split, reading)
+    joined = join_tool_runs(normal.text, join_sql_sessions(normal.text, joined, reading), reading)
+    for block in join_streams(normal.text, joined, reading, received):
         start, end = normal.received_span(block.start, block.end)
         blocks.append(replace(block, start=start, end=end, normal=not normal.changed))
         if normal.changed:

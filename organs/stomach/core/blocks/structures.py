@@ -26,6 +26,11 @@ run ends (``Found 241 errors.``, ``=== 3 failed, 80 passed in 0.62s ===``, ``err
 compile …``, ``5 errors``, ``ERROR SUMMARY: …``, ``33 files inspected, 2 offenses detected``) back to the
 previous run's end.
 
+A stream's lines carry one prefix (a clock, a bracketed tag, a ``name[pid]:`` tag, a memory checker's
+``==pid==``, a CI runner's control sequence in the received bytes): ``join_streams`` joins a block whose first line
+opens with the prefix the block before it last carried, so a log with blank lines between its records stays one
+segment, the lines a tool printed among them (git's advice in a CI job) with it.
+
 Every join stops at a fence or at the user's own sentences (a line that reads as prose), so the
 user's words are never joined to the evidence.
 """
@@ -33,14 +38,23 @@ user's words are never joined to the evidence.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from organs.stomach.core.blocks.intent import own_words
 from organs.stomach.core.blocks.split import Block
+from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.tuning import ClassifyTuning
 
-__all__ = ["closes_run", "join_reports", "join_sql_sessions", "join_tool_runs", "report_opened", "written_by_user"]
+__all__ = [
+    "closes_run",
+    "join_reports",
+    "join_sql_sessions",
+    "join_streams",
+    "join_tool_runs",
+    "report_opened",
+    "written_by_user",
+]
 
 _THREAD_DUMP = re.compile(r"^Full thread dump ", re.MULTILINE)
 _CRASH_REPORT = re.compile(
@@ -238,4 +252,104 @@ def join_tool_runs(text: str, blocks: Sequence[Block], tuning: ClassifyTuning) -
             start -= 1
         if start < len(joined) - 1:
             joined[start:] = [replace(joined[start], end=block.end, remainder=block.remainder)]
+    return joined
+
+
+# The prefixes a stream's lines carry: a control sequence a CI runner puts before each line (``ESC _bk;t=…BEL``), a
+# bracketed tag holding a digit or a level word, a memory checker's ``==pid==``, a daemon's ``name[pid]:``.
+_CONTROL_PREFIX = re.compile(r"(?:\x1b[_\]P][^\x07\x1b]*(?:\x07|\x1b\\))+")
+_TAG_PREFIX = re.compile(
+    r"\[[^\]\n]{0,40}(?:\d|\b(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b)[^\]\n]{0,40}\]"
+    r"|==\d+==|[\w.-]{1,60}\[\d+\]:"
+)
+_DIGITS = re.compile(r"\d+")
+
+
+def _prefix_shape(line: str) -> str | None:
+    """The shape (digits aside) of the prefix a stream's line opens with, or None when it opens with none."""
+    control = _CONTROL_PREFIX.match(line)
+    if control is not None:
+        return _DIGITS.sub("0", control.group())
+    stamp = leading_stamp(line)
+    if stamp is not None:
+        return "clock " + _DIGITS.sub("0", line[: stamp.end].strip())
+    tag = _TAG_PREFIX.match(line)
+    return None if tag is None else _DIGITS.sub("0", tag.group())
+
+
+def _last_prefix(text: str, start: int, end: int, tuning: ClassifyTuning) -> str | None:
+    """The prefix shape of the last line of ``text[start:end]`` that carries one, within its last
+    ``stream_scan_chars``: a record's body (a trace under its stamped line) may run long after it."""
+    low = max(start, end - tuning.stream_scan_chars)
+    while end > low:
+        newline = text.rfind("\n", low, end)
+        line = text[max(newline + 1, low) : end]
+        if line.strip() and (shape := _prefix_shape(line)) is not None:
+            return shape
+        end = newline
+    return None
+
+
+def _carries(head: str, shape: str) -> bool:
+    """Whether a line of ``head`` opens with the prefix ``shape``."""
+    return any(_prefix_shape(line) == shape for line in head.split("\n"))
+
+
+def _users_head(head: str, tuning: ClassifyTuning) -> bool:
+    """Whether a block's head is the user's words: their sentence, a short note of theirs, or a line of theirs
+    introducing what follows."""
+    return (
+        _user_words(head, tuning)
+        or written_by_user(head, tuning)
+        or any(_INTRODUCTION.match(line.strip()) for line in head.split("\n")[: tuning.opening_lines])
+    )
+
+
+def join_streams(
+    text: str, blocks: Sequence[Block], tuning: ClassifyTuning, received: Callable[[int, int], str] | None = None
+) -> list[Block]:
+    """The blocks, with each block that goes on with the stream before it joined to it (module docstring): its
+    first line opens with the prefix the stream last carried, or it is not the user's words and a line of it
+    carries that prefix; blocks that are not the user's words between two parts of one stream (a record's body
+    set apart by blank lines) join it too. ``received`` gives a span's received text when it differs from
+    ``text``'s (a control sequence that the normal form drew away still marks the stream). A block that repeats
+    the one before stays apart (a duplicate, served once)."""
+    read = received or (lambda start, end: text[start:end])
+    joined: list[Block] = []
+    last: str | None = None
+    # The last block read (before any join), to tell a block pasted twice.
+    before: Block | None = None
+    # Where the stream's last part is in ``joined``; the blocks after it are not the user's words.
+    stream_at = -1
+    for block in blocks:
+        if block.fenced:
+            joined.append(block)
+            last, stream_at = None, -1
+            continue
+        head = read(block.start, min(block.end, block.start + tuning.stream_scan_chars))
+        first = next((line for line in head.split("\n") if line.strip()), "")
+        users = _users_head(head[: tuning.opening_chars], tuning)
+        goes_on = last is not None and (_prefix_shape(first) == last or (not users and _carries(head, last)))
+        previous = joined[stream_at] if goes_on else None
+        repeated = (
+            before is not None
+            and before.end - before.start == block.end - block.start
+            and read(before.start, before.end) == read(block.start, block.end)
+        )
+        before = block
+        if previous is not None and not previous.remainder and not repeated:
+            joined[stream_at:] = [replace(previous, end=block.end, remainder=block.remainder)]
+            stream_at = len(joined) - 1
+        else:
+            joined.append(block)
+            if users or last is None:
+                last, stream_at = None, len(joined) - 1
+        tail = (
+            _last_prefix(text, block.start, block.end, tuning)
+            if received is None
+            else _last_prefix(tail_text := read(max(block.start, block.end - tuning.stream_scan_chars), block.end),
+                              0, len(tail_text), tuning)
+        )  # fmt: skip
+        if tail is not None:
+            last, stream_at = tail, len(joined) - 1
     return joined

@@ -1,0 +1,72 @@
+"""A stream that blank lines do not end: a log's records, a CI job's lines, a config file's sections stay one
+segment (``blocks.structures.join_streams``, ``blocks.segments``), the user's words apart."""
+
+from __future__ import annotations
+
+from organs.stomach import ingest_paste
+
+_RECORDS = [
+    "2024-05-01 10:00:01 INFO pool started size=4\n2024-05-01 10:00:02 INFO connected to broker",
+    "2024-05-01 10:01:02 WARN heartbeat missed\nThe broker did not answer in time and the session will close.",
+    "2024-05-01 10:01:05 ERROR worker 3 exited code=137\n2024-05-01 10:01:06 INFO restarting worker 3",
+]
+
+
+def _kinds(paste: str) -> list[tuple[str, str]]:
+    return [(entry.kind, entry.outcome) for entry in ingest_paste(paste).report]
+
+
+def test_a_log_with_blank_lines_between_its_records_is_one_segment() -> None:
+    paste = "Why does worker 3 restart?\n\n" + "\n\n".join(_RECORDS)
+    assert _kinds(paste) == [("prose", "goal"), ("log", "frame")]
+
+
+def test_the_users_words_after_a_log_stay_apart_from_it() -> None:
+    paste = "\n\n".join(_RECORDS) + "\n\nI restarted the broker twice already. Why does worker 3 restart?"
+    assert _kinds(paste) == [("log", "frame"), ("prose", "goal")]
+
+
+def test_the_users_words_that_quote_a_line_of_the_log_are_not_joined_to_it() -> None:
+    quoted = "After the restart I also got this single line again and again:\n2024-05-01 10:02:00 ERROR worker 3 gone"
+    paste = "\n\n".join([*_RECORDS, quoted]) + "\n\nWhy does worker 3 restart?"
+    report = ingest_paste(paste).report
+    assert report[0].kind == "log"
+    assert report[0].span[1] < paste.index("After the restart")
+
+
+def test_a_record_body_set_apart_by_a_blank_line_goes_on_with_the_records_around_it() -> None:
+    body = "[previous exception] [object] (RuntimeException(code: 0): socket closed)\n[stacktrace]\n#0 {main}"
+    records = [
+        '[2024-05-01 10:00:01] local.ERROR: queue worker failed {"exception":"[object] (RuntimeException)"}',
+        body,
+        "[2024-05-01 10:00:09] local.INFO: queue worker restarted",
+    ]
+    paste = "\n\n".join(records) + "\n\nWhat made the queue worker fail?"
+    assert _kinds(paste) == [("log", "frame"), ("prose", "goal")]
+
+
+def test_a_ci_job_whose_lines_carry_a_runners_control_prefix_is_one_segment_with_the_advice_a_tool_printed() -> None:
+    def stamped(lines: list[str], at: int) -> str:
+        return "\n".join(f"\x1b_bk;t={at + index}\x07{line}" for index, line in enumerate(lines))
+
+    paste = "\n\n".join(
+        [
+            "Why did this step fail?",
+            stamped(["~~~ Preparing working directory", "$ git checkout -f 72cd6c0"], 1000),
+            stamped(["You are in 'detached HEAD' state. You can look around and make experimental changes."], 2000),
+            stamped(
+                ["HEAD is now at 72cd6c0 Merge pull request #315", "$ make test", "user command error: exit 1"], 3000
+            ),
+        ]
+    )
+    assert [entry.kind for entry in ingest_paste(paste).report] == ["prose", "log"]
+
+
+def test_a_config_file_cut_at_its_blank_lines_is_one_code_segment() -> None:
+    config = (
+        "[Unit]\nDescription=queue worker\nAfter=network.target\n\n"
+        "[Service]\nExecStart=/usr/bin/worker --pool 4\nRestart=always\nLimitNOFILE=1048576\n\n"
+        "[Install]\nWantedBy=multi-user.target"
+    )
+    paste = f"The unit file of our worker:\n\n{config}\n\nWhy does systemd not restart it after a crash?"
+    assert _kinds(paste) == [("prose", "frame"), ("code", "frame"), ("prose", "goal")]
