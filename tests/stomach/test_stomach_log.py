@@ -7,6 +7,7 @@ import pytest
 from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.log import distill_log
+from organs.stomach.core.distill.log.display import clip
 from organs.stomach.core.distill.text import TIMES
 from organs.stomach.core.shapes.signals import is_alert
 
@@ -286,3 +287,40 @@ def test_an_alert_line_that_differs_in_a_few_words_shows_those_words_after_the_w
     rendering = distill_log("\n".join(rows), 500, DEFAULT_ENCODING).rendering
     assert f"e.g. 2024-03-03 09:01:00 10.0.0.9 GET /admin/ {agent} 404 0 2 1405 242 100" in rendering
     assert f"! {TIMES}1 … GET /cms/ …" in rendering and f"! {TIMES}1 … GET /bbs/ …" in rendering
+
+
+def _changelog(number: int) -> str:
+    padding = ", ".join(f"field{index}: {number * 7 + index}" for index in range(30))
+    return (
+        f"2024-05-01 10:00:{number:02d} I SHARDING [conn80] metadata event: {{ {padding}, "
+        f'details: {{ stepFour: {25000 + number}, to: "shard0{number}" }}, {padding} }}'
+    )
+
+
+def test_a_long_line_is_clipped_around_the_asks_term_in_its_middle() -> None:
+    line = _changelog(3)
+    ask = AskTerms.of("Which migration spent longest in stepFour?")
+    assert "stepFour: 25003" not in clip(line, 240)
+    clipped = clip(line, 240, ask)
+    assert "stepFour: 25003" in clipped
+    assert clipped.startswith(line[:60])
+    assert "characters elided" in clipped
+
+
+def test_a_long_line_whose_head_shows_the_asks_terms_is_clipped_as_before() -> None:
+    line = _changelog(3)
+    ask = AskTerms.of("What does SHARDING log here?")
+    assert clip(line, 240, ask) == clip(line, 240)
+
+
+def test_a_log_of_long_records_shows_the_asks_stretch_of_them() -> None:
+    log = (
+        "\n".join(_changelog(number) for number in range(1, 9))
+        + "\n"
+        + "\n".join(
+            f"2024-05-01 10:01:{second:02d} I NETWORK  [listener] connection accepted from 127.0.0.1:{50000 + second}"
+            for second in range(40)
+        )
+    )
+    digest = distill_log(log, 700, DEFAULT_ENCODING, ask=AskTerms.of("Which event had the largest stepFour?"))
+    assert "stepFour: 2500" in digest.rendering

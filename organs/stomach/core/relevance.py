@@ -28,6 +28,7 @@ from organs.stomach.core.asked import AskTerms, family_pattern
 from organs.stomach.core.blocks.structures import written_by_user
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import FILL_HEADING as LOG_FILL_HEADING
+from organs.stomach.core.distill.log.display import clip
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.tuning import RelevanceTuning
 
@@ -230,7 +231,7 @@ def _candidates(
     best: dict[str, tuple[float, int]] = {}
     scores = scorer.scores(lines, least=strong, wide=item.kind in _REPORT_KINDS)
     for index, (score, line) in enumerate(zip(scores, lines, strict=True)):
-        clipped = _clipped(line, scorer.tuning.line_chars)
+        clipped = clip(line, scorer.tuning.line_chars, scorer.ask)
         if score > least and line.strip() and clipped.strip() not in shown and score > best.get(clipped, (0.0, 0))[0]:
             best[clipped] = (score, index)
     return sorted(((score, index, line) for line, (score, index) in best.items()), key=lambda entry: entry[1])
@@ -251,14 +252,10 @@ def _shown_lines(rendering: str) -> set[str]:
     return shown
 
 
-def _clipped(line: str, chars: int) -> str:
-    return line if len(line) <= chars else line[:chars] + "…"
-
-
-def _render(item: Fillable, picked: list[tuple[float, int, str]], line_chars: int) -> str:
+def _render(item: Fillable, picked: list[tuple[float, int, str]], line_chars: int, ask: AskTerms) -> str:
     """The rendering with the picked lines under the heading, in paste order (with those an earlier fill added)."""
     base, heading, added = (item.compact or "").partition("\n" + FILL_HEADING + "\n")
-    where = {_clipped(line, line_chars): index for index, line in reversed(list(enumerate(item.text.split("\n"))))}
+    where = {clip(line, line_chars, ask): index for index, line in reversed(list(enumerate(item.text.split("\n"))))}
     lines = [(where.get(line, -1), line) for line in added.split("\n")] if heading else []
     lines += [(index, line) for _, index, line in picked]
     return "\n".join([base, FILL_HEADING, *(line for _, line in sorted(lines, key=lambda pair: pair[0]))])
@@ -396,7 +393,7 @@ def fill_relevant(
             used += extra
             grown[item_index] += extra
         renderings = {
-            item_index: _render(open_items[item_index], picked, tuning.line_chars)
+            item_index: _render(open_items[item_index], picked, tuning.line_chars, scorer.ask)
             for item_index, picked in taken.items()
         }
         counted = count_tokens_many(list(renderings.values()), encoding, 1) if renderings else []

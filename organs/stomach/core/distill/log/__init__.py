@@ -182,9 +182,9 @@ class LogDistiller:
             if piece.text is None:
                 template = templates[piece.template]
                 if piece.slot == SLOT_TEMPLATE:
-                    piece.text = template_line(mined, records, template, config)
+                    piece.text = template_line(mined, records, template, config, self.ask)
                 else:
-                    piece.text = example(mined, records, template, lines, config)
+                    piece.text = example(mined, records, template, lines, config, self.ask)
                 piece.size = len(piece.text)
             return piece.text
 

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.log.masking import WILDCARD, collapse_runs, split_variables
 from organs.stomach.core.distill.log.mining import Records, Template, alert_key
 from organs.stomach.core.distill.text import TIMES, elision, plural, thousands
@@ -49,13 +50,50 @@ __all__ = [
 _PUNCTUATION_RUN = re.compile(r"([^A-Za-z0-9]+)")
 
 
-def clip(line: str, limit: int) -> str:
-    """``line`` cut to about ``limit`` characters: its head and tail kept, the middle counted out."""
+def clip(line: str, limit: int, ask: AskTerms | None = None) -> str:
+    """``line`` cut to about ``limit`` characters: its head and tail kept, the middle counted out. With ``ask``,
+    a line whose middle holds the ask's terms keeps a stretch around each of them instead (a long record's answer
+    is often in its middle: ``step 4 of 6: 25618`` deep in a changelog entry)."""
     if len(line) <= limit:
         return line
     tail = limit // 4
     head = limit - tail
-    return f"{line[:head]} …[{plural(len(line) - head - tail, 'character')} elided]… {line[-tail:]}"
+    stretches = _asked_stretches(line, limit, ask) if ask else None
+    if stretches is None:
+        return f"{line[:head]} …[{plural(len(line) - head - tail, 'character')} elided]… {line[-tail:]}"
+    shown = []
+    end = 0
+    for start, stop in stretches:
+        if start > end:
+            shown.append(f" …[{plural(start - end, 'character')} elided]… ")
+        shown.append(line[start:stop])
+        end = stop
+    if end < len(line):
+        shown.append(f" …[{plural(len(line) - end, 'character')} elided]…")
+    return "".join(shown)
+
+
+def _asked_stretches(line: str, limit: int, ask: AskTerms) -> list[tuple[int, int]] | None:
+    """The stretches of a line to show: its opening quarter, then the ask's terms where the head and tail would not
+    show them, each in the middle of an equal share of the rest; None when the head and tail show every term."""
+    lowered = line.lower()
+    lead = limit // 4
+    positions = sorted((at, at + len(term)) for term in ask.named(line) if (at := lowered.find(term, lead)) >= 0)
+    hidden = [
+        (start, stop) for start, stop in positions if start >= limit - limit // 4 and stop <= len(line) - limit // 4
+    ]
+    if not hidden:
+        return None
+    room = (limit - lead) // len(hidden)
+    stretches = [(0, lead)]
+    for start, stop in hidden:
+        around = max(room - (stop - start), 0) // 2
+        begin, end = max(start - around, 0), min(stop + around, len(line))
+        if begin <= stretches[-1][1]:
+            stretches[-1] = (stretches[-1][0], max(end, stretches[-1][1]))
+        else:
+            stretches.append((begin, end))
+    return stretches
 
 
 def stamp_text(line: str, stamp_end: int) -> str:
@@ -185,12 +223,21 @@ def _shape_by(
     return "".join(piece + separator for piece, separator in zip(shown, [*separators, ""], strict=True))
 
 
-def template_line(lines: Sequence[str], records: Records, template: Template, config: LogConfig) -> str:
+def template_line(
+    lines: Sequence[str], records: Records, template: Template, config: LogConfig, ask: AskTerms | None = None
+) -> str:
     shown = _display(lines, records, template, config).strip()
-    return f"{TIMES}{thousands(template.count)} {clip(shown, config.template_chars)}"
+    return f"{TIMES}{thousands(template.count)} {clip(shown, config.template_chars, ask)}"
 
 
-def example(lines: Sequence[str], records: Records, template: Template, real: Sequence[str], config: LogConfig) -> str:
+def example(
+    lines: Sequence[str],
+    records: Records,
+    template: Template,
+    real: Sequence[str],
+    config: LogConfig,
+    ask: AskTerms | None = None,
+) -> str:
     """The template's first real line (with its continuation lines) and, if it recurs, when it last did; or the
     line that holds most of the ask's terms, saying so.
 
@@ -201,7 +248,7 @@ def example(lines: Sequence[str], records: Records, template: Template, real: Se
     first_start = records.start[record]
     first_end = records.end[record]
     last_stamp = records.stamp_end[template.last_record]
-    entry = "    e.g. " + clip(real[first_start], config.example_chars)
+    entry = "    e.g. " + clip(real[first_start], config.example_chars, ask)
     if asked:
         entry += ASK_MARK
     elif template.count > 1 and last_stamp:
@@ -209,7 +256,7 @@ def example(lines: Sequence[str], records: Records, template: Template, real: Se
     continuation = first_end - first_start - 1
     if continuation:
         shown = real[first_start + 1 : first_start + 1 + config.continuation_lines_shown]
-        entry += "\n" + "\n".join("      " + clip(line, config.example_chars) for line in shown)
+        entry += "\n" + "\n".join("      " + clip(line, config.example_chars, ask) for line in shown)
         if continuation > len(shown):
             entry += f"\n      {elision(continuation - len(shown), 'continuation line')}"
     return entry
