@@ -324,3 +324,25 @@ def test_a_log_of_long_records_shows_the_asks_stretch_of_them() -> None:
     )
     digest = distill_log(log, 700, DEFAULT_ENCODING, ask=AskTerms.of("Which event had the largest stepFour?"))
     assert "stepFour: 2500" in digest.rendering
+
+
+def test_a_template_with_no_varying_field_and_no_clock_is_not_followed_by_the_same_line() -> None:
+    rows = []
+    for language in ("en", "cs", "de", "zh"):
+        rows += ["Running Sphinx v4.5.0", f"loading translations [{language}]... done"]
+        rows += [f"reading sources... [{page * 5:3d}%] chapter{page}/index" for page in range(1, 21)]
+        rows += ["build succeeded, 3 warnings.", f"The HTML pages are in _build/html/{language}."]
+    rendering = distill_log("\n".join(rows), 300, DEFAULT_ENCODING).rendering
+    assert f"{TIMES}4 Running Sphinx v4.5.0" in rendering
+    assert "e.g. Running Sphinx v4.5.0" not in rendering
+
+
+def test_an_excerpt_keeps_the_line_with_the_asks_rare_term_before_lines_with_its_common_ones() -> None:
+    rows = [f"search index updated for chapter{page} in {page % 7 + 2} ms" for page in range(80)]
+    rows.insert(50, "language fallback: English chosen for cs")
+    log = "\n".join(rows)
+    full = count_tokens(log, DEFAULT_ENCODING)
+    ask = AskTerms.of("Why is the search index in English?")
+    rendering = distill_log(log, int(full * 0.8), DEFAULT_ENCODING, ask=ask).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    assert "language fallback: English chosen for cs" in rendering

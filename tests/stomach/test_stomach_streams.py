@@ -70,3 +70,47 @@ def test_a_config_file_cut_at_its_blank_lines_is_one_code_segment() -> None:
     )
     paste = f"The unit file of our worker:\n\n{config}\n\nWhy does systemd not restart it after a crash?"
     assert _kinds(paste) == [("prose", "frame"), ("code", "frame"), ("prose", "goal")]
+
+
+def _runner_report(failures: int) -> str:
+    """A test runner's report as it prints it: a heading, its message indented, a code excerpt, a frame, each set
+    apart by blank lines."""
+    parts = []
+    for number in range(failures):
+        parts += [
+            f"  ● suite › case {number}",
+            "    expect(received).toBe(expected)",
+            f"    Expected: {number}\n    Received: {number + 1}",
+            f"      {10 + number} | test('case {number}', () => {{\n"
+            f"    > {11 + number} |   expect(f()).toBe({number});",
+            f"      at Object.toBe (__tests__/case.test.js:{11 + number}:17)",
+        ]
+    return "\n\n".join(parts)
+
+
+def test_a_run_of_many_blocks_none_the_users_words_is_one_segment() -> None:
+    paste = f"Our CI printed this:\n\n{_runner_report(3)}\n\nWhy does case 1 fail?"
+    kinds = _kinds(paste)
+    assert kinds == [("prose", "frame"), ("log", "frame"), ("prose", "goal")]
+
+
+def test_a_lone_path_sets_apart_the_files_after_it() -> None:
+    first = 'version = 2\n\n[grpc]\naddress = "/run/containerd.sock"\n\n[metrics]\naddress = "127.0.0.1:1338"'
+    second = (
+        "[Unit]\nDescription=runtime\n\n[Service]\nExecStart=/usr/bin/containerd\n\n"
+        "[Install]\nWantedBy=multi-user.target"
+    )
+    paste = (
+        f"Two files from the node:\n\n/etc/a/config.toml\n\n{first}\n\n/etc/b/unit.service\n\n{second}\n\n"
+        "Which one sets the metrics address?"
+    )
+    kinds = [kind for kind, outcome in _kinds(paste)]
+    assert kinds == ["prose", "path_ref", "code", "path_ref", "code", "prose"]
+
+
+def test_a_run_broken_by_the_users_words_is_not_joined_across_them() -> None:
+    first, second = _runner_report(2), _runner_report(2)
+    paste = f"{first}\n\nThen I reran it with the cache cleared and got the same thing again:\n\n{second}\n\nWhy?"
+    report = ingest_paste(paste).report
+    assert [entry.kind for entry in report][1] == "prose"
+    assert report[0].span[1] < paste.index("Then I reran")

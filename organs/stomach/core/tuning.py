@@ -94,6 +94,8 @@ class LogConfig:
     excerpt_head_lines: int = 3
     tail_lines: int = 5
     excerpt_rare_records: int = 2
+    # An ask's term on more than this share of an excerpted log's lines raises none of them.
+    excerpt_common_share: float = 0.2
     # A template of one record is shown as its line when that is at most this many characters longer than the
     # masked key (its masks would hide a version or a count, saving nothing).
     single_record_unmasked_chars: int = 24
@@ -217,6 +219,9 @@ class ClassifyTuning:
     closing_lines: int = 30
     # A block's head read for the prefix of the stream before it (``blocks.structures.join_streams``).
     stream_scan_chars: int = 64 * 1024
+    # This many blocks in a row, none the user's words, are one document its blank lines cut
+    # (``blocks.structures.join_shattered_runs``).
+    shattered_run_blocks: int = 6
     # A block whose first this many lines hold no trace line is at most a log with a trace further down.
     trace_probe_lines: int = 20
     # A shape names a block when at least this many tenths of its lines carry it (a trace's lines, clocks, records,

@@ -24,6 +24,7 @@ from organs.stomach.core.blocks.split import Block, split_blocks
 from organs.stomach.core.blocks.structures import (
     closes_run,
     join_reports,
+    join_shattered_runs,
     join_sql_sessions,
     join_streams,
     join_tool_runs,
@@ -90,6 +91,9 @@ def _classified(
         text[block.start : block.end] if block_text is None else block_text, normal=block.normal, served=served_text
     )
     found = classify(served, fenced=block.fenced, language=block.language, tuning=tuning)
+    if found.kind == "prose" and block.parts > 1:
+        # None of its parts was the user's words: it is a program's output, whatever its sentences.
+        found = Classification("log", f"{block.parts} blocks in a row, none the user's words: one program's output")
     if block.fenced or found.kind == "path_ref":
         return [Segment(block, full, served, found)]
     lead, tail = glued_lines(served, tuning), glued_tail_lines(served, tuning)
@@ -245,7 +249,8 @@ def cut_blocks(
     received = (lambda start, end: text[slice(*normal.received_span(start, end))]) if normal.changed else None
     joined = join_reports(normal.text, split, reading)
     joined = join_tool_runs(normal.text, join_sql_sessions(normal.text, joined, reading), reading)
-    for block in join_streams(normal.text, joined, reading, received):
+    joined = join_streams(normal.text, joined, reading, received)
+    for block in join_shattered_runs(normal.text, joined, reading, received):
         start, end = normal.received_span(block.start, block.end)
         blocks.append(replace(block, start=start, end=end, normal=not normal.changed))
         if normal.changed:

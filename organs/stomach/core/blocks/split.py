@@ -41,6 +41,9 @@ class Block:
     language: str = ""
     # The block was cut from a paste already in its normal form: its received text is what it serves.
     normal: bool = False
+    # How many blank-line blocks a run of them that none of the user's words broke joined into this one
+    # (``structures.join_shattered_runs``); 1 for a block as cut.
+    parts: int = 1
 
 
 def _is_fence(text: str, start: int, end: int) -> bool:

@@ -49,6 +49,7 @@ from organs.stomach.core.tuning import ClassifyTuning
 __all__ = [
     "closes_run",
     "join_reports",
+    "join_shattered_runs",
     "join_sql_sessions",
     "join_streams",
     "join_tool_runs",
@@ -297,7 +298,10 @@ def _carries(head: str, shape: str) -> bool:
 
 def _users_head(head: str, tuning: ClassifyTuning) -> bool:
     """Whether a block's head is the user's words: their sentence, a short note of theirs, or a line of theirs
-    introducing what follows."""
+    introducing what follows. Lines all indented are a program's (a test runner's message under its heading)."""
+    lines = [line for line in head.split("\n")[: tuning.opening_lines] if line.strip()]
+    if lines and all(line[:1].isspace() for line in lines):
+        return False
     return (
         _user_words(head, tuning)
         or written_by_user(head, tuning)
@@ -352,4 +356,36 @@ def join_streams(
         )  # fmt: skip
         if tail is not None:
             last, stream_at = tail, len(joined) - 1
+    return joined
+
+
+def join_shattered_runs(
+    text: str, blocks: Sequence[Block], tuning: ClassifyTuning, received: Callable[[int, int], str] | None = None
+) -> list[Block]:
+    """The blocks, with each run of at least ``shattered_run_blocks`` blocks in a row, none fenced and none the
+    user's words nor a lone word (a path naming the file below it), joined into one: a user does not paste
+    dozens of pieces of evidence without a word between them, so such a run is one document (a snapshot file, a
+    tool's report) that its blank lines cut."""
+    read = received or (lambda start, end: text[start:end])
+    joined: list[Block] = []
+    run: list[Block] = []
+
+    def close() -> None:
+        if len(run) >= tuning.shattered_run_blocks:
+            joined.append(replace(run[0], end=run[-1].end, remainder=run[-1].remainder, parts=len(run)))
+        else:
+            joined.extend(run)
+        run.clear()
+
+    for block in blocks:
+        head = read(block.start, min(block.end, block.start + tuning.opening_chars))
+        # A lone word (a path naming the file below it) sets what follows apart, as the user's words do.
+        word = head.strip()
+        lone = "\n" not in word and " " not in word and not head[:1].isspace() and ("/" in word or "\\" in word)
+        if block.fenced or lone or _users_head(head, tuning) or (run and run[-1].remainder):
+            close()
+            joined.append(block)
+        else:
+            run.append(block)
+    close()
     return joined

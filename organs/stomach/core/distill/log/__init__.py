@@ -176,7 +176,7 @@ class LogDistiller:
         mined, records, templates = found.lines, found.records, found.templates
         window = found.valid_from, found.valid_to
         # Pieces carry the estimates of one fitting, so each rendering starts from fresh ones.
-        pieces = pieces_of(mined, records, templates, found.tail, config)
+        pieces = pieces_of(mined, records, templates, found.tail, config, lines)
 
         def spell(piece: Piece) -> str:
             if piece.text is None:

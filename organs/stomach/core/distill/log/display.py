@@ -262,8 +262,27 @@ def example(
     return entry
 
 
+def _says_again(
+    template: Template, records: Records, record: int, lines: Sequence[str], real: Sequence[str], config: LogConfig
+) -> bool:
+    """Whether the template's example would only say its line again: a record of one line with no clock, received
+    as mined, that the template shows as it is ("×4 Running Sphinx v4.5.0", then "e.g. Running Sphinx v4.5.0")."""
+    start = records.start[record]
+    return (
+        records.end[record] - start == 1
+        and not records.stamp_end[record]
+        and real[start] == lines[start]
+        and _display(lines, records, template, config).strip() == real[start].strip()
+    )
+
+
 def pieces_of(
-    lines: Sequence[str], records: Records, templates: list[Template], tail: list[str], config: LogConfig
+    lines: Sequence[str],
+    records: Records,
+    templates: list[Template],
+    tail: list[str],
+    config: LogConfig,
+    real: Sequence[str] | None = None,
 ) -> list[Piece]:
     """Every template's line first (a leading template's real line right after its own), then examples, then
     extra alert lines; the log's ``tail`` lines before the ordinary templates.
@@ -277,6 +296,7 @@ def pieces_of(
     their template's line, so they are spelled out only for templates that could
     be shown.
     """
+    real = lines if real is None else real
     records_total = sum(template.count for template in templates)
     # A template that makes up a good share of the log is what the log mostly says, whatever its length: its
     # line and a real one come before the rarer templates.
@@ -325,11 +345,13 @@ def pieces_of(
         example_priority = place + 1 if early else late_tier + rank
         first_line = lines[first_start]
         example_size = min(len(first_line), config.example_chars) + 10
-        pieces.append(Piece(index, SLOT_EXAMPLE, example_priority, None, example_size))
+        if not _says_again(template, records, record, lines, real, config):
+            pieces.append(Piece(index, SLOT_EXAMPLE, example_priority, None, example_size))
         if template.alert_lines:
             reference = first_line[records.stamp_end[record] :].strip()
             example_body = template.alert_keys.get(alert_key(reference), "")
-            pieces[-1].quotes = template.alert_lines.get(example_body, 0)
+            if pieces[-1].slot == SLOT_EXAMPLE:
+                pieces[-1].quotes = template.alert_lines.get(example_body, 0)
             order = (2 * total + rank, 3 * total + rank, len(templates))
             pieces.extend(_alert_pieces(index, template, example_body, reference, order, config))
     return pieces

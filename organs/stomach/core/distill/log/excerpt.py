@@ -4,13 +4,15 @@ When the target is within a quarter of the log's full size, templates would cost
 a reader more than they save: the log is served as its lines, with the fewest
 ordinary lines elided (each gap counted). Lines are kept in this order: the head
 lines of alert records, other alert lines and the first continuation lines of
-alert records, lines that hold the ask's terms, the log's last lines (a build's
-outcome, a test run's summary), its first lines, then lines of rare templates,
-then the rest. Kept alert and ask lines say why they were kept.
+alert records, lines that hold the ask's terms (the rarest first; a term on most
+lines raises none), the log's last lines (a build's outcome, a test run's
+summary), its first lines, then lines of rare templates, then the rest. Kept
+alert and ask lines say why they were kept.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 
@@ -51,11 +53,15 @@ def _ranks(
                 reasons[index] = _ALERT_LINE
         elif frequency[key] <= config.excerpt_rare_records:
             reasons[start] = _RARE
+    named = [ask.named(line) if ask else () for line in lines]
+    rarity = _rarity(named, count, config)
     for index, line in enumerate(lines):
         if reasons[index] > _ALERT_LINE and is_alert(line):
             reasons[index] = _ALERT_LINE
-        if reasons[index] > _ASK and ask and (hits := ask.hits(line)):
-            reasons[index], ties[index] = _ASK, -hits
+        weight = sum(rarity.get(term, 0.0) for term in named[index])
+        if reasons[index] > _ASK and weight > 0:
+            # The rarer the ask's terms a line holds, the sooner it is kept (a rounded weight, so ties stay stable).
+            reasons[index], ties[index] = _ASK, -round(weight * 1000)
     for index in range(max(count - config.tail_lines, 0), count):
         reasons[index] = min(reasons[index], _TAIL)
     for index in range(min(config.excerpt_head_lines, count)):
@@ -63,19 +69,41 @@ def _ranks(
     return [(reasons[index], ties[index], index) for index in range(count)]
 
 
+def _rarity(named: Sequence[tuple[str, ...]], count: int, config: LogConfig) -> dict[str, float]:
+    """Each term of the ask found in the log, weighted by how rare it is there (BM25's idf); a term on more than
+    ``excerpt_common_share`` of the lines weighs nothing: a line that holds only such a word is one of many
+    ordinary mentions of it (``index`` on every line of a docs build)."""
+    frequency = Counter(term for terms in named for term in terms)
+    return {
+        term: math.log(1 + (count - lines + 0.5) / (lines + 0.5))
+        for term, lines in frequency.items()
+        if lines <= count * config.excerpt_common_share
+    }
+
+
 def _rendered(header: str, lines: Sequence[str], kept: set[int], marks: dict[int, str]) -> str:
+    """The kept lines in order, each gap counted; a gap that a count would not make shorter (blank lines, one line
+    no longer than its count's note) is shown as it is."""
     out = [header]
-    gap = 0
+    gap: list[str] = []
+
+    def close() -> None:
+        note = elision(len(gap), "line")
+        if all(not line.strip() for line in gap) or (len(gap) == 1 and len(gap[0]) <= len(note)):
+            out.extend(gap)
+        else:
+            out.append(note)
+        gap.clear()
+
     for index, line in enumerate(lines):
         if index not in kept:
-            gap += 1
+            gap.append(line)
             continue
         if gap:
-            out.append(elision(gap, "line"))
-            gap = 0
+            close()
         out.append(line + marks.get(index, ""))
     if gap:
-        out.append(elision(gap, "line"))
+        close()
     return "\n".join(out)
 
 
