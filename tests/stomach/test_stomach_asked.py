@@ -79,7 +79,7 @@ def test_a_huge_goal_is_read_only_so_far_and_yields_no_huge_term() -> None:
 def test_a_code_family_named_by_its_letter_finds_its_codes() -> None:
     terms = AskTerms.of("Which bugbear (B) findings are there, and any E ones?")
     assert _kinds("Which bugbear (B) findings are there, and any E ones?") == {
-        "findings": "word", "bugbear": "word", "b": "family", "e": "family", "ones": "word",
+        "finding": "word", "bugbear": "word", "b": "family", "e": "family", "ones": "word",
     }  # fmt: skip
     assert terms.named("src/app.py:12:5: B028 No explicit `stacklevel`") == ("b",)
     assert terms.named("src/app.py:9:1: E501 Line too long") == ("e",)
@@ -98,3 +98,9 @@ def test_letters_of_two_or_more_also_find_themselves_as_a_value() -> None:
 def test_a_lone_article_is_a_family_only_in_brackets() -> None:
     assert "i" not in _kinds("I think A is the one that leaks")
     assert _kinds("What does rule family (A) flag?")["a"] == "family"
+
+
+def test_a_word_of_the_ask_is_looked_for_by_its_stem() -> None:
+    terms = AskTerms.of("Were the deletions deferred?")
+    assert terms.named("Deferring deletion of range [1, 2)") == ("deletion", "deferr")
+    assert terms.named("deleted the range") == ()

@@ -309,7 +309,7 @@ def test_a_long_line_is_clipped_around_the_asks_term_in_its_middle() -> None:
 
 def test_a_long_line_whose_head_shows_the_asks_terms_is_clipped_as_before() -> None:
     line = _changelog(3)
-    ask = AskTerms.of("What does SHARDING log here?")
+    ask = AskTerms.of("What does the metadata event say?")
     assert clip(line, 240, ask) == clip(line, 240)
 
 

@@ -100,7 +100,7 @@ def test_a_line_holding_one_of_several_terms_of_the_ask_is_not_the_best_possible
 
 def test_a_plain_word_of_the_ask_finds_its_stem() -> None:
     scorer = LineScorer.of("Which pauses were triggered by ergonomics?", ["Pause Full (Ergonomics) 7.5ms"])
-    assert scorer.terms_in("Pause Full (Ergonomics) 7.5ms") == {"pauses", "ergonomics"}
+    assert scorer.terms_in("Pause Full (Ergonomics) 7.5ms") == {"paus", "ergonomic"}
 
 
 def test_the_slowest_request_of_a_large_log_reaches_what_is_served() -> None:

@@ -11,7 +11,8 @@ distinct terms occur in a line, case-blind.
 It runs over every line of multi-megabyte logs, so a line is lowered once and
 each term is a substring test; a term's boundaries are checked only on a hit. Numbers match only where no digit
 touches them (``404`` is not in ``14045``); words match at a word start, so
-``connect`` finds ``connection`` but ``port`` does not find ``report``.
+``connect`` finds ``connection`` but ``port`` does not find ``report``; a word is looked for by its stem
+(``deferred`` finds ``deferring``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 
 from organs.stomach.core.tuning import AskTuning
 
-__all__ = ["AskTerms", "family_pattern"]
+__all__ = ["AskTerms", "family_pattern", "stem_of"]
 
 _QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|'([^'\n]{2,120})'|`([^`\n]{2,120})`|“([^”\n]{2,120})”")
 # One token of the ask: a run of word characters with the joiners identifiers use inside them.
@@ -83,6 +84,18 @@ def _pattern_of(term: str, kind: str) -> str:
     return start + escaped + end
 
 
+_STEM_SUFFIXES = ("ing", "ed", "es", "s")
+
+
+def stem_of(word: str, min_stem: int) -> str:
+    """The word without its first inflection suffix that leaves at least ``min_stem`` letters (``deferred`` is
+    ``deferr``, ``pages`` is ``page``): a word matches at a word start, so its stem finds every form of it."""
+    for suffix in _STEM_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= min_stem:
+            return word[: -len(suffix)]
+    return word
+
+
 def family_pattern(term: str) -> str:
     """A code of the family: its letters, then two digits or more, as a whole word (``b`` finds ``b028``).
 
@@ -128,6 +141,8 @@ class AskTerms:
                 continue
             term = token.removesuffix("()") if kind == "identifier" else token.strip("-.:~")
             term = term.rstrip(".:?!,;").lower()
+            if kind == "word":
+                term = stem_of(term, tuning.min_stem)
             if tuning.min_term_chars <= len(term) <= tuning.max_term_chars:
                 found.setdefault(term, kind)
         for family in _families(goal):

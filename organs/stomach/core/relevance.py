@@ -24,7 +24,7 @@ from typing import Literal, Protocol
 
 from envelopes.types import FrameKind
 from organs.accounting import count_tokens, count_tokens_many
-from organs.stomach.core.asked import AskTerms, family_pattern
+from organs.stomach.core.asked import AskTerms, family_pattern, stem_of
 from organs.stomach.core.blocks.structures import written_by_user
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import FILL_HEADING as LOG_FILL_HEADING
@@ -37,14 +37,6 @@ __all__ = ["FILL_HEADING", "Fillable", "LineScorer", "fill_relevant", "scorer_fo
 FILL_HEADING = "[more of its lines, chosen for the ask (its rare terms, the values it compares), in order:]"
 # The kinds whose sections are paragraphs: a trace or report, a note.
 _REPORT_KINDS: frozenset[FrameKind] = frozenset({"stack_trace", "note"})
-_STEM_SUFFIXES = ("ing", "ed", "es", "s")
-
-
-def _stem_of(term: str, min_stem: int) -> str | None:
-    for suffix in _STEM_SUFFIXES:
-        if term.endswith(suffix) and len(term) - len(suffix) >= min_stem:
-            return term[: -len(suffix)]
-    return None
 
 
 def _matcher(ask: AskTerms, min_stem: int) -> tuple[re.Pattern[str] | None, list[str]]:
@@ -53,7 +45,7 @@ def _matcher(ask: AskTerms, min_stem: int) -> tuple[re.Pattern[str] | None, list
     patterns: list[str] = []
     for term, kind in zip(ask.terms, ask.kinds, strict=True):
         spellings = [term]
-        if kind == "word" and (stem := _stem_of(term, min_stem)) is not None:
+        if kind == "word" and (stem := stem_of(term, min_stem)) != term:
             spellings.append(stem)
         if kind == "family":
             patterns.append(f"(?P<t{len(names)}>{family_pattern(term)})")

@@ -183,6 +183,8 @@ class AskTuning:
     # A content word of the ask has at least this many letters; at most this many terms are kept.
     min_word_chars: int = 3
     max_terms: int = 48
+    # A content word is looked for by its stem, no shorter than this (``pauses`` finds ``pause`` and ``paused``).
+    min_stem: int = 4
     # An ask is a few sentences: a goal longer than this is read only this far, and no term is longer than the cap
     # (nor shorter than this many characters: a single letter would be found everywhere).
     goal_chars: int = 8 * 1024
