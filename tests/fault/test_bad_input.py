@@ -221,7 +221,9 @@ async def test_deep_nesting_in_an_unknown_field_is_dead_lettered_not_fatal(
 @pytest.mark.bus
 async def test_a_digest_too_large_for_a_message_is_dead_lettered_not_fatal(tmp_path: Path) -> None:
     async with small_tract(tmp_path / "small", max_payload=128 * 1024, instance="fault") as (small_settings, small):
-        oversized = fresh_paste("x\n\n" * 10_000 + ASK)  # 30 KB in; even capped at max_blocks, ~0.5 MB of digest out
+        # 50 KB in: ten thousand one-word notes, each the user's words, so none joins another; even capped at
+        # max_blocks, ~0.5 MB of digest out.
+        oversized = fresh_paste("Ok.\n\n" * 10_000 + ASK)
         assert len(encode(oversized)) < 64 * 1024
         async with running_organ("stomach", small_settings, build_stomach(small_settings)):
             await publish_good(small, oversized)

@@ -346,3 +346,27 @@ def test_an_excerpt_keeps_the_line_with_the_asks_rare_term_before_lines_with_its
     rendering = distill_log(log, int(full * 0.8), DEFAULT_ENCODING, ask=ask).rendering
     assert "excerpt" in rendering.split("\n", 1)[0]
     assert "language fallback: English chosen for cs" in rendering
+
+
+def test_a_line_said_again_unchanged_is_shown_as_received_with_when_it_last_recurred() -> None:
+    rows = []
+    for minute in range(30):
+        rows.append(f"2024-05-01 10:{minute:02d}:00 WARN disk /data is 91% full")
+        rows += [f"2024-05-01 10:{minute:02d}:{second:02d} INFO request {minute * 60 + second} ok" for second in (1, 2)]
+    rendering = distill_log("\n".join(rows), 200, DEFAULT_ENCODING).rendering
+    assert f"{TIMES}30 2024-05-01 10:00:00 WARN disk /data is 91% full (last 2024-05-01 10:29:00)" in rendering
+    assert "e.g. 2024-05-01 10:00:00 WARN disk" not in rendering
+
+
+def test_with_an_ask_a_line_said_as_it_is_is_shown_as_received_and_a_bare_log_keeps_its_template_line() -> None:
+    rows = []
+    for minute in range(30):
+        rows.append(f"2024-05-01 10:{minute:02d}:00 INFO checkpoint written to /data/ckpt")
+        rows += [f"2024-05-01 10:{minute:02d}:{second:02d} INFO request {minute * 60 + second} ok" for second in (1, 2)]
+    log = "\n".join(rows)
+    asked = distill_log(log, 200, DEFAULT_ENCODING, ask=AskTerms.of("When was the last checkpoint written?"))
+    assert f"{TIMES}30 2024-05-01 10:00:00 INFO checkpoint written to /data/ckpt (last 2024-05-01 10:29:00)" in (
+        asked.rendering
+    )
+    bare = distill_log(log, 200, DEFAULT_ENCODING).rendering
+    assert f"{TIMES}30 INFO checkpoint written to /data/ckpt" in bare

@@ -176,13 +176,13 @@ class LogDistiller:
         mined, records, templates = found.lines, found.records, found.templates
         window = found.valid_from, found.valid_to
         # Pieces carry the estimates of one fitting, so each rendering starts from fresh ones.
-        pieces = pieces_of(mined, records, templates, found.tail, config, lines)
+        pieces = pieces_of(mined, records, templates, found.tail, config, lines, bool(self.ask))
 
         def spell(piece: Piece) -> str:
             if piece.text is None:
                 template = templates[piece.template]
                 if piece.slot == SLOT_TEMPLATE:
-                    piece.text = template_line(mined, records, template, config, self.ask)
+                    piece.text = template_line(mined, records, template, config, self.ask, lines)
                 else:
                     piece.text = example(mined, records, template, lines, config, self.ask)
                 piece.size = len(piece.text)

@@ -40,6 +40,7 @@ __all__ = [
     "TAIL_HEADING",
     "Piece",
     "clip",
+    "constant_line",
     "example",
     "pieces_of",
     "render",
@@ -224,8 +225,20 @@ def _shape_by(
 
 
 def template_line(
-    lines: Sequence[str], records: Records, template: Template, config: LogConfig, ask: AskTerms | None = None
+    lines: Sequence[str],
+    records: Records,
+    template: Template,
+    config: LogConfig,
+    ask: AskTerms | None = None,
+    real: Sequence[str] | None = None,
 ) -> str:
+    """``×count`` and the template; a template that is one line said as it is (``constant_line``) is that line as
+    received (``real``), with when it last recurred."""
+    if real is not None and constant_line(template, records, lines, real, config, bool(ask)):
+        first, last = records.start[template.first_record], records.start[template.last_record]
+        line = f"{TIMES}{thousands(template.count)} {clip(real[first], config.example_chars, ask)}"
+        last_stamp = records.stamp_end[template.last_record]
+        return line + (f" (last {stamp_text(lines[last], last_stamp)})" if template.count > 1 and last_stamp else "")
     shown = _display(lines, records, template, config).strip()
     return f"{TIMES}{thousands(template.count)} {clip(shown, config.template_chars, ask)}"
 
@@ -262,18 +275,25 @@ def example(
     return entry
 
 
-def _says_again(
-    template: Template, records: Records, record: int, lines: Sequence[str], real: Sequence[str], config: LogConfig
+def constant_line(
+    template: Template, records: Records, lines: Sequence[str], real: Sequence[str], config: LogConfig, asked: bool
 ) -> bool:
-    """Whether the template's example would only say its line again: a record of one line with no clock, received
-    as mined, that the template shows as it is ("×4 Running Sphinx v4.5.0", then "e.g. Running Sphinx v4.5.0")."""
+    """Whether the template is one line said as it is, each time, to be shown as received (clock and all) with no
+    example saying it again: its first record one line received as mined, with no leading field set apart from its
+    template (``structured``: those are stated once) and none of its fields varying; and either the paste has an
+    ask (``asked``: the model answers it from the log's own words), the template is an alert, or the line has no
+    clock (shown as received it is its template line). A bare log keeps its other template lines compact: they
+    show more of what it says in the same room."""
+    record = template.first_record
     start = records.start[record]
-    return (
-        records.end[record] - start == 1
-        and not records.stamp_end[record]
-        and real[start] == lines[start]
-        and _display(lines, records, template, config).strip() == real[start].strip()
-    )
+    if (
+        not (asked or template.alert or not records.stamp_end[record])
+        or records.end[record] - start != 1
+        or real[start] != lines[start]
+        or records.body_start[record] > records.stamp_end[record]
+    ):
+        return False
+    return WILDCARD not in _display(lines, records, template, config)
 
 
 def pieces_of(
@@ -283,6 +303,7 @@ def pieces_of(
     tail: list[str],
     config: LogConfig,
     real: Sequence[str] | None = None,
+    has_ask: bool = False,
 ) -> list[Piece]:
     """Every template's line first (a leading template's real line right after its own), then examples, then
     extra alert lines; the log's ``tail`` lines before the ordinary templates.
@@ -345,7 +366,7 @@ def pieces_of(
         example_priority = place + 1 if early else late_tier + rank
         first_line = lines[first_start]
         example_size = min(len(first_line), config.example_chars) + 10
-        if not _says_again(template, records, record, lines, real, config):
+        if not constant_line(template, records, lines, real, config, has_ask):
             pieces.append(Piece(index, SLOT_EXAMPLE, example_priority, None, example_size))
         if template.alert_lines:
             reference = first_line[records.stamp_end[record] :].strip()
@@ -504,10 +525,13 @@ def render(header: str, chosen: list[Piece], templates: list[Template], config: 
         body, grouped = _grouped_body(ordered, config)
     else:
         body, grouped = [piece.text or "" for piece in ordered], False
-    legend = (
-        f"templates by first appearance: {TIMES}count, the line with {WILDCARD} for a varying field or a long id; "
-        "e.g. a real line; ! a distinct alert line (numbers aside), or its words that differ from the e.g. line"
-    )
+    # The legend names only what the rendering holds: at a tight target its words are a good share of it.
+    slots = {piece.slot for piece in chosen}
+    legend = f"templates by first appearance: {TIMES}count, the line with {WILDCARD} for a varying field or a long id"
+    if SLOT_EXAMPLE in slots:
+        legend += "; e.g. a real line"
+    if SLOT_ALERTS in slots:
+        legend += "; ! a distinct alert line (numbers aside), or its words that differ from the e.g. line"
     if grouped:
         legend += (
             f"; § T heads the templates that begin with the tag T: each is listed under it, indented, "
