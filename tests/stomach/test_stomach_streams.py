@@ -114,3 +114,17 @@ def test_a_run_broken_by_the_users_words_is_not_joined_across_them() -> None:
     report = ingest_paste(paste).report
     assert [entry.kind for entry in report][1] == "prose"
     assert report[0].span[1] < paste.index("Then I reran")
+
+
+def test_a_shell_prompt_joins_the_output_a_blank_line_sets_apart_from_it() -> None:
+    output = "Event:\n  EventData:\n    LogonType: 5\n    TargetUserName: SYSTEM\n  System:\n    EventID: 4624"
+    paste = f"I searched the log:\n\n$ chainsaw search 4624 security.evtx\n\n{output}\n\nWho logged on?"
+    report = ingest_paste(paste).report
+    assert len(report) == 3
+    assert report[1].span == (paste.index("$ chainsaw"), paste.index("\n\nWho logged on?"))
+
+
+def test_a_shell_prompt_does_not_join_the_users_words_after_it() -> None:
+    paste = "$ make test\n\nThen it printed nothing at all and hung for ten minutes before I killed it.\n\nWhy?"
+    report = ingest_paste(paste).report
+    assert report[0].span == (0, len("$ make test"))

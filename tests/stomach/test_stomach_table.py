@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from organs.stomach import ingest_paste
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.table import distill_table
 
@@ -82,3 +83,18 @@ def test_a_markdown_table_keeps_its_header_and_extremes_and_counts_few_reasons()
     assert digest.rows == 46
     kept = [line for line in digest.rendering.split("\n") if "◂" in line]
     assert all(line.count(";") <= 3 for line in kept)
+
+
+def test_a_table_drawn_with_box_characters_under_a_title_is_a_table() -> None:
+    table = "\n".join(
+        [
+            "[+] Group: Slow services",
+            "┌─────────┬───────┐",
+            "│ service │ ms    │",
+            "├─────────┼───────┤",
+            *(f"│ svc{index:<4}│ {index * 37:<6}│" for index in range(12)),
+            "└─────────┴───────┘",
+        ]
+    )
+    report = ingest_paste(f"Which service is slowest?\n\n{table}").report
+    assert [entry.kind for entry in report] == ["prose", "table"]

@@ -23,6 +23,7 @@ from organs.stomach.core.blocks.normal import normal_form, normalize
 from organs.stomach.core.blocks.split import Block, split_blocks
 from organs.stomach.core.blocks.structures import (
     closes_run,
+    join_commands,
     join_reports,
     join_shattered_runs,
     join_sql_sessions,
@@ -249,7 +250,7 @@ def cut_blocks(
     received = (lambda start, end: text[slice(*normal.received_span(start, end))]) if normal.changed else None
     joined = join_reports(normal.text, split, reading)
     joined = join_tool_runs(normal.text, join_sql_sessions(normal.text, joined, reading), reading)
-    joined = join_streams(normal.text, joined, reading, received)
+    joined = join_commands(normal.text, join_streams(normal.text, joined, reading, received), reading, received)
     for block in join_shattered_runs(normal.text, joined, reading, received):
         start, end = normal.received_span(block.start, block.end)
         blocks.append(replace(block, start=start, end=end, normal=not normal.changed))

@@ -43,11 +43,13 @@ from dataclasses import replace
 
 from organs.stomach.core.blocks.intent import own_words
 from organs.stomach.core.blocks.split import Block
+from organs.stomach.core.shapes.line_shapes import is_prompt
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.tuning import ClassifyTuning
 
 __all__ = [
     "closes_run",
+    "join_commands",
     "join_reports",
     "join_shattered_runs",
     "join_sql_sessions",
@@ -389,3 +391,32 @@ def join_shattered_runs(
             run.append(block)
     close()
     return joined
+
+
+def join_commands(
+    text: str, blocks: Sequence[Block], tuning: ClassifyTuning, received: Callable[[int, int], str] | None = None
+) -> list[Block]:
+    """The blocks, with a block of shell prompts (``$ chainsaw hunt …``) joined to the block after it, its output
+    set apart by a blank line, unless that block is fenced or the user's words."""
+    read = received or (lambda start, end: text[start:end])
+    joined: list[Block] = []
+    for block in blocks:
+        previous = joined[-1] if joined else None
+        head = read(block.start, min(block.end, block.start + tuning.opening_chars))
+        if (
+            previous is not None
+            and not previous.fenced
+            and not block.fenced
+            and not previous.remainder
+            and _only_prompts(read(previous.start, min(previous.end, previous.start + tuning.opening_chars)))
+            and not _users_head(head, tuning)
+        ):
+            joined[-1] = replace(previous, end=block.end, remainder=block.remainder)
+        else:
+            joined.append(block)
+    return joined
+
+
+def _only_prompts(text: str) -> bool:
+    lines = [line for line in text.split("\n") if line.strip()]
+    return bool(lines) and all(is_prompt(line) for line in lines)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from envelopes.types import SegmentKind
 from organs.stomach.core.shapes.line_shapes import (
+    box_as_pipes,
     is_box_border,
     is_box_level,
     is_compiler_diagnostic,
@@ -254,7 +255,11 @@ def delimited_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classifica
     if len(lines) < 2:
         return None
     least_share = tuning.column_tenths / 10
-    pipe_columns, pipe_share = _same_count_share([_pipe_cells(line) for line in lines])
+    cells = [_pipe_cells(box_as_pipes(line)) for line in lines]
+    # A title above the table ("[+] Group: Lateral Movement") is not one of its rows.
+    if len(cells) > 2 and cells[0] == 1:
+        cells = cells[1:]
+    pipe_columns, pipe_share = _same_count_share(cells)
     if pipe_columns >= 2 and pipe_share >= least_share:
         return Classification("table", f"pipe-delimited table ({pipe_columns} columns)")
     tab_columns, tab_share = _same_count_share([line.count("\t") + 1 for line in lines])

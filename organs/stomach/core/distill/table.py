@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.text import TIMES, elision, plural
+from organs.stomach.core.shapes.line_shapes import box_as_pipes
 from organs.stomach.core.shapes.signals import aligned_columns, is_alert
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.tuning import StomachTuning
@@ -106,6 +107,10 @@ def _plain(number: float) -> str:
 
 def _split_rows(lines: list[str], tuning: StomachTuning) -> tuple[list[list[str]], str]:
     least = len(lines) * tuning.table_delimiter_tenths
+    boxed = [box_as_pipes(line) for line in lines]
+    if boxed != lines and sum(1 for line in boxed if "|" in line) * 10 >= least:
+        # Drawn with box characters: read as pipes, its rules as dashes.
+        lines = boxed
     if sum(1 for line in lines if "|" in line) * 10 >= least:
         rows = [line.strip().removeprefix("|").removesuffix("|").split("|") for line in lines]
         return [[cell.strip() for cell in row] for row in rows], "pipe-delimited"

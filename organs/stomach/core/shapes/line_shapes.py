@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 
 __all__ = [
+    "box_as_pipes",
     "is_box_border",
     "is_box_level",
     "is_ci_marker",
@@ -118,6 +119,18 @@ def is_box_border(line: str) -> bool:
     """A line that is only a box's border (its top, its bottom, or an empty row)."""
     stripped = line.strip()
     return bool(stripped) and stripped[0] in _BOX_BORDERS and not stripped[1:].strip()
+
+
+# A table drawn with box characters (``┌──┬──┐``, ``│ a │ b │``) read as a pipe-delimited one: its junctions and
+# walls as pipes, its rules as dashes.
+_BOX_WALLS = "│┃║┆┊┌┬┐├┼┤└┴┘╭╮╯╰╔╦╗╠╬╣╚╩╝╒╤╕╞╪╡╘╧╛╓╥╖╟╫╢╙╨╜"
+_BOX_RULES = "─━═┄┈"
+_BOX_TABLE = str.maketrans(_BOX_WALLS + _BOX_RULES, "|" * len(_BOX_WALLS) + "-" * len(_BOX_RULES))
+
+
+def box_as_pipes(line: str) -> str:
+    """The line with a box-drawn table's walls and junctions as pipes and its rules as dashes."""
+    return line.translate(_BOX_TABLE)
 
 
 def unboxed(line: str) -> tuple[str, bool]:
