@@ -297,6 +297,7 @@ CORE_NUMBERS_NOT_TUNING = {
     },
     "organs.stomach.core.distill.log.display": {
         "SLOT_ALERTS": "the name of a piece's slot",
+        "SLOT_ASKED": "the name of a piece's slot",
         "SLOT_TAIL": "the name of a piece's slot",
     },
     "organs.stomach.core.distill.log.excerpt": {

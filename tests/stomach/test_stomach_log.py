@@ -370,3 +370,19 @@ def test_with_an_ask_a_line_said_as_it_is_is_shown_as_received_and_a_bare_log_ke
     )
     bare = distill_log(log, 200, DEFAULT_ENCODING).rendering
     assert f"{TIMES}30 INFO checkpoint written to /data/ckpt" in bare
+
+
+def test_a_template_holding_the_asks_terms_shows_each_of_its_records_that_hold_them() -> None:
+    appenders = ["SYSTEMLOG", "DEBUGLOG", "SparkWorker", "Gremlin", "Audit"]
+    rows = [
+        f"10:00:{second:02d} |-INFO in logback.Config - Setting level of logger [l{second}] to INFO"
+        for second in range(60)
+    ]
+    rows += [
+        f"10:01:{index:02d} |-INFO in RollingFileAppender[{name}] - Active log file name: /var/log/{name.lower()}.log"
+        for index, name in enumerate(appenders)
+    ]
+    ask = AskTerms.of("Which log file name does each appender write to?")
+    rendering = distill_log("\n".join(rows), 500, DEFAULT_ENCODING, ask=ask).rendering
+    for name in appenders:
+        assert f"Active log file name: /var/log/{name.lower()}.log" in rendering

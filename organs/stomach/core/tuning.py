@@ -60,6 +60,8 @@ class LogConfig:
     alert_lines_per_piece: int = 4
     # Continuation lines shown under an example record.
     continuation_lines_shown: int = 3
+    # A template holding the ask's terms shows up to this many of its records that hold them, as received.
+    asked_lines_shown: int = 6
     # A template that makes up at least one in this many records is what the log mostly says.
     leading_one_in: int = 20
     # Grouping under a shared leading tag: a tag is at most this many words, a group at least this many templates.
@@ -224,6 +226,11 @@ class ClassifyTuning:
     # This many blocks in a row, none the user's words, are one document its blank lines cut
     # (``blocks.structures.join_shattered_runs``).
     shattered_run_blocks: int = 6
+    # A block read as prose that runs to this many lines, fewer than this many tenths of them ending as sentences
+    # do, is a program's output (``blocks.segments``).
+    machine_prose_lines: int = 20
+    machine_prose_chars: int = 16 * 1024
+    sentence_tenths: int = 2
     # A block whose first this many lines hold no trace line is at most a log with a trace further down.
     trace_probe_lines: int = 20
     # A shape names a block when at least this many tenths of its lines carry it (a trace's lines, clocks, records,

@@ -34,6 +34,7 @@ __all__ = [
     "ALERT_MARK",
     "ASK_MARK",
     "SLOT_ALERTS",
+    "SLOT_ASKED",
     "SLOT_EXAMPLE",
     "SLOT_TAIL",
     "SLOT_TEMPLATE",
@@ -117,9 +118,11 @@ class Piece:
 
 SLOT_TEMPLATE = 0
 SLOT_EXAMPLE = 1
-SLOT_ALERTS = 2
+# More of a template's records holding the ask's terms, as received, after its example.
+SLOT_ASKED = 2
+SLOT_ALERTS = 3
 # One of the log's last lines: listed after the templates under ``TAIL_HEADING``.
-SLOT_TAIL = 3
+SLOT_TAIL = 4
 TAIL_HEADING = "last lines:"
 ALERT_MARK = " (alert)"
 ASK_MARK = " (matches ask)"
@@ -365,9 +368,8 @@ def pieces_of(
         early = leading[index] or first_alerts or (asked[index] and template.asked_hits > 1)
         example_priority = place + 1 if early else late_tier + rank
         first_line = lines[first_start]
-        example_size = min(len(first_line), config.example_chars) + 10
         if not constant_line(template, records, lines, real, config, has_ask):
-            pieces.append(Piece(index, SLOT_EXAMPLE, example_priority, None, example_size))
+            pieces += _example_pieces(index, template, record, records, first_line, real, example_priority, config)
         if template.alert_lines:
             reference = first_line[records.stamp_end[record] :].strip()
             example_body = template.alert_keys.get(alert_key(reference), "")
@@ -375,6 +377,26 @@ def pieces_of(
                 pieces[-1].quotes = template.alert_lines.get(example_body, 0)
             order = (2 * total + rank, 3 * total + rank, len(templates))
             pieces.extend(_alert_pieces(index, template, example_body, reference, order, config))
+    return pieces
+
+
+def _example_pieces(
+    index: int,
+    template: Template,
+    record: int,
+    records: Records,
+    first_line: str,
+    real: Sequence[str],
+    priority: int,
+    config: LogConfig,
+) -> list[Piece]:
+    """The template's example and, for a template holding the ask's terms, its other records that hold them, as
+    received (what differs among them is often the answer)."""
+    pieces = [Piece(index, SLOT_EXAMPLE, priority, None, min(len(first_line), config.example_chars) + 10)]
+    more = [number for number in template.asked_records if number != record]
+    if more and template.asked_hits:
+        text = "\n".join("    e.g. " + clip(real[records.start[number]], config.example_chars) for number in more)
+        pieces.append(Piece(index, SLOT_ASKED, priority, text, len(text)))
     return pieces
 
 

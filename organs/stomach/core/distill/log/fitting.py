@@ -12,7 +12,15 @@ from dataclasses import dataclass
 
 from organs.accounting import count_tokens
 from organs.fitting import fit_tokens
-from organs.stomach.core.distill.log.display import SLOT_ALERTS, SLOT_EXAMPLE, SLOT_TAIL, SLOT_TEMPLATE, Piece, render
+from organs.stomach.core.distill.log.display import (
+    SLOT_ALERTS,
+    SLOT_ASKED,
+    SLOT_EXAMPLE,
+    SLOT_TAIL,
+    SLOT_TEMPLATE,
+    Piece,
+    render,
+)
 from organs.stomach.core.distill.log.mining import Template
 from organs.stomach.core.tuning import LogConfig
 
@@ -31,7 +39,7 @@ def estimate_tokens(
     characters as the target could show.
     """
     rates: dict[int, float] = {}
-    for slot in (SLOT_TEMPLATE, SLOT_EXAMPLE, SLOT_ALERTS, SLOT_TAIL):
+    for slot in (SLOT_TEMPLATE, SLOT_EXAMPLE, SLOT_ASKED, SLOT_ALERTS, SLOT_TAIL):
         members = sorted((piece for piece in pieces if piece.slot == slot), key=lambda piece: piece.priority)
         if not members:
             continue
@@ -91,7 +99,7 @@ def fit(
             # An example is only worth its tokens next to its template's line, and alert lines (written against
             # the example) next to the example.
             missing = (piece.slot == SLOT_EXAMPLE and piece.template not in shown) or (
-                piece.slot == SLOT_ALERTS and piece.template not in exemplified
+                piece.slot in (SLOT_ALERTS, SLOT_ASKED) and piece.template not in exemplified
             )
             if spent + piece.tokens > allowance or missing:
                 continue

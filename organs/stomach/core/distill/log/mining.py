@@ -81,6 +81,9 @@ class Template:
     # The record holding most of the ask's terms (-1 for none), and how many it holds: shown as the example.
     asked_record: int = -1
     asked_hits: int = 0
+    # The first records holding the ask's terms (at most ``LogConfig.asked_lines_shown``): what differs among
+    # them is often the answer ("Active log file name: <*>" for each of five appenders).
+    asked_records: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -355,8 +358,11 @@ def mine_templates(
             template.second_record = number
         template.line_count += ends[number] - starts[number]
         template.last_record = number
-        if asked and asked.get(number, 0) > template.asked_hits:
-            template.asked_record, template.asked_hits = number, asked[number]
+        if asked and number in asked:
+            if asked[number] > template.asked_hits:
+                template.asked_record, template.asked_hits = number, asked[number]
+            if len(template.asked_records) < config.asked_lines_shown:
+                template.asked_records.append(number)
         if shape.kind:
             template.alert = True
             template.alert_records += 1
@@ -432,7 +438,14 @@ def _merge_variants(templates: list[Template], config: LogConfig) -> list[Templa
             continue
         words = list(tokens[free[0]])
         words[position] = WILDCARD
-        results.append(_combine(" ".join(words), [templates[index] for index in free], config.alert_lines_per_template))
+        results.append(
+            _combine(
+                " ".join(words),
+                [templates[index] for index in free],
+                config.alert_lines_per_template,
+                config.asked_lines_shown,
+            )
+        )
         merged_into.update(free)
     results.extend(template for index, template in enumerate(templates) if index not in merged_into)
     return sorted(results, key=lambda template: template.first_record)
@@ -463,7 +476,7 @@ def _equal_but(words: list[str], reference: list[str], position: int) -> bool:
     return words[:position] == reference[:position] and words[position + 1 :] == reference[position + 1 :]
 
 
-def _combine(masked: str, parts: list[Template], alert_lines_kept: int) -> Template:
+def _combine(masked: str, parts: list[Template], alert_lines_kept: int, asked_kept: int) -> Template:
     combined = Template(
         masked, min(part.first_record for part in parts), max(part.last_record for part in parts), split=parts[0].split
     )
@@ -478,4 +491,5 @@ def _combine(masked: str, parts: list[Template], alert_lines_kept: int) -> Templ
             combined.asked_record, combined.asked_hits = part.asked_record, part.asked_hits
         for body, count in part.alert_lines.items():
             _count_alert_line(combined, body, count, alert_lines_kept)
+    combined.asked_records = sorted(number for part in parts for number in part.asked_records)[:asked_kept]
     return combined
