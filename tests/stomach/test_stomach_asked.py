@@ -104,3 +104,7 @@ def test_a_word_of_the_ask_is_looked_for_by_its_stem() -> None:
     terms = AskTerms.of("Were the deletions deferred?")
     assert terms.named("Deferring deletion of range [1, 2)") == ("deletion", "deferr")
     assert terms.named("deleted the range") == ()
+
+
+def test_a_plural_in_ies_finds_its_singular() -> None:
+    assert AskTerms.of("Do the failure policies match?").named("disk_failure_policy: stop") == ("polic",)

@@ -382,7 +382,7 @@ def test_a_template_holding_the_asks_terms_shows_each_of_its_records_that_hold_t
         f"10:01:{index:02d} |-INFO in RollingFileAppender[{name}] - Active log file name: /var/log/{name.lower()}.log"
         for index, name in enumerate(appenders)
     ]
-    ask = AskTerms.of("Which log file name does each appender write to?")
+    ask = AskTerms.of("Which log file name does each RollingFileAppender write to?")
     rendering = distill_log("\n".join(rows), 500, DEFAULT_ENCODING, ask=ask).rendering
     for name in appenders:
         assert f"Active log file name: /var/log/{name.lower()}.log" in rendering

@@ -79,17 +79,19 @@ def _pattern_of(term: str, kind: str) -> str:
         return family_pattern(term)
     start = r"(?<!\w)" if term[:1].isalnum() else ""
     if kind == "word":
-        return start + escaped
+        # A word also starts a part of a snake_case name (``policy`` in ``disk_failure_policy``).
+        return r"(?<![^\W_])" + escaped
     end = r"(?![a-z0-9])" if term[-1:].isalnum() else ""
     return start + escaped + end
 
 
-_STEM_SUFFIXES = ("ing", "ed", "es", "s")
+_STEM_SUFFIXES = ("ing", "ies", "ed", "es", "s")
 
 
 def stem_of(word: str, min_stem: int) -> str:
     """The word without its first inflection suffix that leaves at least ``min_stem`` letters (``deferred`` is
-    ``deferr``, ``pages`` is ``page``): a word matches at a word start, so its stem finds every form of it."""
+    ``deferr``, ``pages`` is ``page``, ``policies`` is ``polic``): a word matches at a word start, so its stem
+    finds every form of it."""
     for suffix in _STEM_SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= min_stem:
             return word[: -len(suffix)]

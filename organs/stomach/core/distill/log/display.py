@@ -394,7 +394,7 @@ def _example_pieces(
     received (what differs among them is often the answer)."""
     pieces = [Piece(index, SLOT_EXAMPLE, priority, None, min(len(first_line), config.example_chars) + 10)]
     more = [number for number in template.asked_records if number != record]
-    if more and template.asked_hits:
+    if more and template.asked_hits > 1:
         text = "\n".join("    e.g. " + clip(real[records.start[number]], config.example_chars) for number in more)
         pieces.append(Piece(index, SLOT_ASKED, priority, text, len(text)))
     return pieces
