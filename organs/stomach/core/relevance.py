@@ -34,7 +34,7 @@ from organs.stomach.core.tuning import RelevanceTuning
 
 __all__ = ["FILL_HEADING", "Fillable", "LineScorer", "fill_relevant", "scorer_for"]
 
-FILL_HEADING = "[more of its lines, chosen for the ask (its rare terms, the values it compares), in order:]"
+FILL_HEADING = "[more of its lines, chosen for the ask, in order:]"
 # The kinds whose sections are paragraphs: a trace or report, a note.
 _REPORT_KINDS: frozenset[FrameKind] = frozenset({"stack_trace", "note"})
 
