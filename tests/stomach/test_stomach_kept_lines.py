@@ -7,6 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
+from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.core.distill.text import kept_and_ends
 from organs.stomach.core.tuning import StomachTuning
 
@@ -65,3 +66,12 @@ def test_every_line_is_shown_or_counted(lines: list[str], target: int) -> None:
         elided = sum(int(match.group(1).replace(",", "")) for line in shown if (match := _ELISION.fullmatch(line)))
         kept = [line for line in shown if not _ELISION.fullmatch(line)]
         assert elided + len(kept) == len(lines)
+
+
+def test_a_few_enormous_lines_are_clipped_to_share_the_room_not_served_whole_or_dropped() -> None:
+    properties = ",".join(f'"spark.hadoop.key{index}":"value{index}"' for index in range(2000))
+    evidence = '{"Event":"LogStart","Version":"3.0.0"}\n{"Event":"EnvironmentUpdate","Properties":{' + properties
+    paste = f"The job's event log, cut short:\n\n{evidence}\n\nWhich properties set the executor memory?"
+    bundle = ingest_paste(paste, IngestConfig(budget_tokens=2000))
+    assert [frame.representation for frame in bundle.provider.frames] == ["full", "compact"]
+    assert 1000 < sum(frame.token_cost for frame in bundle.provider.frames) <= 2000

@@ -77,6 +77,18 @@ def _character_cut(text: str, budget_chars: int, note_chars: int) -> str:
     return f"{text[:keep]}\n{elision(elided, 'character')}\n{text[-keep:]}"
 
 
+def _shared_clip(lengths: list[int], spare: int, costed: int) -> int:
+    """The length to clip lines at so that, costed at ``costed`` characters at most each already, they share
+    ``spare`` more: short lines take only what they need, and the rest goes to the long ones."""
+    room = spare + sum(min(length, costed) for length in lengths)
+    for position, length in enumerate(sorted(lengths)):
+        share = room // (len(lengths) - position)
+        if length > share:
+            return share
+        room -= length
+    return max(lengths, default=0)
+
+
 def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], int], tuning: StomachTuning, *, why: str) -> str:
     """Head and tail like ``head_tail``, and before them the middle lines ``keep`` picks, within about the target.
 
@@ -126,7 +138,13 @@ def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], int], tun
         else:
             tail -= 1
         turn += 1
-    if len(chosen) == len(lines):
+    # The room the chosen lines were costed within is theirs: a few long lines share it rather than each being
+    # cut at ``kept_line_chars`` (three lines of JSON, one 15,000 characters long, fill their target).
+    clip_at = max(
+        kept_line_chars, _shared_clip([len(lines[index]) for index in chosen], budget_chars - used, kept_line_chars)
+    )
+    # Every line chosen is the text itself only when none of them had to be clipped.
+    if len(chosen) == len(lines) and all(len(line) <= clip_at for line in lines):
         return text
     body = [note]
     previous = -1
@@ -134,7 +152,7 @@ def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], int], tun
         if index > previous + 1:
             body.append(elision(index - previous - 1, "line"))
         line = lines[index]
-        body.append(line if len(line) <= kept_line_chars else line[:kept_line_chars] + "…")
+        body.append(line if len(line) <= clip_at else line[:clip_at] + "…")
         previous = index
     if previous < len(lines) - 1:
         body.append(elision(len(lines) - 1 - previous, "line"))
