@@ -128,18 +128,3 @@ def test_a_shell_prompt_does_not_join_the_users_words_after_it() -> None:
     paste = "$ make test\n\nThen it printed nothing at all and hung for ten minutes before I killed it.\n\nWhy?"
     report = ingest_paste(paste).report
     assert report[0].span == (0, len("$ make test"))
-
-
-def test_many_lines_few_of_them_sentences_are_a_programs_output() -> None:
-    notices = "\n".join(f"CompilerOracle: dontinline org/acme/Loop{index}.run (J)I" for index in range(30))
-    paste = f"Here is the top of output.log from the node:\n\n{notices}\n\nWhich methods are never inlined?"
-    assert _kinds(paste) == [("prose", "frame"), ("log", "frame"), ("prose", "goal")]
-
-
-def test_the_users_long_paragraphs_stay_prose() -> None:
-    story = "\n".join(
-        f"On day {day} we restarted the service, watched it for an hour, and saw the memory climb again."
-        for day in range(30)
-    )
-    paste = f"{story}\n\nWhy does the memory climb?"
-    assert _kinds(paste)[0] == ("prose", "frame")

@@ -226,11 +226,6 @@ class ClassifyTuning:
     # This many blocks in a row, none the user's words, are one document its blank lines cut
     # (``blocks.structures.join_shattered_runs``).
     shattered_run_blocks: int = 6
-    # A block read as prose that runs to this many lines, fewer than this many tenths of them ending as sentences
-    # do, is a program's output (``blocks.segments``).
-    machine_prose_lines: int = 20
-    machine_prose_chars: int = 16 * 1024
-    sentence_tenths: int = 2
     # A block whose first this many lines hold no trace line is at most a log with a trace further down.
     trace_probe_lines: int = 20
     # A shape names a block when at least this many tenths of its lines carry it (a trace's lines, clocks, records,

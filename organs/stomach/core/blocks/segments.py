@@ -13,7 +13,6 @@ model is served of it (its normal form).
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -69,23 +68,6 @@ def segment_texts(received: str, *, normal: bool = False, served: str | None = N
     return received, received if normal else normal_form(received)
 
 
-# A line someone wrote as a sentence: words, ending as a sentence ends.
-_ENDS_AS_SENTENCE = re.compile(r"[A-Za-z][^\n]*\s\S[^\n]*[\w)\"'”’][.?!:;,]$")
-
-
-def _few_sentences(text: str, tuning: ClassifyTuning) -> str | None:
-    """Why a block the ladder read as prose is a program's output, or None: its head (``machine_prose_chars``)
-    runs to many lines (``machine_prose_lines``) of which few end as sentences do (``sentence_tenths``) -- a
-    JVM's notices, a logger's status lines -- where someone's writing ends most of its lines as sentences."""
-    lines = [line.strip() for line in text[: tuning.machine_prose_chars].split("\n") if line.strip()]
-    if len(lines) < tuning.machine_prose_lines:
-        return None
-    sentences = sum(1 for line in lines if _ENDS_AS_SENTENCE.match(line))
-    if sentences * 10 >= len(lines) * tuning.sentence_tenths:
-        return None
-    return f"{len(lines)} lines read, {sentences} of them sentences: a program's output"
-
-
 def _line_cuts(text: str, lead: int, tail: int) -> tuple[int, int]:
     """Where the first ``lead`` lines end and the last ``tail`` lines start."""
     after_lead = 0
@@ -113,8 +95,6 @@ def _classified(
     if found.kind == "prose" and block.parts > 1:
         # None of its parts was the user's words: it is a program's output, whatever its sentences.
         found = Classification("log", f"{block.parts} blocks in a row, none the user's words: one program's output")
-    elif found.kind == "prose" and not block.fenced and (output := _few_sentences(served, tuning)):
-        found = Classification("log", output)
     if block.fenced or found.kind == "path_ref":
         return [Segment(block, full, served, found)]
     lead, tail = glued_lines(served, tuning), glued_tail_lines(served, tuning)
