@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from organs.stomach.core.tuning import AskTuning
 
-__all__ = ["AskTerms", "family_pattern", "stem_of"]
+__all__ = ["AskTerms", "family_pattern"]
 
 _QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|'([^'\n]{2,120})'|`([^`\n]{2,120})`|“([^”\n]{2,120})”")
 # One token of the ask: a run of word characters with the joiners identifiers use inside them.
@@ -88,7 +88,7 @@ def _pattern_of(term: str, kind: str) -> str:
 _STEM_SUFFIXES = ("ing", "ies", "ed", "es", "s")
 
 
-def stem_of(word: str, min_stem: int) -> str:
+def _stem_of(word: str, min_stem: int) -> str:
     """The word without its first inflection suffix that leaves at least ``min_stem`` letters (``deferred`` is
     ``deferr``, ``pages`` is ``page``, ``policies`` is ``polic``): a word matches at a word start, so its stem
     finds every form of it."""
@@ -144,7 +144,7 @@ class AskTerms:
             term = token.removesuffix("()") if kind == "identifier" else token.strip("-.:~")
             term = term.rstrip(".:?!,;").lower()
             if kind == "word":
-                term = stem_of(term, tuning.min_stem)
+                term = _stem_of(term, tuning.min_stem)
             if tuning.min_term_chars <= len(term) <= tuning.max_term_chars:
                 found.setdefault(term, kind)
         for family in _families(goal):

@@ -24,7 +24,7 @@ from typing import Literal, Protocol
 
 from envelopes.types import FrameKind
 from organs.accounting import count_tokens, count_tokens_many
-from organs.stomach.core.asked import AskTerms, family_pattern, stem_of
+from organs.stomach.core.asked import AskTerms, family_pattern
 from organs.stomach.core.blocks.structures import written_by_user
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import FILL_HEADING as LOG_FILL_HEADING
@@ -39,24 +39,19 @@ FILL_HEADING = "[more of its lines, chosen for the ask, in order:]"
 _REPORT_KINDS: frozenset[FrameKind] = frozenset({"stack_trace", "note"})
 
 
-def _matcher(ask: AskTerms, min_stem: int) -> tuple[re.Pattern[str] | None, list[str]]:
-    """One alternation over every term (and plain words' stems), and the term each group stands for."""
+def _matcher(ask: AskTerms) -> tuple[re.Pattern[str] | None, list[str]]:
+    """One alternation over every term, and the term each group stands for."""
     names: list[str] = []
     patterns: list[str] = []
+    # A plain word of the ask is its stem already (``AskTerms.of``): matched at a word start, it finds every form.
     for term, kind in zip(ask.terms, ask.kinds, strict=True):
-        spellings = [term]
-        if kind == "word" and (stem := stem_of(term, min_stem)) != term:
-            spellings.append(stem)
         if kind == "family":
             patterns.append(f"(?P<t{len(names)}>{family_pattern(term)})")
-            names.append(term)
-            continue
-        for spelling in spellings:
-            escaped = re.escape(spelling)
-            start = r"(?<![a-z0-9])" if spelling[:1].isalnum() else ""
+        else:
+            start = r"(?<![a-z0-9])" if term[:1].isalnum() else ""
             end = r"(?![\d])" if kind == "number" else r"(?![a-z0-9])" if kind in ("code", "identifier") else ""
-            patterns.append(f"(?P<t{len(names)}>{start}{escaped}{end})")
-            names.append(term)
+            patterns.append(f"(?P<t{len(names)}>{start}{re.escape(term)}{end})")
+        names.append(term)
     if not patterns:
         return None, names
     return re.compile("|".join(patterns)), names
@@ -84,7 +79,7 @@ class LineScorer:
         tuning = tuning or RelevanceTuning()
         ask = AskTerms.of(goal) if ask is None else ask
         scorer = cls(ask, Comparison.of(goal, tuning), tuning)
-        scorer._pattern, scorer._names = _matcher(ask, tuning.min_stem)
+        scorer._pattern, scorer._names = _matcher(ask)
         documents = 0
         characters = 0
         frequency: dict[str, int] = {}

@@ -165,8 +165,6 @@ class RelevanceTuning:
     # Whatever their strength, a frame's lines scoring at least this take up to this share of its rendering.
     ranked_least: float = 0.3
     ranked_share: float = 0.25
-    # A plain word of the ask also finds its stem, no shorter than this.
-    min_stem: int = 4
     # Comparisons: the lines picked for a superlative, for a threshold; a table's header is looked for among its
     # first this many lines.
     top_picks: int = 8

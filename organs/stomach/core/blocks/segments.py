@@ -134,33 +134,42 @@ _JOINED_KINDS = frozenset({"code", "log"})
 
 
 def _joined_alike(text: str, segments: list[Segment], tuning: ClassifyTuning) -> list[Segment]:
-    """The segments, with neighbours of one kind (``_JOINED_KINDS``, neither fenced nor a remainder) joined when
-    their joined text still reads as that kind: a config file cut at its blank lines is one file, not a segment
-    per section, each compacted alone. A tool run that closed (its tally, its verdict) is not joined to what
-    follows, and neither is a segment that repeats the one before (a duplicate, served once)."""
+    """The segments, with each run of neighbours of one kind (``_JOINED_KINDS``, neither fenced nor a remainder)
+    joined when the run's joined text still reads as that kind, read once: a config file cut at its blank lines is
+    one file, not a segment per section, each compacted alone. A tool run that closed (its tally, its verdict)
+    ends a run, and a segment that repeats the one before starts another (a duplicate, served once)."""
     joined: list[Segment] = []
+    run: list[Segment] = []
+
+    def close() -> None:
+        if len(run) > 1:
+            block = replace(run[0].block, end=run[-1].block.end, remainder=run[-1].block.remainder)
+            full, served = segment_texts(text[block.start : block.end], normal=block.normal)
+            found = classify(served, fenced=False, tuning=tuning)
+            if found.kind == run[0].classification.kind:
+                joined.append(Segment(block, full, served, found))
+                run.clear()
+                return
+        joined.extend(run)
+        run.clear()
+
     for segment in segments:
-        previous = joined[-1] if joined else None
-        kind = segment.classification.kind
-        if (
-            previous is None
-            or kind not in _JOINED_KINDS
-            or previous.classification.kind != kind
-            or segment.block.fenced
-            or previous.block.fenced
-            or previous.block.remainder
-            or closes_run(previous.served.rstrip().rsplit("\n", 1)[-1])
-            or previous.served == segment.served
-        ):
-            joined.append(segment)
-            continue
-        block = replace(previous.block, end=segment.block.end, remainder=segment.block.remainder)
-        full, served = segment_texts(text[block.start : block.end], normal=block.normal)
-        found = classify(served, fenced=False, tuning=tuning)
-        if found.kind == kind:
-            joined[-1] = Segment(block, full, served, found)
+        previous = run[-1] if run else None
+        goes_on = (
+            previous is not None
+            and segment.classification.kind == previous.classification.kind
+            and not segment.block.fenced
+            and not previous.block.remainder
+            and not closes_run(previous.served.rstrip().rsplit("\n", 1)[-1])
+            and previous.served != segment.served
+        )
+        if not goes_on:
+            close()
+        if segment.classification.kind in _JOINED_KINDS and not segment.block.fenced:
+            run.append(segment)
         else:
             joined.append(segment)
+    close()
     return joined
 
 

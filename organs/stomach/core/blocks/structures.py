@@ -132,15 +132,15 @@ def written_by_user(text: str, tuning: ClassifyTuning | None = None) -> bool:
     return own_words(text, tuning) and all(_WRITTEN.search(line) for line in lines)
 
 
+def _lone_word(head: str) -> bool:
+    """Whether the block is one word standing alone at the margin, such as a path naming the file below it."""
+    word = head.strip()
+    return bool(word) and "\n" not in word and " " not in word and not head[:1].isspace()
+
+
 def _before_run(text: str, line_count: int, tuning: ClassifyTuning) -> bool:
-    """Whether a block before a tool run is not part of it: the user's sentence (one that introduces the run with
-    a colon too), a short block in someone's own words, or a lone word such as a path."""
-    lines = [line.strip() for line in text.split("\n") if line.strip()]
-    if len(lines) == 1 and " " not in lines[0]:
-        return True
-    if line_count <= tuning.introduction_lines and written_by_user(text, tuning):
-        return True
-    return _user_words(text, tuning) or any(_INTRODUCTION.match(line) for line in lines[: tuning.opening_lines])
+    """Whether a block before a tool run is not part of it: the user's words (``_users_head``) or a lone word."""
+    return _lone_word(text) or _users_head(text, line_count, tuning)
 
 
 def report_opened(head: str, tuning: ClassifyTuning) -> str | None:
@@ -280,13 +280,13 @@ def _prefix_shape(line: str) -> str | None:
     return None if tag is None else _DIGITS.sub("0", tag.group())
 
 
-def _last_prefix(text: str, start: int, end: int, tuning: ClassifyTuning) -> str | None:
-    """The prefix shape of the last line of ``text[start:end]`` that carries one, within its last
-    ``stream_scan_chars``: a record's body (a trace under its stamped line) may run long after it."""
-    low = max(start, end - tuning.stream_scan_chars)
-    while end > low:
-        newline = text.rfind("\n", low, end)
-        line = text[max(newline + 1, low) : end]
+def _last_prefix(text: str) -> str | None:
+    """The prefix shape of the text's last line that carries one: a record's body (a trace under its stamped line)
+    may run long after it."""
+    end = len(text)
+    while end > 0:
+        newline = text.rfind("\n", 0, end)
+        line = text[newline + 1 : end]
         if line.strip() and (shape := _prefix_shape(line)) is not None:
             return shape
         end = newline
@@ -298,17 +298,27 @@ def _carries(head: str, shape: str) -> bool:
     return any(_prefix_shape(line) == shape for line in head.split("\n"))
 
 
-def _users_head(head: str, tuning: ClassifyTuning) -> bool:
-    """Whether a block's head is the user's words: their sentence, a short note of theirs, or a line of theirs
-    introducing what follows. Lines all indented are a program's (a test runner's message under its heading)."""
+def _users_head(head: str, line_count: int, tuning: ClassifyTuning) -> bool:
+    """Whether a block (``head``, its first lines; ``line_count``, its lines) is the user's words: their sentence,
+    a short note of theirs, or a line of theirs introducing what follows (a sentence ending in a colon). Lines all
+    indented are a program's (a test runner's message under its heading)."""
     lines = [line for line in head.split("\n")[: tuning.opening_lines] if line.strip()]
     if lines and all(line[:1].isspace() for line in lines):
         return False
     return (
-        _user_words(head, tuning)
-        or written_by_user(head, tuning)
-        or any(_INTRODUCTION.match(line.strip()) for line in head.split("\n")[: tuning.opening_lines])
+        (line_count <= tuning.introduction_lines and written_by_user(head, tuning))
+        or _user_words(head, tuning)
+        or any(_INTRODUCTION.match(line.strip()) for line in lines)
     )
+
+
+def _reader(text: str, received: Callable[[int, int], str] | None) -> Callable[[int, int], str]:
+    """The received text of a span: ``received`` when the paste's normal form differs from it, else ``text``'s."""
+    return received or (lambda start, end: text[start:end])
+
+
+def _line_count(text: str, block: Block) -> int:
+    return text.count("\n", block.start, block.end) + 1
 
 
 def join_streams(
@@ -320,7 +330,7 @@ def join_streams(
     set apart by blank lines) join it too. ``received`` gives a span's received text when it differs from
     ``text``'s (a control sequence that the normal form drew away still marks the stream). A block that repeats
     the one before stays apart (a duplicate, served once)."""
-    read = received or (lambda start, end: text[start:end])
+    read = _reader(text, received)
     joined: list[Block] = []
     last: str | None = None
     # The last block read (before any join), to tell a block pasted twice.
@@ -334,7 +344,7 @@ def join_streams(
             continue
         head = read(block.start, min(block.end, block.start + tuning.stream_scan_chars))
         first = next((line for line in head.split("\n") if line.strip()), "")
-        users = _users_head(head[: tuning.opening_chars], tuning)
+        users = _users_head(head[: tuning.opening_chars], _line_count(text, block), tuning)
         goes_on = last is not None and (_prefix_shape(first) == last or (not users and _carries(head, last)))
         previous = joined[stream_at] if goes_on else None
         repeated = (
@@ -350,12 +360,7 @@ def join_streams(
             joined.append(block)
             if users or last is None:
                 last, stream_at = None, len(joined) - 1
-        tail = (
-            _last_prefix(text, block.start, block.end, tuning)
-            if received is None
-            else _last_prefix(tail_text := read(max(block.start, block.end - tuning.stream_scan_chars), block.end),
-                              0, len(tail_text), tuning)
-        )  # fmt: skip
+        tail = _last_prefix(read(max(block.start, block.end - tuning.stream_scan_chars), block.end))
         if tail is not None:
             last, stream_at = tail, len(joined) - 1
     return joined
@@ -368,7 +373,7 @@ def join_shattered_runs(
     user's words nor a lone word (a path naming the file below it), joined into one: a user does not paste
     dozens of pieces of evidence without a word between them, so such a run is one document (a snapshot file, a
     tool's report) that its blank lines cut."""
-    read = received or (lambda start, end: text[start:end])
+    read = _reader(text, received)
     joined: list[Block] = []
     run: list[Block] = []
 
@@ -382,9 +387,7 @@ def join_shattered_runs(
     for block in blocks:
         head = read(block.start, min(block.end, block.start + tuning.opening_chars))
         # A lone word (a path naming the file below it) sets what follows apart, as the user's words do.
-        word = head.strip()
-        lone = "\n" not in word and " " not in word and not head[:1].isspace() and ("/" in word or "\\" in word)
-        if block.fenced or lone or _users_head(head, tuning) or (run and run[-1].remainder):
+        if block.fenced or _before_run(head, _line_count(text, block), tuning) or (run and run[-1].remainder):
             close()
             joined.append(block)
         else:
@@ -398,7 +401,7 @@ def join_commands(
 ) -> list[Block]:
     """The blocks, with a block of shell prompts (``$ chainsaw hunt …``) joined to the block after it, its output
     set apart by a blank line, unless that block is fenced or the user's words."""
-    read = received or (lambda start, end: text[start:end])
+    read = _reader(text, received)
     joined: list[Block] = []
     for block in blocks:
         previous = joined[-1] if joined else None
@@ -409,7 +412,7 @@ def join_commands(
             and not block.fenced
             and not previous.remainder
             and _only_prompts(read(previous.start, min(previous.end, previous.start + tuning.opening_chars)))
-            and not _users_head(head, tuning)
+            and not _users_head(head, _line_count(text, block), tuning)
         ):
             joined[-1] = replace(previous, end=block.end, remainder=block.remainder)
         else:

@@ -34,6 +34,7 @@ from organs.stomach.core.distill.log.display import (
     SLOT_TEMPLATE,
     Piece,
     clip,
+    constant_line,
     example,
     pieces_of,
     render,
@@ -94,6 +95,8 @@ class _Mined:
     valid_from: str | None
     valid_to: str | None
     tail: list[str]
+    # Per template: one line said as it is, shown as received (``display.constant_line``), read once per log.
+    as_received: list[bool]
 
 
 class LogDistiller:
@@ -154,8 +157,9 @@ class LogDistiller:
             )
         alert_templates = sum(1 for template in templates if template.alert)
         tail = _tail(lines, records, heads, config)
+        as_received = [constant_line(template, records, mined, lines, config, bool(self.ask)) for template in templates]
         self._mined = _Mined(
-            mined, records, heads, templates, header, alerts, alert_templates, valid_from, valid_to, tail
+            mined, records, heads, templates, header, alerts, alert_templates, valid_from, valid_to, tail, as_received
         )
         return self._mined
 
@@ -176,13 +180,14 @@ class LogDistiller:
         mined, records, templates = found.lines, found.records, found.templates
         window = found.valid_from, found.valid_to
         # Pieces carry the estimates of one fitting, so each rendering starts from fresh ones.
-        pieces = pieces_of(mined, records, templates, found.tail, config, lines, bool(self.ask))
+        pieces = pieces_of(mined, records, templates, found.tail, config, lines, found.as_received)
 
         def spell(piece: Piece) -> str:
             if piece.text is None:
                 template = templates[piece.template]
                 if piece.slot == SLOT_TEMPLATE:
-                    piece.text = template_line(mined, records, template, config, self.ask, lines)
+                    received = lines if found.as_received[piece.template] else None
+                    piece.text = template_line(mined, records, template, config, self.ask, received)
                 else:
                     piece.text = example(mined, records, template, lines, config, self.ask)
                 piece.size = len(piece.text)

@@ -233,13 +233,13 @@ def template_line(
     template: Template,
     config: LogConfig,
     ask: AskTerms | None = None,
-    real: Sequence[str] | None = None,
+    received: Sequence[str] | None = None,
 ) -> str:
-    """``×count`` and the template; a template that is one line said as it is (``constant_line``) is that line as
-    received (``real``), with when it last recurred."""
-    if real is not None and constant_line(template, records, lines, real, config, bool(ask)):
+    """``×count`` and the template; given ``received`` (the log's lines as received), the template is one line said
+    as it is (``constant_line``), shown as that line with when it last recurred."""
+    if received is not None:
         first, last = records.start[template.first_record], records.start[template.last_record]
-        line = f"{TIMES}{thousands(template.count)} {clip(real[first], config.example_chars, ask)}"
+        line = f"{TIMES}{thousands(template.count)} {clip(received[first], config.example_chars, ask)}"
         last_stamp = records.stamp_end[template.last_record]
         return line + (f" (last {stamp_text(lines[last], last_stamp)})" if template.count > 1 and last_stamp else "")
     shown = _display(lines, records, template, config).strip()
@@ -306,7 +306,7 @@ def pieces_of(
     tail: list[str],
     config: LogConfig,
     real: Sequence[str] | None = None,
-    has_ask: bool = False,
+    as_received: Sequence[bool] = (),
 ) -> list[Piece]:
     """Every template's line first (a leading template's real line right after its own), then examples, then
     extra alert lines; the log's ``tail`` lines before the ordinary templates.
@@ -368,7 +368,7 @@ def pieces_of(
         early = leading[index] or first_alerts or (asked[index] and template.asked_hits > 1)
         example_priority = place + 1 if early else late_tier + rank
         first_line = lines[first_start]
-        if not constant_line(template, records, lines, real, config, has_ask):
+        if not (as_received and as_received[index]):
             pieces += _example_pieces(index, template, record, records, first_line, real, example_priority, config)
         if template.alert_lines:
             reference = first_line[records.stamp_end[record] :].strip()
