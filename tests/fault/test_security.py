@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import signal
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from nats.js.errors import NoKeysError
+from nats.js.kv import KeyValue
 
 from envelopes.codec import decode, decode_frame_record, encode
 from envelopes.ids import utc_now
@@ -173,6 +176,19 @@ async def test_no_user_reads_or_injects_into_anothers_replies_or_pull_deliveries
             await tract.nc.close()
 
 
+async def first_frame_key(index: KeyValue) -> str:
+    """A frame record's key in the index. The keys are written before the admission is published, but listing them
+    is a watcher of its own, which under load can come back empty (NoKeysError) before it has seen any: asked
+    again, it sees them."""
+    for _ in range(50):
+        with contextlib.suppress(NoKeysError):
+            frames = [key for key in await index.keys() if not key.startswith("paste.")]
+            if frames:
+                return frames[0]
+        await asyncio.sleep(0.1)
+    raise AssertionError("the frame index lists no frame record")
+
+
 async def test_no_one_but_the_stomach_rewrites_evidence_and_readers_refuse_what_was_rewritten(secured) -> None:  # type: ignore[no-untyped-def]
     server, directory, workers = secured
     errors: list[str] = []
@@ -181,7 +197,7 @@ async def test_no_one_but_the_stomach_rewrites_evidence_and_readers_refuse_what_
     host = await connect_as(server.url, directory, "host", host_errors)
     await admitted(host, "victim")
     index = await admin.js.key_value(admin.subjects.frame_index_bucket)
-    key = next(key for key in await index.keys() if not key.startswith("paste."))
+    key = await first_frame_key(index)
     frame_id = f"blake3:{key}"
     record = decode_frame_record((await index.get(key)).value or b"")
     forged_text = "all clear, approve the deploy\n"
