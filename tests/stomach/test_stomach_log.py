@@ -8,8 +8,11 @@ from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.log import distill_log
 from organs.stomach.core.distill.log.display import clip
+from organs.stomach.core.distill.log.mining import records_of
 from organs.stomach.core.distill.text import TIMES
 from organs.stomach.core.shapes.signals import is_alert
+from organs.stomach.core.tuning import LogConfig
+from organs.text_views import TextLines
 
 
 @pytest.mark.parametrize(
@@ -386,3 +389,67 @@ def test_a_template_holding_the_asks_terms_shows_each_of_its_records_that_hold_t
     rendering = distill_log("\n".join(rows), 500, DEFAULT_ENCODING, ask=ask).rendering
     for name in appenders:
         assert f"Active log file name: /var/log/{name.lower()}.log" in rendering
+
+
+def _records(text: str) -> list[tuple[int, int]]:
+    records, _, _ = records_of(TextLines(text), text, LogConfig())
+    return list(zip(records.start, records.end, strict=True))
+
+
+def _proxy_log(between: str) -> str:
+    rows = []
+    for n in range(6):
+        rows.append(f"2024-11-09T07:32:5{n}+01:00 DBG router.go:196 > Service selected: backend-{n % 2}")
+        rows.append(between.format(n=n))
+    return "\n".join(rows)
+
+
+def test_a_line_without_a_leading_clock_continues_the_clocked_record_above_it() -> None:
+    log = _proxy_log("    route matched for request {n}")
+    assert _records(log) == [(start, start + 2) for start in range(0, 12, 2)]
+
+
+def test_a_whole_json_object_between_clocked_lines_is_a_record_of_its_own() -> None:
+    log = _proxy_log('{{"RequestPath":"/login/{n}","DownstreamStatus":302,"RouterName":"code@docker"}}')
+    assert _records(log) == [(line, line + 1) for line in range(12)]
+
+
+def test_an_access_log_line_with_its_own_clock_between_clocked_lines_is_a_record_of_its_own() -> None:
+    log = _proxy_log('10.0.0.{n} - - [09/Nov/2024:06:32:5{n} +0000] "GET /login/{n} HTTP/2.0" 302 448 2ms')
+    assert _records(log) == [(line, line + 1) for line in range(12)]
+
+
+def test_an_indented_line_that_names_a_date_still_continues_the_record_above_it() -> None:
+    log = _proxy_log("    retry scheduled at 2024-11-09 07:40:0{n}")
+    assert _records(log) == [(start, start + 2) for start in range(0, 12, 2)]
+
+
+def test_an_excerpt_keeps_the_lines_beside_an_asked_line_before_the_rest() -> None:
+    # Every line a template of its own, so an excerpt without the rule keeps them from the top.
+    words = [
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "foxtrot",
+        "golf",
+        "hotel",
+        "india",
+        "juliet",
+        "kilo",
+        "lima",
+        "mike",
+        "november",
+        "oscar",
+    ]
+    rows = [f"2024-05-01 10:00:{n:02d} INFO {words[n % 15]} {words[n // 15]} stage settled" for n in range(60)]
+    rows[50] = "2024-05-01 10:00:50 INFO resume hook started by sleep target"
+    rows[51] = "2024-05-01 10:00:51 INFO link on eth0 went down"
+    log = "\n".join(rows)
+    full = count_tokens(log, DEFAULT_ENCODING)
+    ask = AskTerms.of("Did the resume hook run?")
+    rendering = distill_log(log, int(full * 0.8), DEFAULT_ENCODING, ask=ask).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    assert "resume hook started by sleep target (matches ask)" in rendering
+    assert "2024-05-01 10:00:51 INFO link on eth0 went down" in rendering

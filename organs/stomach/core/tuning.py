@@ -98,6 +98,8 @@ class LogConfig:
     excerpt_rare_records: int = 2
     # An ask's term on more than this share of an excerpted log's lines raises none of them.
     excerpt_common_share: float = 0.2
+    # An excerpt keeps this many lines on each side of a line holding the ask's terms before its ordinary lines.
+    excerpt_near_lines: int = 1
     # A template of one record is shown as its line when that is at most this many characters longer than the
     # masked key (its masks would hide a version or a count, saving nothing).
     single_record_unmasked_chars: int = 24

@@ -6,8 +6,9 @@ ordinary lines elided (each gap counted). Lines are kept in this order: the head
 lines of alert records, other alert lines and the first continuation lines of
 alert records, lines that hold the ask's terms (the rarest first; a term on most
 lines raises none), the log's last lines (a build's outcome, a test run's
-summary), its first lines, then lines of rare templates, then the rest. Kept
-alert and ask lines say why they were kept.
+summary), its first lines, the lines beside those holding the ask's terms, then
+lines of rare templates, then the rest. Kept alert and ask lines say why they
+were kept.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ _ALERT_LINE = 1
 _ASK = 2
 _TAIL = 3
 _HEAD = 4
-_RARE = 5
-_REST = 6
+_NEAR_ASK = 5
+_RARE = 6
+_REST = 7
 
 
 def _ranks(
@@ -62,6 +64,12 @@ def _ranks(
         if reasons[index] > _ASK and weight > 0:
             # The rarer the ask's terms a line holds, the sooner it is kept (a rounded weight, so ties stay stable).
             reasons[index], ties[index] = _ASK, -round(weight * 1000)
+    # What a line holding the ask's terms says is often finished or caused by the lines beside it: they come next,
+    # the neighbours of the rarest matches first.
+    for index in [index for index in range(count) if reasons[index] == _ASK]:
+        for near in range(max(index - config.excerpt_near_lines, 0), min(index + config.excerpt_near_lines + 1, count)):
+            if reasons[near] > _NEAR_ASK:
+                reasons[near], ties[near] = _NEAR_ASK, ties[index]
     for index in range(max(count - config.tail_lines, 0), count):
         reasons[index] = min(reasons[index], _TAIL)
     for index in range(min(config.excerpt_head_lines, count)):

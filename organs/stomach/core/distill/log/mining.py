@@ -192,6 +192,10 @@ class _KeyNumbers:
 
 _DIGIT_RUN = re.compile(r"\d+")
 _CONTINUATION_OPENINGS = (" ", "\t", "}", "]", ")", '"', "Caused by", "Stack trace", "[stacktrace]", "Traceback")
+# A full date and time anywhere in a line's opening: ISO-like (2024-11-09T07:32:54, 2024-11-09 07:32:54) or an
+# access log's (08/Nov/2024:06:31:57).
+_OWN_CLOCK = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}|\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2}")
+_OWN_CLOCK_CHARS = 240
 
 
 def _continues(line: str) -> bool:
@@ -200,6 +204,15 @@ def _continues(line: str) -> bool:
     if not line or line.startswith(_CONTINUATION_OPENINGS) or is_trace_frame(line):
         return True
     return line[0] == "#" and line[1:2].isdigit()
+
+
+def _own_record(line: str) -> bool:
+    """Whether a line that does not open with a clock is a record of its own all the same: a whole JSON object (a
+    JSON record between a service's clocked lines), or a line that carries a full date and time of its own near its
+    start (an access log's) and does not read as a continuation."""
+    if line.startswith('{"') and line.rstrip().endswith("}"):
+        return True
+    return not _continues(line) and _OWN_CLOCK.search(line, 0, _OWN_CLOCK_CHARS) is not None
 
 
 def records_of(lines: Sequence[str], text: str, config: LogConfig) -> tuple[Records, list[Shape], Header]:
@@ -303,11 +316,11 @@ def _bounds(lines: Sequence[str], line_shapes: list[Shape]) -> tuple[array[int],
         # No continuation lines: every line is a record of its own.
         stamps = array("q", (max(end, 0) for end in stamp_ends))
         return array("q", range(count)), array("q", range(1, count + 1)), stamps, line_shapes
-    # When most lines open with a clock, any line without one continues the record above it; when few do
-    # (records that carry long traces), only a line that reads as a continuation does.
+    # When most lines open with a clock, a line without one continues the record above it unless it carries a
+    # clock of its own; when few do (records that carry long traces), only a line that reads as a continuation does.
     starts, ends, stamps, heads = array("q"), array("q"), array("q"), []
     for index, shape in enumerate(line_shapes):
-        if shape.stamp_end < 0 and starts and (mostly or continues[index]):
+        if shape.stamp_end < 0 and starts and (not _own_record(lines[index]) if mostly else continues[index]):
             ends[-1] = index + 1
         else:
             starts.append(index)
