@@ -453,3 +453,14 @@ def test_an_excerpt_keeps_the_lines_beside_an_asked_line_before_the_rest() -> No
     assert "excerpt" in rendering.split("\n", 1)[0]
     assert "resume hook started by sleep target (matches ask)" in rendering
     assert "2024-05-01 10:00:51 INFO link on eth0 went down" in rendering
+
+
+def test_an_examples_continuation_lines_are_its_records_own_not_the_records_after_it() -> None:
+    rows = [f"2024-05-01 10:00:{n:02d} INFO consumer {n} attached to exchange spans" for n in range(40)]
+    rows[20:20] = [
+        "2024-05-01 10:00:20 ERROR channel error on connection 7, channel 1:",
+        "operation queue.declare caused a channel exception not_found",
+    ]
+    rendering = distill_log("\n".join(rows), 300, DEFAULT_ENCODING).rendering
+    assert "      operation queue.declare caused a channel exception not_found" in rendering
+    assert "      2024-05-01 10:00:20 INFO consumer 20" not in rendering

@@ -271,7 +271,7 @@ def example(
         entry += f" (last {stamp_text(lines[records.start[template.last_record]], last_stamp)})"
     continuation = first_end - first_start - 1
     if continuation:
-        shown = real[first_start + 1 : first_start + 1 + config.continuation_lines_shown]
+        shown = real[first_start + 1 : min(first_end, first_start + 1 + config.continuation_lines_shown)]
         entry += "\n" + "\n".join("      " + clip(line, config.example_chars, ask) for line in shown)
         if continuation > len(shown):
             entry += f"\n      {elision(continuation - len(shown), 'continuation line')}"
