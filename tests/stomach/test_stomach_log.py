@@ -464,3 +464,15 @@ def test_an_examples_continuation_lines_are_its_records_own_not_the_records_afte
     rendering = distill_log("\n".join(rows), 300, DEFAULT_ENCODING).rendering
     assert "      operation queue.declare caused a channel exception not_found" in rendering
     assert "      2024-05-01 10:00:20 INFO consumer 20" not in rendering
+
+
+def test_a_log_whose_lines_share_an_indentation_is_mined_without_it_and_served_whole_with_it() -> None:
+    rows = []
+    for n in range(30):
+        rows.append(f"    2016/06/17 16:30:{n:02d} [ERR] agent: failed to sync remote state: No cluster leader")
+        rows.append(f"    2016/06/17 16:30:{n:02d} [INFO] agent: Joining cluster, attempt {n}")
+    log = "\n".join(rows)
+    rendering = distill_log(log, 150, DEFAULT_ENCODING).rendering
+    assert "2016-06-17T16:30:00Z → 2016-06-17T16:30:29Z" in rendering.split("\n", 1)[0]
+    assert "16:<*>" not in rendering
+    assert distill_log(log, count_tokens(log, DEFAULT_ENCODING), DEFAULT_ENCODING).rendering == log

@@ -22,6 +22,7 @@ Nothing here knows a particular log format beyond generic signals.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
@@ -108,21 +109,24 @@ class LogDistiller:
     """
 
     def __init__(self, text: str, ask: AskTerms | None = None, tuning: StomachTuning | None = None) -> None:
-        self.text = text
+        # Served whole, the log is as received; mined and rendered, it is without the indentation every line shares
+        # (a log pasted from a quote or a list item): its clocks then open its lines, as the log wrote them.
+        self.received = text
+        self.text = _dedented(text)
         self.ask = ask
         self.tuning = tuning or StomachTuning()
         self.config = self.tuning.log
-        self.lines = lines_of(text)
+        self.lines = lines_of(self.text)
         self._mined: _Mined | None = None
         self._full_tokens: dict[str, int] = {}
         self._frame_tokens: dict[str, int] = {}
 
     def _count_full(self, target_tokens: int, encoding: str) -> int | None:
         """The whole log's exact count, or ``None`` when it is so much longer than the target that it cannot fit."""
-        if len(self.text) > target_tokens * self.config.whole_text_trial:
+        if len(self.received) > target_tokens * self.config.whole_text_trial:
             return None
         if encoding not in self._full_tokens:
-            self._full_tokens[encoding] = count_tokens(self.text, encoding)
+            self._full_tokens[encoding] = count_tokens(self.received, encoding)
         return self._full_tokens[encoding]
 
     def _bare_frame_tokens(self, found: _Mined, encoding: str) -> int:
@@ -170,7 +174,7 @@ class LogDistiller:
         if full_tokens is not None and full_tokens <= target_tokens:
             # Served whole: its alert lines stand for its alert templates (the caller values a log by them).
             alert_lines = sum(1 for line in lines if is_alert(line))
-            return LogDigest(text, 0, alert_lines, *window_of_lines(lines), full_tokens)
+            return LogDigest(self.received, 0, alert_lines, *window_of_lines(lines), full_tokens)
         if not mine:
             valid_from, valid_to = window_of_lines(lines, self.tuning.window_edge_lines)
             header = f"[{thousands(len(lines))}-line log · head and tail only (shallow tier)]"
@@ -254,6 +258,18 @@ class LogDistiller:
         both = rendering + "\n" + more[0]
         both_tokens = count_tokens(both, encoding)
         return (both, both_tokens) if both_tokens <= limit else (rendering, tokens)
+
+
+def _dedented(text: str) -> str:
+    """``text`` without the leading spaces or tabs that every line that is not blank opens with."""
+    first = text.lstrip("\n")
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    if not indent:
+        return text
+    # A line that is not blank and does not open with the indentation: then no indentation is shared.
+    if re.search(rf"^(?!{re.escape(indent)})[ \t]*\S", text, re.MULTILINE):
+        return text
+    return re.sub(rf"^{re.escape(indent)}", "", text, flags=re.MULTILINE)
 
 
 # Heads the log's own lines after its templates (see ``LogDistiller.filled``).
