@@ -108,3 +108,10 @@ def test_a_word_of_the_ask_is_looked_for_by_its_stem() -> None:
 
 def test_a_plural_in_ies_finds_its_singular() -> None:
     assert AskTerms.of("Do the failure policies match?").named("disk_failure_policy: stop") == ("polic",)
+
+
+def test_a_compound_of_words_matches_its_words_written_apart_and_a_code_is_not_split() -> None:
+    ask = AskTerms.of("Did the day-mode unit run, and why is x86-64 listed?")
+    assert ask.named("Finished apply-transition@day.service: Apply day Mode Transition.") == ("mode", "day")
+    assert ask.named("set day-mode on display 0") == ("day-mode", "mode", "day")
+    assert "x86" not in ask.terms and "64" not in ask.terms

@@ -27,6 +27,9 @@ __all__ = ["AskTerms", "family_pattern"]
 _QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|'([^'\n]{2,120})'|`([^`\n]{2,120})`|“([^”\n]{2,120})”")
 # One token of the ask: a run of word characters with the joiners identifiers use inside them.
 _TOKEN = re.compile(r"[\w$#@~-]+(?:[./:\\][\w$#@~-]+)*(?:\(\))?", re.UNICODE)
+# Where a compound of words joins them: a word's hyphens and slashes, an identifier's hyphens.
+_COMPOUND = re.compile(r"[-/]")
+_HYPHEN = re.compile(r"-")
 _NUMBER = re.compile(r"\d{2,}(?:\.\d+)*|\d+\.\d+(?:\.\d+)*")
 _CODE = re.compile(r"0x[0-9a-fA-F]+|[A-Za-z]{1,8}-?\d{2,}[A-Za-z0-9]*|\d+[A-Za-z]+\d*")
 # A code family named by its letters alone; a lone ``A`` or ``I`` is read as one only in brackets or quotes.
@@ -149,6 +152,15 @@ class AskTerms:
                 found.setdefault(term, kind)
         for family in _families(goal):
             found.setdefault(family, "family")
+        # A compound of words (day-mode, network-online, sunrise/sunset) is written apart as often as joined: each
+        # of its words is a term too, after every other term (a long ask's cap keeps the ask's own words first). A
+        # path's parts (api/orders, an identifier) are not: they would count one mention of it as several.
+        for term, kind in list(found.items()):
+            parts = (_COMPOUND if kind == "word" else _HYPHEN).split(term)
+            if len(parts) > 1 and all(part.isalpha() for part in parts):
+                for part in parts:
+                    if len(part) >= tuning.min_word_chars and part not in _STOP_WORDS:
+                        found.setdefault(_stem_of(part, tuning.min_stem), "word")
         ordered = sorted(list(found.items())[: tuning.max_terms], key=lambda pair: -len(pair[0]))
         bounded = tuple(
             None if pattern == re.escape(term) else re.compile(pattern)
