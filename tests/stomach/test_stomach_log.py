@@ -476,3 +476,15 @@ def test_a_log_whose_lines_share_an_indentation_is_mined_without_it_and_served_w
     assert "2016-06-17T16:30:00Z → 2016-06-17T16:30:29Z" in rendering.split("\n", 1)[0]
     assert "16:<*>" not in rendering
     assert distill_log(log, count_tokens(log, DEFAULT_ENCODING), DEFAULT_ENCODING).rendering == log
+
+
+def test_records_of_an_asked_template_said_again_word_for_word_are_quoted_once() -> None:
+    rows = [f"npm ERR! gyp info spawn arg {n} of the build" for n in range(60)]
+    for at in (10, 30, 50):
+        rows[at] = "npm ERR! gyp ERR! find Python"
+    for at, name in ((11, "python3"), (31, "python"), (51, "py.exe")):
+        rows[at] = f'npm ERR! gyp ERR! find Python - "{name}" is not in PATH'
+    ask = AskTerms.of("Why can it not find Python?")
+    rendering = distill_log("\n".join(rows), 300, DEFAULT_ENCODING, ask=ask).rendering
+    assert rendering.count("npm ERR! gyp ERR! find Python\n") + rendering.endswith("find Python") <= 1
+    assert '"py.exe" is not in PATH' in rendering

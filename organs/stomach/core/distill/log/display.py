@@ -393,9 +393,16 @@ def _example_pieces(
     """The template's example and, for a template holding the ask's terms, its other records that hold them, as
     received (what differs among them is often the answer)."""
     pieces = [Piece(index, SLOT_EXAMPLE, priority, None, min(len(first_line), config.example_chars) + 10)]
-    more = [number for number in template.asked_records if number != record]
+    # A record said again word for word adds nothing to the example or to the others.
+    said = {real[records.start[record]]}
+    more = []
+    for number in template.asked_records:
+        line = real[records.start[number]]
+        if line not in said:
+            said.add(line)
+            more.append(line)
     if more and template.asked_hits > 1:
-        text = "\n".join("    e.g. " + clip(real[records.start[number]], config.example_chars) for number in more)
+        text = "\n".join("    e.g. " + clip(line, config.example_chars) for line in more)
         pieces.append(Piece(index, SLOT_ASKED, priority, text, len(text)))
     return pieces
 
