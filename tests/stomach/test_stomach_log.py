@@ -488,3 +488,15 @@ def test_records_of_an_asked_template_said_again_word_for_word_are_quoted_once()
     rendering = distill_log("\n".join(rows), 300, DEFAULT_ENCODING, ask=ask).rendering
     assert rendering.count("npm ERR! gyp ERR! find Python\n") + rendering.endswith("find Python") <= 1
     assert '"py.exe" is not in PATH' in rendering
+
+
+def test_a_template_holding_the_asks_rare_term_is_raised_before_ones_holding_its_common_terms() -> None:
+    names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    rows = []
+    for name in names:
+        rows += [f"  {line}:4  error  render of component {name} shadows the {name} prop" for line in range(12)]
+    rows.insert(77, '  107:46  error  Missing "key" prop for element in array')
+    ask = AskTerms.of("Which render of a component has no key?")
+    rendering = distill_log("\n".join(rows), 150, DEFAULT_ENCODING, ask=ask).rendering
+    assert "not shown" in rendering
+    assert 'Missing "key" prop for element in array' in rendering

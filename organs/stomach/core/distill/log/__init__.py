@@ -184,7 +184,7 @@ class LogDistiller:
         mined, records, templates = found.lines, found.records, found.templates
         window = found.valid_from, found.valid_to
         # Pieces carry the estimates of one fitting, so each rendering starts from fresh ones.
-        pieces = pieces_of(mined, records, templates, found.tail, config, lines, found.as_received)
+        pieces = pieces_of(mined, records, templates, found.tail, config, lines, found.as_received, self.ask)
 
         def spell(piece: Piece) -> str:
             if piece.text is None:

@@ -20,7 +20,9 @@ counted ``…`` marker. Template lines are spelled out only when the fit reaches
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -307,6 +309,7 @@ def pieces_of(
     config: LogConfig,
     real: Sequence[str] | None = None,
     as_received: Sequence[bool] = (),
+    ask: AskTerms | None = None,
 ) -> list[Piece]:
     """Every template's line first (a leading template's real line right after its own), then examples, then
     extra alert lines; the log's ``tail`` lines before the ordinary templates.
@@ -325,10 +328,12 @@ def pieces_of(
     # A template that makes up a good share of the log is what the log mostly says, whatever its length: its
     # line and a real one come before the rarer templates.
     leading = [template.count * config.leading_one_in >= records_total for template in templates]
-    # The templates holding the most of the ask are raised; a weak match (one common word) gets no early example.
+    # The templates holding the most of the ask are raised, the ask's terms weighed by how few templates hold them
+    # (a term most of them hold tells none apart); a weak match (one common word) gets no early example.
+    weight = _ask_weights(lines, records, templates, ask)
     by_weight = sorted(
         (index for index, template in enumerate(templates) if template.asked_hits),
-        key=lambda i: -templates[i].asked_hits,
+        key=lambda i: -weight[i],
     )
     asked = [False] * len(templates)
     for index in by_weight[: config.ask_templates]:
@@ -338,7 +343,7 @@ def pieces_of(
         key=lambda i: (
             not templates[i].alert,
             not asked[i],
-            -templates[i].asked_hits,
+            -weight[i],
             not leading[i],
             len(templates[i].masked),
             i,
@@ -378,6 +383,22 @@ def pieces_of(
             order = (2 * total + rank, 3 * total + rank, len(templates))
             pieces.extend(_alert_pieces(index, template, example_body, reference, order, config))
     return pieces
+
+
+def _ask_weights(
+    lines: Sequence[str], records: Records, templates: list[Template], ask: AskTerms | None
+) -> list[float]:
+    """Per template, the ask's terms its asked line holds, each weighed by its rarity among the templates (BM25's
+    idf); the count of terms when there is no ask to weigh them by."""
+    if ask is None:
+        return [float(template.asked_hits) for template in templates]
+    named = [
+        ask.named(lines[records.start[template.asked_record]]) if template.asked_hits else () for template in templates
+    ]
+    holding = Counter(term for terms in named for term in terms)
+    count = len(templates)
+    rarity = {term: math.log(1 + (count - held + 0.5) / (held + 0.5)) for term, held in holding.items()}
+    return [sum(rarity[term] for term in terms) for terms in named]
 
 
 def _example_pieces(
