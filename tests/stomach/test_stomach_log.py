@@ -500,3 +500,27 @@ def test_a_template_holding_the_asks_rare_term_is_raised_before_ones_holding_its
     rendering = distill_log("\n".join(rows), 150, DEFAULT_ENCODING, ask=ask).rendering
     assert "not shown" in rendering
     assert 'Missing "key" prop for element in array' in rendering
+
+
+def test_a_log_of_mostly_distinct_records_is_an_excerpt_even_far_over_its_target() -> None:
+    said = [
+        "loading tracing configuration",
+        "cm init: initializing cds",
+        "all clusters initialized. initializing init manager",
+        "starting main dispatch loop",
+        "lds: add/update listener 'node_listener:3341:6'",
+        "Listener rejected: route: unknown cluster 'node_3'",
+        "cds: add/update cluster 'node_3'",
+        "all dependencies initialized. starting workers",
+        "removing cluster cnm_master_cluster",
+        "shutting down parent after drain",
+        "admin address: 127.0.0.1:8002",
+        "runtime: layers: static and admin",
+    ]
+    rows = [f"[2021-08-17 09:4{n % 3}:{n:02d}] info {said[n // 3]} (epoch {n % 3})" for n in range(3 * len(said))]
+    log = "\n".join(rows)
+    rendering = distill_log(log, count_tokens(log, DEFAULT_ENCODING) // 2, DEFAULT_ENCODING).rendering
+    assert "excerpt: the lines in order" in rendering.split("\n", 1)[0]
+    repeated = "\n".join(f"[2021-08-17 09:43:{n:02d}] info cds update applied for {n}" for n in range(48))
+    rendering = distill_log(repeated, count_tokens(repeated, DEFAULT_ENCODING) // 2, DEFAULT_ENCODING).rendering
+    assert "excerpt" not in rendering.split("\n", 1)[0]

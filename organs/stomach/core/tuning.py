@@ -111,6 +111,9 @@ class LogConfig:
     # A short log whose templates' header and legend alone would take more than this share of its target is served
     # as an excerpt of its lines: its templates could show their legend and no line at all.
     excerpt_frame_share: float = 0.5
+    # A log with at least this many templates per record is served as an excerpt of its lines at any target its
+    # count is known for: templates that few records share save little and mask what tells each line apart.
+    excerpt_distinct_share: float = 0.3
     # At most this many templates holding the ask's terms are raised right after the alert templates.
     ask_templates: int = 6
 

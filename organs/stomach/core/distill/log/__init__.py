@@ -200,10 +200,12 @@ class LogDistiller:
         counts = len(templates), found.alert_templates
         # A log within ``meaningful_saving`` of its target is an excerpt; so is a short log whose templates' header
         # and legend alone would take more than ``excerpt_frame_share`` of the target (they could show their legend
-        # and no line at all).
+        # and no line at all), and one whose records are mostly distinct: its templates would be nearly as many as
+        # its lines, their masks hiding what each line says.
         if full_tokens is not None and (
             target_tokens >= full_tokens * (1 - self.tuning.meaningful_saving)
             or self._bare_frame_tokens(found, encoding) > target_tokens * config.excerpt_frame_share
+            or len(templates) >= len(records.start) * config.excerpt_distinct_share
         ):
             excerpted = excerpt(
                 lines, mined, records, found.heads, found.alerts, target_tokens, encoding, full_tokens, self.ask, config
