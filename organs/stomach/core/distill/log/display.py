@@ -328,16 +328,8 @@ def pieces_of(
     # A template that makes up a good share of the log is what the log mostly says, whatever its length: its
     # line and a real one come before the rarer templates.
     leading = [template.count * config.leading_one_in >= records_total for template in templates]
-    # The templates holding the most of the ask are raised, the ask's terms weighed by how few templates hold them
-    # (a term most of them hold tells none apart); a weak match (one common word) gets no early example.
-    weight = _ask_weights(lines, records, templates, ask)
-    by_weight = sorted(
-        (index for index, template in enumerate(templates) if template.asked_hits),
-        key=lambda i: -weight[i],
-    )
-    asked = [False] * len(templates)
-    for index in by_weight[: config.ask_templates]:
-        asked[index] = True
+    # The templates holding the most of the ask are raised; a weak match (one common word) gets no early example.
+    weight, asked = _raised_for_the_ask(lines, records, templates, ask, config)
     ranked = sorted(
         range(len(templates)),
         key=lambda i: (
@@ -385,20 +377,28 @@ def pieces_of(
     return pieces
 
 
-def _ask_weights(
-    lines: Sequence[str], records: Records, templates: list[Template], ask: AskTerms | None
-) -> list[float]:
-    """Per template, the ask's terms its asked line holds, each weighed by its rarity among the templates (BM25's
-    idf); the count of terms when there is no ask to weigh them by."""
+def _raised_for_the_ask(
+    lines: Sequence[str], records: Records, templates: list[Template], ask: AskTerms | None, config: LogConfig
+) -> tuple[list[float], list[bool]]:
+    """Per template, the weight of the ask's terms its asked line holds, and whether it is one of the
+    ``ask_templates`` weighing most, which are raised. Each term weighs by its rarity among the templates (BM25's
+    idf: a term most of them hold tells none apart); without an ask, the count of terms stands for the weight."""
     if ask is None:
-        return [float(template.asked_hits) for template in templates]
-    named = [
-        ask.named(lines[records.start[template.asked_record]]) if template.asked_hits else () for template in templates
-    ]
-    holding = Counter(term for terms in named for term in terms)
-    count = len(templates)
-    rarity = {term: math.log(1 + (count - held + 0.5) / (held + 0.5)) for term, held in holding.items()}
-    return [sum(rarity[term] for term in terms) for terms in named]
+        weight = [float(template.asked_hits) for template in templates]
+    else:
+        named = [
+            ask.named(lines[records.start[template.asked_record]]) if template.asked_hits else ()
+            for template in templates
+        ]
+        holding = Counter(term for terms in named for term in terms)
+        count = len(templates)
+        rarity = {term: math.log(1 + (count - held + 0.5) / (held + 0.5)) for term, held in holding.items()}
+        weight = [sum(rarity[term] for term in terms) for terms in named]
+    by_weight = sorted((i for i, template in enumerate(templates) if template.asked_hits), key=lambda i: -weight[i])
+    asked = [False] * len(templates)
+    for index in by_weight[: config.ask_templates]:
+        asked[index] = True
+    return weight, asked
 
 
 def _example_pieces(

@@ -195,7 +195,6 @@ _CONTINUATION_OPENINGS = (" ", "\t", "}", "]", ")", '"', "Caused by", "Stack tra
 # A full date and time anywhere in a line's opening: ISO-like (2024-11-09T07:32:54, 2024-11-09 07:32:54) or an
 # access log's (08/Nov/2024:06:31:57).
 _OWN_CLOCK = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}|\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2}")
-_OWN_CLOCK_CHARS = 240
 
 
 def _continues(line: str) -> bool:
@@ -206,13 +205,13 @@ def _continues(line: str) -> bool:
     return line[0] == "#" and line[1:2].isdigit()
 
 
-def _own_record(line: str) -> bool:
+def _own_record(line: str, within: int) -> bool:
     """Whether a line that does not open with a clock is a record of its own all the same: a whole JSON object (a
-    JSON record between a service's clocked lines), or a line that carries a full date and time of its own near its
-    start (an access log's) and does not read as a continuation."""
+    JSON record between a service's clocked lines), or a line that carries a full date and time of its own in its
+    first ``within`` characters (an access log's) and does not read as a continuation."""
     if line.startswith('{"') and line.rstrip().endswith("}"):
         return True
-    return not _continues(line) and _OWN_CLOCK.search(line, 0, _OWN_CLOCK_CHARS) is not None
+    return not _continues(line) and _OWN_CLOCK.search(line, 0, within) is not None
 
 
 def records_of(lines: Sequence[str], text: str, config: LogConfig) -> tuple[Records, list[Shape], Header]:
@@ -220,7 +219,7 @@ def records_of(lines: Sequence[str], text: str, config: LogConfig) -> tuple[Reco
     words: dict[str, str] = {}
     shared = _Shared(config.mask_prefix, config.count_digits)
     keys, key_shapes, line_keys, line_shapes, refined_keys = _line_shapes(lines, text, words, shared)
-    starts, ends, stamps, heads = _bounds(lines, line_shapes)
+    starts, ends, stamps, heads = _bounds(lines, line_shapes, config.own_clock_chars)
     # Records per key (a key whose lines are refined has none: its refined shapes have them) and per shape object.
     key_weights = array("q", bytes(8 * len(key_shapes)))
     for number in line_keys if heads is line_shapes else map(line_keys.__getitem__, starts):
@@ -298,7 +297,9 @@ def _line_shapes(
     return keys, key_shapes, line_keys, line_shapes, refined_keys
 
 
-def _bounds(lines: Sequence[str], line_shapes: list[Shape]) -> tuple[array[int], array[int], array[int], list[Shape]]:
+def _bounds(
+    lines: Sequence[str], line_shapes: list[Shape], own_clock_chars: int
+) -> tuple[array[int], array[int], array[int], list[Shape]]:
     """Where each record starts and ends, where its clock ends, and its head's shape (``line_shapes`` itself when
     every line is a record of its own)."""
     stamp_ends = array("q", (shape.stamp_end for shape in line_shapes))
@@ -320,7 +321,11 @@ def _bounds(lines: Sequence[str], line_shapes: list[Shape]) -> tuple[array[int],
     # clock of its own; when few do (records that carry long traces), only a line that reads as a continuation does.
     starts, ends, stamps, heads = array("q"), array("q"), array("q"), []
     for index, shape in enumerate(line_shapes):
-        if shape.stamp_end < 0 and starts and (not _own_record(lines[index]) if mostly else continues[index]):
+        if (
+            shape.stamp_end < 0
+            and starts
+            and (not _own_record(lines[index], own_clock_chars) if mostly else continues[index])
+        ):
             ends[-1] = index + 1
         else:
             starts.append(index)
