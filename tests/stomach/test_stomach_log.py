@@ -340,14 +340,18 @@ def test_a_template_with_no_varying_field_and_no_clock_is_not_followed_by_the_sa
     assert "e.g. Running Sphinx v4.5.0" not in rendering
 
 
+def _excerpted(rows: list[str], ask: str) -> str:
+    """The log of ``rows`` at four fifths of its size with ``ask``, which must be served as an excerpt."""
+    log = "\n".join(rows)
+    rendering = distill_log(log, int(count_tokens(log, DEFAULT_ENCODING) * 0.8), DEFAULT_ENCODING, ask=AskTerms.of(ask))
+    assert "excerpt" in rendering.rendering.split("\n", 1)[0]
+    return rendering.rendering
+
+
 def test_an_excerpt_keeps_the_line_with_the_asks_rare_term_before_lines_with_its_common_ones() -> None:
     rows = [f"search index updated for chapter{page} in {page % 7 + 2} ms" for page in range(80)]
     rows.insert(50, "language fallback: English chosen for cs")
-    log = "\n".join(rows)
-    full = count_tokens(log, DEFAULT_ENCODING)
-    ask = AskTerms.of("Why is the search index in English?")
-    rendering = distill_log(log, int(full * 0.8), DEFAULT_ENCODING, ask=ask).rendering
-    assert "excerpt" in rendering.split("\n", 1)[0]
+    rendering = _excerpted(rows, "Why is the search index in English?")
     assert "language fallback: English chosen for cs" in rendering
 
 
@@ -446,11 +450,7 @@ def test_an_excerpt_keeps_the_lines_beside_an_asked_line_before_the_rest() -> No
     rows = [f"2024-05-01 10:00:{n:02d} INFO {words[n % 15]} {words[n // 15]} stage settled" for n in range(60)]
     rows[50] = "2024-05-01 10:00:50 INFO resume hook started by sleep target"
     rows[51] = "2024-05-01 10:00:51 INFO link on eth0 went down"
-    log = "\n".join(rows)
-    full = count_tokens(log, DEFAULT_ENCODING)
-    ask = AskTerms.of("Did the resume hook run?")
-    rendering = distill_log(log, int(full * 0.8), DEFAULT_ENCODING, ask=ask).rendering
-    assert "excerpt" in rendering.split("\n", 1)[0]
+    rendering = _excerpted(rows, "Did the resume hook run?")
     assert "resume hook started by sleep target (matches ask)" in rendering
     assert "2024-05-01 10:00:51 INFO link on eth0 went down" in rendering
 
