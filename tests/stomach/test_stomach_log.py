@@ -524,3 +524,13 @@ def test_a_log_of_mostly_distinct_records_is_an_excerpt_even_far_over_its_target
     repeated = "\n".join(f"[2021-08-17 09:43:{n:02d}] info cds update applied for {n}" for n in range(48))
     rendering = distill_log(repeated, count_tokens(repeated, DEFAULT_ENCODING) // 2, DEFAULT_ENCODING).rendering
     assert "excerpt" not in rendering.split("\n", 1)[0]
+
+
+def test_a_json_record_whose_field_holds_a_line_break_is_mined_as_one_line() -> None:
+    rows = [
+        f'{{"time":"2025-09-03T16:45:{n:02d}Z","level":"info","msg":"run {n}","error":"code {400 + n % 5}\\nrefused"}}'
+        for n in range(40)
+    ]
+    digest = distill_log("\n".join(rows), 400, DEFAULT_ENCODING)
+    assert digest.tokens is not None and digest.tokens <= 400
+    assert "run" in digest.rendering

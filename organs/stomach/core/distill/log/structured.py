@@ -93,7 +93,7 @@ def _fielded(fields: dict[str, object], config: LogConfig, constant: frozenset[s
     time = next((str(fields[key]) for key in _TIME_KEYS if key in fields), None)
     parts = [part for part in (time, None if level is None else _level(level)) if part]
     if isinstance(message, str):
-        parts.append(message.strip().replace("\n", " "))
+        parts.append(message.strip())
     extra = 0
     for key, value in fields.items():
         if key in used or extra >= config.structured_fields:
@@ -102,7 +102,8 @@ def _fielded(fields: dict[str, object], config: LogConfig, constant: frozenset[s
         if shown is not None:
             parts.append(f"{key}={shown[: config.structured_value_chars]}")
             extra += 1
-    return " ".join(parts)
+    # A field's value may hold a line break (a JSON string's \n): the record stays one line, as it was received.
+    return " ".join(parts).replace("\n", " ")
 
 
 def _json_fields(line: str) -> dict[str, object] | None:
