@@ -62,7 +62,7 @@ class LogConfig:
     continuation_lines_shown: int = 3
     # Between clocked lines, a line with a full date and time of its own within this many characters of its start
     # heads a record of its own (``mining._own_record``).
-    own_clock_chars: int = 240
+    own_clock_chars: int = 100
     # A template holding the ask's terms shows up to this many of its records that hold them, as received.
     asked_lines_shown: int = 6
     # A template that makes up at least one in this many records is what the log mostly says.
