@@ -17,19 +17,19 @@ touches them (``404`` is not in ``14045``); words match at a word start, so
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
 from organs.stomach.core.tuning import AskTuning
 
-__all__ = ["AskTerms", "family_pattern"]
+__all__ = ["AskTerms", "family_pattern", "rarity"]
 
 _QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|'([^'\n]{2,120})'|`([^`\n]{2,120})`|“([^”\n]{2,120})”")
 # One token of the ask: a run of word characters with the joiners identifiers use inside them.
 _TOKEN = re.compile(r"[\w$#@~-]+(?:[./:\\][\w$#@~-]+)*(?:\(\))?", re.UNICODE)
-# Where a compound of words joins them: a word's hyphens and slashes, an identifier's hyphens.
+# Where a compound of words joins them: a word's hyphens and slashes (an identifier's hyphens only).
 _COMPOUND = re.compile(r"[-/]")
-_HYPHEN = re.compile(r"-")
 _NUMBER = re.compile(r"\d{2,}(?:\.\d+)*|\d+\.\d+(?:\.\d+)*")
 _CODE = re.compile(r"0x[0-9a-fA-F]+|[A-Za-z]{1,8}-?\d{2,}[A-Za-z0-9]*|\d+[A-Za-z]+\d*")
 # A code family named by its letters alone; a lone ``A`` or ``I`` is read as one only in brackets or quotes.
@@ -101,6 +101,12 @@ def _stem_of(word: str, min_stem: int) -> str:
     return word
 
 
+def rarity(holding: int, total: int) -> float:
+    """How much a term of the ask tells apart what holds it: BM25's idf of a term held by ``holding`` of ``total``
+    lines or templates (near 0 for a term nearly all of them hold)."""
+    return math.log(1 + (total - holding + 0.5) / (holding + 0.5))
+
+
 def family_pattern(term: str) -> str:
     """A code of the family: its letters, then two digits or more, as a whole word (``b`` finds ``b028``).
 
@@ -156,7 +162,7 @@ class AskTerms:
         # of its words is a term too, after every other term (a long ask's cap keeps the ask's own words first). A
         # path's parts (api/orders, an identifier) are not: they would count one mention of it as several.
         for term, kind in list(found.items()):
-            parts = (_COMPOUND if kind == "word" else _HYPHEN).split(term)
+            parts = _COMPOUND.split(term) if kind == "word" else term.split("-")
             if len(parts) > 1 and all(part.isalpha() for part in parts):
                 for part in parts:
                     if len(part) >= tuning.min_word_chars and part not in _STOP_WORDS:

@@ -33,7 +33,9 @@ from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.log.alerts import kinds_text
 from organs.stomach.core.distill.log.display import (
     SLOT_TEMPLATE,
+    AskRaise,
     Piece,
+    ask_raise,
     clip,
     constant_line,
     example,
@@ -98,6 +100,8 @@ class _Mined:
     tail: list[str]
     # Per template: one line said as it is, shown as received (``display.constant_line``), read once per log.
     as_received: list[bool]
+    # Per template: the weight of the ask's terms it holds and whether it is raised for them.
+    ask_raise: AskRaise
 
 
 class LogDistiller:
@@ -162,8 +166,20 @@ class LogDistiller:
         alert_templates = sum(1 for template in templates if template.alert)
         tail = _tail(lines, records, heads, config)
         as_received = [constant_line(template, records, mined, lines, config, bool(self.ask)) for template in templates]
+        raised = ask_raise(mined, records, templates, self.ask, config)
         self._mined = _Mined(
-            mined, records, heads, templates, header, alerts, alert_templates, valid_from, valid_to, tail, as_received
+            mined,
+            records,
+            heads,
+            templates,
+            header,
+            alerts,
+            alert_templates,
+            valid_from,
+            valid_to,
+            tail,
+            as_received,
+            raised,
         )
         return self._mined
 
@@ -184,7 +200,7 @@ class LogDistiller:
         mined, records, templates = found.lines, found.records, found.templates
         window = found.valid_from, found.valid_to
         # Pieces carry the estimates of one fitting, so each rendering starts from fresh ones.
-        pieces = pieces_of(mined, records, templates, found.tail, config, lines, found.as_received, self.ask)
+        pieces = pieces_of(mined, records, templates, found.tail, config, lines, found.as_received, found.ask_raise)
 
         def spell(piece: Piece) -> str:
             if piece.text is None:

@@ -20,13 +20,12 @@ counted ``…`` marker. Template lines are spelled out only when the fit reaches
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.asked import AskTerms, rarity
 from organs.stomach.core.distill.log.masking import WILDCARD, collapse_runs, split_variables
 from organs.stomach.core.distill.log.mining import Records, Template, alert_key
 from organs.stomach.core.distill.text import TIMES, elision, plural, thousands
@@ -41,7 +40,9 @@ __all__ = [
     "SLOT_TAIL",
     "SLOT_TEMPLATE",
     "TAIL_HEADING",
+    "AskRaise",
     "Piece",
+    "ask_raise",
     "clip",
     "constant_line",
     "example",
@@ -309,7 +310,7 @@ def pieces_of(
     config: LogConfig,
     real: Sequence[str] | None = None,
     as_received: Sequence[bool] = (),
-    ask: AskTerms | None = None,
+    raise_for_ask: AskRaise | None = None,
 ) -> list[Piece]:
     """Every template's line first (a leading template's real line right after its own), then examples, then
     extra alert lines; the log's ``tail`` lines before the ordinary templates.
@@ -329,7 +330,8 @@ def pieces_of(
     # line and a real one come before the rarer templates.
     leading = [template.count * config.leading_one_in >= records_total for template in templates]
     # The templates holding the most of the ask are raised; a weak match (one common word) gets no early example.
-    weight, asked = _raised_for_the_ask(lines, records, templates, ask, config)
+    for_ask = raise_for_ask or ask_raise(lines, records, templates, None, config)
+    weight, asked = for_ask.weight, for_ask.raised
     ranked = sorted(
         range(len(templates)),
         key=lambda i: (
@@ -377,28 +379,33 @@ def pieces_of(
     return pieces
 
 
-def _raised_for_the_ask(
+@dataclass(frozen=True, slots=True)
+class AskRaise:
+    """Per template, the weight of the ask's terms its asked record holds, and whether it is one of the
+    ``ask_templates`` weighing most, which are raised right after the alert templates."""
+
+    weight: tuple[float, ...]
+    raised: tuple[bool, ...]
+
+
+def ask_raise(
     lines: Sequence[str], records: Records, templates: list[Template], ask: AskTerms | None, config: LogConfig
-) -> tuple[list[float], list[bool]]:
-    """Per template, the weight of the ask's terms its asked line holds, and whether it is one of the
-    ``ask_templates`` weighing most, which are raised. Each term weighs by its rarity among the templates (BM25's
-    idf: a term most of them hold tells none apart); without an ask, the count of terms stands for the weight."""
-    if ask is None:
-        weight = [float(template.asked_hits) for template in templates]
-    else:
-        named = [
-            ask.named(lines[records.start[template.asked_record]]) if template.asked_hits else ()
-            for template in templates
-        ]
-        holding = Counter(term for terms in named for term in terms)
-        count = len(templates)
-        rarity = {term: math.log(1 + (count - held + 0.5) / (held + 0.5)) for term, held in holding.items()}
-        weight = [sum(rarity[term] for term in terms) for terms in named]
+) -> AskRaise:
+    """Each template's ``AskRaise``, read once per mined log. A term weighs by its rarity among the templates
+    (a term most of them hold tells none apart)."""
+    named = [set[str]() for _ in templates]
+    if ask:
+        for terms, template in zip(named, templates, strict=True):
+            if template.asked_hits:
+                record = template.asked_record
+                for line in lines[records.start[record] : records.end[record]]:
+                    terms.update(ask.named(line))
+    holding = Counter(term for terms in named for term in terms)
+    weights = {term: rarity(held, len(templates)) for term, held in holding.items()}
+    weight = tuple(sum(weights[term] for term in terms) for terms in named)
     by_weight = sorted((i for i, template in enumerate(templates) if template.asked_hits), key=lambda i: -weight[i])
-    asked = [False] * len(templates)
-    for index in by_weight[: config.ask_templates]:
-        asked[index] = True
-    return weight, asked
+    top = set(by_weight[: config.ask_templates])
+    return AskRaise(weight, tuple(index in top for index in range(len(templates))))
 
 
 def _example_pieces(

@@ -13,13 +13,12 @@ were kept.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 
 from organs.accounting import count_tokens
 from organs.fitting import fit_tokens
-from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.asked import AskTerms, rarity
 from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK
 from organs.stomach.core.distill.log.mining import Records, Shape
 from organs.stomach.core.distill.text import elision, thousands
@@ -83,9 +82,7 @@ def _rarity(named: Sequence[tuple[str, ...]], count: int, config: LogConfig) -> 
     ordinary mentions of it (``index`` on every line of a docs build)."""
     frequency = Counter(term for terms in named for term in terms)
     return {
-        term: math.log(1 + (count - lines + 0.5) / (lines + 0.5))
-        for term, lines in frequency.items()
-        if lines <= count * config.excerpt_common_share
+        term: rarity(lines, count) for term, lines in frequency.items() if lines <= count * config.excerpt_common_share
     }
 
 
