@@ -3,7 +3,8 @@
 Renderings are planned from estimates (characters per token, per-segment sums), so
 what comes out can land over the limit, or well under it. ``fit_tokens`` renders at
 a target, counts exactly, and while the count is over the limit renders again at a
-target shrunk in proportion (always by at least one token, so it ends); with
+target shrunk in proportion (always by at least one token, so it ends; when that cut left the count unchanged,
+as renderings change in steps, by twice the cut and an eighth of the target at least); with
 ``slack`` given, a rendering more than ``slack`` tokens under the limit is tried
 again at a proportionally larger target (and one that then overshoots, between the
 two), and the largest rendering within the limit is kept. Used by the stomach's
@@ -19,6 +20,8 @@ from typing import Generic, TypeVar
 __all__ = ["Fitted", "fit_tokens"]
 
 _Rendering = TypeVar("_Rendering")
+# A cut that left the count unchanged is followed by one of at least this part of the target (1/8).
+_STALLED_SHARE = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,10 @@ def fit_tokens(
     target = limit if start is None else start
     best: Fitted[_Rendering] | None = None
     done = 0
+    # The last rendering over the limit and the cut that followed it: renderings change in steps (a plan of frames,
+    # a count of lines), so a cut that left the count where it was is doubled, not made again.
+    over: int | None = None
+    cut = 0
     while target >= 1 and (rounds is None or done < rounds):
         rendering = render(target)
         tokens = count(rendering)
@@ -87,7 +94,12 @@ def fit_tokens(
             target = between
         else:
             # Smaller by at least one token, so the loop ends; a target of 1 is always tried before giving up.
-            target = max(min(_rescaled(took, tokens, limit, fixed), target - 1), min(target - 1, 1))
+            smaller = min(_rescaled(took, tokens, limit, fixed), target - 1)
+            if tokens == over:
+                smaller = min(smaller, target - max(2 * cut, target // _STALLED_SHARE))
+            smaller = max(smaller, min(target - 1, 1))
+            over, cut = tokens, target - smaller
+            target = smaller
     if best is not None and best.rounds != done:
         best = Fitted(best.rendering, best.tokens, best.target, done)
     return best

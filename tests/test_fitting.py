@@ -105,3 +105,18 @@ def test_an_overshoot_after_a_fit_is_followed_by_a_target_between_the_two() -> N
     # After the overshoot at 100: 76 (100 × 100 / 130), above the best's 40, and within the limit.
     assert targets[2] == 76
     assert fitted.tokens == 76
+
+
+def test_a_cut_that_leaves_the_count_unchanged_is_followed_by_a_larger_one() -> None:
+    # A rendering that changes in steps (plans of frames): any target from 500 up renders 602 tokens, below it 403.
+    targets: list[int] = []
+
+    def render(target: int) -> int:
+        targets.append(target)
+        return 602 if target >= 500 else 403
+
+    fitted = fit_tokens(render, lambda tokens: tokens, 588, rounds=4)
+    assert fitted is not None
+    assert fitted.tokens == 403
+    # In proportion first (588 x 588 / 602); then, the count unchanged, an eighth of the target; then twice that.
+    assert targets == [588, 574, 503, 361]

@@ -28,6 +28,14 @@ def test_rung_1_prose_in_a_box_is_code_unless_the_tag_names_output() -> None:
     assert classify("server listening and ready", fenced=True, language="console").kind == "log"
 
 
+def test_rung_1_many_lines_of_no_shape_in_an_untagged_box_are_output() -> None:
+    session = "\n".join(f"Loading module {name} at its base" for name in "abcdefghij")
+    found = classify(session, fenced=True)
+    assert found.kind == "log"
+    assert classify("\n".join(session.split("\n")[:3]), fenced=True).kind == "code"
+    assert classify(session, fenced=True, language="python").kind == "code"
+
+
 def test_rung_1_fenced_code_stays_code() -> None:
     found = classify("def handler(event):\n    return event['user']", fenced=True, language="python")
     assert found.kind == "code"

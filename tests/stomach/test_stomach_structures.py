@@ -63,6 +63,21 @@ def test_a_crash_report_runs_to_its_end_line() -> None:
     assert bundle.report[0].span == (0, len(report))
 
 
+def test_an_apple_crash_report_is_one_trace_from_its_process_line() -> None:
+    report = "\n\n".join(
+        [
+            "Process:         Shop [4466]\nPath:            /Applications/Shop.app/Contents/MacOS/Shop",
+            "Crashed Thread:  0  Dispatch queue: com.apple.main-thread",
+            "Exception Type:  EXC_CRASH (SIGABRT)",
+            "Thread 0 Crashed:: Dispatch queue: com.apple.main-thread\n0   libsystem_kernel.dylib  0x90ce6286 __kill",
+            "Binary Images:\n0x1000 - 0x2fff +com.example.Shop (2.5) <83ED274E> /Applications/Shop.app/Shop",
+        ]
+    )
+    bundle = ingest_paste(f"{report}\n\nWhy does it crash when I open a file?")
+    assert [entry.kind for entry in bundle.report] == ["stack_trace", "prose"]
+    assert bundle.report[0].span == (0, len(report))
+
+
 def test_blocks_that_do_not_continue_a_dump_are_not_joined_to_it() -> None:
     paste = f"{_DUMP}\n\n| pod | restarts |\n|---|---|\n| shop-1 | 4 |\n\nWhy does it hang?"
     bundle = ingest_paste(paste)

@@ -94,12 +94,13 @@ def test_python_frames_keep_their_source_and_the_chain_survives() -> None:
 
 
 def test_go_function_and_file_lines_stay_one_frame() -> None:
-    frames = [f"main.step{i}(...)\n\t/home/me/shop/main.go:{i + 1} +0x1d" for i in range(12)]
+    frames = [f"main.step{i}(...)\n\t/home/me/shop/main.go:{i + 1} +0x1d" for i in range(30)]
     trace = "panic: boom\n\ngoroutine 1 [running]:\n" + "\n".join(frames)
     rendering = distill_trace(trace).rendering
     assert "main.step0(...)\n\t/home/me/shop/main.go:1 +0x1d" in rendering
-    assert "main.step11(...)\n\t/home/me/shop/main.go:12 +0x1d" in rendering
-    assert "6 frames elided" in rendering
+    assert "main.step29(...)\n\t/home/me/shop/main.go:30 +0x1d" in rendering
+    # The panicking goroutine keeps three times the untargeted plan's frames: 9 at each end of 30, 12 elided.
+    assert "12 frames elided" in rendering
 
 
 def test_kernel_guesses_go_first_and_stamps_leave_frames() -> None:
@@ -171,3 +172,41 @@ def test_the_plans_come_from_the_tuning_handed_in() -> None:
     whole_only = StomachTuning(trace_frame_plans=(), trace_lean_plans=())
     cut = distill_trace(JVM_CHAIN, 60, whole_only).rendering
     assert cut != distill_trace(JVM_CHAIN, 60).rendering
+
+
+def _threads(*stacks: tuple[str, list[str]]) -> str:
+    """An Apple-style report's threads: each a heading and its numbered frames."""
+    sections = []
+    for heading, frames in stacks:
+        lines = [
+            f"{n:<3} libsystem_kernel.dylib  0x{0x90CE7046 + n * 16:08x} {frame} + {10 + n}"
+            for n, frame in enumerate(frames)
+        ]
+        sections.append("\n".join([heading, *lines]))
+    return "\n\n".join(sections)
+
+
+def test_a_thread_whose_frames_an_earlier_thread_has_says_so_instead_of_repeating_them() -> None:
+    idle = ["__workq_kernreturn", "_pthread_wqthread", "start_wqthread"]
+    report = _threads(("Thread 1:", idle), ("Thread 2:", idle), ("Thread 3:", ["kevent64", "_dispatch_mgr_invoke"]))
+    rendering = distill_trace(report).rendering
+    assert "Thread 2:\n    … [3 frames as under Thread 1:] …" in rendering
+    assert rendering.count("__workq_kernreturn") == 1
+    assert "kevent64" in rendering
+
+
+def test_the_crashed_thread_keeps_more_frames_than_the_others() -> None:
+    deep = [f"step_{n}" for n in range(40)]
+    report = _threads(("Thread 0 Crashed::", deep), ("Thread 1:", [f"wait_{n}" for n in range(40)]))
+    rendering = distill_trace(report, target_tokens=900).rendering
+    crashed, other = rendering.split("Thread 1:")
+    assert crashed.count(" step_") > 2 * other.count(" wait_") > 0
+
+
+def test_an_elided_header_keeps_the_lines_that_state_the_failure() -> None:
+    header = [f"Field {n}:   value {n}" for n in range(30)]
+    header[17] = "*** Terminating app due to uncaught exception 'NSRangeException', reason: 'index 9 beyond bounds'"
+    frames = [f"{n:<3} app  0x{0x1000 + n:08x} frame_{n} + 4" for n in range(200)]
+    rendering = distill_trace("\n".join([*header, "Thread 0 Crashed::", *frames]), target_tokens=300).rendering
+    assert "index 9 beyond bounds" in rendering
+    assert "Field 16:" not in rendering

@@ -225,6 +225,9 @@ class ClassifyTuning:
     # a large block is not copied for its ends.
     opening_lines: int = 4
     opening_chars: int = 2048
+    # An untagged fenced box of at least this many lines that no rung reads (prose-like lines) holds a program's
+    # output, a log; a shorter one, a command or snippet, is code.
+    boxed_output_lines: int = 8
     # What a block ends in (a trace's last frames, a report's tally) is read from its last this many lines.
     closing_lines: int = 30
     # A block's head read for the prefix of the stream before it (``blocks.structures.join_streams``).
@@ -330,7 +333,7 @@ class StomachTuning:
     # Fitting a rendering to its share: planned by an estimate, it may overshoot or undershoot; it is asked again
     # at most this many times, scaled by its miss and a margin under proportion. A head-and-tail rendering served
     # under this share of its share is rendered again, larger.
-    rerender_attempts: int = 2
+    rerender_attempts: int = 3
     rerender_margin: float = 0.95
     undershoot: float = 0.8
     # What a deferred frame's compact rendering aims at when someone asks for it later.
@@ -423,6 +426,12 @@ class StomachTuning:
         (-1, 1),
     )
     trace_untargeted_plan: tuple[int, int] = (3, 6)
+    # A section saying its thread crashed keeps this many times the frames of the others (this many at each end
+    # where they keep their innermost one only); an elided header keeps up to this many of its lines that read as
+    # trouble.
+    trace_salient_factor: int = 3
+    trace_salient_least: int = 2
+    trace_header_alerts: int = 4
     trace_summary_chars: int = 160
 
     log: LogConfig = field(default_factory=LogConfig)

@@ -61,7 +61,9 @@ __all__ = [
 
 _THREAD_DUMP = re.compile(r"^Full thread dump ", re.MULTILINE)
 _CRASH_REPORT = re.compile(
-    r"^(?:#\s+A fatal error has been detected by the Java Runtime Environment|(?:.*DEBUG\s*: )?\*\*\* \*\*\* \*\*\* )",
+    r"^(?:#\s+A fatal error has been detected by the Java Runtime Environment|(?:.*DEBUG\s*: )?\*\*\* \*\*\* \*\*\* "
+    # An Apple crash report: the crashed process and its pid, then its path or bundle identifier.
+    r"|Process:\s+[^\n]*\[\d+\]\s*\n(?:Path|Identifier):)",
     re.MULTILINE,
 )
 _THREAD_PART = re.compile(

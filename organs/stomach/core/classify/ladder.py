@@ -4,9 +4,11 @@ The order is load-bearing, because several shapes imitate each other:
 
 1. a fenced ``` region's content (the fence lines are markup, outside the
    block) walks the ladder below: a fence is a hint, not a verdict. A trace, a
-   log or a table keeps its kind; content that reads as prose is code, the box
-   the user drew, or a log when the tag names a program's output (``log``,
-   ``console``). A programming-language tag (``python``, ``java``) lets only
+   log or a table keeps its kind; content that reads as prose is a log when
+   the tag names a program's output (``log``, ``console``) or when an untagged
+   box holds many lines of it (a debugger's session, a profiler's samples:
+   output no rung knows), else code (a command or a snippet in the box the
+   user drew). A programming-language tag (``python``, ``java``) lets only
    a trace override code;
 2. a lone path-shaped token → path_ref;
    3r. a JVM thread dump or crash report, or a debugger's backtrace of every
@@ -397,7 +399,8 @@ def _fenced(text: str, language: str, tuning: ClassifyTuning) -> Classification:
     tag = f"```{language}" if language else "```"
     found = _walk(sample_lines(text, tuning), tuning) if text.strip() else Classification("prose", "empty")
     if found.kind in ("prose", "path_ref"):
-        kind: SegmentKind = "log" if language in _OUTPUT_TAGS else "code"
+        output = language in _OUTPUT_TAGS or (not language and text.count("\n") + 1 >= tuning.boxed_output_lines)
+        kind: SegmentKind = "log" if output else "code"
         return Classification(kind, f"rung {FENCE_LABEL}: fenced {tag} region, no shape inside, so {kind}")
     if language in _SOURCE_TAGS and found.kind != "stack_trace":
         return Classification(

@@ -19,10 +19,12 @@ dmesg uptime stamps are kept on header lines and dropped from frames.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 
 from organs.stomach.core.distill.text import clip_line, elision, head_tail, plural
 from organs.stomach.core.distill.thread_dump import is_thread_dump, render_thread_dump
+from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.shapes.trace_shapes import (
     is_go_function,
     is_trace_frame,
@@ -36,6 +38,13 @@ __all__ = ["TraceDigest", "distill_trace"]
 
 # A plan's "every frame, every header line".
 _ALL = 1_000_000
+# A section that says its thread crashed, panicked or faulted (Apple's ``Thread 0 Crashed::``, Go's running goroutine).
+_SALIENT = re.compile(r"\b(?:crash(?:ed|ing)?|panic(?:ked|king)?|fault(?:ed|ing)?|abort(?:ed)?)\b|\[running\]", re.I)
+# Words that say a header line states the failure, in whatever case a runtime writes them ("uncaught exception"),
+# and the kernel's capitals ("kernel BUG at").
+_TROUBLE = re.compile(r"\b(?:exception|error|fatal|reason|assert(?:ion)?|terminat(?:ed|ing)|(?-i:BUG))\b", re.I)
+# A frame as compared across sections: its addresses, offsets and frame number aside.
+_FRAME_NUMBERS = re.compile(r"0x[0-9a-f]+|\d+", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +95,26 @@ class _Frame:
 class _Section:
     header: list[str] = field(default_factory=list)
     frames: list[_Frame] = field(default_factory=list)
+
+
+def _salient(section: _Section) -> bool:
+    return any(_SALIENT.search(line) for line in section.header)
+
+
+def _same_frames(sections: list[_Section]) -> dict[int, int]:
+    """Each section whose frames an earlier section has already (numbers aside), mapped to that earlier section:
+    a crash report's idle threads, a dump's goroutines parked in one place, say their frames once."""
+    first: dict[tuple[str, ...], int] = {}
+    same: dict[int, int] = {}
+    for index, section in enumerate(sections):
+        if not section.frames or not section.header:
+            continue
+        key = tuple(" ".join(_FRAME_NUMBERS.sub("#", frame.key).split()) for frame in section.frames)
+        if key in first:
+            same[index] = first[key]
+        else:
+            first[key] = index
+    return same
 
 
 def _unstamped(line: str) -> str:
@@ -200,25 +229,58 @@ def _exception_line(sections: list[_Section], fallback: str) -> str:
     return fallback
 
 
-def _render(sections: list[_Section], plan: _Plan, summary: str, tuning: StomachTuning) -> str:
+def _header_lines(header: list[str], plan: _Plan, tuning: StomachTuning) -> list[str]:
+    """The header within the plan: its first lines name the exception, its last ones title the frames below
+    ("Freed by task 7:"); between them, the lines that read as trouble (a crash report's exception reason)."""
+    line_chars = tuning.trace_line_chars
+    if len(header) <= plan.header_lines:
+        return [clip_line(line, line_chars) for line in header]
+    head = max(plan.header_lines - tuning.trace_header_tail, 1)
+    tail = plan.header_lines - head
+    middle = header[head : len(header) - tail]
+    alerts = [index for index, line in enumerate(middle) if is_alert(line) or _TROUBLE.search(line)]
+    alerts = alerts[: tuning.trace_header_alerts]
+    body = [clip_line(line, line_chars) for line in header[:head]]
+    shown = head
+    for index in alerts:
+        if head + index > shown:
+            body.append(elision(head + index - shown, "line"))
+        body.append(clip_line(middle[index], line_chars))
+        shown = head + index + 1
+    if len(header) - tail > shown:
+        body.append(elision(len(header) - tail - shown, "line"))
+    body.extend(clip_line(line, line_chars) for line in header[len(header) - tail :])
+    return body
+
+
+def _salient_plan(plan: _Plan, tuning: StomachTuning) -> _Plan:
+    """A crashed thread's plan: several times the frames of the others, and where they keep only their innermost
+    frame, ``trace_salient_least`` frames at each end. The leanest plan (the chain of headers alone) stays as lean
+    for it, so that a tight target is still met."""
+    if plan.keep >= _ALL or plan.keep < 0:
+        return plan
+    return replace(plan, keep=plan.keep * tuning.trace_salient_factor or tuning.trace_salient_least)
+
+
+def _render(sections: list[_Section], same: dict[int, int], plan: _Plan, summary: str, tuning: StomachTuning) -> str:
     body = [summary]
     line_chars = tuning.trace_line_chars
-    for section in sections:
-        header = section.header
-        if len(header) <= plan.header_lines:
-            body.extend(clip_line(line, line_chars) for line in header)
-        else:
-            # The first lines name the exception; the last ones title the frames below ("Freed by task 7:").
-            head = max(plan.header_lines - tuning.trace_header_tail, 1)
-            tail = plan.header_lines - head
-            body.extend(clip_line(line, line_chars) for line in header[:head])
-            body.append(elision(len(header) - plan.header_lines, "line"))
-            body.extend(clip_line(line, line_chars) for line in header[len(header) - tail :])
+    for index, section in enumerate(sections):
+        section_plan = _salient_plan(plan, tuning) if _salient(section) else plan
+        body.extend(_header_lines(section.header, section_plan, tuning))
+        if index in same:
+            title = clip_line(sections[same[index]].header[0].strip(), tuning.trace_summary_chars)
+            body.append(f"    … [{plural(len(section.frames), 'frame')} as under {title}] …")
+            continue
         # Python prints the innermost frame last ("most recent call last"); the other runtimes first.
-        innermost_last = any("most recent call last" in line for line in header)
+        innermost_last = any("most recent call last" in line for line in section.header)
         body.extend(
             _render_frames(
-                section.frames, plan, line_chars, innermost_last=innermost_last, outer_share=tuning.trace_outer_share
+                section.frames,
+                section_plan,
+                line_chars,
+                innermost_last=innermost_last,
+                outer_share=tuning.trace_outer_share,
             )
         )
     return "\n".join(body)
@@ -231,6 +293,7 @@ def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTu
     if is_thread_dump(lines, tuning):
         return TraceDigest(render_thread_dump(lines, target_tokens, tuning), _exception_line([], lines[0].strip()))
     sections = _sections(lines)
+    same = _same_frames(sections)
     total_frames = sum(len(section.frames) for section in sections)
     exception = _exception_line(sections, lines[0].strip())
     causes = max(len(sections) - 1, 0)
@@ -239,7 +302,7 @@ def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTu
     if target_tokens is None:
         keep, header_lines = tuning.trace_untargeted_plan
         return TraceDigest(
-            _render(sections, _Plan(keep, header_lines, drop_unreliable=True), summary, tuning), exception
+            _render(sections, same, _Plan(keep, header_lines, drop_unreliable=True), summary, tuning), exception
         )
     budget_chars = target_tokens * tuning.chars_per_token
     # Plans go from the richest to the leanest, so renderings shorten along them: the richest that fits is
@@ -249,7 +312,7 @@ def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTu
 
     def rendered(index: int) -> str:
         if index not in renderings:
-            renderings[index] = _render(sections, plans[index], summary, tuning)
+            renderings[index] = _render(sections, same, plans[index], summary, tuning)
         return renderings[index]
 
     low, high = 0, len(plans) - 1
