@@ -89,6 +89,17 @@ def test_a_term_rare_in_the_paste_weighs_more_than_a_common_one() -> None:
     assert scorer.rarity(lines[-1]) > 3 * scorer.rarity(lines[0]) > 0
 
 
+def test_an_alert_weighs_less_where_alerts_are_common() -> None:
+    rare = [f"worker {number} polled the queue" for number in range(60)] + ["worker 7 ERROR lost the lease"]
+    common = [f"worker {number} ERROR polled the queue" for number in range(60)] + ["worker 7 ERROR lost the lease"]
+    # The ask names nothing the lines hold: what scores is the alert alone.
+    ask = "What happened overnight?"
+    rare_scores = LineScorer.of(ask, ["\n".join(rare)]).scores(rare)
+    common_scores = LineScorer.of(ask, ["\n".join(common)]).scores(common)
+    assert rare_scores[-1] == RelevanceTuning().alert_weight
+    assert common_scores[-1] < rare_scores[-1] / 10
+
+
 def test_a_line_holding_one_of_several_terms_of_the_ask_is_not_the_best_possible_line() -> None:
     lines = [f"worker {number} polled the queue" for number in range(60)]
     lines += ["lease renewal skipped", "quota exhausted for tenant", "ledger compaction started"]
@@ -212,6 +223,17 @@ def test_a_line_the_rendering_quotes_as_an_example_or_a_counted_line_is_not_offe
     offered = [line for _, _, line in _candidates(_Frame(text, kind="log", compact=quoted), scorer, 0.0)]
     assert lines[10] not in offered and lines[20] not in offered
     assert "[ 11.5] wlan0: scan done" in offered
+
+
+def test_a_table_row_the_rendering_keeps_with_its_reason_is_not_offered_again() -> None:
+    lines = [f"worker  {number}  /srv/part{number}.so" for number in range(30)]
+    text = "\n".join(lines)
+    scorer = LineScorer.of("What does worker 12 hold?", [text])
+    offered = [
+        line for _, _, line in _candidates(_Frame(text, kind="table", compact=f"{lines[12]}  ◂ holds 12"), scorer, 0.0)
+    ]
+    assert lines[12] not in offered
+    assert lines[13] in offered
 
 
 def test_the_relevance_numbers_are_the_stomachs_tuning() -> None:

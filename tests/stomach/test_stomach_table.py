@@ -36,6 +36,29 @@ def test_rows_holding_the_ask_are_kept_first() -> None:
     assert "holds d0321" in digest.rendering
 
 
+def _processes() -> str:
+    """An lsof-like listing: many rows of a shell, a few of each other command."""
+    lines = ["COMMAND  PID  FD  NAME"]
+    lines += [f"runner   {700 + n}  {n}r  /srv/lib/part{n}.so" for n in range(40)]
+    lines += [f"sleep    {900 + n}  0u  /dev/pts/{n}" for n in range(3)]
+    lines += [f"cron     {950 + n}  1w  /var/log/cron{n}" for n in range(3)]
+    return "\n".join(lines)
+
+
+def test_each_part_of_the_ask_gets_a_row_before_any_part_gets_two() -> None:
+    ask = AskTerms.of("What does the runner process hold, and what about sleep and cron?")
+    rendering = distill_table(_processes(), ask=ask, target_tokens=120).rendering
+    assert "holds sleep" in rendering and "holds cron" in rendering
+    assert rendering.count("holds runner") < 40
+
+
+def test_alerts_on_most_rows_are_shown_by_a_few_of_them() -> None:
+    lines = ["COMMAND  PID  NAME"] + [f"worker   {n}  /proc/{n}/fd (opendir: Permission denied)" for n in range(60)]
+    lines += [f"shell    {100 + n}  /home/me/run{n}.sh" for n in range(40)]
+    rendering = distill_table("\n".join(lines)).rendering
+    assert rendering.count("◂ alert") == 2
+
+
 def test_a_directive_header_names_the_columns_and_is_not_a_row() -> None:
     rows = [
         "#separator \\x09",

@@ -6,7 +6,8 @@
   paths, quoted strings, content words), a plain word also found by its stem (``pauses`` finds
   ``pause``). Fused with it: what the ask compares, selected by value
   (``organs.stomach.compare``: the slowest request, every pause over 500 ms, the row that spent
-  the most) and the structural salience the stomach already reads (an alert line).
+  the most) and the structural salience the stomach already reads (an alert line, worth less where
+  alerts are common).
 * ``fill_relevant`` serves the budget's leftover: a paste over its budget whose frames left room
   unused gets, after each compact frame's rendering, that frame's best lines that the rendering
   did not show, verbatim and in paste order under one heading, the best first across the paste
@@ -24,7 +25,7 @@ from typing import Literal, Protocol
 
 from envelopes.types import FrameKind
 from organs.accounting import count_tokens, count_tokens_many
-from organs.stomach.core.asked import AskTerms, family_pattern
+from organs.stomach.core.asked import AskTerms, family_pattern, rarity
 from organs.stomach.core.blocks.structures import written_by_user
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import FILL_HEADING as LOG_FILL_HEADING
@@ -129,9 +130,10 @@ class LineScorer:
             picked = self.comparison.pick(lines)
             for rank, index in enumerate(picked):
                 fused[index] += self.tuning.compared_weight - rank / (len(picked) + 1)
-        for index, line in enumerate(lines):
-            if is_alert(line):
-                fused[index] += self.tuning.alert_weight
+        alerts = [index for index, line in enumerate(lines) if is_alert(line)]
+        alert_weight = self.tuning.alert_weight * _alert_rarity(len(alerts), len(lines), self.tuning)
+        for index in alerts:
+            fused[index] += alert_weight
         if wide:
             fused = _repeats_fade(fused, lines, self.tuning)
         if least:
@@ -139,6 +141,14 @@ class LineScorer:
                 [score if score >= least else 0.0 for score in fused], lines, wide, self.tuning, rest=False
             )
         return _with_context(fused, lines, wide, self.tuning)
+
+
+def _alert_rarity(alerts: int, lines: int, tuning: RelevanceTuning) -> float:
+    """How much an alert tells its line apart: fully while alerts are at most ``rare_alerts`` of the lines, less
+    as they grow common (by BM25's idf), next to nothing when every line is one (a table of "Permission denied")."""
+    if alerts <= lines * tuning.rare_alerts:
+        return 1.0
+    return rarity(alerts, lines) / rarity(math.ceil(lines * tuning.rare_alerts), lines)
 
 
 _DIGITS = re.compile(r"0x[0-9a-f]+|\d+")
@@ -224,9 +234,10 @@ def _candidates(
     return sorted(((score, index, line) for line, (score, index) in best.items()), key=lambda entry: entry[1])
 
 
-# What a rendering puts around a real line it quotes: an example's lead, a count, and the note after it.
+# What a rendering puts around a real line it quotes: an example's lead, a count, and the note after it (a log's
+# template notes, a table row's ``◂`` reasons).
 _QUOTE_LEAD = re.compile(r"^\s*(?:e\.g\. |! ?×[\d,]+ |×[\d,]+ )?")
-_QUOTE_NOTE = re.compile(r" \((?:matches ask|alert|last [^)]*)\)$")
+_QUOTE_NOTE = re.compile(r" \((?:matches ask|alert|last [^)]*)\)$|  ◂ .*$")
 
 
 def _shown_lines(rendering: str) -> set[str]:

@@ -142,6 +142,8 @@ class RelevanceTuning:
     # rarity is scaled to the best line's, or to this share of a line holding every term of the ask, if more.
     compared_weight: float = 2.0
     alert_weight: float = 0.35
+    # Up to this share of a frame's lines, an alert weighs fully; beyond, by how rare alerts still are.
+    rare_alerts: float = 0.05
     ceiling_share: float = 0.5
     # Neighbours within this many lines of a scored line (a report's: this many, within its paragraph) share this
     # part of its score; the rest of the lines score a trace of this, favouring the head.
@@ -358,6 +360,11 @@ class StomachTuning:
     table_tail_rows: int = 3
     table_ask_rows: int = 12
     table_alert_rows: int = 8
+    # A term of the ask counts this much less in each row after one that held it; alerts on more than this share of
+    # the rows are common, and this many of them are kept.
+    table_term_fade: float = 0.5
+    table_common_alerts: float = 0.3
+    table_common_alert_rows: int = 2
     table_typed_rows: int = 20_000
     table_sampled_rows: int = 200
     # Directive lines (Zeek's ``#fields``) are looked for among a table's first this many lines; a kept row says

@@ -10,7 +10,8 @@ CRLF or LF. A header of directives (Zeek's ``#fields``/``#types`` lines) names t
 columns; its other ``#`` lines are not rows.
 
 Rows kept, in this order while the target allows: the header, rows holding the
-ask's terms (most terms first), alert rows, the rows at each numeric column's
+ask's terms (the rarer in the table its terms, the sooner, each part of the ask
+answered before any part twice), alert rows (a few when most rows are alerts), the rows at each numeric column's
 minimum and maximum (the values the column profile names), then head and tail
 rows. Kept rows are the paste's own lines, in paste order, each gap counted out;
 a row kept for more than being near an end says why after a ``◂``.
@@ -19,10 +20,11 @@ a row kept for more than being near an end says why after a ``◂``.
 from __future__ import annotations
 
 import csv
+import heapq
 import re
 from dataclasses import dataclass
 
-from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.asked import AskTerms, rarity
 from organs.stomach.core.distill.text import TIMES, elision, plural
 from organs.stomach.core.shapes.line_shapes import box_as_pipes
 from organs.stomach.core.shapes.signals import aligned_columns, is_alert
@@ -265,6 +267,30 @@ def distill_table(
     return TableDigest("\n".join(body), len(data_lines), width)
 
 
+def _covering(named: dict[int, tuple[str, ...]], weight: dict[str, float], count: int, fade: float) -> list[int]:
+    """Up to ``count`` rows, each the one whose terms weigh most once the terms of the rows before it count
+    ``fade`` times less for each such row: the rows answer each part of the ask before any part twice. (Lazy
+    greedy: a row's worth only falls as rows are taken, so a row is weighed again only when it tops the heap.)"""
+    taken: dict[str, int] = {}
+
+    def worth(index: int) -> float:
+        return sum(weight[term] * fade ** taken.get(term, 0) for term in named[index])
+
+    heap = [(-worth(index), index) for index in named]
+    heapq.heapify(heap)
+    chosen: list[int] = []
+    while heap and len(chosen) < count:
+        stale, index = heapq.heappop(heap)
+        current = worth(index)
+        if heap and current < -heap[0][0] and current < -stale:
+            heapq.heappush(heap, (-current, index))
+            continue
+        chosen.append(index)
+        for term in named[index]:
+            taken[term] = taken.get(term, 0) + 1
+    return chosen
+
+
 def _candidates(
     lines: list[str],
     rows: list[list[str]],
@@ -277,12 +303,23 @@ def _candidates(
     """Rows worth keeping, most worth first, each with why (empty for a head or tail row)."""
     candidates: list[tuple[int, str]] = []
     if ask:
-        scored = [(hits, index) for index in data if (hits := ask.hits(lines[index]))]
-        scored.sort(key=lambda pair: (-pair[0], pair[1]))
-        for _, index in scored[: tuning.table_ask_rows]:
-            candidates.append((index, "holds " + ", ".join(ask.named(lines[index])[: tuning.table_terms_named])))
+        # A term of the ask counts by how few rows hold it (BM25's idf over the rows): the row naming the one
+        # process asked about comes before the hundred rows sharing a word of the ask with it.
+        named = {index: terms for index in data if (terms := ask.named(lines[index]))}
+        holding: dict[str, int] = {}
+        for terms in named.values():
+            for term in terms:
+                holding[term] = holding.get(term, 0) + 1
+        weight = {term: rarity(count, len(data)) for term, count in holding.items()}
+        for index in _covering(named, weight, tuning.table_ask_rows, tuning.table_term_fade):
+            rarest = sorted(named[index], key=lambda term: -weight[term])
+            candidates.append((index, "holds " + ", ".join(rarest[: tuning.table_terms_named])))
     alerts = [index for index in data if is_alert(lines[index])]
-    candidates.extend((index, "alert") for index in alerts[: tuning.table_alert_rows])
+    # Alerts on a large part of the rows (every process lsof could not read) single out none of them: a few show it.
+    common = len(alerts) > len(data) * tuning.table_common_alerts
+    candidates.extend(
+        (index, "alert") for index in alerts[: tuning.table_common_alert_rows if common else tuning.table_alert_rows]
+    )
     for column in numeric:
         ends = _extremes(rows, data, column, tuning.table_typed_rows)
         if ends is not None:
