@@ -166,6 +166,18 @@ cache-5f6b7c8d9e-xyz12   0/1     Pending   0          1m"""
     assert found.reason.startswith("rung 7")
 
 
+def test_rung_7c_records_of_several_key_value_pairs_are_a_log() -> None:
+    records = "\n".join(
+        f'type=SYSCALL msg=audit(16110{n}.761:{n}): arch=c000003e syscall=59 success=yes exe="/usr/bin/ip"'
+        for n in range(6)
+    )
+    found = classify(records, fenced=False)
+    assert found.kind == "log"
+    assert found.reason.startswith("rung 7c")
+    settings = "\n".join(f"SETTING_{n}=value{n}" for n in range(6))
+    assert kind_of(settings) == "code"
+
+
 def test_rung_8_unfenced_code_and_prose() -> None:
     code = "def handler(event):\n    user = event['user']\n    return user.id"
     assert kind_of(code) == "code"

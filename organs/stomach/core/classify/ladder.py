@@ -49,6 +49,8 @@ The order is load-bearing, because several shapes imitate each other:
    7a. an aligned ``Key:   value`` listing (kubectl describe) → table;
    7b. lines that mostly open with a long number (a sequence id or epoch) → log,
    tried after the aligned tables, whose rows may open with a PID;
+   7c. lines that mostly hold three key=value pairs or more (logfmt, Linux
+   audit records) → log: a config file holds one pair a line;
 8. code-shaped lines (including INI sections, ``KEY=value``, lower-case YAML
    keys, JSON keys, SQL and Dockerfile statements, shell control words and
    unified diffs) → code; anything left → prose.
@@ -93,6 +95,7 @@ from organs.stomach.core.classify.rungs import (
     delimited_table_rung,
     diagnostics_rung,
     json_lines_rung,
+    key_value_records_rung,
     listing_rung,
     numbered_records_rung,
     record_log_rung,
@@ -322,6 +325,7 @@ LADDER: tuple[tuple[str, Rung], ...] = (
     ("7", aligned_table_rung),
     ("7a", listing_rung),
     ("7b", numbered_records_rung),
+    ("7c", key_value_records_rung),
     ("8", code_rung),
 )
 # What no rung fired on is prose, under the last rung's label (code and prose share the ladder's last step).

@@ -400,6 +400,21 @@ def numbered_records_rung(lines: list[str], tuning: ClassifyTuning) -> Classific
     return Classification("log", f"numbered machine records ({numbered}/{len(lines)} lines open with an id)")
 
 
+# A logfmt pair: a key, "=", and a quoted or bare value (``level=info msg="served" ms=12``, an audit record's fields).
+_PAIR = re.compile(r'(?:^|\s)[A-Za-z_][\w.-]{0,40}=(?:"[^"\n]*"|\S+)')
+
+
+def key_value_records_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
+    # Records of several key=value fields each (logfmt, Linux audit, many daemons' text output): a config file
+    # holds one pair a line, so several on most lines are events. Tried before code, which reads "a=b" as a setting.
+    if len(lines) < tuning.numbered_least_lines:
+        return None
+    records = sum(1 for line in lines if len(_PAIR.findall(line)) >= tuning.record_pairs)
+    if not _carried(records, len(lines), tuning):
+        return None
+    return Classification("log", f"key=value records ({records}/{len(lines)} lines hold {tuning.record_pairs}+ pairs)")
+
+
 _CODE_LINE = re.compile(
     r"\s*(?:(?:def|class|import|from|fn|pub|let|const|var|func|function|return|package|use|impl|struct|enum|"
     r"interface|type|async|await|#include|#define|#import|public|private|protected|static|try|catch|except|finally|"
