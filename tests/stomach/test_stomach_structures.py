@@ -202,3 +202,16 @@ def test_an_android_tombstone_is_one_segment_through_its_sections() -> None:
     bundle = ingest_paste(paste)
     assert [entry.kind for entry in bundle.report] == ["stack_trace", "prose"]
     assert bundle.report[0].span == (0, len(tombstone))
+
+
+def test_a_generated_report_whose_list_items_hold_indented_fences_is_one_segment() -> None:
+    packages = []
+    for name in ("alpha", "beta", "gamma"):
+        packages.append(
+            f"# {name}\n\nVersion: 1.0\n\n## In both\n\n"
+            "*   checking PDF version of manual ... WARNING\n    ```\n    LaTeX errors when creating PDF version.\n"
+            "    This typically indicates Rd problems.\n    ```"
+        )
+    report = "\n\n".join(packages)
+    bundle = ingest_paste(f"I ran the reverse-dependency check.\n\n{report}\n\nWhich package is newly broken?")
+    assert [entry.kind for entry in bundle.report] == ["prose", "log", "prose"]

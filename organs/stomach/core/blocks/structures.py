@@ -303,9 +303,13 @@ def _carries(head: str, shape: str) -> bool:
 def _users_head(head: str, line_count: int, tuning: ClassifyTuning) -> bool:
     """Whether a block (``head``, its first lines; ``line_count``, its lines) is the user's words: their sentence,
     a short note of theirs, or a line of theirs introducing what follows (a sentence ending in a colon). Lines all
-    indented are a program's (a test runner's message under its heading)."""
+    indented are a program's (a test runner's message under its heading), and so is a list item holding an
+    indented fence."""
     lines = [line for line in head.split("\n")[: tuning.opening_lines] if line.strip()]
     if lines and all(line[:1].isspace() for line in lines):
+        return False
+    # A fence indented under a list item is a document's markup (a tool's generated report), not a chat's words.
+    if any(line[:1].isspace() and line.lstrip().startswith("```") for line in lines):
         return False
     return (
         (line_count <= tuning.introduction_lines and written_by_user(head, tuning))
