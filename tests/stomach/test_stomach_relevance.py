@@ -56,6 +56,17 @@ def test_a_threshold_picks_every_line_past_it_and_no_other() -> None:
     assert sorted(comparison.pick(lines)) == [1, 2]
 
 
+def test_a_value_stated_roughly_picks_the_lines_nearest_it() -> None:
+    comparison = Comparison.of("One task took almost 12 seconds. Which one?")
+    assert comparison is not None
+    lines = ["task a succeeded in 8.1s", "task b succeeded in 11.9s", "task c succeeded in 13.1s", "task d in 30s"]
+    assert comparison.pick(lines) == [1, 2]
+
+
+def test_a_rough_count_compares_nothing() -> None:
+    assert Comparison.of("About 3 of the workers restarted; why?") is None
+
+
 def test_a_threshold_in_words_reads_its_scale() -> None:
     comparison = Comparison.of("which tables hold over a million rows?")
     assert comparison is not None

@@ -1,12 +1,14 @@
 """What an ask compares, and the lines of a paste that answer it by value.
 
-``Comparison.of(goal)`` reads the ask's superlatives (``slowest``, ``longest``, ``the most``) and
-thresholds (``> 500ms``, ``longer than 0.8 seconds``, ``over a million``), and what kind of quantity they
-speak of: a time, a size, or any number. ``Comparison.pick(lines)`` returns the indexes of the lines whose
-value answers it, best first: the top values for a superlative, every line past a threshold (best first,
-capped). A line's value is a number with a unit of that quantity (``18.8ms``, ``0.4 secs``, ``52M``), a
-number under a key that names a time (``rt=0.873``, ``duration: 3``), or, in a table, the cell of the
-column that the ask names (``spent``, ``tottime``).
+``Comparison.of(goal)`` reads the ask's superlatives (``slowest``, ``longest``, ``the most``),
+thresholds (``> 500ms``, ``longer than 0.8 seconds``, ``over a million``) and values stated roughly
+(``took almost 12 seconds``, ``around 500 ms``), and what kind of quantity they speak of: a time, a size,
+or any number. ``Comparison.pick(lines)`` returns the indexes of the lines whose value answers it, best
+first: the top values for a superlative, every line past a threshold (best first, capped), the lines
+nearest a rough value (within ``RelevanceTuning.near_share`` of it). A line's value is a number with a
+unit of that quantity (``18.8ms``, ``0.4 secs``, ``52M``), a number under a key that names a time
+(``rt=0.873``, ``duration: 3``), or, in a table, the cell of the column that the ask names (``spent``,
+``tottime``).
 """
 
 from __future__ import annotations
@@ -51,6 +53,12 @@ _THRESHOLD = re.compile(
     rf"\s*(?:an?\s+|one\s+)?{_NUMBER}?\s*(thousand|million|billion|k\b)?\s*([a-zµ]+)?",
     re.IGNORECASE,
 )
+# A value the ask states roughly ("took almost 12 seconds", "around 500 ms"): the lines nearest it answer.
+_NEAR = re.compile(
+    r"(?:\balmost\b|\bnearly\b|\babout\b|\baround\b|\broughly\b|\bapproximately\b|\bclose to\b|~)"
+    rf"\s*{_NUMBER}\s*(thousand|million|billion|k\b)?\s*([a-zµ]+)?",
+    re.IGNORECASE,
+)
 _BELOW = ("<", "under", "below", "less", "shorter", "faster", "smaller", "lower", "at most")
 _TIMED = re.compile(rf"{_NUMBER}\s?(ns|us|µs|ms|msecs?|milliseconds?|secs?|seconds?|s|mins?|minutes?)(?![a-z])", re.I)
 _TIME_KEYED = re.compile(
@@ -71,7 +79,8 @@ def _number(text: str) -> float | None:
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
-    """``direction`` +1 (the greatest first) or -1; ``bound`` a threshold in the quantity's unit, if any."""
+    """``direction`` +1 (the greatest first), -1, or 0 (the nearest ``bound`` first); ``bound`` a threshold or the
+    stated value in the quantity's unit, if any."""
 
     direction: int
     quantity: str  # "time" (milliseconds), "size" (bytes) or "number"
@@ -88,19 +97,25 @@ class Comparison:
         lowered = goal.lower()
         words = _WORD.findall(lowered)
         quantity = "time" if _TIME_WORDS.intersection(words) else "size" if _SIZE_WORDS.intersection(words) else ""
-        for match in _THRESHOLD.finditer(lowered):
-            operator, number, scale, unit = match.groups()
+        stated = [
+            (match, -1 if match.group(1).lower().startswith(_BELOW) else 1) for match in _THRESHOLD.finditer(lowered)
+        ]
+        stated += [(match, 0) for match in _NEAR.finditer(lowered)]
+        for match, direction in sorted(stated, key=lambda pair: pair[0].start()):
+            number, scale, unit = match.groups()[-3:]
             # "over a million" states its number by its scale alone.
             value = _number(number) if number is not None else 1.0 if scale else None
             if value is None:
                 continue
             value *= _SCALE.get((scale or "").lower(), 1.0)
             unit = (unit or "").lower()
-            direction = -1 if operator.lower().startswith(_BELOW) else 1
             if unit in _TIME_UNITS:
                 return cls(direction, "time", value * _TIME_UNITS[unit], tuple(words), _TIME_UNITS[unit], tuning=tuning)
             if unit in _SIZE_UNITS and unit != "s":
                 return cls(direction, "size", value * _SIZE_UNITS[unit], tuple(words), tuning=tuning)
+            if direction == 0 and not quantity:
+                # "about 3 of them": a rough count compares nothing a line states.
+                continue
             return cls(direction, quantity or "number", value, tuple(words), tuning=tuning)
         if _MORE.intersection(words):
             return cls(1, quantity or "number", None, tuple(words), tuning=tuning)
@@ -164,6 +179,10 @@ class Comparison:
             values = {index: value for index, line in enumerate(lines) if (value := self.value_of(line)) is not None}
         if not values:
             return []
+        if self.bound is not None and self.direction == 0:
+            stated = self.bound
+            near = [index for index, value in values.items() if abs(value - stated) <= stated * self.tuning.near_share]
+            return sorted(near, key=lambda index: (abs(values[index] - stated), index))[: self.tuning.top_picks]
         if self.bound is not None:
             past = [index for index, value in values.items() if (value - self.bound) * self.direction > 0]
             return sorted(past, key=lambda index: (-values[index] * self.direction, index))[

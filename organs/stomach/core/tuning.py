@@ -178,6 +178,8 @@ class RelevanceTuning:
     # Comparisons: the lines picked for a superlative, for a threshold; a table's header is looked for among its
     # first this many lines.
     top_picks: int = 8
+    # A value the ask states roughly is answered by lines within this share of it.
+    near_share: float = 0.25
     threshold_picks: int = 64
     header_lines: int = 40
     # A column is named by the ask when a word of the ask and the column's name, each at least this long, share a
