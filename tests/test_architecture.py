@@ -299,6 +299,7 @@ CORE_NUMBERS_NOT_TUNING = {
         "SLOT_ALERTS": "the name of a piece's slot",
         "SLOT_ASKED": "the name of a piece's slot",
         "SLOT_TAIL": "the name of a piece's slot",
+        "SLOT_CRASH": "the name of a piece's slot",
     },
     "organs.stomach.core.distill.log.excerpt": {
         name: "the name of a kept line's place in the excerpt's order"

@@ -534,3 +534,29 @@ def test_a_json_record_whose_field_holds_a_line_break_is_mined_as_one_line() -> 
     digest = distill_log("\n".join(rows), 400, DEFAULT_ENCODING)
     assert digest.tokens is not None and digest.tokens <= 400
     assert "run" in digest.rendering
+
+
+def _test_run_that_panics() -> str:
+    lines = [f"=== RUN   TestCase{n}\n--- PASS: TestCase{n} (0.00s)" for n in range(60)]
+    lines += ["=== RUN   TestSaveMetadata", "fatal error: concurrent map writes", "", "goroutine 110 [running]:"]
+    lines += ["runtime.throw(0x5691b3, 0x15)", "\t/usr/local/go/src/runtime/panic.go:566 +0x95"]
+    lines += ["shop/store.(*MockStorage).Put(0xc420092540)", "\t/home/ci/src/shop/store/mock.go:171 +0xc6"]
+    lines += [
+        f"goroutine {n} [chan receive]:\ntesting.tRunner(0xc4200{n})\n\t/go/testing.go:{n} +0x1" for n in range(40)
+    ]
+    return "\n".join(lines)
+
+
+def test_a_crash_the_log_holds_is_served_as_received_before_its_templates() -> None:
+    digest = distill_log(_test_run_that_panics(), 400, DEFAULT_ENCODING, ask=AskTerms.of("Which write blew up?"))
+    assert "the crash, as received:\nfatal error: concurrent map writes\n\ngoroutine 110 [running]:" in digest.rendering
+    assert "\t/home/ci/src/shop/store/mock.go:171 +0xc6" in digest.rendering
+    assert digest.tokens is not None and digest.tokens <= 400
+
+
+def test_a_caught_exception_a_log_records_is_not_a_crash() -> None:
+    lines = [f"2026-01-01 10:00:{n:02d} INFO served request {n}" for n in range(50)]
+    lines[20] = (
+        "2026-01-01 10:00:20 ERROR lookup failed\njava.lang.IllegalStateException: no row\n\tat Shop.find(Shop.java:3)"
+    )
+    assert "the crash, as received:" not in distill_log("\n".join(lines), 200, DEFAULT_ENCODING).rendering

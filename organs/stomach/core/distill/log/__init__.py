@@ -4,9 +4,10 @@ The distiller is split by role, as a template miner is: its tuning numbers are
 ``organs.stomach.core.tuning.LogConfig`` (handed in, never read from a global), ``structured``
 (a source prefix, JSON lines and logfmt read as fields), ``masking`` (variable fields as
 ``<*>``), ``headers`` (leading fields that are header, not event), ``alerts`` (what kind of
-alert a record is, and the numbers that split templates), ``mining`` (records and
-templates), ``display`` (template lines, examples, grouping), ``excerpt`` (a log just over
-its target) and ``fitting`` (to a token target). This module is the facade.
+alert a record is, and the numbers that split templates), ``crash`` (a process-ending report
+it holds, kept whole), ``mining`` (records and templates), ``display`` (template lines,
+examples, grouping), ``excerpt`` (a log just over its target) and ``fitting`` (to a token
+target). This module is the facade.
 
 What is served, in order of preference: the whole log when it fits its target;
 an excerpt of its own lines when the target is within ``meaningful_saving`` of
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from organs.accounting import count_tokens
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.log.alerts import kinds_text
+from organs.stomach.core.distill.log.crash import crash_of
 from organs.stomach.core.distill.log.display import (
     SLOT_TEMPLATE,
     AskRaise,
@@ -102,6 +104,8 @@ class _Mined:
     as_received: list[bool]
     # Per template: the weight of the ask's terms it holds and whether it is raised for them.
     ask_raise: AskRaise
+    # The first crash the log holds, as received (``crash``).
+    crash: list[str]
 
 
 class LogDistiller:
@@ -180,6 +184,7 @@ class LogDistiller:
             tail,
             as_received,
             raised,
+            crash_of(lines, config),
         )
         return self._mined
 
@@ -200,7 +205,9 @@ class LogDistiller:
         mined, records, templates = found.lines, found.records, found.templates
         window = found.valid_from, found.valid_to
         # Pieces carry the estimates of one fitting, so each rendering starts from fresh ones.
-        pieces = pieces_of(mined, records, templates, found.tail, config, lines, found.as_received, found.ask_raise)
+        pieces = pieces_of(
+            mined, records, templates, found.tail, config, lines, found.as_received, found.ask_raise, found.crash
+        )
 
         def spell(piece: Piece) -> str:
             if piece.text is None:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from organs.stomach.core.asked import AskTerms, rarity
+from organs.stomach.core.distill.log.crash import CRASH_HEADING
 from organs.stomach.core.distill.log.masking import WILDCARD, collapse_runs, split_variables
 from organs.stomach.core.distill.log.mining import Records, Template, alert_key
 from organs.stomach.core.distill.text import TIMES, elision, plural, thousands
@@ -36,6 +37,7 @@ __all__ = [
     "ASK_MARK",
     "SLOT_ALERTS",
     "SLOT_ASKED",
+    "SLOT_CRASH",
     "SLOT_EXAMPLE",
     "SLOT_TAIL",
     "SLOT_TEMPLATE",
@@ -127,6 +129,8 @@ SLOT_ALERTS = 3
 # One of the log's last lines: listed after the templates under ``TAIL_HEADING``.
 SLOT_TAIL = 4
 TAIL_HEADING = "last lines:"
+# A crash the log holds (``crash``), in chunks of its lines as received, before every template.
+SLOT_CRASH = 5
 ALERT_MARK = " (alert)"
 ASK_MARK = " (matches ask)"
 
@@ -311,9 +315,11 @@ def pieces_of(
     real: Sequence[str] | None = None,
     as_received: Sequence[bool] = (),
     raise_for_ask: AskRaise | None = None,
+    crash: Sequence[str] = (),
 ) -> list[Piece]:
     """Every template's line first (a leading template's real line right after its own), then examples, then
-    extra alert lines; the log's ``tail`` lines before the ordinary templates.
+    extra alert lines; the log's ``tail`` lines before the ordinary templates; the head of a ``crash`` it holds
+    before all of them.
 
     Within a tier alert templates go first, then the templates holding the ask's
     terms (with the line that holds them), then the last lines of the log, then
@@ -352,6 +358,7 @@ def pieces_of(
         # The very last line (the outcome) first.
         priority = 2 * raised + 2 * (len(tail) - 1 - position)
         pieces.append(Piece(len(templates) + position, SLOT_TAIL, priority, line, len(line)))
+    pieces += _crash_pieces(crash, 2 * raised, config)
     for index, template in enumerate(templates):
         rank = rank_of[index]
         place = 2 * rank if rank < raised else 2 * rank + 2 * len(tail)
@@ -376,6 +383,18 @@ def pieces_of(
                 pieces[-1].quotes = template.alert_lines.get(example_body, 0)
             order = (2 * total + rank, 3 * total + rank, len(templates))
             pieces.extend(_alert_pieces(index, template, example_body, reference, order, config))
+    return pieces
+
+
+def _crash_pieces(crash: Sequence[str], after_raised: int, config: LogConfig) -> list[Piece]:
+    """A crash's first lines before anything (what failed and where), the rest once the alert and ask templates
+    are in (priorities from ``after_raised``); listed before every template (their index sorts first)."""
+    pieces = []
+    step = config.crash_chunk_lines
+    for chunk, first in enumerate(range(0, len(crash), step)):
+        text = "\n".join(clip(line, config.example_chars) for line in crash[first : first + step])
+        text = f"{CRASH_HEADING}\n{text}" if chunk == 0 else text
+        pieces.append(Piece(-1, SLOT_CRASH, -1 if chunk == 0 else after_raised + chunk, text, len(text)))
     return pieces
 
 

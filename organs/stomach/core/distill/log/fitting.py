@@ -15,6 +15,7 @@ from organs.fitting import fit_tokens
 from organs.stomach.core.distill.log.display import (
     SLOT_ALERTS,
     SLOT_ASKED,
+    SLOT_CRASH,
     SLOT_EXAMPLE,
     SLOT_TAIL,
     SLOT_TEMPLATE,
@@ -39,7 +40,7 @@ def estimate_tokens(
     characters as the target could show.
     """
     rates: dict[int, float] = {}
-    for slot in (SLOT_TEMPLATE, SLOT_EXAMPLE, SLOT_ASKED, SLOT_ALERTS, SLOT_TAIL):
+    for slot in (SLOT_TEMPLATE, SLOT_EXAMPLE, SLOT_ASKED, SLOT_ALERTS, SLOT_TAIL, SLOT_CRASH):
         members = sorted((piece for piece in pieces if piece.slot == slot), key=lambda piece: piece.priority)
         if not members:
             continue
