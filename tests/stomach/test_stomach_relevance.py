@@ -63,6 +63,12 @@ def test_a_value_stated_roughly_picks_the_lines_nearest_it() -> None:
     assert comparison.pick(lines) == [1, 2]
 
 
+def test_a_version_is_not_a_threshold() -> None:
+    assert Comparison.of("Which benchmarks came out slower than 3.10.4?") is None
+    comparison = Comparison.of("Which requests were slower than 3.5 s?")
+    assert comparison is not None and comparison.bound == 3500.0
+
+
 def test_a_rough_count_compares_nothing() -> None:
     assert Comparison.of("About 3 of the workers restarted; why?") is None
 

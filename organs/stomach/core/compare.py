@@ -46,17 +46,19 @@ _SIZE_UNITS = {
     "mib": 1024.0**2, "g": 1024.0**3, "gb": 1e9, "gib": 1024.0**3,
 }  # fmt: skip
 _NUMBER = r"(\d[\d,]*(?:\.\d+)?|\.\d+)"
+# A number the ask states: not part of a version ("slower than 3.10.4" names a release, not 3.1 seconds).
+_STATED = rf"{_NUMBER}(?!\.?\d)"
 _THRESHOLD = re.compile(
     r"(>=?|<=?|\bover\b|\babove\b|\bexceed\w*|\bmore than\b|\bgreater than\b|\blonger than\b|\bslower than\b"
     r"|\blarger than\b|\bbigger than\b|\bhigher than\b|\bat least\b|\bunder\b|\bbelow\b|\bless than\b"
     r"|\bshorter than\b|\bfaster than\b|\bsmaller than\b|\blower than\b|\bat most\b)"
-    rf"\s*(?:an?\s+|one\s+)?{_NUMBER}?\s*(thousand|million|billion|k\b)?\s*([a-zµ]+)?",
+    rf"\s*(?:an?\s+|one\s+)?(?:{_STATED})?\s*(thousand|million|billion|k\b)?\s*([a-zµ]+)?",
     re.IGNORECASE,
 )
 # A value the ask states roughly ("took almost 12 seconds", "around 500 ms"): the lines nearest it answer.
 _NEAR = re.compile(
     r"(?:\balmost\b|\bnearly\b|\babout\b|\baround\b|\broughly\b|\bapproximately\b|\bclose to\b|~)"
-    rf"\s*{_NUMBER}\s*(thousand|million|billion|k\b)?\s*([a-zµ]+)?",
+    rf"\s*{_STATED}\s*(thousand|million|billion|k\b)?\s*([a-zµ]+)?",
     re.IGNORECASE,
 )
 _BELOW = ("<", "under", "below", "less", "shorter", "faster", "smaller", "lower", "at most")
