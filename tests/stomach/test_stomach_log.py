@@ -560,3 +560,27 @@ def test_a_caught_exception_a_log_records_is_not_a_crash() -> None:
         "2026-01-01 10:00:20 ERROR lookup failed\njava.lang.IllegalStateException: no row\n\tat Shop.find(Shop.java:3)"
     )
     assert "the crash, as received:" not in distill_log("\n".join(lines), 200, DEFAULT_ENCODING).rendering
+
+
+def _traceback(number: int) -> list[str]:
+    frames = [
+        f'  File "/srv/lib/framework/layer{n}.py", line {n}, in call\n    await self.app(scope)' for n in range(30)
+    ]
+    return ["Traceback (most recent call last):", *frames, f"FileNotFoundError: no note {number}"]
+
+
+def test_a_python_crash_keeps_its_innermost_frames_and_its_exception() -> None:
+    lines = [f'INFO:     10.0.0.{n}:5000 - "GET /notes/{n} HTTP/1.0" 200 OK' for n in range(80)]
+    lines += ["ERROR:    Exception in ASGI application", *_traceback(7)]
+    digest = distill_log("\n".join(lines), 300, DEFAULT_ENCODING, ask=AskTerms.of("Why did it fail?"))
+    assert "the crash, as received:" in digest.rendering
+    assert "FileNotFoundError: no note 7" in digest.rendering
+    assert "layer29.py" in digest.rendering
+
+
+def test_a_log_of_several_tracebacks_has_no_one_crash() -> None:
+    lines = [f'INFO:     10.0.0.{n}:5000 - "GET /notes/{n} HTTP/1.0" 200 OK' for n in range(80)]
+    lines += ["ERROR:    Exception in ASGI application", *_traceback(7), "ERROR:    Exception in ASGI application"]
+    lines += _traceback(8)
+    digest = distill_log("\n".join(lines), 300, DEFAULT_ENCODING, ask=AskTerms.of("Why did it fail?"))
+    assert "the crash, as received:" not in digest.rendering

@@ -103,9 +103,10 @@ class LogConfig:
     excerpt_common_share: float = 0.2
     # An excerpt keeps this many lines on each side of a line holding the ask's terms before its ordinary lines.
     excerpt_near_lines: int = 1
-    # A crash the log holds (``distill.log.crash``) is read up to this many lines, and is one if it has this many;
-    # it is served in chunks of this many lines.
+    # A crash the log holds (``distill.log.crash``) is read up to this many lines (a Python traceback up to the
+    # second number, its last lines kept), and is one if it has this many; it is served in chunks of this many lines.
     crash_lines: int = 40
+    crash_read_lines: int = 400
     crash_least_lines: int = 3
     crash_chunk_lines: int = 8
     # A template of one record is shown as its line when that is at most this many characters longer than the

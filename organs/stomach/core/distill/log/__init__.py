@@ -104,8 +104,8 @@ class _Mined:
     as_received: list[bool]
     # Per template: the weight of the ask's terms it holds and whether it is raised for them.
     ask_raise: AskRaise
-    # The first crash the log holds, as received (``crash``).
-    crash: list[str]
+    # The crash the log holds, as received, and whether its innermost frame is last (``crash``).
+    crash: tuple[list[str], bool]
 
 
 class LogDistiller:
@@ -206,7 +206,7 @@ class LogDistiller:
         window = found.valid_from, found.valid_to
         # Pieces carry the estimates of one fitting, so each rendering starts from fresh ones.
         pieces = pieces_of(
-            mined, records, templates, found.tail, config, lines, found.as_received, found.ask_raise, found.crash
+            mined, records, templates, found.tail, config, lines, found.as_received, found.ask_raise, *found.crash
         )
 
         def spell(piece: Piece) -> str:

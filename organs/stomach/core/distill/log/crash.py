@@ -4,8 +4,10 @@ A test run or a service's output that ends in a panic (``fatal error: concurrent
 ``Traceback (most recent call last):``, ``Exception in thread "main"``, ``thread 'x' panicked at``) holds the
 answer in that report's first frames, and mining would mask them into ``/<*>:<*> +<*>``. The first such report
 is read from its header through the lines a trace holds (frames, a Go function and its file line, markers,
-indented lines, and a blank line only when a trace line follows it), up to ``LogConfig.crash_lines`` lines;
-the templates view serves its head before any template and the rest right after the alert and ask templates.
+indented lines, and a blank line only when a trace line follows it), up to ``LogConfig.crash_lines`` lines (a
+Python traceback, innermost last, through its exception line, its last lines kept). The templates view serves
+its innermost lines before any template and the rest right after the alert and ask templates. A log that holds
+several such reports (each failed request's traceback) has no one crash: its records are mined as usual.
 """
 
 from __future__ import annotations
@@ -33,22 +35,36 @@ def _in_trace(line: str) -> bool:
     )
 
 
-def crash_of(lines: Sequence[str], config: LogConfig) -> list[str]:
-    """The first process-ending report's lines (its header and at least ``crash_least_lines`` in all), or none."""
-    for start, line in enumerate(lines):
-        if trace_header(line) not in _ENDING:
-            continue
-        taken = [line]
-        index = start + 1
-        while index < len(lines) and len(taken) < config.crash_lines:
-            current = lines[index]
-            if not current.strip():
-                if index + 1 >= len(lines) or not _in_trace(lines[index + 1]) or not lines[index + 1].strip():
-                    break
-            elif not _in_trace(current):
+def crash_of(lines: Sequence[str], config: LogConfig) -> tuple[list[str], bool]:
+    """The log's process-ending report (its header and at least ``crash_least_lines`` lines in all), or none,
+    and whether its innermost frame is its last (Python's "most recent call last": then its last lines are kept).
+    A log holding several such reports (a service logging each failed request's traceback) has no one crash."""
+    starts = [index for index, line in enumerate(lines) if trace_header(line) in _ENDING]
+    if len(starts) != 1:
+        return [], False
+    start = starts[0]
+    innermost_last = trace_header(lines[start]) == "python"
+    bound = config.crash_read_lines if innermost_last else config.crash_lines
+    taken = [lines[start]]
+    index = start + 1
+    while index < len(lines) and len(taken) < bound:
+        current = lines[index]
+        if not current.strip():
+            if index + 1 >= len(lines) or not _in_trace(lines[index + 1]) or not lines[index + 1].strip():
                 break
-            taken.append(current)
-            index += 1
-        if len(taken) >= config.crash_least_lines:
-            return taken
-    return []
+        elif not _in_trace(current) and not (innermost_last and _exception_line(current)):
+            break
+        taken.append(current)
+        index += 1
+        if innermost_last and _exception_line(current):
+            break
+    if len(taken) < config.crash_least_lines:
+        return [], False
+    if innermost_last and len(taken) > config.crash_lines:
+        taken = [taken[0], *taken[len(taken) - config.crash_lines + 1 :]]
+    return taken, innermost_last
+
+
+def _exception_line(line: str) -> bool:
+    """A Python traceback's closing line: the exception's type and message, at the margin."""
+    return not line[:1].isspace() and trace_header(line) == "typed"

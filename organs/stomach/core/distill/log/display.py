@@ -316,6 +316,7 @@ def pieces_of(
     as_received: Sequence[bool] = (),
     raise_for_ask: AskRaise | None = None,
     crash: Sequence[str] = (),
+    crash_innermost_last: bool = False,
 ) -> list[Piece]:
     """Every template's line first (a leading template's real line right after its own), then examples, then
     extra alert lines; the log's ``tail`` lines before the ordinary templates; the head of a ``crash`` it holds
@@ -358,7 +359,7 @@ def pieces_of(
         # The very last line (the outcome) first.
         priority = 2 * raised + 2 * (len(tail) - 1 - position)
         pieces.append(Piece(len(templates) + position, SLOT_TAIL, priority, line, len(line)))
-    pieces += _crash_pieces(crash, 2 * raised, config)
+    pieces += _crash_pieces(crash, crash_innermost_last, 2 * raised, config)
     for index, template in enumerate(templates):
         rank = rank_of[index]
         place = 2 * rank if rank < raised else 2 * rank + 2 * len(tail)
@@ -386,15 +387,20 @@ def pieces_of(
     return pieces
 
 
-def _crash_pieces(crash: Sequence[str], after_raised: int, config: LogConfig) -> list[Piece]:
-    """A crash's first lines before anything (what failed and where), the rest once the alert and ask templates
-    are in (priorities from ``after_raised``); listed before every template (their index sorts first)."""
-    pieces = []
+def _crash_pieces(crash: Sequence[str], innermost_last: bool, after_raised: int, config: LogConfig) -> list[Piece]:
+    """A crash's heading and its innermost lines before anything (what failed and where: its first chunk, or its
+    last when the innermost frame is last), the rest once the alert and ask templates are in (priorities from
+    ``after_raised``); listed before every template, in order (their indexes are negative, the heading's first)."""
     step = config.crash_chunk_lines
-    for chunk, first in enumerate(range(0, len(crash), step)):
-        text = "\n".join(clip(line, config.example_chars) for line in crash[first : first + step])
-        text = f"{CRASH_HEADING}\n{text}" if chunk == 0 else text
-        pieces.append(Piece(-1, SLOT_CRASH, -1 if chunk == 0 else after_raised + chunk, text, len(text)))
+    chunks = ["\n".join(clip(line, config.example_chars) for line in crash[first : first + step])
+              for first in range(0, len(crash), step)]  # fmt: skip
+    if not chunks:
+        return []
+    innermost = len(chunks) - 1 if innermost_last else 0
+    pieces = [Piece(-len(chunks) - 1, SLOT_CRASH, -1, CRASH_HEADING, len(CRASH_HEADING))]
+    for number, text in enumerate(chunks):
+        priority = -1 if number == innermost else after_raised + number
+        pieces.append(Piece(number - len(chunks), SLOT_CRASH, priority, text, len(text)))
     return pieces
 
 
