@@ -69,6 +69,20 @@ def test_a_version_is_not_a_threshold() -> None:
     assert comparison is not None and comparison.bound == 3500.0
 
 
+def test_the_number_under_a_key_the_ask_names_is_compared() -> None:
+    comparison = Comparison.of("What was the largest batch it dropped?")
+    assert comparison is not None
+    lines = ["ts=1 level=warn num_dropped=4", "{processor.py:925} parsed", "ts=2 level=warn num_dropped=73", "ts=3 ok"]
+    assert comparison.pick(lines) == [2, 0]
+
+
+def test_a_clock_under_a_time_key_is_not_a_duration() -> None:
+    comparison = Comparison.of("How long did the slowest step take?")
+    assert comparison is not None
+    assert comparison.value_of("web | time=2025-04-21T10:29:27.797Z level=WARN step done") is None
+    assert comparison.value_of("step done elapsed=0.8") == 800.0
+
+
 def test_a_rough_count_compares_nothing() -> None:
     assert Comparison.of("About 3 of the workers restarted; why?") is None
 

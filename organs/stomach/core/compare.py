@@ -8,7 +8,7 @@ first: the top values for a superlative, every line past a threshold (best first
 nearest a rough value (within ``RelevanceTuning.near_share`` of it). A line's value is a number with a
 unit of that quantity (``18.8ms``, ``0.4 secs``, ``52M``), a number under a key that names a time
 (``rt=0.873``, ``duration: 3``), or, in a table, the cell of the column that the ask names (``spent``,
-``tottime``).
+``tottime``), or the number under the key=value key it names (``num_dropped`` for "the largest batch dropped").
 """
 
 from __future__ import annotations
@@ -63,12 +63,19 @@ _NEAR = re.compile(
 )
 _BELOW = ("<", "under", "below", "less", "shorter", "faster", "smaller", "lower", "at most")
 _TIMED = re.compile(rf"{_NUMBER}\s?(ns|us|µs|ms|msecs?|milliseconds?|secs?|seconds?|s|mins?|minutes?)(?![a-z])", re.I)
+# A time under a key without a unit (``rt=0.873``); a clock under one (``time=2025-04-21T10:29``) is not a duration.
 _TIME_KEYED = re.compile(
-    rf"(?<![a-z])(?:\w*time|duration|elapsed|latency|took|rtt?|dur)[\w.]*\s*[=:]\s*{_NUMBER}(?![\d.]*[a-zµ])", re.I
+    rf"(?<![a-z])(?:\w*time|duration|elapsed|latency|took|rtt?|dur)[\w.]*\s*[=:]\s*{_NUMBER}(?![\d.])(?![a-zµ])(?![-:/]\d)",
+    re.I,
 )
 # A size may carry its breakdown before its unit: ``1,360 (960 direct, 400 indirect) bytes``.
 _SIZED = re.compile(rf"{_NUMBER}\s?(?:\([^()\n]{{0,60}}\)\s?)?(bytes?|[kmg]i?b?)(?![a-z])", re.I)
 _WORD = re.compile(r"[a-z_][a-z0-9_]*")
+# A number under a key (``num_dropped=73``, ``"rows":120``, ``rows: 120``), the number whole (not a date's year, a
+# version); a file's line (``processor.py:925``) is not one.
+_KEYED_NUMBER = re.compile(
+    r'(?<![\w.])(?:"([A-Za-z_][\w.\-]{0,60})"\s?:\s?|([A-Za-z_][\w.\-]{0,60})(?:=|:\s))(-?\d[\d,]*(?:\.\d+)?)(?=[\s,;)"\]}]|$)'
+)
 _LEADING_BRACKETS = re.compile(r"^(?:\s*\[[^\]\n]{0,40}\])+")
 
 
@@ -150,7 +157,7 @@ class Comparison:
     def _column_values(self, lines: Sequence[str]) -> dict[int, float]:
         """Values of the table column the ask names, by line index; empty when no header names an ask word."""
         least = self.tuning.column_name_chars
-        names = {word for word in self.words if len(word) >= least and word not in _MORE and word not in _LESS}
+        names = self._named()
         for position, line in enumerate(lines[: self.tuning.header_lines]):
             cells = _cells(line)
             if len(cells) < 2:
@@ -174,11 +181,35 @@ class Comparison:
                     return values
         return {}
 
+    def _named(self) -> set[str]:
+        """The ask's words that may name a column or a key: long enough, and not the comparing words themselves."""
+        least = self.tuning.column_name_chars
+        return {word for word in self.words if len(word) >= least and word not in _MORE and word not in _LESS}
+
+    def _keyed_values(self, lines: Sequence[str]) -> dict[int, float]:
+        """Values under the key=value key the ask names (``num_dropped=73`` for "the largest batch it dropped"), by
+        line index: of the keys a word of the ask names, the one most lines hold."""
+        names = self._named()
+        by_key: dict[str, dict[int, float]] = {}
+        for index, line in enumerate(lines):
+            for quoted, bare, number in _KEYED_NUMBER.findall(line):
+                key = quoted or bare
+                parts = [
+                    part for part in re.split(r"[_.\-]", key.lower()) if len(part) >= self.tuning.column_name_chars
+                ]
+                if any(part.startswith(word) or word.startswith(part) for part in parts for word in names):
+                    value = _number(number)
+                    if value is not None:
+                        by_key.setdefault(key, {})[index] = value
+        return max(by_key.values(), key=len, default={})
+
     def pick(self, lines: Sequence[str]) -> list[int]:
         """Indexes of the lines that answer the comparison, best first (see the module's docstring)."""
         values = self._column_values(lines)
         if not values and self.quantity != "number":
             values = {index: value for index, line in enumerate(lines) if (value := self.value_of(line)) is not None}
+        if not values:
+            values = self._keyed_values(lines)
         if not values:
             return []
         if self.bound is not None and self.direction == 0:
