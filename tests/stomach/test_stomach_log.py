@@ -584,3 +584,16 @@ def test_a_log_of_several_tracebacks_has_no_one_crash() -> None:
     lines += _traceback(8)
     digest = distill_log("\n".join(lines), 300, DEFAULT_ENCODING, ask=AskTerms.of("Why did it fail?"))
     assert "the crash, as received:" not in digest.rendering
+
+
+def test_an_alert_said_again_and_again_is_excerpted_by_its_first_and_last_times() -> None:
+    lines = [f"2021-02-01 00:25:{n // 10:02d}.{n % 10}00 GMT [26] LOG:  could not write stats: No space left on device"
+             for n in range(120)]  # fmt: skip
+    lines[60] = "2021-02-01 00:25:06.000 GMT [22] PANIC:  could not create checkpoint file"
+    lines.append("2021-02-01 00:25:13.000 GMT [1] LOG:  checkpointer process (PID 22) was terminated by signal 6")
+    log = "\n".join(lines)
+    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.8)
+    rendering = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of("Which process took it down?")).rendering
+    assert "PANIC:  could not create checkpoint file" in rendering
+    assert "checkpointer process (PID 22) was terminated by signal 6" in rendering
+    assert rendering.count("No space left on device (alert)") == 4

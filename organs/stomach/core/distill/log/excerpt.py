@@ -3,8 +3,9 @@
 When the target is within a quarter of the log's full size, templates would cost
 a reader more than they save: the log is served as its lines, with the fewest
 ordinary lines elided (each gap counted). Lines are kept in this order: the head
-lines of alert records, other alert lines and the first continuation lines of
-alert records, lines that hold the ask's terms (the rarest first; a term on most
+lines of alert records (of an alert template's records, its first few and its
+last), other alert lines and the first continuation lines of alert records,
+lines that hold the ask's terms (the rarest first; a term on most
 lines raises none), the log's last lines (a build's outcome, a test run's
 summary), its first lines, the lines beside those holding the ask's terms, then
 lines of rare templates, then the rest. Kept alert and ask lines say why they
@@ -45,9 +46,17 @@ def _ranks(
     reasons = [_REST] * count
     ties = [0] * count
     frequency = Counter(f"{shape.masked}\x00{shape.split}" for shape in heads)
+    last = {f"{shape.masked}\x00{shape.split}": start for start, shape in zip(records.start, heads, strict=True)}
+    seen: Counter[str] = Counter()
+    repeats: set[int] = set()
     for start, end, shape in zip(records.start, records.end, heads, strict=True):
         key = f"{shape.masked}\x00{shape.split}"
         ties[start] = frequency[key]
+        seen[key] += 1
+        if shape.alert and seen[key] > config.excerpt_alert_repeats and start != last[key]:
+            # An alert said again and again (a full disk on every write) is told by its first and last times.
+            repeats.add(start)
+            continue
         if shape.alert:
             reasons[start] = _ALERT_HEAD
             for index in range(start + 1, min(end, start + 1 + config.continuation_lines_shown)):
@@ -57,7 +66,7 @@ def _ranks(
     named = [ask.named(line) if ask else () for line in lines]
     rarity = _rarity(named, count, config)
     for index, line in enumerate(lines):
-        if reasons[index] > _ALERT_LINE and is_alert(line):
+        if reasons[index] > _ALERT_LINE and index not in repeats and is_alert(line):
             reasons[index] = _ALERT_LINE
         weight = sum(rarity.get(term, 0.0) for term in named[index])
         if reasons[index] > _ASK and weight > 0:
