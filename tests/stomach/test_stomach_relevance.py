@@ -76,6 +76,18 @@ def test_the_number_under_a_key_the_ask_names_is_compared() -> None:
     assert comparison.pick(lines) == [2, 0]
 
 
+def test_how_high_something_gets_asks_for_its_greatest_value_in_words() -> None:
+    comparison = Comparison.of("How high does the IO pressure get?")
+    assert comparison is not None
+    lines = [
+        "WARNING: io_pressure is 81010.5; tdiff = 1.0",
+        "WARNING: io_pressure is 702617.2; tdiff = 1.0",
+        "NOTE: ok",
+    ]
+    assert comparison.pick(lines)[0] == 1
+    assert Comparison.of("Which ones came out slower, and by how much?") is None
+
+
 def test_a_clock_under_a_time_key_is_not_a_duration() -> None:
     comparison = Comparison.of("How long did the slowest step take?")
     assert comparison is not None

@@ -30,6 +30,9 @@ _TIME_TEXT = """slow slowest slower fast fastest faster long longest longer shor
 _SIZE_TEXT = """memory large largest larger big biggest bigger size sizes heap bytes leak leaks leaked leaking
     allocation allocations allocated"""
 _MORE = frozenset(_MORE_TEXT.split())
+# "How high does the pressure get", "how big did the heap grow": the greatest value, asked in words ("by how much" asks
+# for a difference, not the greatest value).
+_HOW_HIGH = re.compile(r"(?<!by )\bhow (?:high|big|large|bad)\b")
 _LESS = frozenset(_LESS_TEXT.split())
 _TIME_WORDS = frozenset(_TIME_TEXT.split())
 _SIZE_WORDS = frozenset(_SIZE_TEXT.split())
@@ -71,10 +74,11 @@ _TIME_KEYED = re.compile(
 # A size may carry its breakdown before its unit: ``1,360 (960 direct, 400 indirect) bytes``.
 _SIZED = re.compile(rf"{_NUMBER}\s?(?:\([^()\n]{{0,60}}\)\s?)?(bytes?|[kmg]i?b?)(?![a-z])", re.I)
 _WORD = re.compile(r"[a-z_][a-z0-9_]*")
-# A number under a key (``num_dropped=73``, ``"rows":120``, ``rows: 120``), the number whole (not a date's year, a
-# version); a file's line (``processor.py:925``) is not one.
+# A number under a key (``num_dropped=73``, ``"rows":120``, ``rows: 120``, ``io_pressure is 7462.7``), the number
+# whole (not a date's year, a version); a file's line (``processor.py:925``) is not one.
 _KEYED_NUMBER = re.compile(
-    r'(?<![\w.])(?:"([A-Za-z_][\w.\-]{0,60})"\s?:\s?|([A-Za-z_][\w.\-]{0,60})(?:=|:\s))(-?\d[\d,]*(?:\.\d+)?)(?=[\s,;)"\]}]|$)'
+    r'(?<![\w.])(?:"([A-Za-z_][\w.\-]{0,60})"\s?:\s?|([A-Za-z_][\w.\-]{0,60})(?:=|:\s| is ))'
+    r'(-?\d[\d,]*(?:\.\d+)?)(?=[\s,;)"\]}]|$)'
 )
 _LEADING_BRACKETS = re.compile(r"^(?:\s*\[[^\]\n]{0,40}\])+")
 
@@ -126,7 +130,7 @@ class Comparison:
                 # "about 3 of them": a rough count compares nothing a line states.
                 continue
             return cls(direction, quantity or "number", value, tuple(words), tuning=tuning)
-        if _MORE.intersection(words):
+        if _MORE.intersection(words) or _HOW_HIGH.search(lowered):
             return cls(1, quantity or "number", None, tuple(words), tuning=tuning)
         if _LESS.intersection(words):
             return cls(-1, quantity or "number", None, tuple(words), tuning=tuning)
