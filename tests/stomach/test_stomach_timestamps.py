@@ -29,7 +29,16 @@ def test_full_dates_become_utc_instants(stamp: str, instant: str) -> None:
     assert read_instant(stamp) == instant == read_instant(instant)
 
 
-@pytest.mark.parametrize("stamp", ["Jul 20 18:00:01 host sshd", "18:00:01 worker up", "03-17 16:13:38.811 1 2"])
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        "Jul 20 18:00:01 host sshd",
+        "18:00:01 worker up",
+        "03-17 16:13:38.811 1 2",
+        "[   163.009] (II) Loading /usr/lib/xorg/modules/libglx.so",
+        "[    0.000000] Linux version 6.1.0",
+    ],
+)
 def test_undated_stamps_open_a_line_but_name_no_instant(stamp: str) -> None:
     assert leading_stamp(stamp) is not None
     assert read_instant(stamp) is None
@@ -107,3 +116,9 @@ def test_a_long_trace_window_is_bounded_by_its_last_stamp_too() -> None:
     frame = ingest_paste(trace).provider.frames[0]
     assert frame.kind == "stack_trace"
     assert (frame.valid_from, frame.valid_to) == ("2024-01-01T10:00:00Z", "2024-01-03T10:00:00Z")
+
+
+def test_an_uptime_ends_where_its_bracket_does() -> None:
+    stamp = leading_stamp("[   163.009] (II) Loading extension GLX")
+    assert stamp is not None and stamp.end == len("[   163.009]")
+    assert leading_stamp("[163] not an uptime") is None

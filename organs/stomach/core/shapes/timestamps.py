@@ -1,7 +1,8 @@
 """Leading timestamps of log lines: recognise them, and read the ones that name an instant.
 
 A line "opens with a clock" when a time of day sits at its start (optionally in
-brackets). Only stamps that carry a full date become instants; syslog stamps
+brackets), or an uptime in brackets (``[   163.009]``, a kernel's or Xorg's).
+Only stamps that carry a full date become instants; uptimes, syslog stamps
 (``Jul 20 18:00:01``), bare clocks and two-field dates such as ``03-17`` or
 ``17/06/09`` identify a log but name no unambiguous day, so they bound nothing.
 A zone-less stamp is read as UTC: a log rarely says its zone, and inventing a
@@ -27,7 +28,9 @@ _ZONE = r"(?:\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)(?![\w:]))?"
 # Every alternative is anchored and built from bounded or possessive pieces, so
 # a match attempt costs a few dozen steps whatever the line holds.
 _LEADING = re.compile(
-    r"[\[(]?\s?(?:"
+    # an uptime in brackets, padded as the kernel and Xorg pad it: [    0.000000], [   163.009] (names no instant)
+    r"\[\s{0,8}(?P<uptime>\d{1,8}\.\d{3,9})\]"
+    r"|[\[(]?\s?(?:"
     # ISO-8601-like: 2024-01-02T03:04:05.123Z, 2015-10-18 18:01:47,978, 2016/09/27 20:30:31
     rf"(?P<iy>\d{{4}})(?P<isep>[-/])(?P<im>\d{{2}})(?P=isep)(?P<id>\d{{2}})"
     rf"[T ](?P<iH>\d{{2}}):(?P<iM>\d{{2}}):(?P<iS>\d{{2}})"

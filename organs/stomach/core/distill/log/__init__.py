@@ -184,7 +184,7 @@ class LogDistiller:
             tail,
             as_received,
             raised,
-            crash_of(lines, config),
+            crash_of(text, lines, config),
         )
         return self._mined
 

@@ -12,6 +12,7 @@ several such reports (each failed request's traceback) has no one crash: its rec
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from organs.stomach.core.shapes.trace_shapes import is_go_function, is_trace_context, is_trace_frame, trace_header
@@ -23,6 +24,22 @@ CRASH_HEADING = "the crash, as received:"
 # Headers of a report that ends the process: an exception caught and logged (a ``Caused by:``, a typed error
 # line) is a record like any other.
 _ENDING = frozenset({"python", "jvm_thread", "go_panic", "rust", "dotnet", "native", "dart"})
+# What every such header holds: a text holding none is not searched (a substring test runs at memory speed), and only
+# the lines holding one are read as headers (reading every line costs more).
+_HINT_WORDS = (
+    "Traceback (most",
+    "Exception in thread",
+    "panic: ",
+    "panicked at",
+    "atal error: ",
+    "nhandled ",
+    "==ERROR: ",
+    "EXCEPTION CAUGHT",
+)
+_HINT = re.compile(
+    r"Traceback \(most|Exception in thread|panic: |panicked at|[Ff]atal error: |Unhandled [Ee]xception|==ERROR: "
+    r"|EXCEPTION CAUGHT"
+)
 
 
 def _in_trace(line: str) -> bool:
@@ -35,14 +52,31 @@ def _in_trace(line: str) -> bool:
     )
 
 
-def crash_of(lines: Sequence[str], config: LogConfig) -> tuple[list[str], bool]:
+def _only_report(text: str, lines: Sequence[str]) -> int | None:
+    """The line that opens the log's one process-ending report, or None when it holds none or several. The text
+    is searched for the words such headers hold in one pass; only the lines holding them are read as headers."""
+    if not any(word in text for word in _HINT_WORDS):
+        return None
+    starts: set[int] = set()
+    line = 0
+    position = 0
+    for hint in _HINT.finditer(text):
+        line += text.count("\n", position, hint.start())
+        position = hint.start()
+        if line not in starts and line < len(lines) and trace_header(lines[line]) in _ENDING:
+            starts.add(line)
+            if len(starts) > 1:
+                return None
+    return next(iter(starts), None)
+
+
+def crash_of(text: str, lines: Sequence[str], config: LogConfig) -> tuple[list[str], bool]:
     """The log's process-ending report (its header and at least ``crash_least_lines`` lines in all), or none,
     and whether its innermost frame is its last (Python's "most recent call last": then its last lines are kept).
     A log holding several such reports (a service logging each failed request's traceback) has no one crash."""
-    starts = [index for index, line in enumerate(lines) if trace_header(line) in _ENDING]
-    if len(starts) != 1:
+    start = _only_report(text, lines)
+    if start is None:
         return [], False
-    start = starts[0]
     innermost_last = trace_header(lines[start]) == "python"
     bound = config.crash_read_lines if innermost_last else config.crash_lines
     taken = [lines[start]]
