@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from envelopes.types import FrameKind
 from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.core.compare import Comparison
-from organs.stomach.core.relevance import FILL_HEADING, LineScorer, _candidates, _ranked_want
+from organs.stomach.core.relevance import FILL_HEADING, LineScorer, _candidates, _ranked_want, fill_relevant
 from organs.stomach.core.tuning import RelevanceTuning, StomachTuning
 
 
@@ -325,3 +326,23 @@ def test_a_logs_alert_lines_ask_no_ranked_share() -> None:
     ranked = [line for _, _, line in _candidates(_Frame(text, kind="log"), scorer, scorer.tuning.ranked_least)]
     assert ranked and all(line.startswith("ERROR ") for line in ranked)
     assert _ranked_want(_Frame(text, kind="log", compact_tokens=400), scorer, DEFAULT_ENCODING) == 0
+
+
+def test_a_short_snippet_of_code_cut_short_is_served_whole_from_the_largest_frames_room() -> None:
+    snippet = _Frame('addSbtPlugin("com.typesafe.sbt" % "sbt-jshint" % "1.0.6")', "code", "code", full_tokens=89)
+    snippet.compact, snippet.compact_tokens = "a … [206 characters elided] … )", 12
+    log = _Frame("\n".join(f"[error] not found: lib{n}" for n in range(400)), "log", "log", index=1, full_tokens=5000)
+    log.compact, log.compact_tokens = "[400-line log]\n×400 [error] not found: <*>", 1480
+    chosen: dict[str, Literal["compact", "full", "reference"]] = {"code": "compact", "log": "compact"}
+
+    def served(item: _Frame, representation: str) -> int:
+        return item.full_tokens if representation == "full" else item.compact_tokens
+
+    def shrink(item: _Frame, limit: int) -> bool:
+        item.compact_tokens = limit
+        return True
+
+    scorer = LineScorer.of("Why does loading fail?", [snippet.text, log.text])
+    fill_relevant([snippet, log], chosen, 1500, DEFAULT_ENCODING, scorer, served, shrink)
+    assert chosen["code"] == "full"
+    assert log.compact_tokens + snippet.full_tokens <= 1500

@@ -358,7 +358,7 @@ def fill_relevant(
     """
     tuning = scorer.tuning
     if shrink is not None:
-        _keep_user_words(items, chosen, budget, served, shrink, tuning)
+        _keep_short_whole(items, chosen, budget, served, shrink, tuning)
     open_items = [item for item in items if chosen[item.frame_id] == "compact" and item.compact is not None]
     if shrink is not None:
         _make_room(open_items, scorer, budget - _total(items, chosen, served), encoding, shrink)
@@ -416,22 +416,21 @@ def _least_for(item: Fillable, tuning: RelevanceTuning, *, logs_raised: bool) ->
     return tuning.alert_weight if logs_raised and item.kind == "log" else 0.0
 
 
-def _keep_user_words(
+def _keep_short_whole(
     items: Sequence[Fillable], chosen: Chosen, budget: int, served: Callable[[Fillable, str], int],
     shrink: Callable[[Fillable, int], bool], tuning: RelevanceTuning,
 ) -> None:  # fmt: skip
     """The user's own prose (a short note written to the reader, ``structures.written_by_user``, up to
-    ``user_words_share`` of the budget) is not served cut: what its whole text lacks is taken from the largest
-    compact frame, rendered again smaller. (A budget too small for it still makes it a reference, whole on
-    request.)"""
+    ``user_words_share`` of the budget) and a short code snippet (up to ``snippet_share``) are not served cut:
+    what the whole text lacks is taken from the largest compact frame, rendered again smaller. (A budget too
+    small for it still makes it a reference, whole on request.)"""
     for item in items:
-        if (
-            item.kind != "note"
-            or chosen[item.frame_id] != "compact"
-            or item.full_tokens > budget * tuning.user_words_share
-        ):
+        if chosen[item.frame_id] != "compact":
             continue
-        if not written_by_user(item.text):
+        users_words = item.kind == "note" and item.full_tokens <= budget * tuning.user_words_share
+        # A short snippet of code (the plugin line of a build file) cut to a few tokens says nothing: whole, or not.
+        snippet = item.kind == "code" and item.full_tokens <= budget * tuning.snippet_share
+        if not (snippet or (users_words and written_by_user(item.text))):
             continue
         need = item.full_tokens - served(item, chosen[item.frame_id]) - (budget - _total(items, chosen, served))
         donors = [other for other in items if other is not item and chosen[other.frame_id] == "compact"]

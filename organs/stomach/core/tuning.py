@@ -171,6 +171,8 @@ class RelevanceTuning:
     fit_rounds: int = 4
     # The user's own prose is kept whole up to this share of the budget; a frame gives it room down to this size.
     user_words_share: float = 0.25
+    # A code frame up to this share of the budget is kept whole the same way (a snippet cut short says nothing).
+    snippet_share: float = 0.08
     smallest_donor: int = 64
     # Tokens kept between a filled rendering and its frame's whole text: counted apart, lines cost a little
     # differently.
