@@ -210,3 +210,10 @@ def test_an_elided_header_keeps_the_lines_that_state_the_failure() -> None:
     rendering = distill_trace("\n".join([*header, "Thread 0 Crashed::", *frames]), target_tokens=300).rendering
     assert "index 9 beyond bounds" in rendering
     assert "Field 16:" not in rendering
+
+
+def test_threads_whose_frames_differ_only_in_an_address_are_each_shown() -> None:
+    first = "Thread 1:\n0   libsystem_kernel.dylib  0x90ce7046 __psynch_cvwait + 10"
+    second = "Thread 2:\n0   libsystem_kernel.dylib  0x90ce7999 __psynch_cvwait + 10"
+    rendering = distill_trace(f"{first}\n\n{second}").rendering
+    assert "0x90ce7999" in rendering and "as under" not in rendering

@@ -43,8 +43,6 @@ _SALIENT = re.compile(r"\b(?:crash(?:ed|ing)?|panic(?:ked|king)?|fault(?:ed|ing)
 # Words that say a header line states the failure, in whatever case a runtime writes them ("uncaught exception"),
 # and the kernel's capitals ("kernel BUG at").
 _TROUBLE = re.compile(r"\b(?:exception|error|fatal|reason|assert(?:ion)?|terminat(?:ed|ing)|(?-i:BUG))\b", re.I)
-# A frame as compared across sections: its addresses, offsets and frame number aside.
-_FRAME_NUMBERS = re.compile(r"0x[0-9a-f]+|\d+", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,14 +100,15 @@ def _salient(section: _Section) -> bool:
 
 
 def _same_frames(sections: list[_Section]) -> dict[int, int]:
-    """Each section whose frames an earlier section has already (numbers aside), mapped to that earlier section:
-    a crash report's idle threads, a dump's goroutines parked in one place, say their frames once."""
+    """Each section whose frames an earlier section has already, mapped to that earlier section: a crash report's
+    idle threads say their frames once. Frames are compared as written (spacing aside): an address may be what
+    tells two sections apart (the lock instances a kernel's lock list names)."""
     first: dict[tuple[str, ...], int] = {}
     same: dict[int, int] = {}
     for index, section in enumerate(sections):
         if not section.frames or not section.header:
             continue
-        key = tuple(" ".join(_FRAME_NUMBERS.sub("#", frame.key).split()) for frame in section.frames)
+        key = tuple(" ".join(frame.key.split()) for frame in section.frames)
         if key in first:
             same[index] = first[key]
         else:
