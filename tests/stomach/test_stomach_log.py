@@ -597,3 +597,12 @@ def test_an_alert_said_again_and_again_is_excerpted_by_its_first_and_last_times(
     assert "PANIC:  could not create checkpoint file" in rendering
     assert "checkpointer process (PID 22) was terminated by signal 6" in rendering
     assert rendering.count("No space left on device (alert)") == 4
+
+
+def test_an_alert_said_again_with_other_numbers_shows_its_last_time() -> None:
+    rows = [f"2024-01-01 10:00:{k:02d} sync INFO copied file {k}.txt" for k in range(60)]
+    rows += [f"2024-01-01 10:01:0{k} sync ERROR : Attempt {k}/3 failed with 1 errors" for k in (1, 2, 3)]
+    rendering = distill_log("\n".join(rows), 300, DEFAULT_ENCODING).rendering
+    assert "Attempt 1/3 failed" in rendering
+    assert "Attempt 3/3" in rendering
+    assert "not quoted" not in rendering

@@ -468,20 +468,27 @@ def _alert_pieces(
     order: tuple[int, int, int],
     config: LogConfig,
 ) -> list[Piece]:
-    """A template's distinct alert lines besides its example's, in pieces of a few: the first after every
+    """A template's distinct alert lines besides its example's (each as it was last said: its first time is the
+    example's or is counted with it), in pieces of a few: the first after every
     template line (priority ``order[0]``), the rest after every example (``order[1]``, a chunk ``order[2]``
     apart), so a roomy target quotes many alerts and a tight one still quotes some."""
-    extra = [(body, count) for body, count in template.alert_lines.items() if body != example_body]
+    # Each distinct alert line as it was last said (the example shows the first time): the third attempt of three.
+    # The example's own line, said last otherwise, was quoted with the example: it is shown, not counted again.
+    extra = [
+        (template.alert_last.get(body, body), count, 0 if body == example_body else count)
+        for body, count in template.alert_lines.items()
+        if body != example_body or body in template.alert_last
+    ]
     step = config.alert_lines_per_piece
     pieces = []
     for chunk, first in enumerate(range(0, len(extra), step)):
         part = extra[first : first + step]
         text = "\n".join(
             f"    ! {TIMES}{thousands(count)} {clip(_against(body, reference), config.example_chars)}"
-            for body, count in part
+            for body, count, _ in part
         )
         priority = order[0] if chunk == 0 else order[1] + chunk * order[2]
-        pieces.append(Piece(index, SLOT_ALERTS, priority, text, len(text), quotes=sum(c for _, c in part)))
+        pieces.append(Piece(index, SLOT_ALERTS, priority, text, len(text), quotes=sum(q for _, _, q in part)))
     return pieces
 
 

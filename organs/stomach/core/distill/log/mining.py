@@ -75,6 +75,8 @@ class Template:
     # are one alert line, spelled as it first appeared (``alert_keys`` maps the digit-flattened spelling to it).
     alert_lines: dict[str, int] = field(default_factory=dict)
     alert_keys: dict[str, str] = field(default_factory=dict)
+    # An alert line's last spelling, by its first, where the two differ in their digits.
+    alert_last: dict[str, str] = field(default_factory=dict)
     # Alert records by kind, and the separating numbers every record of the template holds.
     kinds: dict[str, int] = field(default_factory=dict)
     split: str = ""
@@ -476,14 +478,21 @@ def alert_key(body: str) -> str:
     return _DIGIT_RUN.sub("0", body)
 
 
-def _count_alert_line(template: Template, body: str, count: int, kept: int) -> None:
+def _count_alert_line(template: Template, body: str, count: int, kept: int, last: str | None = None) -> None:
+    """Count an alert line (``count`` of them, the last spelled ``last`` when not ``body``) under its first spelling,
+    and remember its last spelling where it differs (the third attempt of three, after the first)."""
     key = alert_key(body)
     first = template.alert_keys.get(key)
     if first is not None:
         template.alert_lines[first] += count
+        latest = last or body
+        if latest != first:
+            template.alert_last[first] = latest
     elif len(template.alert_lines) < kept:
         template.alert_keys[key] = body
         template.alert_lines[body] = count
+        if last is not None and last != body:
+            template.alert_last[body] = last
 
 
 def _constant_words(words: list[str], position: int) -> int:
@@ -509,6 +518,6 @@ def _combine(masked: str, parts: list[Template], alert_lines_kept: int, asked_ke
         if part.asked_hits > combined.asked_hits:
             combined.asked_record, combined.asked_hits = part.asked_record, part.asked_hits
         for body, count in part.alert_lines.items():
-            _count_alert_line(combined, body, count, alert_lines_kept)
+            _count_alert_line(combined, body, count, alert_lines_kept, part.alert_last.get(body))
     combined.asked_records = sorted(number for part in parts for number in part.asked_records)[:asked_kept]
     return combined
