@@ -22,6 +22,7 @@ from organs.stomach.core.shapes.timestamps import leading_stamp, read_instant, w
         ("20171223-22:15:29:606|Step", "2017-12-23T22:15:29.606Z"),
         ("081109 203615 148 INFO", "2008-11-09T20:36:15Z"),
         ("2024-01-01T00:30:00+01:00 x", "2023-12-31T23:30:00Z"),
+        ("2024-01-07  9:38:26 0 [Note] InnoDB: started", "2024-01-07T09:38:26Z"),
     ],
 )
 def test_full_dates_become_utc_instants(stamp: str, instant: str) -> None:

@@ -31,9 +31,10 @@ _LEADING = re.compile(
     # an uptime in brackets, padded as the kernel and Xorg pad it: [    0.000000], [   163.009] (names no instant)
     r"\[\s{0,8}(?P<uptime>\d{1,8}\.\d{3,9})\]"
     r"|[\[(]?\s?(?:"
-    # ISO-8601-like: 2024-01-02T03:04:05.123Z, 2015-10-18 18:01:47,978, 2016/09/27 20:30:31
+    # ISO-8601-like: 2024-01-02T03:04:05.123Z, 2015-10-18 18:01:47,978, 2016/09/27 20:30:31, and MySQL's
+    # space-padded hour (2024-01-07  9:38:26)
     rf"(?P<iy>\d{{4}})(?P<isep>[-/])(?P<im>\d{{2}})(?P=isep)(?P<id>\d{{2}})"
-    rf"[T ](?P<iH>\d{{2}}):(?P<iM>\d{{2}}):(?P<iS>\d{{2}})"
+    rf"(?:T| (?=\d{{2}}:)|  (?=\d:))(?P<iH>\d{{1,2}}):(?P<iM>\d{{2}}):(?P<iS>\d{{2}})"
     rf"(?:[.,](?P<ifrac>\d{{1,9}}))?{_ZONE}"
     # compact, full date: 20171223-22:15:29:606
     r"|(?P<cy>\d{4})(?P<cm>\d{2})(?P<cd>\d{2})-(?P<cH>\d{1,2}):(?P<cM>\d{1,2}):(?P<cS>\d{1,2})"
