@@ -295,7 +295,7 @@ CORE_NUMBERS_NOT_TUNING = {
         "_TIME_UNITS": "what a time unit is in milliseconds",
         "_SIZE_UNITS": "what a size unit is in bytes",
     },
-    "organs.stomach.core.distill.log.display": {
+    "organs.stomach.core.distill.log.pieces": {
         "SLOT_ALERTS": "the name of a piece's slot",
         "SLOT_ASKED": "the name of a piece's slot",
         "SLOT_TAIL": "the name of a piece's slot",

@@ -55,7 +55,7 @@ class LogConfig:
     alert_examples_early: int = 3
     # The header names this many kinds of alert (``12 HTTP 404, 3 error``), the rest counted as others.
     alert_kinds_shown: int = 4
-    # Distinct alert lines kept per template, quoted this many at a time (see ``display.pieces_of``).
+    # Distinct alert lines kept per template, quoted this many at a time (see ``pieces.pieces_of``).
     alert_lines_per_template: int = 64
     alert_lines_per_piece: int = 4
     # Continuation lines shown under an example record.

@@ -5,9 +5,9 @@ The distiller is split by role, as a template miner is: its tuning numbers are
 (a source prefix, JSON lines and logfmt read as fields), ``masking`` (variable fields as
 ``<*>``), ``headers`` (leading fields that are header, not event), ``alerts`` (what kind of
 alert a record is, and the numbers that split templates), ``crash`` (a process-ending report
-it holds, kept whole), ``mining`` (records and templates), ``display`` (template lines,
-examples, grouping), ``excerpt`` (a log just over its target) and ``fitting`` (to a token
-target). This module is the facade.
+it holds, kept whole), ``mining`` (records and templates), ``display`` (template lines and
+examples), ``pieces`` (what a rendering holds, its order and grouping), ``excerpt`` (a log
+just over its target) and ``fitting`` (to a token target). This module is the facade.
 
 What is served, in order of preference: the whole log when it fits its target;
 an excerpt of its own lines when the target is within ``meaningful_saving`` of
@@ -33,22 +33,12 @@ from organs.accounting import count_tokens
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.log.alerts import kinds_text
 from organs.stomach.core.distill.log.crash import crash_of
-from organs.stomach.core.distill.log.display import (
-    SLOT_TEMPLATE,
-    AskRaise,
-    Piece,
-    ask_raise,
-    clip,
-    constant_line,
-    example,
-    pieces_of,
-    render,
-    template_line,
-)
+from organs.stomach.core.distill.log.display import clip, constant_line, example, template_line
 from organs.stomach.core.distill.log.excerpt import excerpt
 from organs.stomach.core.distill.log.fitting import estimate_tokens, fit
 from organs.stomach.core.distill.log.masking import mask_variables
 from organs.stomach.core.distill.log.mining import Records, Shape, Template, mine_templates, records_of
+from organs.stomach.core.distill.log.pieces import SLOT_TEMPLATE, AskRaise, Piece, ask_raise, pieces_of, render
 from organs.stomach.core.distill.log.structured import structured_view
 from organs.stomach.core.distill.text import head_tail, plural, thousands
 from organs.stomach.core.shapes.signals import is_alert

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from organs.accounting import count_tokens
 from organs.fitting import fit_tokens
-from organs.stomach.core.distill.log.display import (
+from organs.stomach.core.distill.log.mining import Template
+from organs.stomach.core.distill.log.pieces import (
     SLOT_ALERTS,
     SLOT_ASKED,
     SLOT_CRASH,
@@ -22,7 +23,6 @@ from organs.stomach.core.distill.log.display import (
     Piece,
     render,
 )
-from organs.stomach.core.distill.log.mining import Template
 from organs.stomach.core.tuning import LogConfig
 
 __all__ = ["estimate_tokens", "fit"]
