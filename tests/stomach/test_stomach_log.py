@@ -606,3 +606,18 @@ def test_an_alert_said_again_with_other_numbers_shows_its_last_time() -> None:
     assert "Attempt 1/3 failed" in rendering
     assert "Attempt 3/3" in rendering
     assert "not quoted" not in rendering
+
+
+def test_a_notice_said_again_word_for_word_is_excerpted_once() -> None:
+    notice = ["  The component is governed by the licence agreement;", "  see the vendor's page for its terms."]
+    lines = []
+    for run in range(3):
+        lines += [f"[xunit 00:00:0{run}] Starting: Suite{run}", *notice]
+        lines += [f"  Passed Suite{run}.Case{n} [2 ms]" for n in range(25)]
+    lines[40] = "  Failed Suite1.Case9 [311 ms]"
+    lines.insert(41, "  Expected dataSource not to be <null>.")
+    log = "\n".join(lines)
+    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.8)
+    rendering = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of("Which test failed, and on what?")).rendering
+    assert rendering.count("governed by the licence agreement") == 1
+    assert "Expected dataSource not to be <null>." in rendering

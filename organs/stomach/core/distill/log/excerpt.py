@@ -8,8 +8,9 @@ last), other alert lines and the first continuation lines of alert records,
 lines that hold the ask's terms (the rarest first; a term on most
 lines raises none), the log's last lines (a build's outcome, a test run's
 summary), its first lines, the lines beside those holding the ask's terms, then
-lines of rare templates, then the rest. Kept alert and ask lines say why they
-were kept.
+lines of rare templates, then the rest, then a line said again word for word
+(kept once where it ranks best) whatever it holds. Kept alert and ask lines say why they were
+kept.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ _HEAD = 4
 _NEAR_ASK = 5
 _RARE = 6
 _REST = 7
+# A line said again word for word, after every other line.
+_SAID_AGAIN = 8
 
 
 def _ranks(
@@ -78,6 +81,18 @@ def _ranks(
         for near in range(max(index - config.excerpt_near_lines, 0), min(index + config.excerpt_near_lines + 1, count)):
             if reasons[near] > _NEAR_ASK:
                 reasons[near], ties[near] = _NEAR_ASK, ties[index]
+    # A line said again word for word (a licence notice each test assembly prints) is kept once, where it ranks
+    # best (next to the asked line, not its first time): its other times are the first to be elided.
+    best: dict[str, int] = {}
+    for index, line in enumerate(lines):
+        text = line.strip()
+        if not text:
+            continue
+        kept = best.setdefault(text, index)
+        if kept != index:
+            worse = index if (reasons[kept], ties[kept]) <= (reasons[index], ties[index]) else kept
+            best[text] = kept + index - worse
+            reasons[worse] = _SAID_AGAIN
     for index in range(max(count - config.tail_lines, 0), count):
         reasons[index] = min(reasons[index], _TAIL)
     for index in range(min(config.excerpt_head_lines, count)):
