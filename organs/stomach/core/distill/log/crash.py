@@ -2,8 +2,8 @@
 
 A test run or a service's output that ends in a panic (``fatal error: concurrent map writes``, ``panic:``,
 ``Traceback (most recent call last):``, ``Exception in thread "main"``, ``thread 'x' panicked at``) holds the
-answer in that report's first frames, and mining would mask them into ``/<*>:<*> +<*>``. The first such report
-is read from its header through the lines a trace holds (frames, a Go function and its file line, markers,
+answer in that report's first frames, and mining would mask them into ``/<*>:<*> +<*>``. The report is read
+from its header through the lines a trace holds (frames, a Go function and its file line, markers,
 indented lines, and a blank line only when a trace line follows it), up to ``LogConfig.crash_lines`` lines (a
 Python traceback, innermost last, through its exception line, its last lines kept). The templates view serves
 its innermost lines before any template and the rest right after the alert and ask templates. A log that holds
@@ -36,10 +36,7 @@ _HINT_WORDS = (
     "==ERROR: ",
     "EXCEPTION CAUGHT",
 )
-_HINT = re.compile(
-    r"Traceback \(most|Exception in thread|panic: |panicked at|[Ff]atal error: |Unhandled [Ee]xception|==ERROR: "
-    r"|EXCEPTION CAUGHT"
-)
+_HINT = re.compile("|".join(map(re.escape, _HINT_WORDS)))
 
 
 def _in_trace(line: str) -> bool:
