@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from envelopes.types import FrameKind
@@ -346,3 +350,27 @@ def test_a_short_snippet_of_code_cut_short_is_served_whole_from_the_largest_fram
     fill_relevant([snippet, log], chosen, 1500, DEFAULT_ENCODING, scorer, served, shrink)
     assert chosen["code"] == "full"
     assert log.compact_tokens + snippet.full_tokens <= 1500
+
+
+_SCORE_PROBE = """
+from organs.stomach.core.relevance import LineScorer
+terms = ["lease", "quota", "ledger", "tenant", "shard", "replica", "epoch", "fence", "vault", "cursor"]
+lines = [f"step {n} touched {term}" for k, term in enumerate(terms) for n in range(k * k + 1)]
+lines.append(" ".join(terms))
+scorer = LineScorer.of("Was it the " + ", ".join(terms) + "?", ["\\n".join(lines)])
+print(repr(scorer.rarity(lines[-1])))
+"""
+
+
+def test_a_lines_score_does_not_depend_on_the_order_python_keeps_its_terms_in() -> None:
+    # A line's terms are a set, whose order follows string hashing, seeded per process: summed in that order, the
+    # score's last bit (and so a tie between two lines) would differ from one run of the stomach to the next.
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    scores = {
+        subprocess.run(
+            [sys.executable, "-c", _SCORE_PROBE], capture_output=True, text=True, check=True,
+            env={**env, "PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in range(12)
+    }  # fmt: skip
+    assert len(scores) == 1

@@ -80,6 +80,8 @@ _KEYED_NUMBER = re.compile(
     r'(?<![\w.])(?:"([A-Za-z_][\w.\-]{0,60})"\s?:\s?|([A-Za-z_][\w.\-]{0,60})(?:=|:\s| is ))'
     r'(-?\d[\d,]*(?:\.\d+)?)(?=[\s,;)"\]}]|$)'
 )
+# Where a key's words join: num_dropped, log.level, queue-depth.
+_KEY_PARTS = re.compile(r"[_.\-]")
 _LEADING_BRACKETS = re.compile(r"^(?:\s*\[[^\]\n]{0,40}\])+")
 
 
@@ -198,9 +200,7 @@ class Comparison:
         for index, line in enumerate(lines):
             for quoted, bare, number in _KEYED_NUMBER.findall(line):
                 key = quoted or bare
-                parts = [
-                    part for part in re.split(r"[_.\-]", key.lower()) if len(part) >= self.tuning.column_name_chars
-                ]
+                parts = [part for part in _KEY_PARTS.split(key.lower()) if len(part) >= self.tuning.column_name_chars]
                 if any(part.startswith(word) or word.startswith(part) for part in parts for word in names):
                     value = _number(number)
                     if value is not None:

@@ -29,7 +29,8 @@ from organs.stomach.core.asked import AskTerms, family_pattern, rarity
 from organs.stomach.core.blocks.structures import written_by_user
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import FILL_HEADING as LOG_FILL_HEADING
-from organs.stomach.core.distill.log.display import clip
+from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, clip
+from organs.stomach.core.distill.table import KEPT_MARK
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.tuning import RelevanceTuning
 
@@ -114,7 +115,8 @@ class LineScorer:
             return 0.0
         k1, b = self.tuning.k1, self.tuning.b
         norm = k1 * (1 - b + b * len(line) / self._mean_length)
-        return sum(self._idf.get(term, 0.0) * (k1 + 1) / (1 + norm) for term in terms)
+        # fsum: a set's order varies from run to run, and a float sum with it; the score must not.
+        return math.fsum(self._idf.get(term, 0.0) * (k1 + 1) / (1 + norm) for term in terms)
 
     def scores(self, lines: Sequence[str], *, least: float = 0.0, wide: bool = False) -> list[float]:
         """Each line's fused score: compared value, then rarity (scaled to at most 1), then alert; then the
@@ -124,7 +126,7 @@ class LineScorer:
         rarity = [self.rarity(line) for line in lines]
         # Scaled to the best line, or to a share of what a line holding every term of the ask found in the paste
         # would score, whichever is more: a line that holds only a word the whole paste repeats stays weak.
-        top = max(max(rarity, default=0.0), sum(self._idf.values()) * self.tuning.ceiling_share) or 1.0
+        top = max(max(rarity, default=0.0), math.fsum(self._idf.values()) * self.tuning.ceiling_share) or 1.0
         fused = [value / top for value in rarity]
         if self.comparison is not None:
             picked = self.comparison.pick(lines)
@@ -237,7 +239,9 @@ def _candidates(
 # What a rendering puts around a real line it quotes: an example's lead, a count, and the note after it (a log's
 # template notes, a table row's ``◂`` reasons).
 _QUOTE_LEAD = re.compile(r"^\s*(?:e\.g\. |! ?×[\d,]+ |×[\d,]+ )?")
-_QUOTE_NOTE = re.compile(r" \((?:matches ask|alert|last [^)]*)\)$|  ◂ .*$")
+_QUOTE_NOTE = re.compile(
+    rf"(?:{re.escape(ASK_MARK)}|{re.escape(ALERT_MARK)}| \(last [^)]*\))$|{re.escape(KEPT_MARK)}.*$"
+)
 
 
 def _shown_lines(rendering: str) -> set[str]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from envelopes.types import SegmentKind
 from organs.stomach.core.shapes.line_shapes import (
+    LOGFMT_PAIR,
     box_as_pipes,
     is_box_border,
     is_box_level,
@@ -400,16 +401,13 @@ def numbered_records_rung(lines: list[str], tuning: ClassifyTuning) -> Classific
     return Classification("log", f"numbered machine records ({numbered}/{len(lines)} lines open with an id)")
 
 
-# A logfmt pair: a key, "=", and a quoted or bare value (``level=info msg="served" ms=12``, an audit record's fields).
-_PAIR = re.compile(r'(?:^|\s)[A-Za-z_][\w.-]{0,40}=(?:"[^"\n]*"|\S+)')
-
-
 def key_value_records_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     # Records of several key=value fields each (logfmt, Linux audit, many daemons' text output): a config file
     # holds one pair a line, so several on most lines are events. Tried before code, which reads "a=b" as a setting.
     if len(lines) < tuning.numbered_least_lines:
         return None
-    records = sum(1 for line in lines if len(_PAIR.findall(line)) >= tuning.record_pairs)
+    least = tuning.record_pairs
+    records = sum(1 for line in lines if line.count("=") >= least and len(LOGFMT_PAIR.findall(line)) >= least)
     if not _carried(records, len(lines), tuning):
         return None
     return Classification("log", f"key=value records ({records}/{len(lines)} lines hold {tuning.record_pairs}+ pairs)")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import heapq
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from organs.stomach.core.asked import AskTerms, rarity
@@ -31,9 +32,10 @@ from organs.stomach.core.shapes.signals import aligned_columns, is_alert
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.tuning import StomachTuning
 
-__all__ = ["TableDigest", "distill_table", "infer_column_type"]
+__all__ = ["KEPT_MARK", "TableDigest", "distill_table", "infer_column_type"]
 
-_KEPT_MARK = "  ◂ "
+# What opens a kept row's reasons after the row.
+KEPT_MARK = "  ◂ "
 _NUMERIC_KINDS = ("int", "float", "percent", "currency")
 _NULLS = frozenset({"", "null", "none", "n/a", "na", "nan", "nil", "-", "—", "?"})
 _INT = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+|[-+]?\d+")
@@ -193,7 +195,7 @@ def _why(reasons: list[str], shown_count: int) -> str:
         return ""
     shown = "; ".join(reasons[:shown_count])
     more = len(reasons) - shown_count
-    return _KEPT_MARK + shown + (f"; +{more} more" if more > 0 else "")
+    return KEPT_MARK + shown + (f"; +{more} more" if more > 0 else "")
 
 
 def distill_table(
@@ -306,10 +308,7 @@ def _candidates(
         # A term of the ask counts by how few rows hold it (BM25's idf over the rows): the row naming the one
         # process asked about comes before the hundred rows sharing a word of the ask with it.
         named = {index: terms for index in data if (terms := ask.named(lines[index]))}
-        holding: dict[str, int] = {}
-        for terms in named.values():
-            for term in terms:
-                holding[term] = holding.get(term, 0) + 1
+        holding = Counter(term for terms in named.values() for term in terms)
         weight = {term: rarity(count, len(data)) for term, count in holding.items()}
         for index in _covering(named, weight, tuning.table_ask_rows, tuning.table_term_fade):
             rarest = sorted(named[index], key=lambda term: -weight[term])

@@ -93,27 +93,31 @@ class _Frame:
 class _Section:
     header: list[str] = field(default_factory=list)
     frames: list[_Frame] = field(default_factory=list)
+    # Read once, whatever plan renders it (``_read``): whether it says its thread crashed, which header lines state
+    # the failure, the earlier section whose frames it repeats (-1 for none), and whether its innermost frame is last.
+    salient: bool = False
+    trouble: tuple[bool, ...] = ()
+    same_as: int = -1
+    innermost_last: bool = False
 
 
-def _salient(section: _Section) -> bool:
-    return any(_SALIENT.search(line) for line in section.header)
-
-
-def _same_frames(sections: list[_Section]) -> dict[int, int]:
-    """Each section whose frames an earlier section has already, mapped to that earlier section: a crash report's
-    idle threads say their frames once. Frames are compared as written (spacing aside): an address may be what
-    tells two sections apart (the lock instances a kernel's lock list names)."""
+def _read(sections: list[_Section]) -> None:
+    """What every rendering of the sections asks of them, found once. A section repeats an earlier one when its
+    frames are the same as written (spacing aside): a crash report's idle threads say their frames once, while an
+    address may be what tells two sections apart (the lock instances a kernel's lock list names)."""
     first: dict[tuple[str, ...], int] = {}
-    same: dict[int, int] = {}
     for index, section in enumerate(sections):
+        section.salient = any(_SALIENT.search(line) for line in section.header)
+        section.trouble = tuple(is_alert(line) or _TROUBLE.search(line) is not None for line in section.header)
+        # Python prints the innermost frame last ("most recent call last"); the other runtimes first.
+        section.innermost_last = any("most recent call last" in line for line in section.header)
         if not section.frames or not section.header:
             continue
         key = tuple(" ".join(frame.key.split()) for frame in section.frames)
         if key in first:
-            same[index] = first[key]
+            section.same_as = first[key]
         else:
             first[key] = index
-    return same
 
 
 def _unstamped(line: str) -> str:
@@ -228,24 +232,23 @@ def _exception_line(sections: list[_Section], fallback: str) -> str:
     return fallback
 
 
-def _header_lines(header: list[str], plan: _Plan, tuning: StomachTuning) -> list[str]:
+def _header_lines(section: _Section, plan: _Plan, tuning: StomachTuning) -> list[str]:
     """The header within the plan: its first lines name the exception, its last ones title the frames below
     ("Freed by task 7:"); between them, the lines that read as trouble (a crash report's exception reason)."""
+    header = section.header
     line_chars = tuning.trace_line_chars
     if len(header) <= plan.header_lines:
         return [clip_line(line, line_chars) for line in header]
     head = max(plan.header_lines - tuning.trace_header_tail, 1)
     tail = plan.header_lines - head
-    middle = header[head : len(header) - tail]
-    alerts = [index for index, line in enumerate(middle) if is_alert(line) or _TROUBLE.search(line)]
-    alerts = alerts[: tuning.trace_header_alerts]
+    troubled = [index for index in range(head, len(header) - tail) if section.trouble[index]]
     body = [clip_line(line, line_chars) for line in header[:head]]
     shown = head
-    for index in alerts:
-        if head + index > shown:
-            body.append(elision(head + index - shown, "line"))
-        body.append(clip_line(middle[index], line_chars))
-        shown = head + index + 1
+    for index in troubled[: tuning.trace_header_alerts]:
+        if index > shown:
+            body.append(elision(index - shown, "line"))
+        body.append(clip_line(header[index], line_chars))
+        shown = index + 1
     if len(header) - tail > shown:
         body.append(elision(len(header) - tail - shown, "line"))
     body.extend(clip_line(line, line_chars) for line in header[len(header) - tail :])
@@ -261,24 +264,22 @@ def _salient_plan(plan: _Plan, tuning: StomachTuning) -> _Plan:
     return replace(plan, keep=plan.keep * tuning.trace_salient_factor or tuning.trace_salient_least)
 
 
-def _render(sections: list[_Section], same: dict[int, int], plan: _Plan, summary: str, tuning: StomachTuning) -> str:
+def _render(sections: list[_Section], plan: _Plan, summary: str, tuning: StomachTuning) -> str:
     body = [summary]
     line_chars = tuning.trace_line_chars
-    for index, section in enumerate(sections):
-        section_plan = _salient_plan(plan, tuning) if _salient(section) else plan
-        body.extend(_header_lines(section.header, section_plan, tuning))
-        if index in same:
-            title = clip_line(sections[same[index]].header[0].strip(), tuning.trace_summary_chars)
+    for section in sections:
+        section_plan = _salient_plan(plan, tuning) if section.salient else plan
+        body.extend(_header_lines(section, section_plan, tuning))
+        if section.same_as >= 0:
+            title = clip_line(sections[section.same_as].header[0].strip(), tuning.trace_summary_chars)
             body.append(f"    … [{plural(len(section.frames), 'frame')} as under {title}] …")
             continue
-        # Python prints the innermost frame last ("most recent call last"); the other runtimes first.
-        innermost_last = any("most recent call last" in line for line in section.header)
         body.extend(
             _render_frames(
                 section.frames,
                 section_plan,
                 line_chars,
-                innermost_last=innermost_last,
+                innermost_last=section.innermost_last,
                 outer_share=tuning.trace_outer_share,
             )
         )
@@ -292,7 +293,7 @@ def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTu
     if is_thread_dump(lines, tuning):
         return TraceDigest(render_thread_dump(lines, target_tokens, tuning), _exception_line([], lines[0].strip()))
     sections = _sections(lines)
-    same = _same_frames(sections)
+    _read(sections)
     total_frames = sum(len(section.frames) for section in sections)
     exception = _exception_line(sections, lines[0].strip())
     causes = max(len(sections) - 1, 0)
@@ -301,7 +302,7 @@ def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTu
     if target_tokens is None:
         keep, header_lines = tuning.trace_untargeted_plan
         return TraceDigest(
-            _render(sections, same, _Plan(keep, header_lines, drop_unreliable=True), summary, tuning), exception
+            _render(sections, _Plan(keep, header_lines, drop_unreliable=True), summary, tuning), exception
         )
     budget_chars = target_tokens * tuning.chars_per_token
     # Plans go from the richest to the leanest, so renderings shorten along them: the richest that fits is
@@ -311,7 +312,7 @@ def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTu
 
     def rendered(index: int) -> str:
         if index not in renderings:
-            renderings[index] = _render(sections, same, plans[index], summary, tuning)
+            renderings[index] = _render(sections, plans[index], summary, tuning)
         return renderings[index]
 
     low, high = 0, len(plans) - 1

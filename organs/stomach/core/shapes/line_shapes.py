@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 
 __all__ = [
+    "LOGFMT_PAIR",
     "box_as_pipes",
     "is_box_border",
     "is_box_level",
@@ -26,6 +27,10 @@ __all__ = [
     "source_column_end",
     "unboxed",
 ]
+
+
+# A logfmt pair: a key, "=", and a quoted value (escapes and all) or a bare one (``level=warn msg="a b" ms=12``).
+LOGFMT_PAIR = re.compile(r"([A-Za-z_][\w.\-]{0,60})=(\"(?:[^\"\\]|\\.){0,2000}\"|[^\s\"]*)")
 
 
 def _opens_with(pattern: str) -> Callable[[str], bool]:

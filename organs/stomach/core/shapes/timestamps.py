@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["LeadingStamp", "format_instant", "leading_stamp", "read_instant", "window_of", "window_of_lines"]
+__all__ = ["UPTIME", "LeadingStamp", "format_instant", "leading_stamp", "read_instant", "window_of", "window_of_lines"]
 
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 _MONTH_NUMBER = {name: index for index, name in enumerate(_MONTHS.split("|"), start=1)}
@@ -27,9 +27,11 @@ _ZONE = r"(?:\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)(?![\w:]))?"
 
 # Every alternative is anchored and built from bounded or possessive pieces, so
 # a match attempt costs a few dozen steps whatever the line holds.
+# An uptime in brackets, padded as the kernel and Xorg pad it: [    0.000000], [   163.009] (it names no instant).
+UPTIME = r"\[\s{0,12}\d{1,10}\.\d{3,9}\]"
+
 _LEADING = re.compile(
-    # an uptime in brackets, padded as the kernel and Xorg pad it: [    0.000000], [   163.009] (names no instant)
-    r"\[\s{0,8}(?P<uptime>\d{1,8}\.\d{3,9})\]"
+    rf"{UPTIME}"
     r"|[\[(]?\s?(?:"
     # ISO-8601-like: 2024-01-02T03:04:05.123Z, 2015-10-18 18:01:47,978, 2016/09/27 20:30:31, and MySQL's
     # space-padded hour (2024-01-07  9:38:26)

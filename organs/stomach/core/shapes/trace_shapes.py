@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable
 
 from organs.stomach.core.shapes.signals import LINE_PREFIX
+from organs.stomach.core.shapes.timestamps import UPTIME
 
 __all__ = [
     "STRONG_HEADERS",
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 # "[ 1191.669874] " and "[ 1191.669874][ T1043] " (the printk caller tag, thread or CPU).
-_KERNEL_PREFIX = re.compile(r"\[\s{0,12}\d{1,10}\.\d{3,9}\](?:\[\s{0,6}[TC]\d{1,10}\])? ?")
+_KERNEL_PREFIX = re.compile(rf"{UPTIME}(?:\[\s{{0,6}}[TC]\d{{1,10}}\])? ?")
 
 
 def kernel_prefix_end(line: str) -> int:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from organs.accounting import count_tokens
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.log.alerts import kinds_text
-from organs.stomach.core.distill.log.crash import crash_of
+from organs.stomach.core.distill.log.crash import Crash, crash_of
 from organs.stomach.core.distill.log.display import clip, constant_line, example, template_line
 from organs.stomach.core.distill.log.excerpt import excerpt
 from organs.stomach.core.distill.log.fitting import estimate_tokens, fit
@@ -94,8 +94,8 @@ class _Mined:
     as_received: list[bool]
     # Per template: the weight of the ask's terms it holds and whether it is raised for them.
     ask_raise: AskRaise
-    # The crash the log holds, as received, and whether its innermost frame is last (``crash``).
-    crash: tuple[list[str], bool]
+    # The crash the log holds, if any (``crash``).
+    crash: Crash | None
 
 
 class LogDistiller:
@@ -196,7 +196,7 @@ class LogDistiller:
         window = found.valid_from, found.valid_to
         # Pieces carry the estimates of one fitting, so each rendering starts from fresh ones.
         pieces = pieces_of(
-            mined, records, templates, found.tail, config, lines, found.as_received, found.ask_raise, *found.crash
+            mined, records, templates, found.tail, config, lines, found.as_received, found.ask_raise, found.crash
         )
 
         def spell(piece: Piece) -> str:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from organs.stomach.core.shapes.trace_shapes import is_go_function, is_trace_context, is_trace_frame, trace_header
 from organs.stomach.core.tuning import LogConfig
 
-__all__ = ["CRASH_HEADING", "crash_of"]
+__all__ = ["CRASH_HEADING", "Crash", "crash_of"]
 
 CRASH_HEADING = "the crash, as received:"
 # Headers of a report that ends the process: an exception caught and logged (a ``Caused by:``, a typed error
@@ -37,6 +38,15 @@ _HINT_WORDS = (
     "EXCEPTION CAUGHT",
 )
 _HINT = re.compile("|".join(map(re.escape, _HINT_WORDS)))
+
+
+@dataclass(frozen=True, slots=True)
+class Crash:
+    """The report's lines as received, and whether its innermost frame is its last (Python's "most recent call
+    last": then its last lines are the ones kept and served first)."""
+
+    lines: tuple[str, ...]
+    innermost_last: bool
 
 
 def _in_trace(line: str) -> bool:
@@ -67,13 +77,12 @@ def _only_report(text: str, lines: Sequence[str]) -> int | None:
     return next(iter(starts), None)
 
 
-def crash_of(text: str, lines: Sequence[str], config: LogConfig) -> tuple[list[str], bool]:
-    """The log's process-ending report (its header and at least ``crash_least_lines`` lines in all), or none,
-    and whether its innermost frame is its last (Python's "most recent call last": then its last lines are kept).
-    A log holding several such reports (a service logging each failed request's traceback) has no one crash."""
+def crash_of(text: str, lines: Sequence[str], config: LogConfig) -> Crash | None:
+    """The log's process-ending report (its header and at least ``crash_least_lines`` lines in all), or None. A
+    log holding several such reports (a service logging each failed request's traceback) has no one crash."""
     start = _only_report(text, lines)
     if start is None:
-        return [], False
+        return None
     innermost_last = trace_header(lines[start]) == "python"
     bound = config.crash_read_lines if innermost_last else config.crash_lines
     taken = [lines[start]]
@@ -90,10 +99,10 @@ def crash_of(text: str, lines: Sequence[str], config: LogConfig) -> tuple[list[s
         if innermost_last and _exception_line(current):
             break
     if len(taken) < config.crash_least_lines:
-        return [], False
+        return None
     if innermost_last and len(taken) > config.crash_lines:
         taken = [taken[0], *taken[len(taken) - config.crash_lines + 1 :]]
-    return taken, innermost_last
+    return Crash(tuple(taken), innermost_last)
 
 
 def _exception_line(line: str) -> bool:

@@ -89,10 +89,11 @@ def _ranks(
         if not text:
             continue
         kept = best.setdefault(text, index)
-        if kept != index:
-            worse = index if (reasons[kept], ties[kept]) <= (reasons[index], ties[index]) else kept
-            best[text] = kept + index - worse
-            reasons[worse] = _SAID_AGAIN
+        if kept == index:
+            continue
+        if (reasons[index], ties[index]) < (reasons[kept], ties[kept]):
+            best[text], kept, index = index, index, kept
+        reasons[index] = _SAID_AGAIN
     for index in range(max(count - config.tail_lines, 0), count):
         reasons[index] = min(reasons[index], _TAIL)
     for index in range(min(config.excerpt_head_lines, count)):

@@ -16,12 +16,13 @@ says. Template lines are spelled out only when the fit reaches them
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from organs.stomach.core.asked import AskTerms, rarity
-from organs.stomach.core.distill.log.crash import CRASH_HEADING
+from organs.stomach.core.distill.log.crash import CRASH_HEADING, Crash
 from organs.stomach.core.distill.log.display import clip
 from organs.stomach.core.distill.log.masking import WILDCARD
 from organs.stomach.core.distill.log.mining import Records, Template, alert_key
@@ -79,8 +80,7 @@ def pieces_of(
     real: Sequence[str] | None = None,
     as_received: Sequence[bool] = (),
     raise_for_ask: AskRaise | None = None,
-    crash: Sequence[str] = (),
-    crash_innermost_last: bool = False,
+    crash: Crash | None = None,
 ) -> list[Piece]:
     """Every template's line first (a leading template's real line right after its own), then examples, then
     extra alert lines; the log's ``tail`` lines before the ordinary templates; the head of a ``crash`` it holds
@@ -123,7 +123,8 @@ def pieces_of(
         # The very last line (the outcome) first.
         priority = 2 * raised + 2 * (len(tail) - 1 - position)
         pieces.append(Piece(len(templates) + position, SLOT_TAIL, priority, line, len(line)))
-    pieces += _crash_pieces(crash, crash_innermost_last, 2 * raised, config)
+    if crash is not None:
+        pieces += _crash_pieces(crash, 2 * raised, config)
     for index, template in enumerate(templates):
         rank = rank_of[index]
         place = 2 * rank if rank < raised else 2 * rank + 2 * len(tail)
@@ -151,16 +152,14 @@ def pieces_of(
     return pieces
 
 
-def _crash_pieces(crash: Sequence[str], innermost_last: bool, after_raised: int, config: LogConfig) -> list[Piece]:
+def _crash_pieces(crash: Crash, after_raised: int, config: LogConfig) -> list[Piece]:
     """A crash's heading and its innermost lines before anything (what failed and where: its first chunk, or its
     last when the innermost frame is last), the rest once the alert and ask templates are in (priorities from
     ``after_raised``); listed before every template, in order (their indexes are negative, the heading's first)."""
     step = config.crash_chunk_lines
-    chunks = ["\n".join(clip(line, config.example_chars) for line in crash[first : first + step])
-              for first in range(0, len(crash), step)]  # fmt: skip
-    if not chunks:
-        return []
-    innermost = len(chunks) - 1 if innermost_last else 0
+    chunks = ["\n".join(clip(line, config.example_chars) for line in crash.lines[first : first + step])
+              for first in range(0, len(crash.lines), step)]  # fmt: skip
+    innermost = len(chunks) - 1 if crash.innermost_last else 0
     pieces = [Piece(-len(chunks) - 1, SLOT_CRASH, -1, CRASH_HEADING, len(CRASH_HEADING))]
     for number, text in enumerate(chunks):
         priority = -1 if number == innermost else after_raised + number
@@ -191,7 +190,8 @@ def ask_raise(
                     terms.update(ask.named(line))
     holding = Counter(term for terms in named for term in terms)
     weights = {term: rarity(held, len(templates)) for term, held in holding.items()}
-    weight = tuple(sum(weights[term] for term in terms) for terms in named)
+    # fsum: the sets' order varies from run to run, and a float sum with it; the ranking must not.
+    weight = tuple(math.fsum(weights[term] for term in terms) for terms in named)
     by_weight = sorted((i for i, template in enumerate(templates) if template.asked_hits), key=lambda i: -weight[i])
     top = set(by_weight[: config.ask_templates])
     return AskRaise(weight, tuple(index in top for index in range(len(templates))))

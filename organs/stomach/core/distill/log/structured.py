@@ -20,12 +20,12 @@ from itertools import islice
 
 import msgspec
 
+from organs.stomach.core.shapes.line_shapes import LOGFMT_PAIR
 from organs.stomach.core.tuning import LogConfig
 
 __all__ = ["View", "structured_view"]
 
 _SOURCE = re.compile(r"(?:\[(?P<pod>pod/[^\]\s]{1,200})\]|(?P<service>[A-Za-z0-9][\w.\-]{0,62}?) *\|) ")
-_LOGFMT_PAIR = re.compile(r"([A-Za-z_][\w.\-]{0,60})=(\"(?:[^\"\\]|\\.){0,2000}\"|[^\s\"]*)")
 _MESSAGE_KEYS = ("msg", "message", "MESSAGE", "@message", "log", "event", "text")
 _LEVEL_KEYS = ("level", "lvl", "severity", "levelname", "log.level", "@level", "loglevel")
 _TIME_KEYS = ("time", "ts", "timestamp", "@timestamp", "t", "datetime")
@@ -120,7 +120,7 @@ def _json_fields(line: str) -> dict[str, object] | None:
 def _logfmt_fields(line: str, min_pairs: int) -> dict[str, object] | None:
     if line.count("=") < min_pairs:
         return None
-    pairs = _LOGFMT_PAIR.findall(line)
+    pairs = LOGFMT_PAIR.findall(line)
     if len(pairs) < min_pairs:
         return None
     return {key: value[1:-1] if value.startswith('"') else value for key, value in pairs}
