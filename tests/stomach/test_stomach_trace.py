@@ -217,3 +217,37 @@ def test_threads_whose_frames_differ_only_in_an_address_are_each_shown() -> None
     second = "Thread 2:\n0   libsystem_kernel.dylib  0x90ce7999 __psynch_cvwait + 10"
     rendering = distill_trace(f"{first}\n\n{second}").rendering
     assert "0x90ce7999" in rendering and "as under" not in rendering
+
+
+def _gdb_thread(number: int, innermost: str, depth: int) -> str:
+    frames = [f"#0  0x00007f563838c66d in {innermost} () from /lib64/libc.so.6", "No locals."]
+    for n in range(1, depth):
+        frame = f"#{n}  0x00007f56{n:08x} in worker_step_{number}_{n} (state=0x{n:x}) at worker.c:{n}"
+        frames += [frame, "        x = 1"]
+    return "\n".join([f"Thread {number} (Thread 0x7f56{number:08x} (LWP {5000 + number})):", *frames])
+
+
+def test_gdb_frames_without_an_address_are_frames() -> None:
+    trace = "Thread 1 (LWP 5):\n#0  g_hash (v=v@entry=0x0) at ghash.c:1871\n#1  0x0046 in caller () at a.c:3"
+    rendering = distill_trace(trace).rendering
+    assert "[stack trace · Thread 1 (LWP 5): · 2 frames · 0 chained sections]" in rendering
+
+
+def test_no_locals_stays_under_its_frame_instead_of_opening_a_section() -> None:
+    rendering = distill_trace(_gdb_thread(2, "compute", 6)).rendering
+    assert "0 chained sections" in rendering
+
+
+def test_idle_threads_are_thinned_before_the_working_one() -> None:
+    working = _gdb_thread(1, "parse_entry", 30)
+    idle = "\n".join(_gdb_thread(number, "poll", 30) for number in range(2, 6))
+    rendering = distill_trace(f"{idle}\n{working}", target_tokens=1500).rendering
+    assert rendering.count("worker_step_1_") > 10
+    assert all(rendering.count(f"worker_step_{number}_") <= 2 for number in range(2, 6))
+
+
+def test_threads_all_idle_are_thinned_alike() -> None:
+    idle = "\n".join(_gdb_thread(number, "poll", 30) for number in range(2, 6))
+    rendering = distill_trace(idle, target_tokens=1500).rendering
+    assert len({rendering.count(f"worker_step_{number}_") for number in range(2, 6)}) == 1
+    assert rendering.count("worker_step_2_") > 2

@@ -452,6 +452,8 @@ class StomachTuning:
     # trouble.
     trace_salient_factor: int = 3
     trace_salient_least: int = 2
+    # Where some thread of a trace works, one waiting for work keeps at most this many frames at each end.
+    trace_idle_frames: int = 1
     trace_header_alerts: int = 4
     trace_summary_chars: int = 160
 

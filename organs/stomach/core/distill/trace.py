@@ -27,6 +27,7 @@ from organs.stomach.core.distill.thread_dump import is_thread_dump, render_threa
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.shapes.trace_shapes import (
     is_go_function,
+    is_idle_frame,
     is_trace_frame,
     kernel_prefix_end,
     library_frame,
@@ -40,6 +41,8 @@ __all__ = ["TraceDigest", "distill_trace"]
 _ALL = 1_000_000
 # A section that says its thread crashed, panicked or faulted (Apple's ``Thread 0 Crashed::``, Go's running goroutine).
 _SALIENT = re.compile(r"\b(?:crash(?:ed|ing)?|panic(?:ked|king)?|fault(?:ed|ing)?|abort(?:ed)?)\b|\[running\]", re.I)
+# What gdb writes under a frame it has nothing more to say of, at the frame's own indentation.
+_FRAME_NOTES = frozenset({"No locals.", "No symbol table info available.", "No arguments."})
 # Words that say a header line states the failure, in whatever case a runtime writes them ("uncaught exception"),
 # and the kernel's capitals ("kernel BUG at").
 _TROUBLE = re.compile(r"\b(?:exception|error|fatal|reason|assert(?:ion)?|terminat(?:ed|ing)|(?-i:BUG))\b", re.I)
@@ -99,6 +102,8 @@ class _Section:
     trouble: tuple[bool, ...] = ()
     same_as: int = -1
     innermost_last: bool = False
+    # Its innermost frame waits for work (``is_idle_frame``): an event loop or a pool thread with nothing to do.
+    idle: bool = False
 
 
 def _read(sections: list[_Section]) -> None:
@@ -111,6 +116,8 @@ def _read(sections: list[_Section]) -> None:
         section.trouble = tuple(is_alert(line) or _TROUBLE.search(line) is not None for line in section.header)
         # Python prints the innermost frame last ("most recent call last"); the other runtimes first.
         section.innermost_last = any("most recent call last" in line for line in section.header)
+        if section.frames:
+            section.idle = is_idle_frame(section.frames[-1 if section.innermost_last else 0].lines[0])
         if not section.frames or not section.header:
             continue
         key = tuple(" ".join(frame.key.split()) for frame in section.frames)
@@ -139,7 +146,7 @@ def _sections(lines: list[str]) -> list[_Section]:
         current = sections[-1]
         last = current.frames[-1] if current.frames else None
         deeper = last is not None and _indent(line) > last.indent
-        if last is not None and deeper and trace_header(line) is None:
+        if last is not None and ((deeper and trace_header(line) is None) or line.strip() in _FRAME_NOTES):
             # Under a frame: its source and carets, a Go function's file line, a Rust frame's "at" line.
             last.lines.append(line)
         elif is_trace_frame(line) or (
@@ -267,8 +274,14 @@ def _salient_plan(plan: _Plan, tuning: StomachTuning) -> _Plan:
 def _render(sections: list[_Section], plan: _Plan, summary: str, tuning: StomachTuning) -> str:
     body = [summary]
     line_chars = tuning.trace_line_chars
+    # Where some thread works, the idle ones are thinned first: their frames say where each waits, not what failed.
+    idle_plan = (
+        replace(plan, keep=min(plan.keep, tuning.trace_idle_frames))
+        if plan.keep < _ALL and any(section.frames and not section.idle for section in sections)
+        else plan
+    )
     for section in sections:
-        section_plan = _salient_plan(plan, tuning) if section.salient else plan
+        section_plan = _salient_plan(plan, tuning) if section.salient else idle_plan if section.idle else plan
         body.extend(_header_lines(section, section_plan, tuning))
         if section.same_as >= 0:
             title = clip_line(sections[section.same_as].header[0].strip(), tuning.trace_summary_chars)

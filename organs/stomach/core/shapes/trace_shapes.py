@@ -30,6 +30,7 @@ from organs.stomach.core.shapes.timestamps import UPTIME
 __all__ = [
     "STRONG_HEADERS",
     "is_go_function",
+    "is_idle_frame",
     "is_trace_context",
     "is_trace_frame",
     "kernel_prefix_end",
@@ -78,6 +79,8 @@ is_trace_frame = _opens_with(
     # function]: g, #2 {main}) and Dart (#0      f (package:a/b.dart:7:24))
     r"|\s*#\d{1,4}\s+(?:0x[0-9a-f]{1,16} in \S|\[internal function\]|\{main\}|[^\s(]{1,300}\(\d+\): "
     r"|[^(\n]{1,300}\((?:package|dart|file|org-dartlang-sdk|https?):[^)\n]{0,300}\))"
+    # gdb's frames that name no address (an inlined or the innermost one): "#0  g_hash (v=0x0) at ghash.c:1871"
+    r"|\s*#\d{1,4}\s+[^\s(]{1,300} \([^\n]{0,3000}\) (?:at \S{1,300}:\d+|from /\S{1,300})\s*$"
     # kernel: " ? func+0x1a/0x30 [mod]", "[<ffffffff81>] func+0x1a/0x30", "RIP: 0010:func+0x1c/0x30"
     r"|\s*(?:\[<[0-9a-f]{8,16}>\] )?(?:\? )?[\w.$]{1,200}\+0x[0-9a-f]{1,16}/0x[0-9a-f]{1,16}\b"
     r"|\s*RIP: [0-9a-f]{4}:"
@@ -183,3 +186,19 @@ _LIBRARY_FRAME = re.compile(
 def library_frame(line: str) -> bool:
     """Whether a frame line runs a runtime's, a framework's or an installed package's code, not the application's."""
     return _LIBRARY_FRAME.search(line) is not None
+
+
+# The calls a thread waits in when it has nothing to do (an event loop's poll, a pool's condition wait, a sleep), in
+# the C library, macOS, Windows and Go's runtime. A lock wait is not here: a thread stuck on a mutex may be the story.
+_IDLE_CALL = re.compile(
+    r"(?<![\w.])(?:__)?(?:poll|ppoll|epoll_p?wait|select|pselect6?|kevent(?:64)?|pthread_cond_(?:timed)?wait"
+    r"|futex_wait|(?:clock_)?nanosleep|usleep|sem_(?:timed)?wait|psynch_cvwait|semwait_signal|workq_kernreturn"
+    r"|mach_msg2?_trap|sigwait|sigtimedwait|accept4?|WaitForSingleObject(?:Ex)?|WaitForMultipleObjects(?:Ex)?"
+    r"|(?:Nt|Zw)(?:WaitFor\w+|DelayExecution|RemoveIoCompletion)|GetQueuedCompletionStatus(?:Ex)?"
+    r"|runtime\.gopark|runtime_pollWait)(?:@@[\w.]+)?(?:\s?\(|\s*\+|\s*$)"
+)
+
+
+def is_idle_frame(line: str) -> bool:
+    """Whether a frame line is a thread waiting for work: ``#0  0x7f… in poll () from /lib64/libc.so.6``."""
+    return _IDLE_CALL.search(line) is not None
