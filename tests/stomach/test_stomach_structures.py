@@ -215,3 +215,28 @@ def test_a_generated_report_whose_list_items_hold_indented_fences_is_one_segment
     report = "\n\n".join(packages)
     bundle = ingest_paste(f"I ran the reverse-dependency check.\n\n{report}\n\nWhich package is newly broken?")
     assert [entry.kind for entry in bundle.report] == ["prose", "log", "prose"]
+
+
+def _pointed_run(count: int) -> str:
+    """A shellcheck-style run: a location, the quoted line, a pointer under it with the rule and its level, and
+    sometimes a suggestion under "Did you mean:"; no tally closes it."""
+    records = []
+    for number in range(count):
+        record = (
+            f"In deploy.sh line {10 + number * 7}:\n    if [ ! -d $dir_{number} ]; then\n"
+            "              ^----^ SC2086 (info): Double quote to prevent globbing."
+        )
+        if number % 2:
+            record += f'\n\nDid you mean: \n    if [ ! -d "$dir_{number}" ]; then'
+        records.append(record)
+    return "\n\n\n".join(records)
+
+
+def test_a_pointed_linter_run_without_a_tally_is_one_log_segment() -> None:
+    paste = f"the linter's output on our deploy script:\n\n{_pointed_run(12)}\n\nWhich of these matter?"
+    bundle = ingest_paste(paste)
+    assert [(entry.kind, entry.outcome) for entry in bundle.report] == [
+        ("prose", "frame"),
+        ("log", "frame"),
+        ("prose", "goal"),
+    ]

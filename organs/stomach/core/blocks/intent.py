@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 
+from organs.stomach.core.shapes.line_shapes import is_compiler_diagnostic
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.shapes.trace_shapes import is_trace_frame, trace_header
 from organs.stomach.core.tuning import ClassifyTuning
@@ -144,6 +145,8 @@ _MACHINE = re.compile(
     r"|\S+: \*\*\*|\$ \S|PS [A-Z]:\\|#\d+ "
     # a test runner's failure excerpt: "E       assert 1 == 2", ">       assert f()"
     r"|[E>] {3,}\S"
+    # a diagnostic's pointer under the source it quotes: "^-----^ SC2034 (warning): …", "    ^~~~"
+    r"|\^[-~^]*(?:\s|$)"
     r")"
 )
 # A line introducing what follows reads as a sentence: it opens with a plain word (not an identifier such
@@ -158,6 +161,7 @@ def machine_line(line: str) -> bool:
         or leading_stamp(line) is not None
         or is_trace_frame(line)
         or trace_header(line) is not None
+        or is_compiler_diagnostic(line)
     )
 
 

@@ -131,6 +131,9 @@ def written_by_user(text: str, tuning: ClassifyTuning | None = None) -> bool:
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     if not lines or len(lines) > tuning.introduction_lines:
         return False
+    # A line indented as code is quoted, not written: a tool's suggestion under its "Did you mean:".
+    if any(line.startswith(("    ", "\t")) for line in text.split("\n")):
+        return False
     return own_words(text, tuning) and all(_WRITTEN.search(line) for line in lines)
 
 

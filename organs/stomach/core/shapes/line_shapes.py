@@ -92,6 +92,9 @@ is_compiler_diagnostic = _opens_with(
     r"|\d{1,6} (?:errors?|warnings?) generated\."
     # Terraform, Helm and other CLIs: "Error: Invalid reference", "  on main.tf line 12, in resource …:"
     r"|(?:Error|Warning): [A-Z]|\s{0,8}on [^\s:]{1,300} line \d+"
+    # shellcheck and linters of its form: "In deploy.sh line 12:", then the line and a pointer under it with the
+    # rule and its level ("       ^--^ SC2086 (info): Double quote …")
+    r"|In [^\s:]{1,300} line \d+:\s*$|\s{0,300}\^[-~^]* [A-Z]{1,4}\d{1,6} \((?:error|warning|info|style|note)\): "
 )
 
 
