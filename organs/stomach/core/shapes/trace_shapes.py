@@ -133,10 +133,11 @@ _HEADER = re.compile(
     r"|(?P<rails>(?:[A-Z]\w{0,100}::){1,10}[A-Z]\w{0,100} \([^\n]{0,300}\):\s*$"
     r"|[A-Z]\w{0,100}(?:Error|Exception) \([^\n]{0,300}\):\s*$)"
     # An exception type opening the line and followed by a colon or the line end:
-    # "java.lang.IllegalStateException: boom", "TypeError: x is undefined", "ValueError".
+    # "java.lang.IllegalStateException: boom", "TypeError: x is undefined", "ValueError", and a wrapper naming
+    # what it wraps: "ray.exceptions.RayTaskError(ActorDiedError): …".
     # A sentence that mentions an error never opens with the bare type name and a colon.
     r"|(?P<typed>(?:Uncaught )?(?:[A-Za-z_$][\w$]*(?:\.|::))*[\w$]*(?:Error|Exception|Panic|Fault|Throwable)"
-    r"(?::|\s*$))"
+    r"(?:\([\w.]{1,100}\))?(?::|\s*$))"
     r")"
 )
 

@@ -5,7 +5,8 @@ A test run or a service's output that ends in a panic (``fatal error: concurrent
 answer in that report's first frames, and mining would mask them into ``/<*>:<*> +<*>``. The report is read
 from its header through the lines a trace holds (frames, a Go function and its file line, markers,
 indented lines, and a blank line only when a trace line follows it), up to ``LogConfig.crash_lines`` lines (a
-Python traceback, innermost last, through its exception line, its last lines kept). The templates view serves
+Python traceback, innermost last, through its exception line and a remote traceback it raised on, its last lines
+kept; the lines of carets under its frames' source are left out when served). The templates view serves
 its innermost lines before any template and the rest right after the alert and ask templates. A log that holds
 several such reports (each failed request's traceback) has no one crash: its records are mined as usual.
 """
@@ -96,13 +97,19 @@ def crash_of(text: str, lines: Sequence[str], config: LogConfig) -> Crash | None
             break
         taken.append(current)
         index += 1
-        if innermost_last and _exception_line(current):
+        # A remote error's traceback goes on under the exception line it raised locally (a task runner's).
+        if innermost_last and _exception_line(current) and not (index < len(lines) and _chained(lines[index])):
             break
     if len(taken) < config.crash_least_lines:
         return None
     if innermost_last and len(taken) > config.crash_lines:
         taken = [taken[0], *taken[len(taken) - config.crash_lines + 1 :]]
     return Crash(tuple(taken), innermost_last)
+
+
+def _chained(line: str) -> bool:
+    """Whether a line after a Python exception line carries the traceback on: a frame or a marker under one."""
+    return is_trace_frame(line) or line.lstrip().startswith("^")
 
 
 def _exception_line(line: str) -> bool:

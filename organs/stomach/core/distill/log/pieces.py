@@ -157,8 +157,12 @@ def _crash_pieces(crash: Crash, after_raised: int, config: LogConfig) -> list[Pi
     last when the innermost frame is last), the rest once the alert and ask templates are in (priorities from
     ``after_raised``); listed before every template, in order (their indexes are negative, the heading's first)."""
     step = config.crash_chunk_lines
-    chunks = ["\n".join(clip(line, config.example_chars) for line in crash.lines[first : first + step])
-              for first in range(0, len(crash.lines), step)]  # fmt: skip
+    # A line of carets under a frame's source says nothing the source line does not; where the innermost frame is
+    # last, the chunks are counted from it, so the first served is a whole one.
+    lines = [line for line in crash.lines if not line.strip() or line.strip().strip("^~")]
+    edges = range(len(lines), 0, -step) if crash.innermost_last else range(0, len(lines), step)
+    spans = sorted((max(edge - step, 0), edge) if crash.innermost_last else (edge, edge + step) for edge in edges)
+    chunks = ["\n".join(clip(line, config.example_chars) for line in lines[start:end]) for start, end in spans]
     innermost = len(chunks) - 1 if crash.innermost_last else 0
     pieces = [Piece(-len(chunks) - 1, SLOT_CRASH, -1, CRASH_HEADING, len(CRASH_HEADING))]
     for number, text in enumerate(chunks):
