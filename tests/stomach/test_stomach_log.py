@@ -580,7 +580,7 @@ def test_a_python_crash_keeps_its_innermost_frames_and_its_exception() -> None:
 
 def test_a_remote_traceback_under_the_local_exception_is_the_crash_and_its_carets_are_left_out() -> None:
     lines = [f'INFO:     10.0.0.{n}:5000 - "GET /notes/{n} HTTP/1.0" 200 OK' for n in range(80)]
-    local = _traceback(7)[:-1] + ["runner.RemoteTaskError(WorkerDiedError): task run() failed"]
+    local = [*_traceback(7)[:-1], "runner.RemoteTaskError(WorkerDiedError): task run() failed"]
     remote = [
         '  File "/srv/app/trainer.py", line 913, in fit',
         "    output = self.workers.update(batch)",
