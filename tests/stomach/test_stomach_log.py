@@ -634,3 +634,14 @@ def test_a_notice_said_again_word_for_word_is_excerpted_once() -> None:
     rendering = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of("Which test failed, and on what?")).rendering
     assert rendering.count("governed by the licence agreement") == 1
     assert "Expected dataSource not to be <null>." in rendering
+
+
+def test_a_log_of_distinct_lines_well_over_its_target_is_an_excerpt_of_its_lines() -> None:
+    # A device report's "key : value" lines: no two keys share a word, so each line is a template of its own.
+    syllables = ["ka", "lo", "mi", "nu", "pe", "ro", "si", "tu", "va", "ze"]
+    words = [a + b + c for a in syllables for b in syllables for c in syllables[:3]]
+    lines = [f"{' ' * (4 * (n % 3))}{words[2 * n]} {words[2 * n + 1]} : {n * 7 % 300}" for n in range(150)]
+    lines[50] = "        Power Limit : 450.00 W"
+    digest = distill_log("\n".join(lines), 300, DEFAULT_ENCODING, ask=AskTerms.of("Is the power limit hit?"))
+    assert "templates by first appearance" not in digest.rendering
+    assert "        Power Limit : 450.00 W" in digest.rendering

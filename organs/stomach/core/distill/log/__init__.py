@@ -119,9 +119,10 @@ class LogDistiller:
         self._full_tokens: dict[str, int] = {}
         self._frame_tokens: dict[str, int] = {}
 
-    def _count_full(self, target_tokens: int, encoding: str) -> int | None:
-        """The whole log's exact count, or ``None`` when it is so much longer than the target that it cannot fit."""
-        if len(self.received) > target_tokens * self.config.whole_text_trial:
+    def _count_full(self, target_tokens: int, encoding: str, *, trial: bool = True) -> int | None:
+        """The whole log's exact count, or (on ``trial``) ``None`` when it is so much longer than the target that it
+        cannot fit."""
+        if trial and len(self.received) > target_tokens * self.config.whole_text_trial:
             return None
         if encoding not in self._full_tokens:
             self._full_tokens[encoding] = count_tokens(self.received, encoding)
@@ -213,12 +214,16 @@ class LogDistiller:
         counts = len(templates), found.alert_templates
         # A log within ``meaningful_saving`` of its target is an excerpt; so is a short log whose templates' header
         # and legend alone would take more than ``excerpt_frame_share`` of the target (they could show their legend
-        # and no line at all), and one whose records are mostly distinct: its templates would be nearly as many as
-        # its lines, their masks hiding what each line says.
+        # and no line at all), and one whose records are mostly distinct (up to ``excerpt_distinct_trial``
+        # characters a target token): its templates would be nearly as many as its lines, their masks hiding what
+        # each line says.
+        distinct = len(templates) >= len(records.start) * config.excerpt_distinct_share
+        if full_tokens is None and distinct and len(self.received) <= target_tokens * config.excerpt_distinct_trial:
+            full_tokens = self._count_full(target_tokens, encoding, trial=False)
         if full_tokens is not None and (
-            target_tokens >= full_tokens * (1 - self.tuning.meaningful_saving)
+            distinct
+            or target_tokens >= full_tokens * (1 - self.tuning.meaningful_saving)
             or self._bare_frame_tokens(found, encoding) > target_tokens * config.excerpt_frame_share
-            or len(templates) >= len(records.start) * config.excerpt_distinct_share
         ):
             excerpted = excerpt(
                 lines, mined, records, found.heads, found.alerts, target_tokens, encoding, full_tokens, self.ask, config
