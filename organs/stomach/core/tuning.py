@@ -122,11 +122,13 @@ class LogConfig:
     # A short log whose templates' header and legend alone would take more than this share of its target is served
     # as an excerpt of its lines: its templates could show their legend and no line at all.
     excerpt_frame_share: float = 0.5
-    # A log with at least this many templates per record, and at most ``excerpt_distinct_trial`` characters a
-    # target token, is served as an excerpt of its lines: templates that few records share save little and mask
-    # what tells each line apart. Far longer, an excerpt keeps too few of its lines, and the templates' counts say
-    # more (a run's tally among hundreds of distinct lines).
+    # A log with at least this many templates per record is served as an excerpt of its lines at any target its
+    # count is known for: templates that few records share save little and mask what tells each line apart. Its
+    # count is taken for it when it holds at least ``excerpt_distinct_far_share`` templates per record and at most
+    # ``excerpt_distinct_trial`` characters a target token; further over, an excerpt keeps too few of its lines
+    # and the templates' counts say more (a run's tally among hundreds of distinct lines).
     excerpt_distinct_share: float = 0.3
+    excerpt_distinct_far_share: float = 0.4
     excerpt_distinct_trial: int = 16
     # At most this many templates holding the ask's terms are raised right after the alert templates.
     ask_templates: int = 6

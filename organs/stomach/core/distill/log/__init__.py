@@ -218,7 +218,11 @@ class LogDistiller:
         # characters a target token): its templates would be nearly as many as its lines, their masks hiding what
         # each line says.
         distinct = len(templates) >= len(records.start) * config.excerpt_distinct_share
-        if full_tokens is None and distinct and len(self.received) <= target_tokens * config.excerpt_distinct_trial:
+        if (
+            full_tokens is None
+            and len(templates) >= len(records.start) * config.excerpt_distinct_far_share
+            and len(self.received) <= target_tokens * config.excerpt_distinct_trial
+        ):
             full_tokens = self._count_full(target_tokens, encoding, trial=False)
         if full_tokens is not None and (
             distinct
