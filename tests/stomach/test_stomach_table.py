@@ -121,3 +121,15 @@ def test_a_table_drawn_with_box_characters_under_a_title_is_a_table() -> None:
     )
     report = ingest_paste(f"Which service is slowest?\n\n{table}").report
     assert [entry.kind for entry in report] == ["prose", "table"]
+
+
+def test_fields_one_space_apart_are_columns_though_their_gaps_do_not_align() -> None:
+    # An access log's lines: the elapsed field padded, the others one space apart, URLs of every length.
+    lines = [
+        f"1157689{n:03d}.049 {(n * 37) % 900 if n != 61 else 6741:>6} 10.0.0.{n % 7} TCP_MISS/200 {n * 13} GET "
+        f"http://{'x' * (n % 11)}.example/{n} user{n % 3} DIRECT/10.1.1.{n % 5} text/html"
+        for n in range(120)
+    ]
+    digest = distill_table("\n".join(lines), target_tokens=400)
+    assert digest.columns == 10
+    assert "6741 10.0.0.5 TCP_MISS/200 793 GET" in digest.rendering

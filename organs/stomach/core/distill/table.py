@@ -5,7 +5,8 @@ Types: ``int``, ``float``, ``percent``, ``currency``, ``bool``, ``timestamp``,
 column with some nulls (empty, ``null``, ``none``, ``n/a``, ``na``, ``nan``,
 ``nil``, ``-``). A column whose values disagree is ``text``.
 
-Layouts: pipe-, tab- and comma-delimited and whitespace-aligned, lines ending in
+Layouts: pipe-, tab- and comma-delimited, whitespace-aligned and space-separated (as many words on nearly
+every line, where the gaps do not align: an access log read as a table), lines ending in
 CRLF or LF. A header of directives (Zeek's ``#fields``/``#types`` lines) names the
 columns; its other ``#`` lines are not rows.
 
@@ -126,7 +127,21 @@ def _split_rows(lines: list[str], tuning: StomachTuning) -> tuple[list[list[str]
         except csv.Error:
             pass
     columns = aligned_columns(lines[: tuning.table_aligned_lines])
+    fields = _word_fields(lines, tuning)
+    if fields > len(columns):
+        # Fields one space apart, as many on every line (a server's access lines): the gaps do not align, the
+        # words do.
+        return [line.split(maxsplit=fields - 1) for line in lines], "space-separated"
     return [[line[start:end].strip() for start, end in columns] for line in lines], "whitespace-aligned"
+
+
+def _word_fields(lines: list[str], tuning: StomachTuning) -> int:
+    """How many space-separated words nearly every line holds (``table_delimiter_tenths`` of them), or 0."""
+    counts = Counter(len(line.split()) for line in lines if line.strip())
+    if not counts:
+        return 0
+    fields, lines_with = counts.most_common(1)[0]
+    return fields if fields >= 3 and lines_with * 10 >= sum(counts.values()) * tuning.table_delimiter_tenths else 0
 
 
 @dataclass(slots=True)
