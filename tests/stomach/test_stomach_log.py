@@ -40,6 +40,10 @@ from organs.text_views import TextLines
         ("unable_to_parse counter reset to 0", False),
         ('{"method":"GET","path":"/cart","response_code":401,"duration":3}', True),
         ('{"method":"GET","path":"/cart","response_code":200,"duration":401}', False),
+        (" × tests/unit/cart.test.ts > cart > totals the lines 5ms", True),
+        ("   ✓ tests/unit/cart.test.ts > cart > totals the lines 5ms", False),
+        ("not ok 3 - totals the lines", True),
+        ("× 3 replicas", False),
     ],
 )
 def test_what_a_reader_looks_for_is_an_alert(line: str, alert: bool) -> None:

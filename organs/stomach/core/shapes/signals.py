@@ -19,6 +19,7 @@ __all__ = [
     "LINE_PREFIX",
     "aligned_columns",
     "is_alert",
+    "is_failed_test",
     "level_of",
 ]
 
@@ -167,16 +168,27 @@ _STEMS = tuple(sorted({*_WORD_ALERTS, *_LOWERED_ALERTS, *_LEVEL_STEMS_OF_ALERTS,
 _STEM_FINDER = ahocorasick_rs.AhoCorasick(list(_STEMS))
 
 
+# A test runner's mark of a failed test opening its line: vitest's and mocha's crosses, TAP's "not ok 3".
+_FAILED_TEST = re.compile(r"\s{0,12}(?:[×✗✘✕] (?!\d)\S|not ok \d)")
+
+
+def is_failed_test(line: str) -> bool:
+    """Whether the line is a test runner's report of a failed test (`` × tests/a.test.ts > x > y 5ms``)."""
+    return _FAILED_TEST.match(line) is not None
+
+
 def is_alert(line: str) -> bool:
     """Whether a reader scanning for trouble would stop at this line.
 
     Level words at or above a warning, bracketed or keyed levels, logcat letters, a 4xx/5xx
     status in a request line, a status column or under a status key, failure and panic words,
-    a non-zero exit status and a test run's failure count. A zero count, an exit status of 0
+    a non-zero exit status, a test run's failure count and a failed test's mark. A zero count, an exit status of 0
     and a 2xx/3xx status are not alerts.
     """
     window = line[:LINE_PREFIX]
     lowered = window.lower()
+    if _FAILED_TEST.match(window) is not None:
+        return True
     stems = set(_STEM_FINDER.find_matches_as_strings(lowered, overlapping=True))
     if " /" in window:
         # A request line ("GET /cart HTTP/1.1"): its method is a stem too.

@@ -14,7 +14,7 @@ import re
 
 import ahocorasick_rs
 
-from organs.stomach.core.shapes.signals import ALERT_LEVELS, LINE_PREFIX, is_alert, level_of
+from organs.stomach.core.shapes.signals import ALERT_LEVELS, LINE_PREFIX, is_alert, is_failed_test, level_of
 
 __all__ = ["alert_kind", "kinds_text", "separating_spans"]
 
@@ -99,7 +99,7 @@ def alert_kind(line: str, count_digits: int) -> str:
             return "exit status" if what == "exit" else "failures"
     word = _WORD_KINDS.search(line, 0, LINE_PREFIX)
     if word is None:
-        return "alert"
+        return "failed test" if is_failed_test(line) else "alert"
     panic, bug, exception, _failure = word.groups()
     return "panic" if panic else "BUG" if bug else "exception" if exception else "failure"
 
