@@ -240,3 +240,25 @@ def test_a_pointed_linter_run_without_a_tally_is_one_log_segment() -> None:
         ("log", "frame"),
         ("prose", "goal"),
     ]
+
+
+def test_a_style_checker_run_with_its_progress_and_heading_is_one_log() -> None:
+    offences = "\n".join(
+        f"app/models/cart.rb:{n}:3: C: Metrics/LineLength: Line is too long. [{90 + n}/80]\n  total = items.sum\n  ^^^^^"
+        for n in range(1, 9)
+    )
+    run = f"Inspecting 8 files\n.C...CC.\n\nOffenses:\n\n{offences}\n\n8 files inspected, 8 offenses detected"
+    bundle = ingest_paste(f"Which of these are more than style?\n\n{run}")
+    assert [(entry.kind, entry.outcome) for entry in bundle.report] == [("prose", "goal"), ("log", "frame")]
+
+
+def test_test_runner_lines_among_a_tests_output_are_not_the_users_words() -> None:
+    chunks = [
+        f" ✓ tests/unit/cart.test.ts > cart > totals line {n} with every discount applied {n}ms\n"
+        f"stdout | tests/unit/cart.test.ts > cart > totals line {n + 1} with every discount applied\n"
+        f"[I][cart] total complete {{ lines: {n} }}"
+        for n in range(8)
+    ]
+    run = "\n\n".join(chunks) + "\n\n Test Files  1 failed | 3 passed (4)\n      Tests  2 failed | 40 passed (42)"
+    bundle = ingest_paste(f"the vitest run:\n\n{run}\n\nWhich tests fail?")
+    assert [entry.kind for entry in bundle.report] == ["prose", "log", "prose"]

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 
-from organs.stomach.core.shapes.line_shapes import is_compiler_diagnostic
+from organs.stomach.core.shapes.line_shapes import is_compiler_diagnostic, is_test_report
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.shapes.trace_shapes import is_trace_frame, trace_header
 from organs.stomach.core.tuning import ClassifyTuning
@@ -162,6 +162,7 @@ def machine_line(line: str) -> bool:
         or is_trace_frame(line)
         or trace_header(line) is not None
         or is_compiler_diagnostic(line)
+        or is_test_report(line)
     )
 
 

@@ -129,7 +129,8 @@ def written_by_user(text: str, tuning: ClassifyTuning | None = None) -> bool:
     (``organs.stomach.core.blocks.intent.own_words``), each ending as a sentence or clause does or six words long."""
     tuning = tuning or ClassifyTuning()
     lines = [line.strip() for line in text.split("\n") if line.strip()]
-    if not lines or len(lines) > tuning.introduction_lines:
+    # One word is a heading ("Offenses:"), not someone writing.
+    if not lines or len(lines) > tuning.introduction_lines or (len(lines) == 1 and " " not in lines[0]):
         return False
     # A line indented as code is quoted, not written: a tool's suggestion under its "Did you mean:".
     if any(line.startswith(("    ", "\t")) for line in text.split("\n")):
@@ -140,7 +141,11 @@ def written_by_user(text: str, tuning: ClassifyTuning | None = None) -> bool:
 def _lone_word(head: str) -> bool:
     """Whether the block is one word standing alone at the margin, such as a path naming the file below it."""
     word = head.strip()
-    return bool(word) and "\n" not in word and " " not in word and not head[:1].isspace()
+    if not word or "\n" in word or " " in word or head[:1].isspace():
+        return False
+    # A run of dots is a tool's progress (".C...W..CC"), and a word ending in a colon with no path in it a tool's
+    # heading ("Offenses:"): neither names a file.
+    return "..." not in word and not (word.endswith(":") and not any(mark in word for mark in "./\\"))
 
 
 def _before_run(text: str, line_count: int, tuning: ClassifyTuning) -> bool:
