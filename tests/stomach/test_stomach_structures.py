@@ -244,7 +244,7 @@ def test_a_pointed_linter_run_without_a_tally_is_one_log_segment() -> None:
 
 def test_a_style_checker_run_with_its_progress_and_heading_is_one_log() -> None:
     offences = "\n".join(
-        f"app/models/cart.rb:{n}:3: C: Metrics/LineLength: Line is too long. [{90 + n}/80]\n  total = items.sum\n  ^^^^^"
+        f"app/models/cart.rb:{n}:3: C: Metrics/LineLength: Line is too long. [{90 + n}/80]\n  total = cart.sum\n  ^^^"
         for n in range(1, 9)
     )
     run = f"Inspecting 8 files\n.C...CC.\n\nOffenses:\n\n{offences}\n\n8 files inspected, 8 offenses detected"
