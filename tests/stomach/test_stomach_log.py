@@ -314,6 +314,14 @@ def test_a_long_line_is_clipped_around_the_asks_term_in_its_middle() -> None:
     assert "characters elided" in clipped
 
 
+def test_a_term_past_the_opening_quarter_keeps_its_stretch_when_another_term_is_deep_in_the_line() -> None:
+    line = "LC_ALL=C PATH=/usr/bin " + "x" * 60 + " -smp 2,sockets=2 " + "-device y " * 40 + "-name guest=vm1 "
+    line += "-device z " * 40
+    clipped = clip(line, 240, AskTerms.of("What smp does the guest get?"))
+    assert "-smp 2,sockets=2" in clipped
+    assert "guest=vm1" in clipped
+
+
 def test_a_long_line_whose_head_shows_the_asks_terms_is_clipped_as_before() -> None:
     line = _changelog(3)
     ask = AskTerms.of("What does the metadata event say?")

@@ -64,11 +64,11 @@ def _asked_stretches(line: str, limit: int, ask: AskTerms) -> list[tuple[int, in
     lowered = line.lower()
     lead = limit // 4
     positions = sorted((at, at + len(term)) for term in ask.named(line) if (at := lowered.find(term, lead)) >= 0)
-    hidden = [
-        (start, stop) for start, stop in positions if start >= limit - limit // 4 and stop <= len(line) - limit // 4
-    ]
-    if not hidden:
+    tail_start = len(line) - limit // 4
+    if not any(start >= limit - limit // 4 and stop <= tail_start for start, stop in positions):
         return None
+    # Cut to stretches, the head is its opening quarter: a term past it is shown in a stretch of its own too.
+    hidden = [(start, stop) for start, stop in positions if stop <= tail_start]
     room = (limit - lead) // len(hidden)
     stretches = [(0, lead)]
     for start, stop in hidden:
