@@ -657,3 +657,15 @@ def test_a_log_of_distinct_lines_well_over_its_target_is_an_excerpt_of_its_lines
     digest = distill_log("\n".join(lines), 300, DEFAULT_ENCODING, ask=AskTerms.of("Is the power limit hit?"))
     assert "templates by first appearance" not in digest.rendering
     assert "        Power Limit : 450.00 W" in digest.rendering
+
+
+def test_a_log_of_few_long_records_is_an_excerpt_of_whole_lines() -> None:
+    rows = [
+        f'{{"timestamp":"2018-10-04T09:34:{n:02d}.0","flow_id":{7000 + n % 3},"event_type":"alert",'
+        + ",".join(f'"field_{k}":"{"v" * 20}{n}"' for k in range(30))
+        + f',"http":{{"hostname":"mirror{n % 3}.example.org","length":{n * 1000}}}}}'
+        for n in range(20)
+    ]
+    digest = distill_log("\n".join(rows), 3000, DEFAULT_ENCODING, ask=AskTerms.of("Which host sent the most?"))
+    assert "templates by first appearance" not in digest.rendering
+    assert '"hostname":"mirror1.example.org","length":19000' in digest.rendering

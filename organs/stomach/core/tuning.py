@@ -130,6 +130,8 @@ class LogConfig:
     excerpt_distinct_share: float = 0.3
     excerpt_distinct_far_share: float = 0.4
     excerpt_distinct_trial: int = 16
+    # So is a log of at most this many lines, however alike: its templates would show a few lines each.
+    excerpt_few_lines: int = 24
     # At most this many templates holding the ask's terms are raised right after the alert templates.
     ask_templates: int = 6
 

@@ -214,13 +214,14 @@ class LogDistiller:
         counts = len(templates), found.alert_templates
         # A log within ``meaningful_saving`` of its target is an excerpt; so is a short log whose templates' header
         # and legend alone would take more than ``excerpt_frame_share`` of the target (they could show their legend
-        # and no line at all), and one whose records are mostly distinct (up to ``excerpt_distinct_trial``
-        # characters a target token): its templates would be nearly as many as its lines, their masks hiding what
-        # each line says.
-        distinct = len(templates) >= len(records.start) * config.excerpt_distinct_share
+        # and no line at all), and one whose lines are few or whose records are mostly distinct (up to
+        # ``excerpt_distinct_trial`` characters a target token): its templates would be nearly as many as its
+        # lines, their masks hiding what each line says (a score of long JSON records, a device's report).
+        few = len(mined) <= config.excerpt_few_lines
+        distinct = few or len(templates) >= len(records.start) * config.excerpt_distinct_share
         if (
             full_tokens is None
-            and len(templates) >= len(records.start) * config.excerpt_distinct_far_share
+            and (few or len(templates) >= len(records.start) * config.excerpt_distinct_far_share)
             and len(self.received) <= target_tokens * config.excerpt_distinct_trial
         ):
             full_tokens = self._count_full(target_tokens, encoding, trial=False)
