@@ -44,6 +44,10 @@ from organs.text_views import TextLines
         ("   ✓ tests/unit/cart.test.ts > cart > totals the lines 5ms", False),
         ("not ok 3 - totals the lines", True),
         ("× 3 replicas", False),
+        ("E0612 10:00:00.123456    1234 kubelet.go:123] sync pod cart-7", True),
+        ("W0612 10:00:00.123456    1234 kubelet.go:123] slow sync of pod cart-7", True),
+        ("I0612 10:00:00.123456    1234 kubelet.go:123] synced pod cart-7", False),
+        ("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog caught a timeout", True),
     ],
 )
 def test_what_a_reader_looks_for_is_an_alert(line: str, alert: bool) -> None:

@@ -74,17 +74,26 @@ _LEVEL_STEM_FINDER = ahocorasick_rs.AhoCorasick(
     ["info", "warn", "err", "debug", "trace", "notice", "crit", "fatal", "severe", "alert", "emerg", "panic"]
 )
 _LOGCAT_LETTER = re.compile(r"\d [VDIWEF] ")
+# glog's and klog's header (Kubernetes, PyTorch, many C++ services): the level letter fused to the date,
+# "E0612 10:00:00.123456  1234 kubelet.go:123] …", opening the line, bracketed or after a bracketed prefix
+# ("[rank0]:[E1218 20:27:21.426 …").
+_GLOG = re.compile(r"(?:\[[^\]\n]{1,30}\]:?)?\[?([IWEF])[01]\d[0-3]\d [0-2]\d:[0-5]\d:[0-5]\d\.\d{3,9}\b")
 
 
 def level_of(line: str) -> str | None:
     """The lower-cased level token the line carries near its start, if any."""
     window = line[:_LEVEL_WINDOW]
     if not _LEVEL_STEM_FINDER.find_matches_as_indexes(window.lower()) and _LOGCAT_LETTER.search(window) is None:
-        return None
+        return _glog_level(window)
     match = _LEVEL.search(window)
     if match is None:
-        return None
+        return _glog_level(window)
     return next(group for group in match.groups() if group is not None).lower()
+
+
+def _glog_level(window: str) -> str | None:
+    found = _GLOG.match(window)
+    return None if found is None else found.group(1).lower()
 
 
 # --- alerts: the lines a reader looks for first ------------------------------------------
@@ -188,6 +197,8 @@ def is_alert(line: str) -> bool:
     window = line[:LINE_PREFIX]
     lowered = window.lower()
     if _FAILED_TEST.match(window) is not None:
+        return True
+    if _glog_level(window) in ALERT_LEVELS:
         return True
     stems = set(_STEM_FINDER.find_matches_as_strings(lowered, overlapping=True))
     if " /" in window:
