@@ -287,8 +287,10 @@ class ClassifyTuning:
     listing_tenths: int = 9
     # Numbered machine records are told from a list by at least this many lines.
     numbered_least_lines: int = 3
-    # A line holding this many key=value pairs is a record (logfmt), not a setting.
+    # A line holding this many key=value pairs is a record (logfmt), not a setting; such records are told from a
+    # config's few long lines by at least this many lines.
     record_pairs: int = 3
+    record_least_lines: int = 3
     # A lone token longer than this is not a path; a fence's language tag is read up to this many characters.
     path_chars: int = 1024
     language_chars: int = 40

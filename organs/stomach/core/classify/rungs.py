@@ -404,7 +404,7 @@ def numbered_records_rung(lines: list[str], tuning: ClassifyTuning) -> Classific
 def key_value_records_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     # Records of several key=value fields each (logfmt, Linux audit, many daemons' text output): a config file
     # holds one pair a line, so several on most lines are events. Tried before code, which reads "a=b" as a setting.
-    if len(lines) < tuning.numbered_least_lines:
+    if len(lines) < tuning.record_least_lines:
         return None
     least = tuning.record_pairs
     records = sum(1 for line in lines if line.count("=") >= least and len(LOGFMT_PAIR.findall(line)) >= least)

@@ -285,12 +285,16 @@ class LogDistiller:
         return (both, both_tokens) if both_tokens <= limit else (rendering, tokens)
 
 
+_OPENING_INDENT = re.compile(r"\n*([ \t]+)")
+
+
 def _dedented(text: str) -> str:
     """``text`` without the leading spaces or tabs that every line that is not blank opens with."""
-    first = text.lstrip("\n")
-    indent = first[: len(first) - len(first.lstrip(" \t"))]
-    if not indent:
+    # The first line's indentation, read where it is: stripping the text to find it would copy the whole log.
+    opening = _OPENING_INDENT.match(text)
+    if opening is None:
         return text
+    indent = opening.group(1)
     # A line that is not blank and does not open with the indentation: then no indentation is shared.
     if re.search(rf"^(?!{re.escape(indent)})[ \t]*\S", text, re.MULTILINE):
         return text
