@@ -166,6 +166,27 @@ cache-5f6b7c8d9e-xyz12   0/1     Pending   0          1m"""
     assert found.reason.startswith("rung 7")
 
 
+def test_rung_7b_records_opening_with_a_pid_and_a_compact_clock_are_a_log() -> None:
+    records = "\n".join(
+        f" {12480 + n}:20180217:2129{n:02d}.319 Starting the collector for item number {n} of this host"
+        for n in range(6)
+    )
+    found = classify(records, fenced=False)
+    assert found.kind == "log"
+    assert found.reason.startswith("rung 7b")
+    assert kind_of("\n".join(f"1.2 step {n} of the guide says to open the panel" for n in range(6))) == "prose"
+
+
+def test_rung_4e_findings_located_to_a_line_and_column_are_diagnostics() -> None:
+    findings = "\n".join(
+        f"internal\\poller\\batch.go:{30 + n}:21: Error return value of `f.Close` is not checked (errcheck)"
+        for n in range(4)
+    )
+    found = classify(findings, fenced=False)
+    assert found.kind == "log"
+    assert found.reason.startswith("rung 4e")
+
+
 def test_rung_7c_records_of_several_key_value_pairs_are_a_log() -> None:
     records = "\n".join(
         f'type=SYSCALL msg=audit(16110{n}.761:{n}): arch=c000003e syscall=59 success=yes exe="/usr/bin/ip"'

@@ -285,8 +285,10 @@ class ClassifyTuning:
     # An aligned listing: at least this many aligned keys, and this many tenths of lines keyed or indented under one.
     listing_aligned_keys: int = 3
     listing_tenths: int = 9
-    # Numbered machine records are told from a list by at least this many lines.
+    # Numbered machine records are told from a list by at least this many lines, and open with a number of at least
+    # this many digits (joined by colons and dots or not).
     numbered_least_lines: int = 3
+    numbered_record_digits: int = 5
     # A line holding this many key=value pairs is a record (logfmt), not a setting; such records are told from a
     # config's few long lines by at least this many lines.
     record_pairs: int = 3

@@ -47,7 +47,7 @@ The order is load-bearing, because several shapes imitate each other:
 7. a whitespace-aligned table (kubectl, ps, docker) → table, last of the
    tabular signals because the padding after ``INFO`` looks like a column break;
    7a. an aligned ``Key:   value`` listing (kubectl describe) → table;
-   7b. lines that mostly open with a long number (a sequence id or epoch) → log,
+   7b. lines that mostly open with a long number (a sequence id or epoch, or a pid joined to a compact clock) → log,
    tried after the aligned tables, whose rows may open with a PID;
    7c. lines that mostly hold three key=value pairs or more (logfmt, Linux
    audit records) → log: a config file holds one pair a line;

@@ -389,13 +389,20 @@ def listing_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | N
     return Classification("table", f"aligned key/value listing ({keyed}/{len(lines)} keyed lines)")
 
 
-_NUMBERED_RECORD = re.compile(r"(?:- )?\d{5,20} \S")
+# A sequence number or epoch, or numbers joined by colons and dots (a pid and a compact date and time:
+# " 12480:20180217:212904.319"), of five digits or more in all, then the record.
+_NUMBERED_RECORD = re.compile(r"\s{0,8}(?:- )?(\d{1,20}(?:[:.]\d{1,20}){0,3}) \S")
+
+
+def _numbered(line: str, tuning: ClassifyTuning) -> bool:
+    found = _NUMBERED_RECORD.match(line)
+    return found is not None and sum(digit.isdigit() for digit in found.group(1)) >= tuning.numbered_record_digits
 
 
 def numbered_records_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     # Machine records that open with a sequence number or epoch and carry no level or clock
     # up front. Tried after the aligned-table rung, because `ps` rows open with a PID too.
-    numbered = sum(1 for line in lines if _NUMBERED_RECORD.match(line) is not None)
+    numbered = sum(1 for line in lines if _numbered(line, tuning))
     if len(lines) < tuning.numbered_least_lines or numbered * 10 < len(lines) * tuning.row_tenths:
         return None
     return Classification("log", f"numbered machine records ({numbered}/{len(lines)} lines open with an id)")

@@ -83,6 +83,8 @@ def labelled_stamp_end(line: str) -> int:
 # tsc's and eslint's pretty form "src/a.ts:12:3 - error TS2345: …".
 is_compiler_diagnostic = _opens_with(
     r"[^\s:]{1,300}:\d+(?::\d+)?: (?:fatal error|error|warning|note|remark|info)\b"
+    # a linter's finding located to a file's line and column, whatever its words: "engine.go:33:21: Error return …"
+    r"|[^\s:]{1,300}\.\w{1,10}:\d+:\d+: \S"
     r"|[^\s:]{1,300}:\d+:\d+ - (?:error|warning)\b"
     r"|[^\s(]{1,300}\(\d+(?:,\d+)?\): (?:error|warning) [A-Z]{1,4}\d{1,6}:"
     r"|(?:error|warning)(?:\[[A-Z]{0,3}\d{1,6}\])?: "
