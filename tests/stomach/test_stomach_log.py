@@ -673,3 +673,19 @@ def test_a_log_of_few_long_records_is_an_excerpt_of_whole_lines() -> None:
     digest = distill_log("\n".join(rows), 3000, DEFAULT_ENCODING, ask=AskTerms.of("Which host sent the most?"))
     assert "templates by first appearance" not in digest.rendering
     assert '"hostname":"mirror1.example.org","length":19000' in digest.rendering
+
+
+def test_a_runs_tally_in_its_middle_comes_before_its_alert_templates() -> None:
+    passing = [f"    ✓ queue job {_word(n)} is processed in order" for n in range(60)]
+    failures = [
+        f"  Error: {_word(n)} {_word(n + 7)} {_word(n + 13)} broke the {_word(n + 3)} stage {k} of {_word(n + 5)}"
+        for n in range(40)
+        for k in range(3)
+    ]
+    log = "\n".join([*passing, "", "  104 passing (5m)", "  22 failing", "", *failures])
+    rendering = distill_log(log, 300, DEFAULT_ENCODING).rendering
+    assert "22 failing" in rendering and "104 passing (5m)" in rendering
+
+
+def _word(number: int) -> str:
+    return "".join(chr(97 + (number // 26**k) % 26) for k in range(3))

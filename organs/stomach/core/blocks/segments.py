@@ -22,7 +22,6 @@ from organs.stomach.core.blocks.intent import ask_strength, glued_lines, glued_t
 from organs.stomach.core.blocks.normal import normal_form, normalize
 from organs.stomach.core.blocks.split import Block, split_blocks
 from organs.stomach.core.blocks.structures import (
-    closes_run,
     join_commands,
     join_reports,
     join_shattered_runs,
@@ -31,6 +30,7 @@ from organs.stomach.core.blocks.structures import (
     join_tool_runs,
 )
 from organs.stomach.core.classify.ladder import Classification, classify
+from organs.stomach.core.shapes.line_shapes import closes_run
 from organs.stomach.core.tuning import ClassifyTuning, StomachTuning
 
 __all__ = ["Plan", "Segment", "cut_blocks", "plan_blocks", "segment_texts"]

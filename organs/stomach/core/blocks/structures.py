@@ -43,12 +43,11 @@ from dataclasses import replace
 
 from organs.stomach.core.blocks.intent import own_words
 from organs.stomach.core.blocks.split import Block
-from organs.stomach.core.shapes.line_shapes import is_prompt
+from organs.stomach.core.shapes.line_shapes import closes_run, is_prompt
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.tuning import ClassifyTuning
 
 __all__ = [
-    "closes_run",
     "join_commands",
     "join_reports",
     "join_shattered_runs",
@@ -80,15 +79,6 @@ _DEBUGGER_START = re.compile(
 _BACKTRACE_PART = re.compile(
     r"Thread \d+ \(|#\d+\s|\[New |\[Thread |\[Inferior |\s+\S+ = |From\s+To\s+Syms Read|\(\*\): Shared library"
     r"|\$\d+ = |[re]?[a-z]{1,3}\d{0,2}\s+0x[0-9a-f]+\s|Dump of assembler code|warning: "
-)
-# How tools close a run: test runners' tallies, linters' and type checkers' counts, compilers' verdicts,
-# package managers' last error lines, a memory checker's summary, build tools' outcomes.
-_RUN_CLOSE = re.compile(
-    r"=+ .*\b(?:passed|failed|errors?|skipped|deselected)\b.*=+|Found \d+ errors?\b.*|Success: no issues found.*"
-    r"|\[\*\] \d+ fixable.*|error: could not compile .*|\d+ (?:errors?|warnings?)|make(?:\[\d+\])?: \*\*\* .*"
-    r"|npm (?:ERR!|error) .*|ERROR: .*|==\d+== ERROR SUMMARY: .*|✖ \d+ problems? .*|Tests?: .*\b(?:passed|failed)\b.*"
-    r"|BUILD (?:SUCCESSFUL|FAILED).*|\[(?:ERROR|INFO)\] BUILD (?:SUCCESS|FAILURE).*|Node\.js v[\d.]+"
-    r"|\d+ files? inspected, (?:no|\d+) offenses? detected.*"
 )
 # A line the user wrote: a capitalised sentence of six words or more, none of them a code or number (a tool's
 # message opens with its code: "B018 Found useless expression."), that ends as a sentence does.
@@ -228,11 +218,6 @@ def join_sql_sessions(text: str, blocks: Sequence[Block], tuning: ClassifyTuning
             joined.append(block)
         run = run + 1 if part else 0
     return joined
-
-
-def closes_run(line: str) -> bool:
-    """Whether the line closes a tool run (a tally, a count of errors, a verdict; module docstring)."""
-    return _RUN_CLOSE.fullmatch(line.strip()) is not None
 
 
 def _closes_run(text: str, block: Block, tuning: ClassifyTuning) -> bool:

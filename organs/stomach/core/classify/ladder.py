@@ -17,7 +17,7 @@ The order is load-bearing, because several shapes imitate each other:
    opening with a header only a runtime prints (``Traceback …``, ``panic:``,
    ``Unhandled exception:``, ``PHP Fatal error:``) → stack_trace;
    3t. a block whose last line closes a tool run (a tally, a count of errors,
-   a verdict: ``structures.closes_run``) → log;
+   a verdict: ``line_shapes.closes_run``) → log;
    3b. a terminal session or CI job: a block opening with a prompt
    (``$ make``) or a CI runner's section marker (``~~~ Running hook``).
    Several commands, or a CI job, are the log of a run → log; a single
@@ -86,7 +86,7 @@ import re
 from collections.abc import Callable
 
 from envelopes.types import SegmentKind
-from organs.stomach.core.blocks.structures import closes_run, report_opened
+from organs.stomach.core.blocks.structures import report_opened
 from organs.stomach.core.classify.rungs import (
     Classification,
     aligned_table_rung,
@@ -107,7 +107,7 @@ from organs.stomach.core.classify.rungs import (
     weak_log_rung,
 )
 from organs.stomach.core.distill.text import plural
-from organs.stomach.core.shapes.line_shapes import is_ci_marker, is_prompt
+from organs.stomach.core.shapes.line_shapes import closes_run, is_ci_marker, is_prompt
 from organs.stomach.core.shapes.signals import LINE_PREFIX
 from organs.stomach.core.tuning import ClassifyTuning
 from organs.text_views import first_lines
@@ -293,7 +293,7 @@ def report_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | No
 
 
 def tool_run_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
-    """A block whose last line closes a tool run (``structures.closes_run``) is that run's log."""
+    """A block whose last line closes a tool run (``line_shapes.closes_run``) is that run's log."""
     last = next((line for line in reversed(lines) if line.strip()), "")
     closing = last.strip()[: tuning.closing_quote_chars]
     return Classification("log", f"a tool run, closing with {closing!r}") if closes_run(last) else None

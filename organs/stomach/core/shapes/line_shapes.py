@@ -13,6 +13,7 @@ from collections.abc import Callable
 __all__ = [
     "LOGFMT_PAIR",
     "box_as_pipes",
+    "closes_run",
     "is_box_border",
     "is_box_level",
     "is_ci_marker",
@@ -181,3 +182,21 @@ is_psql_rule = _opens_with(r"\+?-{3,}(?:\+-{3,}){0,100}\+?\s*$")
 
 # kubectl describe, systemctl status, docker info: "Key:        value" with the values aligned.
 listing_key = _opens_with(r"\s{0,12}[A-Za-z][\w .()/-]{0,40}:(?: {2,}\S|\s*$)")
+
+
+# How tools close a run: test runners' tallies, linters' and type checkers' counts, compilers' verdicts,
+# package managers' last error lines, a memory checker's summary, build tools' outcomes.
+_RUN_CLOSE = re.compile(
+    r"=+ .*\b(?:passed|failed|errors?|skipped|deselected)\b.*=+|Found \d+ errors?\b.*|Success: no issues found.*"
+    r"|\[\*\] \d+ fixable.*|error: could not compile .*|\d+ (?:errors?|warnings?)|make(?:\[\d+\])?: \*\*\* .*"
+    r"|npm (?:ERR!|error) .*|ERROR: .*|==\d+== ERROR SUMMARY: .*|✖ \d+ problems? .*|Tests?: .*\b(?:passed|failed)\b.*"
+    r"|BUILD (?:SUCCESSFUL|FAILED).*|\[(?:ERROR|INFO)\] BUILD (?:SUCCESS|FAILURE).*|Node\.js v[\d.]+"
+    r"|\d+ files? inspected, (?:no|\d+) offenses? detected.*"
+    # mocha's tallies: "104 passing (5m)", "7 pending", "22 failing"
+    r"|\d+ (?:passing|pending|failing)(?: \(\w+\))?"
+)
+
+
+def closes_run(line: str) -> bool:
+    """Whether the line closes a tool run: a tally, a count of errors, a verdict."""
+    return _RUN_CLOSE.fullmatch(line.strip()) is not None

@@ -27,6 +27,7 @@ from organs.stomach.core.distill.log.display import clip
 from organs.stomach.core.distill.log.masking import WILDCARD
 from organs.stomach.core.distill.log.mining import Records, Template, alert_key
 from organs.stomach.core.distill.text import TIMES, plural, thousands
+from organs.stomach.core.shapes.line_shapes import closes_run
 from organs.stomach.core.tuning import LogConfig
 
 __all__ = [
@@ -103,9 +104,12 @@ def pieces_of(
     # The templates holding the most of the ask are raised; a weak match (one common word) gets no early example.
     for_ask = raise_for_ask or ask_raise(lines, records, templates, None, config)
     weight, asked = for_ask.weight, for_ask.raised
+    # A run's tally ("22 failing", "Found 3 errors") says what the run came to, wherever it stands: first of all.
+    tallies = [closes_run(lines[records.start[template.first_record]]) for template in templates]
     ranked = sorted(
         range(len(templates)),
         key=lambda i: (
+            not tallies[i],
             not templates[i].alert,
             not asked[i],
             -weight[i],
@@ -116,7 +120,7 @@ def pieces_of(
     )
     rank_of = {index: rank for rank, index in enumerate(ranked)}
     # The last lines come right after the alert and ask templates: ordinary templates' priorities make room.
-    raised = sum(1 for index in ranked if templates[index].alert or asked[index])
+    raised = sum(1 for index in ranked if tallies[index] or templates[index].alert or asked[index])
     total = 2 * (len(templates) + len(tail))
     pieces: list[Piece] = []
     for position, line in enumerate(tail):
