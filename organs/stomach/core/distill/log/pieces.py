@@ -106,18 +106,7 @@ def pieces_of(
     weight, asked = for_ask.weight, for_ask.raised
     # A run's tally ("22 failing", "Found 3 errors") says what the run came to, wherever it stands: first of all.
     tallies = [closes_run(lines[records.start[template.first_record]]) for template in templates]
-    ranked = sorted(
-        range(len(templates)),
-        key=lambda i: (
-            not tallies[i],
-            not templates[i].alert,
-            not asked[i],
-            -weight[i],
-            not leading[i],
-            len(templates[i].masked),
-            i,
-        ),
-    )
+    ranked = _ranked(templates, tallies, asked, weight, leading)
     rank_of = {index: rank for rank, index in enumerate(ranked)}
     # The last lines come right after the alert and ask templates: ordinary templates' priorities make room.
     raised = sum(1 for index in ranked if tallies[index] or templates[index].alert or asked[index])
@@ -154,6 +143,28 @@ def pieces_of(
             order = (2 * total + rank, 3 * total + rank, len(templates))
             pieces.extend(_alert_pieces(index, template, example_body, reference, order, config))
     return pieces
+
+
+def _ranked(
+    templates: list[Template],
+    tallies: list[bool],
+    asked: Sequence[bool],
+    weight: Sequence[float],
+    leading: list[bool],
+) -> list[int]:
+    """The templates' indexes, the most telling first (``pieces_of``)."""
+    return sorted(
+        range(len(templates)),
+        key=lambda i: (
+            not tallies[i],
+            not templates[i].alert,
+            not asked[i],
+            -weight[i],
+            not leading[i],
+            len(templates[i].masked),
+            i,
+        ),
+    )
 
 
 def _crash_pieces(crash: Crash, after_raised: int, config: LogConfig) -> list[Piece]:
