@@ -2,14 +2,14 @@
 
 When the target is within a quarter of the log's full size, templates would cost
 a reader more than they save: the log is served as its lines, with the fewest
-ordinary lines elided (each gap counted). Lines are kept in this order: the head
-lines of alert records (of an alert template's records, its first few and its
-last), other alert lines and the first continuation lines of alert records,
-lines that hold the ask's terms (the rarest first; a term on most
-lines raises none), the log's last lines (a build's outcome, a test run's
-summary), its first lines, the lines beside those holding the ask's terms, then
-lines of rare templates, then the rest, then a line said again word for word
-(kept once where it ranks best) whatever it holds. Kept alert and ask lines say why they were
+ordinary lines elided (each gap counted). Lines are kept in this order: lines
+that hold the ask's terms (the rarest first; a term on most lines raises none),
+the head lines of alert records (of an alert template's records, its first few
+and its last), other alert lines and the first continuation lines of alert
+records, the log's last lines (a build's outcome, a test run's summary), its
+first lines, the lines beside those holding the ask's terms, then lines of rare
+templates, then the rest, then a line said again word for word (kept once where
+it ranks best) whatever it holds. Kept alert and ask lines say why they were
 kept.
 """
 
@@ -29,9 +29,9 @@ from organs.stomach.core.tuning import LogConfig
 
 __all__ = ["excerpt"]
 
-_ALERT_HEAD = 0
-_ALERT_LINE = 1
-_ASK = 2
+_ASK = 0
+_ALERT_HEAD = 1
+_ALERT_LINE = 2
 _TAIL = 3
 _HEAD = 4
 _NEAR_ASK = 5
