@@ -134,6 +134,19 @@ def test_a_log_just_over_its_target_is_an_excerpt_that_keeps_alerts_the_ask_and_
     assert elided > 0 and elided + kept == len(log.split("\n"))
 
 
+def test_an_excerpt_keeps_the_line_holding_the_asks_rare_term_before_the_alerts() -> None:
+    lines = [
+        f"2024-05-01 10:00:{n % 60:02d} ERROR {_word(n)} {_word(n + 5)} {_word(n + 9)} lost {_word(n + 2)}"
+        for n in range(30)
+    ]
+    lines[17] = "2024-05-01 10:00:17 INFO upload of invoice-774.pdf stopped at 3672146 bytes"
+    log = "\n".join(lines)
+    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.78)
+    digest = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of("Why did the upload stop?"))
+    assert "excerpt" in digest.rendering.split("\n", 1)[0]
+    assert "upload of invoice-774.pdf stopped at 3672146 bytes" in digest.rendering
+
+
 def test_a_short_log_whose_template_legend_would_crowd_a_tight_target_is_an_excerpt_with_its_alert() -> None:
     log = "\n".join(
         [
