@@ -77,6 +77,7 @@ _LOGCAT_LETTER = re.compile(r"\d [VDIWEF] ")
 # glog's and klog's header (Kubernetes, PyTorch, many C++ services): the level letter fused to the date,
 # "E0612 10:00:00.123456  1234 kubelet.go:123] …", opening the line, bracketed or after a bracketed prefix
 # ("[rank0]:[E1218 20:27:21.426 …").
+_GLOG_OPENINGS = frozenset("IWEF[")
 _GLOG = re.compile(r"(?:\[[^\]\n]{1,30}\]:?)?\[?([IWEF])[01]\d[0-3]\d [0-2]\d:[0-5]\d:[0-5]\d\.\d{3,9}\b")
 
 
@@ -92,7 +93,8 @@ def level_of(line: str) -> str | None:
 
 
 def _glog_level(window: str) -> str | None:
-    found = _GLOG.match(window)
+    # The first character rules out nearly every other line before the pattern is tried.
+    found = _GLOG.match(window) if window[:1] in _GLOG_OPENINGS else None
     return None if found is None else found.group(1).lower()
 
 
@@ -178,6 +180,7 @@ _STEM_FINDER = ahocorasick_rs.AhoCorasick(list(_STEMS))
 
 
 # A test runner's mark of a failed test opening its line: vitest's and mocha's crosses, TAP's "not ok 3".
+_FAILED_TEST_OPENINGS = frozenset(" \t×✗✘✕n")
 _FAILED_TEST = re.compile(r"\s{0,12}(?:[×✗✘✕] (?!\d)\S|not ok \d)")
 
 
@@ -196,7 +199,7 @@ def is_alert(line: str) -> bool:
     """
     window = line[:LINE_PREFIX]
     lowered = window.lower()
-    if _FAILED_TEST.match(window) is not None:
+    if window[:1] in _FAILED_TEST_OPENINGS and _FAILED_TEST.match(window) is not None:
         return True
     if _glog_level(window) in ALERT_LEVELS:
         return True
