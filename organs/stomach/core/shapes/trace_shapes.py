@@ -29,6 +29,7 @@ from organs.stomach.core.shapes.timestamps import UPTIME
 
 __all__ = [
     "STRONG_HEADERS",
+    "is_caret_line",
     "is_go_function",
     "is_idle_frame",
     "is_trace_context",
@@ -203,3 +204,12 @@ _IDLE_CALL = re.compile(
 def is_idle_frame(line: str) -> bool:
     """Whether a frame line is a thread waiting for work: ``#0  0x7f… in poll () from /lib64/libc.so.6``."""
     return _IDLE_CALL.search(line) is not None
+
+
+_CARETS = re.compile(r"\s*[~^]+\s*")
+
+
+def is_caret_line(line: str) -> bool:
+    """Whether a line is only the carets or squiggles under a frame's source (Python 3.11+): it says nothing the
+    source line does not."""
+    return _CARETS.fullmatch(line) is not None

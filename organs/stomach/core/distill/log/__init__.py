@@ -41,6 +41,7 @@ from organs.stomach.core.distill.log.mining import Records, Shape, Template, min
 from organs.stomach.core.distill.log.pieces import SLOT_TEMPLATE, AskRaise, Piece, ask_raise, pieces_of, render
 from organs.stomach.core.distill.log.structured import structured_view
 from organs.stomach.core.distill.text import head_tail, plural, thousands
+from organs.stomach.core.shapes.line_shapes import closes_run
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.shapes.timestamps import window_of, window_of_lines
 from organs.stomach.core.tuning import LogConfig, StomachTuning
@@ -94,6 +95,8 @@ class _Mined:
     as_received: list[bool]
     # Per template: the weight of the ask's terms it holds and whether it is raised for them.
     ask_raise: AskRaise
+    # Per template: whether its line is a run's tally (``line_shapes.closes_run``).
+    tallies: list[bool]
     # The crash the log holds, if any (``crash``).
     crash: Crash | None
 
@@ -162,6 +165,7 @@ class LogDistiller:
         tail = _tail(lines, records, heads, config)
         as_received = [constant_line(template, records, mined, lines, config, bool(self.ask)) for template in templates]
         raised = ask_raise(mined, records, templates, self.ask, config)
+        tallies = [closes_run(mined[records.start[template.first_record]]) for template in templates]
         self._mined = _Mined(
             mined,
             records,
@@ -175,6 +179,7 @@ class LogDistiller:
             tail,
             as_received,
             raised,
+            tallies,
             crash_of(text, lines, config),
         )
         return self._mined
@@ -197,7 +202,16 @@ class LogDistiller:
         window = found.valid_from, found.valid_to
         # Pieces carry the estimates of one fitting, so each rendering starts from fresh ones.
         pieces = pieces_of(
-            mined, records, templates, found.tail, config, lines, found.as_received, found.ask_raise, found.crash
+            mined,
+            records,
+            templates,
+            found.tail,
+            config,
+            lines,
+            found.as_received,
+            found.ask_raise,
+            found.tallies,
+            found.crash,
         )
 
         def spell(piece: Piece) -> str:
@@ -212,26 +226,10 @@ class LogDistiller:
             return piece.text
 
         counts = len(templates), found.alert_templates
-        # A log within ``meaningful_saving`` of its target is an excerpt; so is a short log whose templates' header
-        # and legend alone would take more than ``excerpt_frame_share`` of the target (they could show their legend
-        # and no line at all), and one whose lines are few or whose records are mostly distinct (up to
-        # ``excerpt_distinct_trial`` characters a target token): its templates would be nearly as many as its
-        # lines, their masks hiding what each line says (a score of long JSON records, a device's report).
-        few = len(mined) <= config.excerpt_few_lines
-        distinct = few or len(templates) >= len(records.start) * config.excerpt_distinct_share
-        if (
-            full_tokens is None
-            and (few or len(templates) >= len(records.start) * config.excerpt_distinct_far_share)
-            and len(self.received) <= target_tokens * config.excerpt_distinct_trial
-        ):
-            full_tokens = self._count_full(target_tokens, encoding, trial=False)
-        if full_tokens is not None and (
-            distinct
-            or target_tokens >= full_tokens * (1 - self.tuning.meaningful_saving)
-            or self._bare_frame_tokens(found, encoding) > target_tokens * config.excerpt_frame_share
-        ):
+        excerpt_of = self._excerpt_count(found, full_tokens, target_tokens, encoding)
+        if excerpt_of is not None:
             excerpted = excerpt(
-                lines, mined, records, found.heads, found.alerts, target_tokens, encoding, full_tokens, self.ask, config
+                lines, mined, records, found.heads, found.alerts, target_tokens, encoding, excerpt_of, self.ask, config
             )
             if excerpted is not None:
                 return LogDigest(excerpted[0], *counts, *window, excerpted[1])
@@ -255,6 +253,32 @@ class LogDistiller:
             found.header, pieces, templates, target_tokens, encoding, spell, rates, frame_tokens, config
         )
         return LogDigest(rendering, *counts, *window, tokens)
+
+    def _excerpt_count(self, found: _Mined, full_tokens: int | None, target_tokens: int, encoding: str) -> int | None:
+        """The log's full count when it is to be served as an excerpt of its own lines, else None.
+
+        A log within ``meaningful_saving`` of its target is an excerpt; so is a short log whose templates' header
+        and legend alone would take more than ``excerpt_frame_share`` of the target (they could show their legend
+        and no line at all), and one whose lines are few or whose records are mostly distinct (up to
+        ``excerpt_distinct_trial`` characters a target token): its templates would be nearly as many as its lines,
+        their masks hiding what each line says (a score of long JSON records, a device's report)."""
+        config = self.config
+        few = len(found.lines) <= config.excerpt_few_lines
+        templates_a_record = len(found.templates) / max(len(found.records.start), 1)
+        if (
+            full_tokens is None
+            and (few or templates_a_record >= config.excerpt_distinct_far_share)
+            and len(self.received) <= target_tokens * config.excerpt_distinct_trial
+        ):
+            full_tokens = self._count_full(target_tokens, encoding, trial=False)
+        if full_tokens is not None and (
+            few
+            or templates_a_record >= config.excerpt_distinct_share
+            or target_tokens >= full_tokens * (1 - self.tuning.meaningful_saving)
+            or self._bare_frame_tokens(found, encoding) > target_tokens * config.excerpt_frame_share
+        ):
+            return full_tokens
+        return None
 
     def filled(self, rendering: str, tokens: int, limit: int, encoding: str, full_tokens: int) -> tuple[str, int]:
         """A rendering of this log (``tokens`` long) and, in the room left up to ``limit``, an excerpt of the

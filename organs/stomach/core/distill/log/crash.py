@@ -109,7 +109,7 @@ def crash_of(text: str, lines: Sequence[str], config: LogConfig) -> Crash | None
 
 def _chained(line: str) -> bool:
     """Whether a line after a Python exception line carries the traceback on: a frame or a marker under one."""
-    return is_trace_frame(line) or line.lstrip().startswith("^")
+    return is_trace_frame(line) or is_trace_context(line)
 
 
 def _exception_line(line: str) -> bool:

@@ -27,7 +27,7 @@ from organs.stomach.core.distill.log.display import clip
 from organs.stomach.core.distill.log.masking import WILDCARD
 from organs.stomach.core.distill.log.mining import Records, Template, alert_key
 from organs.stomach.core.distill.text import TIMES, plural, thousands
-from organs.stomach.core.shapes.line_shapes import closes_run
+from organs.stomach.core.shapes.trace_shapes import is_caret_line
 from organs.stomach.core.tuning import LogConfig
 
 __all__ = [
@@ -81,6 +81,7 @@ def pieces_of(
     real: Sequence[str] | None = None,
     as_received: Sequence[bool] = (),
     raise_for_ask: AskRaise | None = None,
+    tallies: Sequence[bool] = (),
     crash: Crash | None = None,
 ) -> list[Piece]:
     """Every template's line first (a leading template's real line right after its own), then examples, then
@@ -105,7 +106,7 @@ def pieces_of(
     for_ask = raise_for_ask or ask_raise(lines, records, templates, None, config)
     weight, asked = for_ask.weight, for_ask.raised
     # A run's tally ("22 failing", "Found 3 errors") says what the run came to, wherever it stands: first of all.
-    tallies = [closes_run(lines[records.start[template.first_record]]) for template in templates]
+    tallies = tallies or [False] * len(templates)
     ranked = _ranked(templates, tallies, asked, weight, leading)
     rank_of = {index: rank for rank, index in enumerate(ranked)}
     # The last lines come right after the alert and ask templates: ordinary templates' priorities make room.
@@ -147,7 +148,7 @@ def pieces_of(
 
 def _ranked(
     templates: list[Template],
-    tallies: list[bool],
+    tallies: Sequence[bool],
     asked: Sequence[bool],
     weight: Sequence[float],
     leading: list[bool],
@@ -174,7 +175,7 @@ def _crash_pieces(crash: Crash, after_raised: int, config: LogConfig) -> list[Pi
     step = config.crash_chunk_lines
     # A line of carets under a frame's source says nothing the source line does not; where the innermost frame is
     # last, the chunks are counted from it, so the first served is a whole one.
-    lines = [line for line in crash.lines if not line.strip() or line.strip().strip("^~")]
+    lines = [line for line in crash.lines if not is_caret_line(line)]
     edges = range(len(lines), 0, -step) if crash.innermost_last else range(0, len(lines), step)
     spans = sorted((max(edge - step, 0), edge) if crash.innermost_last else (edge, edge + step) for edge in edges)
     chunks = ["\n".join(clip(line, config.example_chars) for line in lines[start:end]) for start, end in spans]
