@@ -7,7 +7,7 @@ import pytest
 from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.log import distill_log
-from organs.stomach.core.distill.log.display import clip
+from organs.stomach.core.distill.log.display import ASK_MARK, clip
 from organs.stomach.core.distill.log.mining import records_of
 from organs.stomach.core.distill.text import TIMES
 from organs.stomach.core.shapes.signals import is_alert
@@ -382,6 +382,23 @@ def test_an_excerpt_keeps_the_line_with_the_asks_rare_term_before_lines_with_its
     rows.insert(50, "language fallback: English chosen for cs")
     rendering = _excerpted(rows, "Why is the search index in English?")
     assert "language fallback: English chosen for cs" in rendering
+
+
+def test_an_excerpt_keeps_the_one_line_naming_the_problem_the_ask_speaks_of() -> None:
+    # Each line is its own template, so none is kept for being rare: only the ask's word tells them apart.
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    rows = [f"10:{n:02d} {words[n % 10]} {words[n // 10 % 10]} {n * 37 % 900} {words[n * 3 % 10]}" for n in range(60)]
+    rows.insert(52, "10:52 transfer cut short: a network problem on the sending side")
+    rendering = _excerpted(rows, "Is there a problem with my uploads?")
+    assert "a network problem on the sending side" in rendering
+
+
+def test_an_excerpt_does_not_raise_a_word_of_trouble_that_most_lines_hold() -> None:
+    rows = [f"2024-05-01 10:{n // 60:02d}:{n % 60:02d} check {n} failed: retry in {n % 9 + 1}s" for n in range(80)]
+    rows.insert(47, "2024-05-01 10:00:47 quota for tenant blue exhausted")
+    rendering = _excerpted(rows, "Why does the check keep failing for tenant blue?")
+    assert "quota for tenant blue exhausted" in rendering
+    assert ASK_MARK not in next(line for line in rendering.split("\n") if "check 3 failed" in line)
 
 
 def test_a_line_said_again_unchanged_is_shown_as_received_with_when_it_last_recurred() -> None:

@@ -54,6 +54,20 @@ def test_a_superlative_picks_the_line_with_the_greatest_value() -> None:
     assert comparison.pick(lines)[0] == 173
 
 
+def test_what_the_ask_leaves_out_answers_no_superlative() -> None:
+    comparison = Comparison.of("Leaving out the /api/poll requests, which request was the slowest?")
+    assert comparison is not None
+    lines = ["GET /api/poll took 3200ms", "GET /api/items took 74ms", "GET /api/poll took 2900ms", "GET / took 12ms"]
+    assert comparison.pick(lines) == [1, 3]
+
+
+def test_an_ask_that_leaves_nothing_out_compares_every_line() -> None:
+    comparison = Comparison.of("Which request was the slowest?")
+    assert comparison is not None
+    lines = ["GET /api/poll took 3200ms", "GET /api/items took 74ms", "GET /api/poll took 2900ms", "GET / took 12ms"]
+    assert comparison.pick(lines) == [0, 2, 1, 3]
+
+
 def test_a_threshold_picks_every_line_past_it_and_no_other() -> None:
     comparison = Comparison.of("Which queries took longer than 500ms?")
     assert comparison is not None

@@ -6,7 +6,8 @@ up to four, standing alone: ``bugbear (B) findings`` asks for ``B006``, ``B028``
 CamelCase, dotted names, paths, ``name()`` calls), quoted strings and content
 words (three letters or more, not a stop word, not a word every log and every
 question is full of such as ``error`` or ``why``). ``hits(line)`` says how many
-distinct terms occur in a line, case-blind.
+distinct terms occur in a line, case-blind. ``broad()`` adds the ask's words of trouble
+(``problem``, ``failed``) for a ranking that weighs terms by their rarity in the paste.
 
 It runs over every line of multi-megabyte logs, so a line is lowered once and
 each term is a substring test; a term's boundaries are checked only on a hit. Numbers match only where no digit
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 
 from organs.stomach.core.tuning import AskTuning
 
-__all__ = ["AskTerms", "family_pattern", "rarity"]
+__all__ = ["AskTerms", "family_pattern", "rarity", "set_aside"]
 
 _QUOTED = re.compile(r"\"([^\"\n]{2,120})\"|'([^'\n]{2,120})'|`([^`\n]{2,120})`|“([^”\n]{2,120})”")
 # One token of the ask: a run of word characters with the joiners identifiers use inside them.
@@ -56,6 +57,31 @@ _STOP_TEXT = """
     files code run runs running ran here's this's it's there's
 """
 _STOP_WORDS = frozenset(_STOP_TEXT.split())
+# Of those, the words that say something went wrong, by their stems: on most lines of one log, on few of another.
+# Where the paste weighs each term by its rarity (an excerpt, the fill), they are terms too: a "problem" the ask
+# speaks of may be the one line of the log that says "a network problem".
+_TROUBLE_STEMS = {
+    "problem": "problem", "problems": "problem", "issue": "issue", "issues": "issue", "wrong": "wrong",
+    "error": "error", "errors": "error", "fail": "fail", "fails": "fail", "failed": "fail", "failing": "fail",
+    "failure": "fail", "failures": "fail", "warning": "warn", "warnings": "warn", "different": "differ",
+}  # fmt: skip
+_WORDS = re.compile(r"[a-z]+")
+# What the ask sets aside ("leaving out the /user/events polling, which request was slowest?"): from the cue to the
+# end of its clause. A line holding its terms answers no comparison; they are still the ask's terms (what is set
+# aside is often the topic: "apart from the quoting noise" is answered beside the quoting lines).
+_SET_ASIDE = re.compile(
+    r"\b(?:leaving out|leave out|excluding|exclude|except for|ignoring|ignore|other than|apart from|aside from"
+    r"|not counting|setting aside)\b([^,;.?!\n]{1,120})",
+    re.IGNORECASE,
+)
+
+
+def set_aside(goal: str) -> tuple[str, str]:
+    """The goal without the clauses it sets aside, and those clauses joined (empty when it sets none aside)."""
+    spans = [match.group(1) for match in _SET_ASIDE.finditer(goal)]
+    if not spans:
+        return goal, ""
+    return _SET_ASIDE.sub(" ", goal), " ".join(spans)
 
 
 def _kind_of(token: str, min_word_chars: int) -> str | None:
@@ -135,6 +161,8 @@ class AskTerms:
     kinds: tuple[str, ...] = ()
     # Per term: None when a plain substring test decides, else the pattern that checks its boundaries.
     _bounded: tuple[re.Pattern[str] | None, ...] = field(default=(), repr=False, compare=False)
+    # The ask's words of trouble (``_TROUBLE_STEMS``), for ``broad``.
+    trouble: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
     def of(cls, goal: str, tuning: AskTuning | None = None) -> AskTerms:
@@ -167,13 +195,27 @@ class AskTerms:
                 for part in parts:
                     if len(part) >= tuning.min_word_chars and part not in _STOP_WORDS:
                         found.setdefault(_stem_of(part, tuning.min_stem), "word")
-        ordered = sorted(list(found.items())[: tuning.max_terms], key=lambda pair: -len(pair[0]))
+        trouble = tuple(
+            dict.fromkeys(_TROUBLE_STEMS[word] for word in _WORDS.findall(goal.lower()) if word in _TROUBLE_STEMS)
+        )
+        return cls._made(list(found.items())[: tuning.max_terms], trouble)
+
+    @classmethod
+    def _made(cls, found: list[tuple[str, str]], trouble: tuple[str, ...] = ()) -> AskTerms:
+        ordered = sorted(found, key=lambda pair: -len(pair[0]))
         bounded = tuple(
             None if pattern == re.escape(term) else re.compile(pattern)
             for term, kind in ordered
             for pattern in (_pattern_of(term, kind),)
         )
-        return cls(tuple(term for term, _ in ordered), tuple(kind for _, kind in ordered), bounded)
+        return cls(tuple(term for term, _ in ordered), tuple(kind for _, kind in ordered), bounded, trouble)
+
+    def broad(self) -> AskTerms:
+        """These terms and the ask's words of trouble: for a ranking that weighs each term by its rarity."""
+        if not self.trouble:
+            return self
+        extra = [(stem, "word") for stem in self.trouble if stem not in self.terms]
+        return AskTerms._made([*zip(self.terms, self.kinds, strict=True), *extra])
 
     def __bool__(self) -> bool:
         return bool(self.terms)

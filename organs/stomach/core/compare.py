@@ -9,14 +9,17 @@ nearest a rough value (within ``RelevanceTuning.near_share`` of it). A line's va
 unit of that quantity (``18.8ms``, ``0.4 secs``, ``52M``), a number under a key that names a time
 (``rt=0.873``, ``duration: 3``), or, in a table, the cell of the column that the ask names (``spent``,
 ``tottime``), or the number under the key=value key it names (``num_dropped`` for "the largest batch dropped").
+What the ask sets aside ("leaving out the /user/events polling") answers nothing: a line holding its names is
+not compared.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from organs.stomach.core.asked import AskTerms, set_aside
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.tuning import RelevanceTuning
 
@@ -103,12 +106,22 @@ class Comparison:
     words: tuple[str, ...] = ()
     # Milliseconds per unit of the ask's threshold: how a time stated without a unit is read (seconds if none).
     unit_ms: float = 1e3
+    # What the ask sets aside (``asked.set_aside``): a line holding its terms answers nothing.
+    aside: AskTerms = field(default_factory=AskTerms)
     tuning: RelevanceTuning = field(default_factory=RelevanceTuning, repr=False, compare=False)
 
     @classmethod
     def of(cls, goal: str, tuning: RelevanceTuning | None = None) -> Comparison | None:
         """The comparison the ask makes, or None when it makes none."""
         tuning = tuning or RelevanceTuning()
+        goal, aside = set_aside(goal)
+        comparison = cls._read(goal, tuning)
+        if comparison is None or not aside:
+            return comparison
+        return replace(comparison, aside=_aside_terms(aside))
+
+    @classmethod
+    def _read(cls, goal: str, tuning: RelevanceTuning) -> Comparison | None:
         lowered = goal.lower()
         words = _WORD.findall(lowered)
         quantity = "time" if _TIME_WORDS.intersection(words) else "size" if _SIZE_WORDS.intersection(words) else ""
@@ -214,6 +227,8 @@ class Comparison:
             values = {index: value for index, line in enumerate(lines) if (value := self.value_of(line)) is not None}
         if not values:
             values = self._keyed_values(lines)
+        if self.aside:
+            values = {index: value for index, value in values.items() if not self.aside.named(lines[index])}
         if not values:
             return []
         if self.bound is not None and self.direction == 0:
@@ -226,6 +241,13 @@ class Comparison:
                 : self.tuning.threshold_picks
             ]
         return sorted(values, key=lambda index: (-values[index] * self.direction, index))[: self.tuning.top_picks]
+
+
+def _aside_terms(aside: str) -> AskTerms:
+    """The terms of what the ask sets aside: its names when it has any (``/user/events``), else its words."""
+    terms = AskTerms.of(aside)
+    named = [term for term, kind in zip(terms.terms, terms.kinds, strict=True) if kind != "word"]
+    return AskTerms.of(" ".join(named)) if named else terms
 
 
 def _cells(line: str) -> list[str]:

@@ -81,7 +81,8 @@ class LineScorer:
         tuning = tuning or RelevanceTuning()
         ask = AskTerms.of(goal) if ask is None else ask
         scorer = cls(ask, Comparison.of(goal, tuning), tuning)
-        scorer._pattern, scorer._names = _matcher(ask)
+        # Lines are weighed by rarity here, so the ask's words of trouble count too (``AskTerms.broad``).
+        scorer._pattern, scorer._names = _matcher(ask.broad())
         documents = 0
         characters = 0
         frequency: dict[str, int] = {}

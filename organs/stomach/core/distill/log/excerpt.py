@@ -66,7 +66,8 @@ def _ranks(
                 reasons[index] = _ALERT_LINE
         elif frequency[key] <= config.excerpt_rare_records:
             reasons[start] = _RARE
-    named = [ask.named(line) if ask else () for line in lines]
+    broad = ask.broad() if ask is not None else None
+    named = [broad.named(line) if broad else () for line in lines]
     rarity = _rarity(named, count, config)
     for index, line in enumerate(lines):
         if reasons[index] > _ALERT_LINE and index not in repeats and is_alert(line):
