@@ -141,6 +141,23 @@ def test_accepted_misread_csv_of_sentences_reads_as_prose() -> None:
     assert kind_of(csv_of_sentences) == "prose"
 
 
+def test_rung_5_boxes_drawn_side_by_side_are_a_table() -> None:
+    plan = "\n".join(
+        [
+            "┌───────────────┐",
+            "│  HASH_JOIN    │",
+            "│   ~120 rows   ├──────────────┐",
+            "└───────┬───────┘              │",
+            "┌───────┴───────┐┌─────────────┴─┐",
+            "│   SEQ_SCAN    ││   SEQ_SCAN    │",
+            "│  ~5,000 rows  ││   ~14 rows    │",
+            "└───────────────┘└───────────────┘",
+        ]
+    )
+    found = classify(plan, fenced=False)
+    assert (found.kind, found.reason) == ("table", "rung 5: box-drawn table (its rows drawn in boxes)")
+
+
 def test_rung_5_tab_delimited_table() -> None:
     assert kind_of("name\tstate\nweb\tup\ndb\tdown") == "table"
 
@@ -336,6 +353,12 @@ def test_rung_3b_a_terminal_session_takes_its_output_kind() -> None:
         "table"
     )
     assert kind_of("$ ./deploy.sh\nuploading bundle\nrestarting the shop service") == "log"
+
+
+def test_rung_3b_a_prompt_under_a_virtual_environments_name_opens_a_terminal_session() -> None:
+    session = "(venv) ana@build-7:~/shop$ ./deploy.sh\nuploading bundle\nrestarting the shop service"
+    assert classify(session, fenced=False).reason.startswith("rung 3b")
+    assert kind_of("(venv) ana@build-7 said uploading bundle\nrestarting the shop service") == "prose"
 
 
 def test_rung_3b_a_ci_job_or_several_commands_make_a_log() -> None:

@@ -35,7 +35,8 @@ The order is load-bearing, because several shapes imitate each other:
    4e. compiler and build diagnostics (``file:3:5: error:``, ``error[E0599]:``,
    ``make: ***``) → log;
    4f. a test run's report (banners, per-test results, counts) → log;
-5. an explicitly delimited table (``|``, tab, comma with value-like cells) → table;
+5. an explicitly delimited table (``|`` or a box's walls, tab, comma with value-like cells), or boxes drawn
+   side by side (a query plan) → table;
    5b. a SQL client's results (a header over a dashed rule, ``(N rows)``) → table;
    5c. multi-line records: a first line that opens with a clock (or a short
    label and a clock, ``# Time: …``) and carries a level, or opens one of

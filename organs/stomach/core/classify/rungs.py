@@ -17,6 +17,7 @@ from organs.stomach.core.shapes.line_shapes import (
     box_as_pipes,
     is_box_border,
     is_box_level,
+    is_boxed,
     is_compiler_diagnostic,
     is_json_record,
     is_psql_rule,
@@ -263,6 +264,10 @@ def delimited_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classifica
     pipe_columns, pipe_share = _same_count_share(cells)
     if pipe_columns >= 2 and pipe_share >= least_share:
         return Classification("table", f"pipe-delimited table ({pipe_columns} columns)")
+    drawn = [line for line in lines if line.strip()]
+    if sum(map(is_boxed, drawn)) >= len(drawn) * least_share:
+        # Boxes side by side (a query plan) share no column count, but each line is drawn: a table of boxes.
+        return Classification("table", "box-drawn table (its rows drawn in boxes)")
     tab_columns, tab_share = _same_count_share([line.count("\t") + 1 for line in lines])
     if tab_columns >= 2 and tab_share >= least_share:
         return Classification("table", f"tab-delimited table ({tab_columns} columns)")

@@ -16,6 +16,7 @@ __all__ = [
     "closes_run",
     "is_box_border",
     "is_box_level",
+    "is_boxed",
     "is_ci_marker",
     "is_compiler_diagnostic",
     "is_json_record",
@@ -144,6 +145,13 @@ def box_as_pipes(line: str) -> str:
     return line.translate(_BOX_TABLE)
 
 
+def is_boxed(line: str) -> bool:
+    """A line drawn inside boxes: it opens and closes with a box's wall or corner (a query plan's boxes side by
+    side, a diagram), whatever its cells."""
+    stripped = line.strip()
+    return len(stripped) > 1 and stripped[0] in _BOX_WALLS and stripped[-1] in _BOX_WALLS
+
+
 def unboxed(line: str) -> tuple[str, bool]:
     """A line without the border a box draws at its left, and whether it had one."""
     stripped = line.lstrip()
@@ -162,9 +170,10 @@ is_tool_level = _opens_with(
 )
 
 
-# "$ npm test", "PS C:\src> dotnet build", "C:\src>npm i", "user@host:~/src$ make"
+# "$ npm test", "PS C:\src> dotnet build", "C:\src>npm i", "user@host:~/src$ make", "(venv) user@host:~$ make"
 is_prompt = _opens_with(
-    r"(?:\$|❯|➜|PS [A-Za-z]:\\[^>\n]{0,200}>|[A-Za-z]:\\[^>\n]{0,200}>|[\w.-]{1,64}@[\w.-]{1,64}:[^$#\n]{0,200}[$#])"
+    r"(?:\$|❯|➜|PS [A-Za-z]:\\[^>\n]{0,200}>|[A-Za-z]:\\[^>\n]{0,200}>"
+    r"|(?:\([\w.-]{1,40}\) )?[\w.-]{1,64}@[\w.-]{1,64}:[^$#\n]{0,200}[$#])"
     r" ?\S"
 )
 
