@@ -262,3 +262,39 @@ def test_test_runner_lines_among_a_tests_output_are_not_the_users_words() -> Non
     run = "\n\n".join(chunks) + "\n\n Test Files  1 failed | 3 passed (4)\n      Tests  2 failed | 40 passed (42)"
     bundle = ingest_paste(f"the vitest run:\n\n{run}\n\nWhich tests fail?")
     assert [entry.kind for entry in bundle.report] == ["prose", "log", "prose"]
+
+
+def _double_spaced_install(message: list[str]) -> str:
+    """An installer's output with a blank line after every line, as some consoles copy it, ``message`` among it."""
+    before = [f"Collecting shopkit-{n}==1.{n}.0" for n in range(1, 8)]
+    after = [f"Removing build/shopkit-{n}/tmp" for n in range(1, 8)]
+    return "\n\n".join([*before, *message, *after])
+
+
+def test_a_double_spaced_programs_message_wrapped_mid_sentence_is_part_of_its_run() -> None:
+    message = [
+        "The following error occurred while trying to add or remove files in the",
+        "installation directory:",
+        "    [Errno 13] Permission denied: '/usr/local/lib/shop'",
+    ]
+    bundle = ingest_paste(f"the install on the build box:\n\n{_double_spaced_install(message)}\n\nWhy does it fail?")
+    assert [entry.kind for entry in bundle.report] == ["prose", "log", "prose"]
+
+
+def test_a_programs_sentence_said_twice_in_its_run_is_part_of_it() -> None:
+    install = _double_spaced_install(["Please make the appropriate changes for your system and try again."])
+    bundle = ingest_paste(f"two tries:\n\n{install}\n\n{install}\n\nWhy does it fail?")
+    assert [entry.kind for entry in bundle.report] == ["prose", "log", "prose"]
+
+
+def test_a_table_header_above_the_users_words_in_lowercase_is_not_a_wrapped_sentence() -> None:
+    rows = "\n".join(f"ACCEPT     tcp  --  10.0.{n}.0/24          anywhere" for n in range(6))
+    chain = f"Chain INPUT (policy DROP)\ntarget     prot opt source               destination\n{rows}"
+    blocks = [
+        chain,
+        *[f"Chain C{n} (1 references)\ntarget     prot opt source               destination" for n in range(6)],
+    ]
+    paste = "\n\n".join([*blocks, "and the other chain from the controlplane:", chain, "Which rule drops port 443?"])
+    bundle = ingest_paste(paste)
+    users = [paste[entry.span[0] : entry.span[1]] for entry in bundle.report if entry.kind == "prose"]
+    assert users == ["and the other chain from the controlplane:", "Which rule drops port 443?"]

@@ -256,6 +256,8 @@ class ClassifyTuning:
     # This many blocks in a row, none the user's words, are one document its blank lines cut
     # (``blocks.structures.join_shattered_runs``).
     shattered_run_blocks: int = 6
+    # A line at least this long that a blank line cuts mid-sentence is a program's wrapped message.
+    wrapped_line_chars: int = 50
     # A block whose first this many lines hold no trace line is at most a log with a trace further down.
     trace_probe_lines: int = 20
     # A shape names a block when at least this many tenths of its lines carry it (a trace's lines, clocks, records,

@@ -38,6 +38,7 @@ user's words are never joined to the evidence.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -365,6 +366,9 @@ def join_streams(
     return joined
 
 
+_LOWER_WORD = re.compile(r"[a-z]+,?")
+
+
 def join_shattered_runs(
     text: str, blocks: Sequence[Block], tuning: ClassifyTuning, received: Callable[[int, int], str] | None = None
 ) -> list[Block]:
@@ -375,6 +379,12 @@ def join_shattered_runs(
     read = _reader(text, received)
     joined: list[Block] = []
     run: list[Block] = []
+    heads = [read(block.start, min(block.end, block.start + tuning.opening_chars)) for block in blocks]
+    texts = [read(block.start, block.end).strip() for block in blocks]
+    wraps = [
+        index + 1 < len(blocks) and _wraps_into(texts[index], heads[index + 1], tuning) for index in range(len(blocks))
+    ]
+    said = Counter(texts)
 
     def close() -> None:
         if len(run) >= tuning.shattered_run_blocks:
@@ -383,16 +393,40 @@ def join_shattered_runs(
             joined.extend(run)
         run.clear()
 
-    for block in blocks:
-        head = read(block.start, min(block.end, block.start + tuning.opening_chars))
+    for index, block in enumerate(blocks):
+        # A program's message wrapped at its width and double-spaced goes on from block to block mid-sentence:
+        # inside a run, such a sentence is the run's, however it reads.
+        # So is a block said word for word again elsewhere (a message each failed attempt repeats): a user does
+        # not write the same words twice.
+        wrapped = (
+            bool(run)
+            and not block.fenced
+            and (wraps[index] or (index > 0 and wraps[index - 1]) or said[texts[index]] > 1)
+        )
         # A lone word (a path naming the file below it) sets what follows apart, as the user's words do.
-        if block.fenced or _before_run(head, _line_count(text, block), tuning) or (run and run[-1].remainder):
+        apart = not wrapped and _before_run(heads[index], _line_count(text, block), tuning)
+        if block.fenced or (run and run[-1].remainder) or apart:
             close()
             joined.append(block)
         else:
             run.append(block)
     close()
     return joined
+
+
+def _wraps_into(block: str, following: str, tuning: ClassifyTuning) -> bool:
+    """Whether a block's last line is a sentence cut at a program's line width that the next block goes on with:
+    a long line of words ending in a lowercase word (no sentence's last mark), the next block opening in lowercase."""
+    last = block.rstrip().rsplit("\n", 1)[-1].strip()
+    words = last.split()
+    return (
+        len(last) >= tuning.wrapped_line_chars
+        # Columns aligned by runs of spaces are a table's header, not a sentence.
+        and "   " not in last
+        and bool(_LOWER_WORD.fullmatch(words[-1]))
+        and sum(1 for word in words if _LOWER_WORD.fullmatch(word)) * 2 >= len(words)
+        and following.lstrip(" ")[:1].islower()
+    )
 
 
 def join_commands(
