@@ -50,6 +50,12 @@ def test_machine_lines_are_recognised() -> None:
     assert not machine_line("Why does the build fail on widget.c?")
 
 
+def test_a_tools_status_mark_before_its_level_leaves_the_line_a_machines() -> None:
+    assert machine_line("✘ [ERROR] TS2304: Cannot find name 'total'. [plugin angular-compiler]")
+    assert machine_line("\ufffd\ufffd\ufffd [WARNING] NG8107: The left side of this chain does not include null.")
+    assert not machine_line("• Tried the cache flag again and it still fails on the build box.")
+
+
 def test_a_kernel_oops_never_becomes_the_goal() -> None:
     assert ask_strength(_OOPS, READING) == 0 and not own_words(_OOPS, READING)
     paste = "Console output before the box froze.\n\n" + _OOPS + "\n\nWhat is the first thing that went wrong?"

@@ -401,6 +401,23 @@ def test_an_excerpt_does_not_raise_a_word_of_trouble_that_most_lines_hold() -> N
     assert ASK_MARK not in next(line for line in rendering.split("\n") if "check 3 failed" in line)
 
 
+def test_a_log_with_a_blank_line_after_every_line_is_mined_as_its_lines() -> None:
+    records = [f"[ERROR] TS2304: Cannot find name 'total{n}'.\n\n    src/cart.ts:{n}:5:" for n in range(40)]
+    # The console's copy put a blank line after each line, and three where the log had one of its own.
+    log = "\n\n\n\n".join(records)
+    rendering = distill_log(log, 200, DEFAULT_ENCODING).rendering
+    assert rendering.startswith("[119-line log")
+    single = "\n\n".join(record.replace("\n\n", "\n") for record in records)
+    assert distill_log(single, 200, DEFAULT_ENCODING).rendering.startswith("[119-line log")
+
+
+def test_blank_lines_heading_records_of_their_own_are_no_template() -> None:
+    log = "\n\n".join(f"[ERROR] TS2304: Cannot find name 'total{n}'.\n    src/cart.ts:{n}:5:" for n in range(40))
+    rendering = distill_log(log, 200, DEFAULT_ENCODING).rendering
+    assert not any(line.startswith(TIMES) and not line.split(" ", 1)[1:] for line in rendering.split("\n"))
+    assert f"{TIMES}39 \n" not in rendering + "\n"
+
+
 def test_a_line_said_again_unchanged_is_shown_as_received_with_when_it_last_recurred() -> None:
     rows = []
     for minute in range(30):

@@ -132,6 +132,11 @@ class LogConfig:
     excerpt_distinct_trial: int = 16
     # So is a log of at most this many lines, however alike: its templates would show a few lines each.
     excerpt_few_lines: int = 24
+    # A log with a blank line after nearly every line (this share of its gaps odd, read in its first characters,
+    # at least this many gaps) is read without them (``distill.log._single_spaced``).
+    double_spaced_share: float = 0.9
+    double_spaced_sample: int = 64 * 1024
+    double_spaced_least_lines: int = 8
     # At most this many templates holding the ask's terms are raised right after the alert templates.
     ask_templates: int = 6
 

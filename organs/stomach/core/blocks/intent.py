@@ -130,7 +130,8 @@ _QUESTION = re.compile(r"(?<=[\w)\]\"'`\u2019\u201d])\?+(?=[\s\"')\]\u2019\u201d
 # The words that open an answer: a question followed by one is asked and answered by the writer.
 _ANSWER = re.compile(r"(?:yes|no|nope|nah|because|not)\b", re.I)
 _MACHINE = re.compile(
-    r"\s*(?:"
+    # A tool's status mark may lead (``✘ [ERROR] …``, ``⚠ warning: …``; mangled to U+FFFD by a console's encoding).
+    r"\s*(?:[^\x00-\x7f\w\s]{1,3}\s+)?(?:"
     r"\[[^\]\n]{1,60}\]"
     r"|[\w./\\~-]+:\d+(?::\d+)?:"
     r"|(?:error|warning|warn|note|help|info|debug|fatal|panic|err)(?:\[[\w-]{1,20}\])?:(?:\s|$)"

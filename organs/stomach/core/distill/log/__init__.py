@@ -113,10 +113,10 @@ class LogDistiller:
         # Served whole, the log is as received; mined and rendered, it is without the indentation every line shares
         # (a log pasted from a quote or a list item): its clocks then open its lines, as the log wrote them.
         self.received = text
-        self.text = _dedented(text)
-        self.ask = ask
         self.tuning = tuning or StomachTuning()
         self.config = self.tuning.log
+        self.text = _single_spaced(_dedented(text), self.config)
+        self.ask = ask
         self.lines = lines_of(self.text)
         self._mined: _Mined | None = None
         self._full_tokens: dict[str, int] = {}
@@ -148,6 +148,9 @@ class LogDistiller:
         mined = lines if view is None else view.lines
         records, heads, fields = records_of(mined, text if view is None else "\n".join(mined), config)
         templates = mine_templates(mined, records, heads, config, _asked(mined, records, self.ask))
+        # Blank lines that head records of their own (a tool's output, its records set apart) are no template: a
+        # count of nothing tells the reader nothing.
+        templates = [template for template in templates if template.masked.strip()]
         valid_from, valid_to = window_of(
             mined[start][:end] for start, end in zip(records.start, records.stamp_end, strict=True) if end
         )
@@ -323,6 +326,22 @@ def _dedented(text: str) -> str:
     if re.search(rf"^(?!{re.escape(indent)})[ \t]*\S", text, re.MULTILINE):
         return text
     return re.sub(rf"^{re.escape(indent)}", "", text, flags=re.MULTILINE)
+
+
+_GAP = re.compile(r"\n(?:[ \t]*\n)*")
+
+
+def _single_spaced(text: str, config: LogConfig) -> str:
+    """``text`` without the blank line a console's copy put after every line (a CI job's page copied whole): when
+    nearly every gap between its lines (``double_spaced_share`` of those in its first ``double_spaced_sample``
+    characters) is an odd count of blank lines (one after each line, three where the log had a blank line of its
+    own), each gap of ``k`` blank lines becomes ``k // 2``: its records are its lines again, its own blank lines
+    stay."""
+    gaps = [gap.group().count("\n") - 1 for gap in _GAP.finditer(text, 0, config.double_spaced_sample)]
+    odd = sum(gap % 2 for gap in gaps)
+    if len(gaps) < config.double_spaced_least_lines or odd < len(gaps) * config.double_spaced_share:
+        return text
+    return _GAP.sub(lambda gap: "\n" * (1 + (gap.group().count("\n") - 1) // 2), text)
 
 
 # Heads the log's own lines after its templates (see ``LogDistiller.filled``).
