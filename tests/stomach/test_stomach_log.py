@@ -401,6 +401,19 @@ def test_an_excerpt_does_not_raise_a_word_of_trouble_that_most_lines_hold() -> N
     assert ASK_MARK not in next(line for line in rendering.split("\n") if "check 3 failed" in line)
 
 
+def test_an_excerpt_keeps_the_lines_under_an_alert_line_of_a_long_record() -> None:
+    # Each ordinary line is its own template, so each is kept for being rare before a trace's ordinary lines.
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    rows = [f"2024-05-01 10:00:{n:02d} INFO {words[n % 10]} {words[n // 10 % 10]} {n * 37 % 900}" for n in range(50)]
+    trace = ["2024-05-01 10:00:50 ERROR startup failed", "Traceback (most recent call last):"]
+    trace += [f'  File "/srv/app/db{n}.py", line {n * 10}, in connect{n}' for n in range(40)]
+    trace += ["OperationalError: could not connect to server", "\tIs the server running on host db-7", "\tport 5432?"]
+    rows[44:44] = trace
+    rendering = _excerpted(rows, "Why does it not start?")
+    assert "\tIs the server running on host db-7" in rendering
+    assert "\tport 5432?" in rendering
+
+
 def test_a_log_with_a_blank_line_after_every_line_is_mined_as_its_lines() -> None:
     records = [f"[ERROR] TS2304: Cannot find name 'total{n}'.\n\n    src/cart.ts:{n}:5:" for n in range(40)]
     # The console's copy put a blank line after each line, and three where the log had one of its own.

@@ -103,8 +103,10 @@ class LogConfig:
     excerpt_common_share: float = 0.2
     # An excerpt keeps this many lines on each side of a line holding the ask's terms before its ordinary lines.
     excerpt_near_lines: int = 1
-    # Of an alert template's records, an excerpt keeps this many first ones and its last one as alerts.
+    # Of an alert template's records, an excerpt keeps this many first ones and its last one as alerts; and with a
+    # record's alert line, this many of the record's lines under it.
     excerpt_alert_repeats: int = 3
+    excerpt_alert_after: int = 2
     # A crash the log holds (``distill.log.crash``) is read up to this many lines (a Python traceback up to the
     # second number, its last lines kept), and is one if it has this many; it is served in chunks of this many lines.
     crash_lines: int = 40

@@ -5,8 +5,8 @@ a reader more than they save: the log is served as its lines, with the fewest
 ordinary lines elided (each gap counted). Lines are kept in this order: lines
 that hold the ask's terms (the rarest first; a term on most lines raises none),
 the head lines of alert records (of an alert template's records, its first few
-and its last), other alert lines and the first continuation lines of alert
-records, the log's last lines (a build's outcome, a test run's summary), its
+and its last), other alert lines with the record's lines under them and the first
+continuation lines of alert records, the log's last lines (a build's outcome, a test run's summary), its
 first lines, the lines beside those holding the ask's terms, then lines of rare
 templates, then the rest, then a line said again word for word (kept once where
 it ranks best) whatever it holds. Kept alert and ask lines say why they were
@@ -69,9 +69,14 @@ def _ranks(
     broad = ask.broad() if ask is not None else None
     named = [broad.named(line) if broad else () for line in lines]
     rarity = _rarity(named, count, config)
+    ends = {index: end for start, end in zip(records.start, records.end, strict=True) for index in range(start, end)}
     for index, line in enumerate(lines):
         if reasons[index] > _ALERT_LINE and index not in repeats and is_alert(line):
             reasons[index] = _ALERT_LINE
+            # What an alert line says goes on in the record's lines under it (a driver's error, then "Is the
+            # server running on host …"): they are kept with it.
+            for after in range(index + 1, min(index + 1 + config.excerpt_alert_after, ends.get(index, index + 1))):
+                reasons[after] = min(reasons[after], _ALERT_LINE)
         weight = sum(rarity.get(term, 0.0) for term in named[index])
         if reasons[index] > _ASK and weight > 0:
             # The rarer the ask's terms a line holds, the sooner it is kept (a rounded weight, so ties stay stable).
