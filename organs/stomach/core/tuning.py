@@ -102,7 +102,7 @@ class LogConfig:
     # An ask's term on more than this share of an excerpted log's lines raises none of them.
     excerpt_common_share: float = 0.2
     # An excerpt keeps this many lines on each side of a line holding the ask's terms before its ordinary lines.
-    excerpt_near_lines: int = 1
+    excerpt_near_lines: int = 2
     # Of an alert template's records, an excerpt keeps this many first ones and its last one as alerts; and with a
     # record's alert line, this many of the record's lines under it.
     excerpt_alert_repeats: int = 3
