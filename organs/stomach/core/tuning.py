@@ -169,7 +169,7 @@ class RelevanceTuning:
     ceiling_share: float = 0.5
     # Neighbours within this many lines of a scored line (a report's: this many, within its paragraph) share this
     # part of its score; the rest of the lines score a trace of this, favouring the head.
-    context_lines: int = 3
+    context_lines: int = 2
     paragraph_lines: int = 8
     context_share: float = 0.25
     rest_score: float = 1e-3
