@@ -361,6 +361,12 @@ def test_rung_3b_a_prompt_under_a_virtual_environments_name_opens_a_terminal_ses
     assert kind_of("(venv) ana@build-7 said uploading bundle\nrestarting the shop service") == "prose"
 
 
+def test_rung_3b_a_bracketed_prompt_opens_a_terminal_session() -> None:
+    session = "[root@centos7 ~]# ./deploy.sh\nuploading bundle\nrestarting the shop service"
+    assert classify(session, fenced=False).reason.startswith("rung 3b")
+    assert kind_of("[root@centos7] said uploading bundle\nrestarting the shop service") == "prose"
+
+
 def test_rung_3b_a_ci_job_or_several_commands_make_a_log() -> None:
     job = "~~~ Preparing working directory\n$ git clone https://example.com/shop.git\nCloning into 'shop'...\n"
     assert kind_of(job + "Copying blob 1 of 3\nCopying blob 2 of 3") == "log"

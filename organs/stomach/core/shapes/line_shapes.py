@@ -170,10 +170,12 @@ is_tool_level = _opens_with(
 )
 
 
-# "$ npm test", "PS C:\src> dotnet build", "C:\src>npm i", "user@host:~/src$ make", "(venv) user@host:~$ make"
+# "$ npm test", "PS C:\src> dotnet build", "C:\src>npm i", "user@host:~/src$ make", "(venv) user@host:~$ make",
+# "[root@centos7 ~]# kind create cluster"
 is_prompt = _opens_with(
     r"(?:\$|❯|➜|PS [A-Za-z]:\\[^>\n]{0,200}>|[A-Za-z]:\\[^>\n]{0,200}>"
-    r"|(?:\([\w.-]{1,40}\) )?[\w.-]{1,64}@[\w.-]{1,64}:[^$#\n]{0,200}[$#])"
+    r"|(?:\([\w.-]{1,40}\) )?[\w.-]{1,64}@[\w.-]{1,64}:[^$#\n]{0,200}[$#]"
+    r"|\[[\w.-]{1,64}@[\w.-]{1,64}(?: [^\]\n]{0,200})?\][$#])"
     r" ?\S"
 )
 
