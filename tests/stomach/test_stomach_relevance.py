@@ -151,6 +151,14 @@ def test_a_term_rare_in_the_paste_weighs_more_than_a_common_one() -> None:
     assert scorer.rarity(lines[-1]) > 3 * scorer.rarity(lines[0]) > 0
 
 
+def test_a_line_that_says_the_asks_term_again_and_again_weighs_more_than_one_saying_it_once() -> None:
+    once = "upload 41 stopped: a network problem on the sending side, retried by the client later on"
+    often = "upload 42 stopped: a network problem, or a problem writing, or a problem on the server"
+    lines = [f"upload {number} stored in {number % 9 + 1} ms" for number in range(40)] + [once, often]
+    scorer = LineScorer.of("Is it the same problem?", ["\n".join(lines)])
+    assert scorer.rarity(often) > scorer.rarity(once) > 0
+
+
 def test_an_alert_weighs_less_where_alerts_are_common() -> None:
     rare = [f"worker {number} polled the queue" for number in range(60)] + ["worker 7 ERROR lost the lease"]
     common = [f"worker {number} ERROR polled the queue" for number in range(60)] + ["worker 7 ERROR lost the lease"]

@@ -70,8 +70,9 @@ class LineScorer:
     _names: list[str] = field(default_factory=list)
     _idf: dict[str, float] = field(default_factory=dict)
     _mean_length: float = 1.0
-    # Each distinct line's terms, found once: a paste's lines are scored several times while it is filled.
-    _terms: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Each distinct line's terms and how often each occurs in it, found once: a paste's lines are scored several
+    # times while it is filled.
+    _terms: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -98,26 +99,31 @@ class LineScorer:
         }
         return scorer
 
-    def terms_in(self, line: str) -> frozenset[str]:
+    def _counts(self, line: str) -> dict[str, int]:
         if self._pattern is None:
-            return frozenset()
+            return {}
         found = self._terms.get(line)
         if found is None:
-            found = frozenset(
-                self._names[int((match.lastgroup or "t0")[1:])] for match in self._pattern.finditer(line.lower())
-            )
+            found = {}
+            for match in self._pattern.finditer(line.lower()):
+                term = self._names[int((match.lastgroup or "t0")[1:])]
+                found[term] = found.get(term, 0) + 1
             self._terms[line] = found
         return found
 
+    def terms_in(self, line: str) -> frozenset[str]:
+        return frozenset(self._counts(line))
+
     def rarity(self, line: str) -> float:
-        """The line's BM25 score against the ask, the paste's lines being the documents."""
-        terms = self.terms_in(line)
-        if not terms:
+        """The line's BM25 score against the ask, the paste's lines being the documents: a term weighs by its
+        rarity and, saturating, by how often the line says it."""
+        counts = self._counts(line)
+        if not counts:
             return 0.0
         k1, b = self.tuning.k1, self.tuning.b
         norm = k1 * (1 - b + b * len(line) / self._mean_length)
-        # fsum: a set's order varies from run to run, and a float sum with it; the score must not.
-        return math.fsum(self._idf.get(term, 0.0) * (k1 + 1) / (1 + norm) for term in terms)
+        # fsum: the terms' order varies with the line, and a float sum with it; the score must not.
+        return math.fsum(self._idf.get(term, 0.0) * count * (k1 + 1) / (count + norm) for term, count in counts.items())
 
     def scores(self, lines: Sequence[str], *, least: float = 0.0, wide: bool = False) -> list[float]:
         """Each line's fused score: compared value, then rarity (scaled to at most 1), then alert; then the
