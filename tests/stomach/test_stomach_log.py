@@ -393,6 +393,18 @@ def test_an_excerpt_keeps_the_one_line_naming_the_problem_the_ask_speaks_of() ->
     assert "a network problem on the sending side" in rendering
 
 
+def test_an_excerpt_keeps_the_line_saying_the_asks_term_again_before_one_saying_it_once() -> None:
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    rows = [f"10:{n:02d} {words[n % 10]} {words[n // 10 % 10]} {n * 37 % 900} {words[n * 3 % 10]}" for n in range(20)]
+    for at, worker in ((4, 3), (9, 5), (14, 8)):
+        rows.insert(at, f"10:{at:02d} lease renewed by worker {worker} for another term")
+    rows.insert(17, "10:17 lease lost, lease renewal refused, lease handed to worker 9")
+    # A log this short is an excerpt; its target leaves room for one line.
+    rendering = distill_log("\n".join(rows), 70, DEFAULT_ENCODING, ask=AskTerms.of("Who has the lease now?")).rendering
+    assert "lease handed to worker 9" in rendering
+    assert "lease renewed by worker" not in rendering
+
+
 def test_an_excerpt_does_not_raise_a_word_of_trouble_that_most_lines_hold() -> None:
     rows = [f"2024-05-01 10:{n // 60:02d}:{n % 60:02d} check {n} failed: retry in {n % 9 + 1}s" for n in range(80)]
     rows.insert(47, "2024-05-01 10:00:47 quota for tenant blue exhausted")

@@ -101,6 +101,8 @@ class LogConfig:
     excerpt_rare_records: int = 2
     # An ask's term on more than this share of an excerpted log's lines raises none of them.
     excerpt_common_share: float = 0.2
+    # A term said again in a line raises it, saturating as BM25's term frequency does with this k1.
+    excerpt_term_saturation: float = 1.2
     # An excerpt keeps this many lines on each side of a line holding the ask's terms before its ordinary lines.
     excerpt_near_lines: int = 2
     # Of an alert template's records, an excerpt keeps this many first ones and its last one as alerts; and with a

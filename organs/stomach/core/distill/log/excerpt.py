@@ -77,7 +77,12 @@ def _ranks(
             # server running on host …"): they are kept with it.
             for after in range(index + 1, min(index + 1 + config.excerpt_alert_after, ends.get(index, index + 1))):
                 reasons[after] = min(reasons[after], _ALERT_LINE)
-        weight = sum(rarity.get(term, 0.0) for term in named[index])
+        lowered = line.lower() if named[index] else ""
+        # A term the line says again weighs more, saturating as BM25's term frequency does.
+        weight = sum(
+            rarity.get(term, 0.0) * _saturated(lowered.count(term), config.excerpt_term_saturation)
+            for term in named[index]
+        )
         if reasons[index] > _ASK and weight > 0:
             # The rarer the ask's terms a line holds, the sooner it is kept (a rounded weight, so ties stay stable).
             reasons[index], ties[index] = _ASK, -round(weight * 1000)
@@ -105,6 +110,11 @@ def _ranks(
     for index in range(min(config.excerpt_head_lines, count)):
         reasons[index] = min(reasons[index], _HEAD)
     return [(reasons[index], ties[index], index) for index in range(count)]
+
+
+def _saturated(count: int, saturation: float) -> float:
+    """BM25's term-frequency factor without length: 1 for one mention, approaching ``saturation + 1``."""
+    return count * (saturation + 1) / (count + saturation)
 
 
 def _rarity(named: Sequence[tuple[str, ...]], count: int, config: LogConfig) -> dict[str, float]:
