@@ -298,3 +298,19 @@ def test_a_table_header_above_the_users_words_in_lowercase_is_not_a_wrapped_sent
     bundle = ingest_paste(paste)
     users = [paste[entry.span[0] : entry.span[1]] for entry in bundle.report if entry.kind == "prose"]
     assert users == ["and the other chain from the controlplane:", "Which rule drops port 443?"]
+
+
+def test_a_programs_sentences_between_its_lines_are_part_of_its_run() -> None:
+    steps = [f"> shop@1.0 build:{n}\n> vite build --mode step{n}" for n in range(4)]
+    messages = ["Generating runtime types...", "Runtime types generated.", "Found 3 warnings and 0 errors."]
+    run = "\n\n".join([steps[0], steps[1], *messages, steps[2], steps[3]])
+    bundle = ingest_paste(f"the check script's output:\n\n{run}\n\nWhy is the selection styling gone?")
+    assert [entry.kind for entry in bundle.report] == ["prose", "log", "prose"]
+
+
+def test_the_users_words_between_two_runs_stay_apart() -> None:
+    steps = "\n\n".join(f"> shop@1.0 build:{n}\n> vite build --mode step{n}" for n in range(6))
+    for words in ["Then I ran it again.", "Same on the second box."]:
+        paste = f"the output:\n\n{steps}\n\n{words}\n\n{steps}\n\nWhy is the selection styling gone?"
+        report = ingest_paste(paste).report
+        assert [paste[entry.span[0] : entry.span[1]] for entry in report if entry.kind == "prose"][1] == words

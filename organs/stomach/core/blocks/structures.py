@@ -385,6 +385,16 @@ def join_shattered_runs(
         index + 1 < len(blocks) and _wraps_into(texts[index], heads[index + 1], tuning) for index in range(len(blocks))
     ]
     said = Counter(texts)
+    users = [_users_head(heads[index], _line_count(text, block), tuning) for index, block in enumerate(blocks)]
+    # Whether the blocks from each one on that read as sentences but not in anyone's voice lead to a program's
+    # block: such sentences sit between a program's lines ("Generating runtime types...", "Found 3 warnings and 0
+    # errors.") and are its own.
+    leads_to_output = [False] * (len(blocks) + 1)
+    for index in range(len(blocks) - 1, -1, -1):
+        if not blocks[index].fenced and not users[index] and not _lone_word(heads[index]):
+            leads_to_output[index] = True
+        elif not blocks[index].fenced and users[index] and not _in_someones_voice(texts[index]):
+            leads_to_output[index] = leads_to_output[index + 1]
 
     def close() -> None:
         if len(run) >= tuning.shattered_run_blocks:
@@ -401,7 +411,12 @@ def join_shattered_runs(
         wrapped = (
             bool(run)
             and not block.fenced
-            and (wraps[index] or (index > 0 and wraps[index - 1]) or said[texts[index]] > 1)
+            and (
+                wraps[index]
+                or (index > 0 and wraps[index - 1])
+                or said[texts[index]] > 1
+                or (users[index] and not _in_someones_voice(texts[index]) and leads_to_output[index + 1])
+            )
         )
         # A lone word (a path naming the file below it) sets what follows apart, as the user's words do.
         apart = not wrapped and _before_run(heads[index], _line_count(text, block), tuning)
@@ -412,6 +427,23 @@ def join_shattered_runs(
             run.append(block)
     close()
     return joined
+
+
+# What marks someone's own voice between pieces of evidence: a person speaking (I, my, we), a question, a line
+# introducing what follows, a chat's lowercase opening, or a narrator's word opening it (then, here, after, same).
+_VOICE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|we've|our|us)\b|\?|:\s*$", re.MULTILINE)
+_NARRATION_TEXT = """here here's then after afterwards now also and but so ok okay same this that again later meanwhile
+    finally next update edit note below above"""
+_NARRATION = frozenset(_NARRATION_TEXT.split())
+
+
+def _in_someones_voice(text: str) -> bool:
+    """Whether a block that reads as sentences is someone talking (``_VOICE``, ``_NARRATION``), not a program's
+    message in full sentences."""
+    if _VOICE.search(text) is not None or text[:1].islower():
+        return True
+    first = text.split(maxsplit=1)[0].strip(",.:;!").lower() if text.strip() else ""
+    return first in _NARRATION
 
 
 def _wraps_into(block: str, following: str, tuning: ClassifyTuning) -> bool:
