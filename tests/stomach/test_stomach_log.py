@@ -426,6 +426,23 @@ def test_an_excerpt_keeps_the_lines_under_an_alert_line_of_a_long_record() -> No
     assert "\tport 5432?" in rendering
 
 
+def test_an_excerpt_of_a_linters_run_keeps_its_findings_before_the_source_they_quote() -> None:
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo"]
+    rows = []
+    for n in range(12):
+        rows += [f"E50{n % 3} Line too long ({89 + n} > 88)", f"   --> src/shop/cart_{n}.py:{n * 40 + 7}:5", "    |"]
+        # Each finding quotes different code: the log is nearly all distinct lines, so it is served as an excerpt.
+        for offset in range(4):
+            first, second = words[(n + offset) % 11], words[(n * 3 + offset) % 11]
+            rows += [f"{n * 40 + offset:3d} |     {first}_{second} = {second}.{first}({first}, {second}.{offset})"]
+        rows += ["    |"]
+    rows += ["Found 12 errors."]
+    log = "\n".join(rows)
+    rendering = distill_log(log, count_tokens(log, DEFAULT_ENCODING) // 2, DEFAULT_ENCODING).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    assert all(f"src/shop/cart_{n}.py:{n * 40 + 7}:5" in rendering for n in range(12))
+
+
 def test_a_log_with_a_blank_line_after_every_line_is_mined_as_its_lines() -> None:
     records = [f"[ERROR] TS2304: Cannot find name 'total{n}'.\n\n    src/cart.ts:{n}:5:" for n in range(40)]
     # The console's copy put a blank line after each line, and three where the log had one of its own.

@@ -22,6 +22,7 @@ __all__ = [
     "is_json_record",
     "is_prompt",
     "is_psql_rule",
+    "is_source_quote",
     "is_test_report",
     "is_tool_level",
     "labelled_stamp_end",
@@ -206,6 +207,17 @@ _RUN_CLOSE = re.compile(
     # mocha's tallies: "104 passing (5m)", "7 pending", "22 failing"
     r"|\d+ (?:passing|pending|failing)(?: \(\w+\))?"
 )
+
+
+# The source a diagnostic quotes under itself: rustc's, clippy's and ruff's gutter (" 42 | let x", "   |     ^^^"),
+# esbuild's and miette's box gutter (" 2 │ …"), or a pointer alone ("    ^~~~~", "~~~~~~~").
+_SOURCE_QUOTE = re.compile(r"\s*\d*\s*[|│┆](?: .*)?|\s*[\^~][\^~\-]*(?:\s.*)?")
+
+
+def is_source_quote(line: str) -> bool:
+    """Whether a line is the source a tool's diagnostic quotes, or the pointer under it: the diagnostic's own
+    line says what is wrong, and where; the quote repeats the code."""
+    return _SOURCE_QUOTE.fullmatch(line) is not None
 
 
 def closes_run(line: str) -> bool:

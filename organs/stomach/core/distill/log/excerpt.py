@@ -8,8 +8,9 @@ the head lines of alert records (of an alert template's records, its first few
 and its last), other alert lines with the record's lines under them and the first
 continuation lines of alert records, the log's last lines (a build's outcome, a test run's summary), its
 first lines, the lines beside those holding the ask's terms, then lines of rare
-templates, then the rest, then a line said again word for word (kept once where
-it ranks best) whatever it holds. Kept alert and ask lines say why they were
+templates, then the rest, then the source a tool's diagnostic quotes under it (its
+gutter and pointer lines: the diagnostic's own line says what and where), then a
+line said again word for word (kept once where it ranks best) whatever it holds. Kept alert and ask lines say why they were
 kept.
 """
 
@@ -24,6 +25,7 @@ from organs.stomach.core.asked import AskTerms, rarity
 from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK
 from organs.stomach.core.distill.log.mining import Records, Shape
 from organs.stomach.core.distill.text import elision, thousands
+from organs.stomach.core.shapes.line_shapes import is_source_quote
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.tuning import LogConfig
 
@@ -37,8 +39,10 @@ _HEAD = 4
 _NEAR_ASK = 5
 _RARE = 6
 _REST = 7
+# The source a diagnostic quotes under itself, after every other line but a repeat: its own line tells.
+_QUOTE = 8
 # A line said again word for word, after every other line.
-_SAID_AGAIN = 8
+_SAID_AGAIN = 9
 
 
 def _ranks(
@@ -105,6 +109,9 @@ def _ranks(
         if (reasons[index], ties[index]) < (reasons[kept], ties[kept]):
             best[text], kept, index = index, index, kept
         reasons[index] = _SAID_AGAIN
+    for index, line in enumerate(lines):
+        if reasons[index] in (_RARE, _REST) and is_source_quote(line):
+            reasons[index] = _QUOTE
     for index in range(max(count - config.tail_lines, 0), count):
         reasons[index] = min(reasons[index], _TAIL)
     for index in range(min(config.excerpt_head_lines, count)):
