@@ -10,8 +10,8 @@ continuation lines of alert records, the log's last lines (a build's outcome, a 
 first lines, the lines beside those holding the ask's terms, then lines of rare
 templates, then the rest, then the source a tool's diagnostic quotes under it (its
 gutter and pointer lines: the diagnostic's own line says what and where), then a
-line said again word for word (kept once where it ranks best) whatever it holds. Kept alert and ask lines say why they were
-kept.
+line said again word for word (kept once where it ranks best) whatever it holds.
+Kept alert and ask lines say why they were kept.
 """
 
 from __future__ import annotations
