@@ -443,6 +443,15 @@ def test_an_excerpt_of_a_linters_run_keeps_its_findings_before_the_source_they_q
     assert all(f"src/shop/cart_{n}.py:{n * 40 + 7}:5" in rendering for n in range(12))
 
 
+def test_a_checkers_pointers_at_different_columns_are_one_template() -> None:
+    rows = []
+    for n in range(30):
+        rows += [f"In deploy.sh line {n * 7 + 3}:", f"{' ' * (n % 9)}cp $src{n} $dest{n}"]
+        rows += [f"{' ' * (n % 9 + 3)}^{'-' * (n % 5 + 2)}^ SC2086 (info): Double quote to prevent globbing."]
+    rendering = distill_log("\n".join(rows), 300, DEFAULT_ENCODING).rendering
+    assert f"{TIMES}30 ^-- <*> (info): Double quote to prevent globbing." in rendering
+
+
 def test_a_log_with_a_blank_line_after_every_line_is_mined_as_its_lines() -> None:
     records = [f"[ERROR] TS2304: Cannot find name 'total{n}'.\n\n    src/cart.ts:{n}:5:" for n in range(40)]
     # The console's copy put a blank line after each line, and three where the log had one of its own.

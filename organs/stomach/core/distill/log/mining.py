@@ -118,12 +118,19 @@ class _Shared:
     cut: dict[tuple[Shape, int], tuple[Shape, int]] = field(default_factory=dict)
 
 
+_POINTER_LEAD = re.compile(r"[ \t]*\^[-~^]*")
+
+
 def _shape_of(key: str, words: dict[str, str], shared: _Shared) -> Shape:
     stamp = leading_stamp(key)
     stamp_end = -1 if stamp is None else stamp.end
     body = key[max(stamp_end, 0) :]
     masked_words = word_masks(body, words, shared.mask_prefix)
     masked = mask_by_words(body, words, shared.mask_prefix) if masked_words is None else joined(masked_words)
+    if masked.lstrip(" \t")[:1] == "^":
+        # A pointer under a quoted line ("      ^---^ SC2086 (info): …") sits and stretches where its column is:
+        # its findings are one template whatever the column.
+        masked = _POINTER_LEAD.sub("^--", masked, count=1)
     masked = shared.masked.setdefault(masked, masked)
     masked_words = shared.words.setdefault(masked_words, masked_words) if masked_words else ()
     kind, spans = alert_kind(key, shared.count_digits), separating_spans(key, shared.count_digits)
