@@ -159,6 +159,18 @@ def test_a_line_that_says_the_asks_term_again_and_again_weighs_more_than_one_say
     assert scorer.rarity(often) > scorer.rarity(once) > 0
 
 
+def test_a_logs_lines_of_a_rare_shape_are_raised_when_the_ask_names_nothing_they_hold() -> None:
+    sites = ["shop", "mail", "news", "maps", "docs", "chat", "wiki", "blog"]
+    lines = [
+        f'[INFO] 10.0.0.4:{4000 + n} "A IN {sites[n % 8]}{n}.example. udp" NOERROR qr,rd,ra {n}' for n in range(60)
+    ]
+    lines[17] = '[INFO] 10.0.0.4:4017 "A IN bank.example. udp" NOERROR qr,aa,rd 17'
+    lines[41] = '[INFO] 10.0.0.4:4041 "A IN tax.example. udp" NOERROR qr,aa,rd 41'
+    scorer = LineScorer.of("What is it doing differently for the sites that fail?", ["\n".join(lines)])
+    plain, odd = scorer.scores(lines), scorer.scores(lines, odd=True)
+    assert plain[17] < plain[16] and odd[17] > 2 * odd[16] and odd[41] > 2 * odd[40]
+
+
 def test_an_alert_weighs_less_where_alerts_are_common() -> None:
     rare = [f"worker {number} polled the queue" for number in range(60)] + ["worker 7 ERROR lost the lease"]
     common = [f"worker {number} ERROR polled the queue" for number in range(60)] + ["worker 7 ERROR lost the lease"]

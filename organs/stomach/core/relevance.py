@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -30,6 +31,7 @@ from organs.stomach.core.blocks.structures import written_by_user
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import FILL_HEADING as LOG_FILL_HEADING
 from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, clip
+from organs.stomach.core.distill.log.masking import mask_variables
 from organs.stomach.core.distill.table import KEPT_MARK
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.tuning import RelevanceTuning
@@ -125,11 +127,13 @@ class LineScorer:
         # fsum: the terms' order varies with the line, and a float sum with it; the score must not.
         return math.fsum(self._idf.get(term, 0.0) * count * (k1 + 1) / (count + norm) for term, count in counts.items())
 
-    def scores(self, lines: Sequence[str], *, least: float = 0.0, wide: bool = False) -> list[float]:
+    def scores(self, lines: Sequence[str], *, least: float = 0.0, wide: bool = False, odd: bool = False) -> list[float]:
         """Each line's fused score: compared value, then rarity (scaled to at most 1), then alert; then the
         context a line takes from scored neighbours. With ``least``, only lines scoring at least that much
         themselves lend context, and no other line scores. ``wide`` lets context run through a paragraph (a
-        report's section), not only the nearest lines (a log's records)."""
+        report's section), not only the nearest lines (a log's records). ``odd`` (a log's lines) raises a little
+        the lines of a rare shape (``odd_share`` of the lines at most): what a log does differently is often
+        what was asked, in words the ask could not know."""
         rarity = [self.rarity(line) for line in lines]
         # Scaled to the best line, or to a share of what a line holding every term of the ask found in the paste
         # would score, whichever is more: a line that holds only a word the whole paste repeats stays weak.
@@ -139,6 +143,9 @@ class LineScorer:
             picked = self.comparison.pick(lines)
             for rank, index in enumerate(picked):
                 fused[index] += self.tuning.compared_weight - rank / (len(picked) + 1)
+        if odd:
+            for index in _odd_lines(lines, self.tuning):
+                fused[index] += self.tuning.odd_weight
         alerts = [index for index, line in enumerate(lines) if is_alert(line)]
         alert_weight = self.tuning.alert_weight * _alert_rarity(len(alerts), len(lines), self.tuning)
         for index in alerts:
@@ -150,6 +157,14 @@ class LineScorer:
                 [score if score >= least else 0.0 for score in fused], lines, wide, self.tuning, rest=False
             )
         return _with_context(fused, lines, wide, self.tuning)
+
+
+def _odd_lines(lines: Sequence[str], tuning: RelevanceTuning) -> list[int]:
+    """The lines whose shape (variable fields masked, ``distill.log.masking``) few other lines share."""
+    shapes = [mask_variables(line, tuning.odd_shape_chars) if line.strip() else "" for line in lines]
+    counts = Counter(shapes)
+    most = max(len(lines) * tuning.odd_share, 1)
+    return [index for index, shape in enumerate(shapes) if shape and counts[shape] <= most]
 
 
 def _alert_rarity(alerts: int, lines: int, tuning: RelevanceTuning) -> float:
@@ -235,7 +250,7 @@ def _candidates(
     # holds) is picked once, where it scores best (under the thread the ask names, not the first one).
     shown = _shown_lines(item.compact or "")
     best: dict[str, tuple[float, int]] = {}
-    scores = scorer.scores(lines, least=strong, wide=item.kind in _REPORT_KINDS)
+    scores = scorer.scores(lines, least=strong, wide=item.kind in _REPORT_KINDS, odd=item.kind == "log")
     for index, (score, line) in enumerate(zip(scores, lines, strict=True)):
         clipped = clip(line, scorer.tuning.line_chars, scorer.ask)
         if score > least and line.strip() and clipped.strip() not in shown and score > best.get(clipped, (0.0, 0))[0]:

@@ -178,6 +178,11 @@ class RelevanceTuning:
     # A report's repeated headings fade by this factor each, down to this floor.
     repeat_fade: float = 0.5
     repeat_floor: float = 0.2
+    # A log's line whose shape (its first characters masked) at most this share of its lines have is raised by
+    # this much: a rare shape is what the log does differently.
+    odd_share: float = 0.1
+    odd_weight: float = 0.1
+    odd_shape_chars: int = 200
     # A line longer than this is served clipped: a base64 blob says nothing more at ten times the length.
     line_chars: int = 1000
     # Below this many tokens of leftover, filling is not worth a heading.
