@@ -369,6 +369,16 @@ def test_a_template_with_no_varying_field_and_no_clock_is_not_followed_by_the_sa
     assert "e.g. Running Sphinx v4.5.0" not in rendering
 
 
+_WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+
+
+def _distinct_rows(count: int) -> list[str]:
+    """``count`` clocked lines, each its own template: no line is kept for being rare or told apart by its shape."""
+    return [
+        f"10:{n:02d} {_WORDS[n % 10]} {_WORDS[n // 10 % 10]} {n * 37 % 900} {_WORDS[n * 3 % 10]}" for n in range(count)
+    ]
+
+
 def _excerpted(rows: list[str], ask: str) -> str:
     """The log of ``rows`` at four fifths of its size with ``ask``, which must be served as an excerpt."""
     log = "\n".join(rows)
@@ -385,17 +395,14 @@ def test_an_excerpt_keeps_the_line_with_the_asks_rare_term_before_lines_with_its
 
 
 def test_an_excerpt_keeps_the_one_line_naming_the_problem_the_ask_speaks_of() -> None:
-    # Each line is its own template, so none is kept for being rare: only the ask's word tells them apart.
-    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
-    rows = [f"10:{n:02d} {words[n % 10]} {words[n // 10 % 10]} {n * 37 % 900} {words[n * 3 % 10]}" for n in range(60)]
+    rows = _distinct_rows(60)
     rows.insert(52, "10:52 transfer cut short: a network problem on the sending side")
     rendering = _excerpted(rows, "Is there a problem with my uploads?")
     assert "a network problem on the sending side" in rendering
 
 
 def test_an_excerpt_keeps_the_line_saying_the_asks_term_again_before_one_saying_it_once() -> None:
-    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
-    rows = [f"10:{n:02d} {words[n % 10]} {words[n // 10 % 10]} {n * 37 % 900} {words[n * 3 % 10]}" for n in range(20)]
+    rows = _distinct_rows(20)
     for at, worker in ((4, 3), (9, 5), (14, 8)):
         rows.insert(at, f"10:{at:02d} lease renewed by worker {worker} for another term")
     rows.insert(17, "10:17 lease lost, lease renewal refused, lease handed to worker 9")
@@ -415,8 +422,7 @@ def test_an_excerpt_does_not_raise_a_word_of_trouble_that_most_lines_hold() -> N
 
 def test_an_excerpt_keeps_the_lines_under_an_alert_line_of_a_long_record() -> None:
     # Each ordinary line is its own template, so each is kept for being rare before a trace's ordinary lines.
-    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
-    rows = [f"2024-05-01 10:00:{n:02d} INFO {words[n % 10]} {words[n // 10 % 10]} {n * 37 % 900}" for n in range(50)]
+    rows = [f"2024-05-01 10:00:{row[3:5]} INFO {row[6:]}" for row in _distinct_rows(50)]
     trace = ["2024-05-01 10:00:50 ERROR startup failed", "Traceback (most recent call last):"]
     trace += [f'  File "/srv/app/db{n}.py", line {n * 10}, in connect{n}' for n in range(40)]
     trace += ["OperationalError: could not connect to server", "\tIs the server running on host db-7", "\tport 5432?"]
@@ -427,7 +433,7 @@ def test_an_excerpt_keeps_the_lines_under_an_alert_line_of_a_long_record() -> No
 
 
 def test_an_excerpt_of_a_linters_run_keeps_its_findings_before_the_source_they_quote() -> None:
-    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo"]
+    words = [*_WORDS, "kilo"]
     rows = []
     for n in range(12):
         rows += [f"E50{n % 3} Line too long ({89 + n} > 88)", f"   --> src/shop/cart_{n}.py:{n * 40 + 7}:5", "    |"]
