@@ -114,6 +114,44 @@ def test_a_clock_under_a_time_key_is_not_a_duration() -> None:
     assert comparison.value_of("step done elapsed=0.8") == 800.0
 
 
+def test_asking_at_what_time_asks_when_not_how_long() -> None:
+    comparison = Comparison.of("Which reading was the highest, and at what time?")
+    assert comparison is not None
+    assert comparison.quantity == "number"
+
+
+def test_a_unit_glued_inside_a_token_is_no_duration() -> None:
+    comparison = Comparison.of("Which step took the longest?")
+    assert comparison is not None
+    assert comparison.value_of('{"context":"BTQ4s=","step":"pack"}') is None
+    assert comparison.value_of("step pack done in 4s") == 4000.0
+
+
+def _readings(values: list[tuple[int, float]]) -> list[str]:
+    return [f'up {{"freq":868100000,"rssi":{rssi},"snr":{snr},"chan":1}}' for rssi, snr in values]
+
+
+def test_a_superlative_naming_no_key_picks_each_varying_keys_extreme() -> None:
+    comparison = Comparison.of("Which uplink had the strongest signal?")
+    assert comparison is not None
+    lines = _readings([(-70, 7.5), (-66, 9.1), (-61, 8.0), (-72, 11.2), (-69, 6.0)])
+    assert comparison.pick(lines) == [2, 3]
+
+
+def test_a_superlative_naming_no_key_reads_no_key_of_fewer_values() -> None:
+    comparison = Comparison.of("Which uplink had the strongest signal?")
+    assert comparison is not None
+    lines = _readings([(-70, 7.5), (-61, 7.5), (-70, 7.5), (-61, 7.5)])
+    assert comparison.pick(lines) == []
+
+
+def test_the_weakest_asks_for_the_least_value() -> None:
+    comparison = Comparison.of("Which uplink had the weakest signal?")
+    assert comparison is not None
+    lines = _readings([(-70, 7.5), (-66, 9.1), (-61, 8.0), (-72, 11.2), (-69, 6.0)])
+    assert comparison.pick(lines) == [3, 4]
+
+
 def test_a_rough_count_compares_nothing() -> None:
     assert Comparison.of("About 3 of the workers restarted; why?") is None
 

@@ -26,8 +26,8 @@ from organs.stomach.core.tuning import RelevanceTuning
 __all__ = ["Comparison"]
 
 # The ask's words that compare, and that name a time or a size.
-_MORE_TEXT = "slowest longest largest biggest highest most max maximum worst heaviest peak greatest top"
-_LESS_TEXT = "fastest shortest smallest lowest least min minimum fewest cheapest"
+_MORE_TEXT = "slowest longest largest biggest highest most max maximum worst heaviest peak greatest top strongest"
+_LESS_TEXT = "fastest shortest smallest lowest least min minimum fewest cheapest weakest"
 _TIME_TEXT = """slow slowest slower fast fastest faster long longest longer short shortest shorter took take takes
     duration durations latency latencies pause pauses time times elapsed seconds milliseconds"""
 _SIZE_TEXT = """memory large largest larger big biggest bigger size sizes heap bytes leak leaks leaked leaking
@@ -36,6 +36,7 @@ _MORE = frozenset(_MORE_TEXT.split())
 # "How high does the pressure get", "how big did the heap grow": the greatest value, asked in words ("by how much" asks
 # for a difference, not the greatest value).
 _HOW_HIGH = re.compile(r"(?<!by )\bhow (?:high|big|large|bad)\b")
+_WHEN = re.compile(r"\b(?:what|which) times?\b")
 _LESS = frozenset(_LESS_TEXT.split())
 _TIME_WORDS = frozenset(_TIME_TEXT.split())
 _SIZE_WORDS = frozenset(_SIZE_TEXT.split())
@@ -68,7 +69,10 @@ _NEAR = re.compile(
     re.IGNORECASE,
 )
 _BELOW = ("<", "under", "below", "less", "shorter", "faster", "smaller", "lower", "at most")
-_TIMED = re.compile(rf"{_NUMBER}\s?(ns|us|µs|ms|msecs?|milliseconds?|secs?|seconds?|s|mins?|minutes?)(?![a-z])", re.I)
+# A time is a number of its own: the ``4s`` inside ``BTQ4s=`` (base64, a hash) is not one.
+_TIMED = re.compile(
+    rf"(?<![\w.]){_NUMBER}\s?(ns|us|µs|ms|msecs?|milliseconds?|secs?|seconds?|s|mins?|minutes?)(?![a-z])", re.I
+)
 # A time under a key without a unit (``rt=0.873``); a clock under one (``time=2025-04-21T10:29``) is not a duration.
 _TIME_KEYED = re.compile(
     rf"(?<![a-z])(?:\w*time|duration|elapsed|latency|took|rtt?|dur)[\w.]*\s*[=:]\s*{_NUMBER}(?![\d.])(?![a-zµ])(?![-:/]\d)",
@@ -124,7 +128,9 @@ class Comparison:
     def _read(cls, goal: str, tuning: RelevanceTuning) -> Comparison | None:
         lowered = goal.lower()
         words = _WORD.findall(lowered)
-        quantity = "time" if _TIME_WORDS.intersection(words) else "size" if _SIZE_WORDS.intersection(words) else ""
+        # "At what time" asks when, not how long.
+        timed = _TIME_WORDS.intersection(_WORD.findall(_WHEN.sub(" ", lowered)))
+        quantity = "time" if timed else "size" if _SIZE_WORDS.intersection(words) else ""
         stated = [
             (match, -1 if match.group(1).lower().startswith(_BELOW) else 1) for match in _THRESHOLD.finditer(lowered)
         ]
@@ -220,6 +226,31 @@ class Comparison:
                         by_key.setdefault(key, {})[index] = value
         return max(by_key.values(), key=len, default={})
 
+    def _extremes(self, lines: Sequence[str]) -> list[int]:
+        """For a superlative whose quantity the ask does not name ("the strongest signal"), the line of each keyed
+        number's extreme, the keys most lines hold first: which key the ask means is unknown, and one of them is
+        it. A key counts when it takes at least ``unnamed_values`` values over as many lines (a constant or a flag
+        ranks nothing)."""
+        by_key: dict[str, dict[int, float]] = {}
+        for index, line in enumerate(lines):
+            if self.aside and self.aside.named(line):
+                continue
+            for quoted, bare, number in _KEYED_NUMBER.findall(line):
+                if (value := _number(number)) is not None:
+                    by_key.setdefault(quoted or bare, {}).setdefault(index, value)
+        least = self.tuning.unnamed_values
+        ranked = sorted(
+            (values for values in by_key.values() if len(set(values.values())) >= least),
+            key=len,
+            reverse=True,
+        )
+        picked: list[int] = []
+        for values in ranked:
+            best = min(values, key=lambda index: (-values[index] * self.direction, index))
+            if best not in picked:
+                picked.append(best)
+        return picked[: self.tuning.top_picks]
+
     def pick(self, lines: Sequence[str]) -> list[int]:
         """Indexes of the lines that answer the comparison, best first (see the module's docstring)."""
         values = self._column_values(lines)
@@ -227,6 +258,8 @@ class Comparison:
             values = {index: value for index, line in enumerate(lines) if (value := self.value_of(line)) is not None}
         if not values:
             values = self._keyed_values(lines)
+        if not values and self.bound is None:
+            return self._extremes(lines)
         if self.aside:
             values = {index: value for index, value in values.items() if not self.aside.named(lines[index])}
         if not values:

@@ -209,6 +209,8 @@ class RelevanceTuning:
     # Comparisons: the lines picked for a superlative, for a threshold; a table's header is looked for among its
     # first this many lines.
     top_picks: int = 8
+    # A superlative naming no key is answered by the extremes of the keys that take at least this many values.
+    unnamed_values: int = 3
     # A value the ask states roughly is answered by lines within this share of it.
     near_share: float = 0.25
     threshold_picks: int = 64
