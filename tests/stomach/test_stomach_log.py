@@ -7,6 +7,7 @@ import pytest
 from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.log import distill_log
+from organs.stomach.core.distill.log.crash import crash_of
 from organs.stomach.core.distill.log.display import ASK_MARK, clip
 from organs.stomach.core.distill.log.mining import records_of
 from organs.stomach.core.distill.text import TIMES
@@ -696,6 +697,30 @@ def test_a_python_crash_keeps_its_innermost_frames_and_its_exception() -> None:
     assert "the crash, as received:" in digest.rendering
     assert "FileNotFoundError: no note 7" in digest.rendering
     assert "layer29.py" in digest.rendering
+
+
+def _crash_with_message(message: list[str]) -> str:
+    lines = [f'INFO:     10.0.0.{n}:5000 - "GET /notes/{n} HTTP/1.0" 200 OK' for n in range(80)]
+    lines += ["ERROR:    Exception in ASGI application", *_traceback(7)[:-1]]
+    return "\n".join([*lines, "db.OperationalError: could not connect to server: Connection refused", *message])
+
+
+def test_a_python_exceptions_message_going_on_over_indented_lines_is_in_the_crash() -> None:
+    log = _crash_with_message(['\tIs the server running on host "10.0.0.5" and accepting', "\tTCP/IP on port 5432?"])
+    crash = crash_of(log, log.split("\n"), LogConfig())
+    assert crash is not None
+    assert crash.lines[-2:] == ('\tIs the server running on host "10.0.0.5" and accepting', "\tTCP/IP on port 5432?")
+
+
+def test_a_python_exceptions_message_is_kept_only_so_far() -> None:
+    log = _crash_with_message([f"\tfield_{n}: value {n}" for n in range(6)])
+    crash = crash_of(log, log.split("\n"), LogConfig(crash_message_lines=2))
+    assert crash is not None
+    assert crash.lines[-3:] == (
+        "db.OperationalError: could not connect to server: Connection refused",
+        "\tfield_0: value 0",
+        "\tfield_1: value 1",
+    )
 
 
 def test_a_remote_traceback_under_the_local_exception_is_the_crash_and_its_carets_are_left_out() -> None:

@@ -115,6 +115,9 @@ class LogConfig:
     crash_read_lines: int = 400
     crash_least_lines: int = 3
     crash_chunk_lines: int = 8
+    # A Python exception's message may go on over indented lines of its own; this many are kept with it (a
+    # driver's two-line hint, not an actor's whole description).
+    crash_message_lines: int = 2
     # A template of one record is shown as its line when that is at most this many characters longer than the
     # masked key (its masks would hide a version or a count, saving nothing).
     single_record_unmasked_chars: int = 24

@@ -5,10 +5,11 @@ A test run or a service's output that ends in a panic (``fatal error: concurrent
 answer in that report's first frames, and mining would mask them into ``/<*>:<*> +<*>``. The report is read
 from its header through the lines a trace holds (frames, a Go function and its file line, markers,
 indented lines, and a blank line only when a trace line follows it), up to ``LogConfig.crash_lines`` lines (a
-Python traceback, innermost last, through its exception line and a remote traceback it raised on, its last lines
-kept; the lines of carets under its frames' source are left out when served). The templates view serves
-its innermost lines before any template and the rest right after the alert and ask templates. A log that holds
-several such reports (each failed request's traceback) has no one crash: its records are mined as usual.
+Python traceback, innermost last, through its exception line, up to ``crash_message_lines`` indented lines its
+message goes on over, and a remote traceback it raised on, its last lines kept; the lines of carets under its
+frames' source are left out when served). The templates view serves its innermost lines before any template and
+the rest right after the alert and ask templates. A log that holds several such reports (each failed request's
+traceback) has no one crash: its records are mined as usual.
 """
 
 from __future__ import annotations
@@ -99,12 +100,23 @@ def crash_of(text: str, lines: Sequence[str], config: LogConfig) -> Crash | None
         index += 1
         # A remote error's traceback goes on under the exception line it raised locally (a task runner's).
         if innermost_last and _exception_line(current) and not (index < len(lines) and _chained(lines[index])):
+            # The exception's message may go on, indented, over lines of its own (a driver's "Is the server
+            # running on host ...?").
+            message_ends = min(index + config.crash_message_lines, len(lines))
+            while index < message_ends and len(taken) < bound and _message_goes_on(lines[index]):
+                taken.append(lines[index])
+                index += 1
             break
     if len(taken) < config.crash_least_lines:
         return None
     if innermost_last and len(taken) > config.crash_lines:
         taken = [taken[0], *taken[len(taken) - config.crash_lines + 1 :]]
     return Crash(tuple(taken), innermost_last)
+
+
+def _message_goes_on(line: str) -> bool:
+    """Whether a line after a Python exception line is more of its message: indented, and no frame."""
+    return line[:1].isspace() and bool(line.strip()) and not is_trace_frame(line)
 
 
 def _chained(line: str) -> bool:
