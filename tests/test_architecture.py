@@ -303,7 +303,17 @@ CORE_NUMBERS_NOT_TUNING = {
     },
     "organs.stomach.core.distill.log.excerpt": {
         name: "the name of a kept line's place in the excerpt's order"
-        for name in ("_ALERT_LINE", "_TAIL", "_HEAD", "_NEAR_ASK", "_RARE", "_REST", "_QUOTE", "_SAID_AGAIN")
+        for name in (
+            "_ALERT_HEAD",
+            "_ALERT_LINE",
+            "_TAIL",
+            "_HEAD",
+            "_NEAR_ASK",
+            "_RARE",
+            "_REST",
+            "_QUOTE",
+            "_SAID_AGAIN",
+        )
     },
     "organs.stomach.core.distill.log.masking": {"_VALUE_WORDS_KEPT": "a memory bound: values past it are told apart"},
     "organs.stomach.core.distill.log.mining": {"_KEYS_KEPT": "a memory bound: keys past it are read back exactly"},

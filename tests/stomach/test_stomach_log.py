@@ -8,7 +8,7 @@ from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.log import distill_log
 from organs.stomach.core.distill.log.crash import crash_of
-from organs.stomach.core.distill.log.display import ASK_MARK, clip
+from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, clip
 from organs.stomach.core.distill.log.mining import records_of
 from organs.stomach.core.distill.text import TIMES
 from organs.stomach.core.shapes.signals import is_alert
@@ -419,6 +419,17 @@ def test_an_excerpt_does_not_raise_a_word_of_trouble_that_most_lines_hold() -> N
     rendering = _excerpted(rows, "Why does the check keep failing for tenant blue?")
     assert "quota for tenant blue exhausted" in rendering
     assert ASK_MARK not in next(line for line in rendering.split("\n") if "check 3 failed" in line)
+
+
+def test_an_excerpt_keeps_the_alert_a_log_ends_on_before_lines_holding_the_asks_terms() -> None:
+    rows = [
+        f"{row} agent pod {' '.join(_WORDS * 6)}" if n % 6 == 1 else row for n, row in enumerate(_distinct_rows(40))
+    ]
+    ending = f"10:40 fatal: unable to initialize the subsystem: {' '.join(reversed(_WORDS * 2))}"
+    rows.append(ending)
+    # A line in six holds the ask's terms, at length: more of them than the target has room for.
+    rendering = _excerpted(rows, "What is the agent pod choking on?")
+    assert f"{ending}{ALERT_MARK}" in rendering
 
 
 def test_an_excerpt_keeps_the_lines_under_an_alert_line_of_a_long_record() -> None:

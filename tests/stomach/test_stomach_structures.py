@@ -314,3 +314,33 @@ def test_the_users_words_between_two_runs_stay_apart() -> None:
         paste = f"the output:\n\n{steps}\n\n{words}\n\n{steps}\n\nWhy is the selection styling gone?"
         report = ingest_paste(paste).report
         assert [paste[entry.span[0] : entry.span[1]] for entry in report if entry.kind == "prose"][1] == words
+
+
+def _session(output: list[str]) -> str:
+    first = '[root@lab ~]# kind create cluster --config kind.yaml\nCreating cluster "kind" ...\n ✓ Ensuring node image'
+    later = "Thanks for using kind!\n[root@lab ~]# kubectl get pod -A\nNAMESPACE     NAME          READY   STATUS\n"
+    return "\n\n".join([first, *output, later + "kube-system   cilium-dhxgv  0/1     CrashLoopBackOff"])
+
+
+def test_a_sessions_output_cut_by_blank_lines_between_two_prompts_is_one_log() -> None:
+    output = ['Release "cilium" does not exist. Installing it now.', "You have successfully installed Cilium."]
+    paste = f"on my lab vm:\n\n{_session(output)}\n\nWhat is the agent choking on?"
+    report = ingest_paste(paste).report
+    assert [entry.kind for entry in report] == ["prose", "log", "prose"]
+
+
+def test_the_users_words_in_a_session_between_two_prompts_stay_apart() -> None:
+    words = "ok so I rebuilt the cluster without kube-proxy."
+    paste = f"on my lab vm:\n\n{_session([words])}\n\nWhy does it crash?"
+    report = ingest_paste(paste).report
+    assert len(report) == 5
+    assert report[2].kind == "prose" and paste[report[2].span[0] : report[2].span[1]] == words
+
+
+def test_a_block_opening_with_its_own_prompt_is_not_joined_to_the_session_before_it() -> None:
+    table = "$ swiftlint rules\n| identifier | opt-in |\n| --- | --- |\n" + "\n".join(
+        f"| rule_{n} | no |" for n in range(12)
+    )
+    paste = f"here:\n\n$ swiftlint --version\n0.50.3\n\n{table}\n\nWhich rules are errors?"
+    report = ingest_paste(paste).report
+    assert "table" in [entry.kind for entry in report]

@@ -24,6 +24,7 @@ from organs.stomach.core.blocks.split import Block, split_blocks
 from organs.stomach.core.blocks.structures import (
     join_commands,
     join_reports,
+    join_sessions,
     join_shattered_runs,
     join_sql_sessions,
     join_streams,
@@ -260,6 +261,7 @@ def cut_blocks(
     joined = join_reports(normal.text, split, reading)
     joined = join_tool_runs(normal.text, join_sql_sessions(normal.text, joined, reading), reading)
     joined = join_commands(normal.text, join_streams(normal.text, joined, reading, received), reading, received)
+    joined = join_sessions(normal.text, joined, reading, received)
     for block in join_shattered_runs(normal.text, joined, reading, received):
         start, end = normal.received_span(block.start, block.end)
         blocks.append(replace(block, start=start, end=end, normal=not normal.changed))

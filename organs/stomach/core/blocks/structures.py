@@ -44,6 +44,7 @@ from dataclasses import replace
 
 from organs.stomach.core.blocks.intent import own_words
 from organs.stomach.core.blocks.split import Block
+from organs.stomach.core.blocks.voice import in_someones_voice, wraps_into
 from organs.stomach.core.shapes.line_shapes import closes_run, is_prompt
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.tuning import ClassifyTuning
@@ -51,6 +52,7 @@ from organs.stomach.core.tuning import ClassifyTuning
 __all__ = [
     "join_commands",
     "join_reports",
+    "join_sessions",
     "join_shattered_runs",
     "join_sql_sessions",
     "join_streams",
@@ -366,9 +368,6 @@ def join_streams(
     return joined
 
 
-_LOWER_WORD = re.compile(r"[a-z]+,?")
-
-
 def join_shattered_runs(
     text: str, blocks: Sequence[Block], tuning: ClassifyTuning, received: Callable[[int, int], str] | None = None
 ) -> list[Block]:
@@ -382,7 +381,7 @@ def join_shattered_runs(
     heads = [read(block.start, min(block.end, block.start + tuning.opening_chars)) for block in blocks]
     texts = [read(block.start, block.end).strip() for block in blocks]
     wraps = [
-        index + 1 < len(blocks) and _wraps_into(texts[index], heads[index + 1], tuning) for index in range(len(blocks))
+        index + 1 < len(blocks) and wraps_into(texts[index], heads[index + 1], tuning) for index in range(len(blocks))
     ]
     said = Counter(texts)
     users = [_users_head(heads[index], _line_count(text, block), tuning) for index, block in enumerate(blocks)]
@@ -393,7 +392,7 @@ def join_shattered_runs(
     for index in range(len(blocks) - 1, -1, -1):
         if not blocks[index].fenced and not users[index] and not _lone_word(heads[index]):
             leads_to_output[index] = True
-        elif not blocks[index].fenced and users[index] and not _in_someones_voice(texts[index]):
+        elif not blocks[index].fenced and users[index] and not in_someones_voice(texts[index]):
             leads_to_output[index] = leads_to_output[index + 1]
 
     def close() -> None:
@@ -415,7 +414,7 @@ def join_shattered_runs(
                 wraps[index]
                 or (index > 0 and wraps[index - 1])
                 or said[texts[index]] > 1
-                or (users[index] and not _in_someones_voice(texts[index]) and leads_to_output[index + 1])
+                or (users[index] and not in_someones_voice(texts[index]) and leads_to_output[index + 1])
             )
         )
         # A lone word (a path naming the file below it) sets what follows apart, as the user's words do.
@@ -427,38 +426,6 @@ def join_shattered_runs(
             run.append(block)
     close()
     return joined
-
-
-# What marks someone's own voice between pieces of evidence: a person speaking (I, my, we), a question, a line
-# introducing what follows, a chat's lowercase opening, or a narrator's word opening it (then, here, after, same).
-_VOICE = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|we've|our|us)\b|\?|:\s*$", re.MULTILINE)
-_NARRATION_TEXT = """here here's then after afterwards now also and but so ok okay same this that again later meanwhile
-    finally next update edit note below above"""
-_NARRATION = frozenset(_NARRATION_TEXT.split())
-
-
-def _in_someones_voice(text: str) -> bool:
-    """Whether a block that reads as sentences is someone talking (``_VOICE``, ``_NARRATION``), not a program's
-    message in full sentences."""
-    if _VOICE.search(text) is not None or text[:1].islower():
-        return True
-    first = text.split(maxsplit=1)[0].strip(",.:;!").lower() if text.strip() else ""
-    return first in _NARRATION
-
-
-def _wraps_into(block: str, following: str, tuning: ClassifyTuning) -> bool:
-    """Whether a block's last line is a sentence cut at a program's line width that the next block goes on with:
-    a long line of words ending in a lowercase word (no sentence's last mark), the next block opening in lowercase."""
-    last = block.rstrip().rsplit("\n", 1)[-1].strip()
-    words = last.split()
-    return (
-        len(last) >= tuning.wrapped_line_chars
-        # Columns aligned by runs of spaces are a table's header, not a sentence.
-        and "   " not in last
-        and bool(_LOWER_WORD.fullmatch(words[-1]))
-        and sum(1 for word in words if _LOWER_WORD.fullmatch(word)) * 2 >= len(words)
-        and following.lstrip(" ")[:1].islower()
-    )
 
 
 def join_commands(
@@ -488,3 +455,43 @@ def join_commands(
 def _only_prompts(text: str) -> bool:
     lines = [line for line in text.split("\n") if line.strip()]
     return bool(lines) and all(is_prompt(line) for line in lines)
+
+
+def join_sessions(
+    text: str, blocks: Sequence[Block], tuning: ClassifyTuning, received: Callable[[int, int], str] | None = None
+) -> list[Block]:
+    """The blocks, with a terminal session its commands' output cut at blank lines joined into one: from a block
+    opening with a shell prompt over the blocks after it up to the last that holds a prompt, while none between
+    is fenced or the user's words in their own voice (what a command printed between two prompts is its output,
+    however it reads)."""
+    read = _reader(text, received)
+    texts = [read(block.start, block.end) for block in blocks]
+    prompted = [
+        not block.fenced and any(map(is_prompt, body.split("\n"))) for block, body in zip(blocks, texts, strict=True)
+    ]
+    opens = [is_prompt(body.lstrip("\n").split("\n", 1)[0]) for body in texts]
+    joined: list[Block] = []
+    index = 0
+    while index < len(blocks):
+        block = blocks[index]
+        last = index
+        if prompted[index] and opens[index]:
+            probe = index + 1
+            # A block opening with its own prompt is the next command's, set apart by the user.
+            while probe < len(blocks) and not blocks[probe].fenced and not blocks[probe - 1].remainder:
+                body = texts[probe]
+                if opens[probe]:
+                    break
+                if _users_head(body[: tuning.opening_chars], _line_count(text, blocks[probe]), tuning) and (
+                    in_someones_voice(body.strip())
+                ):
+                    break
+                if prompted[probe]:
+                    last = probe
+                probe += 1
+        if last > index:
+            joined.append(replace(block, end=blocks[last].end, remainder=blocks[last].remainder))
+        else:
+            joined.append(block)
+        index = last + 1
+    return joined

@@ -2,8 +2,9 @@
 
 When the target is within a quarter of the log's full size, templates would cost
 a reader more than they save: the log is served as its lines, with the fewest
-ordinary lines elided (each gap counted). Lines are kept in this order: lines
-that hold the ask's terms (the rarest first; a term on most lines raises none),
+ordinary lines elided (each gap counted). Lines are kept in this order: an alert
+among the log's last lines (what ended it), lines that hold the ask's terms (the
+rarest first; a term on most lines raises none),
 the head lines of alert records (of an alert template's records, its first few
 and its last), other alert lines with the record's lines under them and the first
 continuation lines of alert records, the log's last lines (a build's outcome, a test run's summary), its
@@ -31,18 +32,20 @@ from organs.stomach.core.tuning import LogConfig
 
 __all__ = ["excerpt"]
 
-_ASK = 0
-_ALERT_HEAD = 1
-_ALERT_LINE = 2
-_TAIL = 3
-_HEAD = 4
-_NEAR_ASK = 5
-_RARE = 6
-_REST = 7
+# An alert among the log's last lines is what ended it (the fatal line an agent dies on), before all else.
+_ENDING = 0
+_ASK = 1
+_ALERT_HEAD = 2
+_ALERT_LINE = 3
+_TAIL = 4
+_HEAD = 5
+_NEAR_ASK = 6
+_RARE = 7
+_REST = 8
 # The source a diagnostic quotes under itself, after every other line but a repeat: its own line tells.
-_QUOTE = 8
+_QUOTE = 9
 # A line said again word for word, after every other line.
-_SAID_AGAIN = 9
+_SAID_AGAIN = 10
 
 
 def _ranks(
@@ -113,6 +116,8 @@ def _ranks(
         if reasons[index] in (_RARE, _REST) and is_source_quote(line):
             reasons[index] = _QUOTE
     for index in range(max(count - config.tail_lines, 0), count):
+        if reasons[index] in (_ALERT_HEAD, _ALERT_LINE):
+            reasons[index] = _ENDING
         reasons[index] = min(reasons[index], _TAIL)
     for index in range(min(config.excerpt_head_lines, count)):
         reasons[index] = min(reasons[index], _HEAD)
@@ -194,9 +199,9 @@ def excerpt(
                 spent += cost
         # A kept line says why: an alert record's head or a line holding the ask's terms.
         marks = {
-            index: ALERT_MARK if reason_of[index] == _ALERT_HEAD else ASK_MARK
+            index: ASK_MARK if reason_of[index] == _ASK else ALERT_MARK
             for index in kept
-            if reason_of[index] in (_ALERT_HEAD, _ASK)
+            if reason_of[index] in (_ENDING, _ALERT_HEAD, _ASK)
         }
         return _rendered(header, lines, kept, marks)
 
