@@ -205,6 +205,28 @@ def test_rung_4e_findings_located_to_a_line_and_column_are_diagnostics() -> None
     assert found.reason.startswith("rung 4e")
 
 
+def _checked_files(count: int) -> list[str]:
+    return [f"Checking src/part{n}.cpp ...\n{n}/{count} files checked {n * 100 // count}% done" for n in range(count)]
+
+
+def test_rung_4e_a_checkers_findings_among_its_progress_lines_count_apart_from_the_source_they_quote() -> None:
+    finding = "src/part{n}.h:9:5: warning: Struct 'Line{n}' has a constructor with 1 argument. [noExplicitConstructor]"
+    lines = _checked_files(40)
+    for n in (n for n in range(40) if n % 4 != 3):
+        lines[n] += "\n" + finding.format(n=n) + f"\n    Line{n}(int n) : number(n) {{}}\n    ^"
+    found = classify("\n".join(lines), fenced=False)
+    assert found.kind == "log"
+    assert found.reason.startswith("rung 4e")
+
+
+def test_rung_4e_a_checkers_findings_without_their_quotes_are_too_few_among_its_progress_lines() -> None:
+    finding = "src/part{n}.h:9:5: warning: Struct 'Line{n}' has a constructor with 1 argument. [noExplicitConstructor]"
+    lines = _checked_files(40)
+    for n in (n for n in range(40) if n % 4 != 3):
+        lines[n] += "\n" + finding.format(n=n) + f"\n    Line{n}(int n) : number(n) {{}}\n    // fine"
+    assert not classify("\n".join(lines), fenced=False).reason.startswith("rung 4e")
+
+
 def test_rung_7c_records_of_several_key_value_pairs_are_a_log() -> None:
     records = "\n".join(
         f'type=SYSCALL msg=audit(16110{n}.761:{n}): arch=c000003e syscall=59 success=yes exe="/usr/bin/ip"'

@@ -432,6 +432,31 @@ def test_an_excerpt_keeps_the_alert_a_log_ends_on_before_lines_holding_the_asks_
     assert f"{ending}{ALERT_MARK}" in rendering
 
 
+def _checker_run(error_at: int) -> list[str]:
+    """Distinct lines, a third of them a checker's warnings, the one at ``error_at`` an error."""
+    rows = _distinct_rows(120)
+    for n in range(0, 120, 3):
+        level, message = (
+            ("ERROR", "cyclic reverse analysis") if n == error_at else ("WARN", f"{rows[n][6:]} unused " * 4)
+        )
+        rows[n] = f"{rows[n][:6]}{level} {message}"
+    return rows
+
+
+def _checker_excerpt(rows: list[str]) -> str:
+    """The run at a target that leaves room for about half its warnings, served as an excerpt."""
+    log = "\n".join(rows)
+    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.9)
+    rendering = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of("Which line breaks the step?")).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    return rendering
+
+
+def test_an_excerpt_keeps_the_lines_beside_an_alert_of_a_rare_kind() -> None:
+    rows = _checker_run(error_at=60)
+    assert "\n".join([rows[59], rows[60] + ALERT_MARK, rows[61]]) in _checker_excerpt(rows)
+
+
 def test_an_excerpt_keeps_the_lines_under_an_alert_line_of_a_long_record() -> None:
     # Each ordinary line is its own template, so each is kept for being rare before a trace's ordinary lines.
     rows = [f"2024-05-01 10:00:{row[3:5]} INFO {row[6:]}" for row in _distinct_rows(50)]
@@ -761,7 +786,7 @@ def test_an_alert_said_again_and_again_is_excerpted_by_its_first_and_last_times(
     lines[60] = "2021-02-01 00:25:06.000 GMT [22] PANIC:  could not create checkpoint file"
     lines.append("2021-02-01 00:25:13.000 GMT [1] LOG:  checkpointer process (PID 22) was terminated by signal 6")
     log = "\n".join(lines)
-    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.8)
+    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.9)
     rendering = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of("Which process took it down?")).rendering
     assert "PANIC:  could not create checkpoint file" in rendering
     assert "checkpointer process (PID 22) was terminated by signal 6" in rendering
@@ -786,7 +811,7 @@ def test_a_notice_said_again_word_for_word_is_excerpted_once() -> None:
     lines[40] = "  Failed Suite1.Case9 [311 ms]"
     lines.insert(41, "  Expected dataSource not to be <null>.")
     log = "\n".join(lines)
-    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.8)
+    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.9)
     rendering = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of("Which test failed, and on what?")).rendering
     assert rendering.count("governed by the licence agreement") == 1
     assert "Expected dataSource not to be <null>." in rendering

@@ -66,6 +66,11 @@ def test_a_java_trace_head_and_its_causes_stay_one_block_across_blank_lines() ->
     assert _texts("What went wrong?\n\n" + trace) == ["What went wrong?", trace]
 
 
+def test_a_checkers_pointer_under_an_empty_quoted_line_goes_on_with_the_block_before_it() -> None:
+    run = "Checking src/main.c ...\nsrc/main.c:0:0: information: Too many #ifdef configurations\n\n^\nChecking src/io.c"
+    assert _texts("Why does it fail?\n\n" + run) == ["Why does it fail?", run]
+
+
 def test_a_go_panic_and_its_goroutines_stay_one_block() -> None:
     dump = (
         "panic: assignment to entry in nil map\n"

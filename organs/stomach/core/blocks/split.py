@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from organs.stomach.core.blocks.intent import ask_strength, speaks_to_reader
+from organs.stomach.core.shapes.line_shapes import is_pointer
 from organs.stomach.core.shapes.trace_shapes import is_trace_frame, trace_header
 from organs.stomach.core.tuning import AskTuning, ClassifyTuning
 
@@ -262,6 +263,7 @@ def _in_trace(lines: list[str]) -> bool:
 def _continues(text: str, previous: Block, block: Block, report_open: bool, tuning: ClassifyTuning) -> bool:
     """Whether ``block`` goes on with what ``previous`` holds, across the blank lines between them.
 
+    * a checker's pointer under a quoted line that was empty;
     * frames, a ``Caused by:``, a goroutine header or a chaining line after a block with trace lines in
       its tail, and frames after a line that names an exception or error;
     * any exception header after a line that chains one exception to the next;
@@ -269,6 +271,10 @@ def _continues(text: str, previous: Block, block: Block, report_open: bool, tuni
       that a banner opened and that no tally or other block closed yet (``_report_state``).
     """
     first = _first_line(text, block)
+    if is_pointer(first):
+        # A checker's pointer (``^``, ``^~~~``, ``^-- SC2086``) stands under the line it quotes: when that line is
+        # empty, the blank line before the pointer is the quote, not a break.
+        return True
     tail = _last_lines(text, previous, tuning)
     header = trace_header(first)
     if is_trace_frame(first) and ("exception" in tail[-1].lower() or "error" in tail[-1].lower()):

@@ -20,6 +20,7 @@ from organs.stomach.core.shapes.line_shapes import (
     is_boxed,
     is_compiler_diagnostic,
     is_json_record,
+    is_pointer,
     is_psql_rule,
     is_test_report,
     is_tool_level,
@@ -215,7 +216,11 @@ def _written(lines: list[str]) -> list[str]:
 def diagnostics_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     written = _written(lines)
     diagnostics = sum(1 for line in written if _diagnostic(line))
-    if diagnostics == 0 or not (_diagnostic(written[0]) or diagnostics * tuning.diagnostic_one_in >= len(written)):
+    # A pointer and the source line it stands under are a diagnostic's quote: they count for no side.
+    quoted = sum(2 for line in written[1:] if is_pointer(line))
+    if diagnostics == 0 or not (
+        _diagnostic(written[0]) or diagnostics * tuning.diagnostic_one_in >= len(written) - quoted
+    ):
         return None
     return Classification("log", f"compiler or build diagnostics ({diagnostics}/{len(written)} lines)")
 

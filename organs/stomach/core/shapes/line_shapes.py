@@ -20,6 +20,7 @@ __all__ = [
     "is_ci_marker",
     "is_compiler_diagnostic",
     "is_json_record",
+    "is_pointer",
     "is_prompt",
     "is_psql_rule",
     "is_source_quote",
@@ -212,6 +213,10 @@ _RUN_CLOSE = re.compile(
 # The source a diagnostic quotes under itself: rustc's, clippy's and ruff's gutter (" 42 | let x", "   |     ^^^"),
 # esbuild's and miette's box gutter (" 2 │ …"), or a pointer alone ("    ^~~~~", "~~~~~~~").
 _SOURCE_QUOTE = re.compile(r"\s*\d*\s*[|│┆](?: .*)?|\s*[\^~][\^~\-]*(?:\s.*)?")
+
+
+# A checker's pointer under the line it quotes, with or without its finding ("      ^", "  ^~~~~", "^-- SC2086 …").
+is_pointer = _opens_with(r"[ \t]*\^[\^~\-]*(?:[ \t]|$)")
 
 
 def is_source_quote(line: str) -> bool:

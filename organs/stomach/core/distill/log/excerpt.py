@@ -59,9 +59,11 @@ def _ranks(
     last = {f"{shape.masked}\x00{shape.split}": start for start, shape in zip(records.start, heads, strict=True)}
     seen: Counter[str] = Counter()
     repeats: set[int] = set()
+    # An alert of a rare kind tells more than one of a common kind (the one error among seventy warnings).
+    kinds = Counter(shape.kind for shape in heads if shape.alert)
     for start, end, shape in zip(records.start, records.end, heads, strict=True):
         key = f"{shape.masked}\x00{shape.split}"
-        ties[start] = frequency[key]
+        ties[start] = frequency[key] + (kinds[shape.kind] * count if shape.alert else 0)
         seen[key] += 1
         if shape.alert and seen[key] > config.excerpt_alert_repeats and start != last[key]:
             # An alert said again and again (a full disk on every write) is told by its first and last times.
@@ -93,14 +95,33 @@ def _ranks(
         if reasons[index] > _ASK and weight > 0:
             # The rarer the ask's terms a line holds, the sooner it is kept (a rounded weight, so ties stay stable).
             reasons[index], ties[index] = _ASK, -round(weight * 1000)
+    # The lines beside an alert of a kind the log says rarely (the one error among seventy warnings: the file it
+    # was checking, the source it quotes) come with it.
+    rare = [
+        start
+        for start, shape in zip(records.start, heads, strict=True)
+        if shape.alert and kinds[shape.kind] <= config.excerpt_rare_alerts
+    ]
+    _raise_beside(rare, _ALERT_LINE, reasons, ties, config)
     # What a line holding the ask's terms says is often finished or caused by the lines beside it: they come next,
     # the neighbours of the rarest matches first.
-    for index in [index for index in range(count) if reasons[index] == _ASK]:
-        for near in range(max(index - config.excerpt_near_lines, 0), min(index + config.excerpt_near_lines + 1, count)):
-            if reasons[near] > _NEAR_ASK:
-                reasons[near], ties[near] = _NEAR_ASK, ties[index]
-    # A line said again word for word (a licence notice each test assembly prints) is kept once, where it ranks
-    # best (next to the asked line, not its first time): its other times are the first to be elided.
+    _raise_beside([index for index in range(count) if reasons[index] == _ASK], _NEAR_ASK, reasons, ties, config)
+    _said_again(lines, reasons, ties)
+    for index, line in enumerate(lines):
+        if reasons[index] in (_RARE, _REST) and is_source_quote(line):
+            reasons[index] = _QUOTE
+    for index in range(max(count - config.tail_lines, 0), count):
+        if reasons[index] in (_ALERT_HEAD, _ALERT_LINE) and is_alert(lines[index]):
+            reasons[index] = _ENDING
+        reasons[index] = min(reasons[index], _TAIL)
+    for index in range(min(config.excerpt_head_lines, count)):
+        reasons[index] = min(reasons[index], _HEAD)
+    return [(reasons[index], ties[index], index) for index in range(count)]
+
+
+def _said_again(lines: Sequence[str], reasons: list[int], ties: list[int]) -> None:
+    """A line said again word for word (a licence notice each test assembly prints) is kept once, where it ranks
+    best (next to the asked line, not its first time): its other times are the first to be elided."""
     best: dict[str, int] = {}
     for index, line in enumerate(lines):
         text = line.strip()
@@ -112,16 +133,17 @@ def _ranks(
         if (reasons[index], ties[index]) < (reasons[kept], ties[kept]):
             best[text], kept, index = index, index, kept
         reasons[index] = _SAID_AGAIN
-    for index, line in enumerate(lines):
-        if reasons[index] in (_RARE, _REST) and is_source_quote(line):
-            reasons[index] = _QUOTE
-    for index in range(max(count - config.tail_lines, 0), count):
-        if reasons[index] in (_ALERT_HEAD, _ALERT_LINE):
-            reasons[index] = _ENDING
-        reasons[index] = min(reasons[index], _TAIL)
-    for index in range(min(config.excerpt_head_lines, count)):
-        reasons[index] = min(reasons[index], _HEAD)
-    return [(reasons[index], ties[index], index) for index in range(count)]
+
+
+def _raise_beside(lines: list[int], reason: int, reasons: list[int], ties: list[int], config: LogConfig) -> None:
+    """The lines within ``excerpt_near_lines`` of each of ``lines`` are kept for ``reason`` at the latest, tied
+    with the line beside them."""
+    for index in lines:
+        for near in range(
+            max(index - config.excerpt_near_lines, 0), min(index + config.excerpt_near_lines + 1, len(reasons))
+        ):
+            if reasons[near] > reason:
+                reasons[near], ties[near] = reason, ties[index]
 
 
 def _saturated(count: int, saturation: float) -> float:
