@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from organs.stomach import ingest_paste
+from organs.stomach.core.blocks.voice import in_someones_voice
 
 _DUMP = """2025-03-02 10:00:00
 Full thread dump OpenJDK 64-Bit Server VM (17.0.9+9 mixed mode):
@@ -344,3 +345,8 @@ def test_a_block_opening_with_its_own_prompt_is_not_joined_to_the_session_before
     paste = f"here:\n\n$ swiftlint --version\n0.50.3\n\n{table}\n\nWhich rules are errors?"
     report = ingest_paste(paste).report
     assert "table" in [entry.kind for entry in report]
+
+
+def test_a_programs_short_heading_ending_in_a_colon_is_not_someones_voice() -> None:
+    assert not in_someones_voice("Compiler stderr:\nLibrary uuid found: YES")
+    assert in_someones_voice("Here is the whole log:")
