@@ -350,3 +350,34 @@ def test_a_block_opening_with_its_own_prompt_is_not_joined_to_the_session_before
 def test_a_programs_short_heading_ending_in_a_colon_is_not_someones_voice() -> None:
     assert not in_someones_voice("Compiler stderr:\nLibrary uuid found: YES")
     assert in_someones_voice("Here is the whole log:")
+
+
+_SANITIZER = """==5903==ERROR: AddressSanitizer: heap-use-after-free on address 0x60300000ef80 at pc 0x460cb6
+READ of size 2 at 0x60300000ef80 thread T0
+    #0 0x460cb5 in printf_common (/build/bin/readelf+0x460cb5)
+    #1 0x6096a2 in error /src/binutils/elfcomm.c:43:3
+
+0x60300000ef80 is located 0 bytes inside of 19-byte region [0x60300000ef80,0x60300000ef93)
+freed by thread T0 here:
+    #0 0x4b8ec0 in __interceptor_cfree (/build/bin/readelf+0x4b8ec0)
+    #1 0x504895 in process_archive /src/binutils/readelf.c:19368:7
+
+previously allocated by thread T0 here:
+    #0 0x4b9048 in __interceptor_malloc (/build/bin/readelf+0x4b9048)
+
+SUMMARY: AddressSanitizer: heap-use-after-free (/build/bin/readelf+0x460cb5) in printf_common
+Shadow bytes around the buggy address:
+  0x0c067fff9da0: fa fa fa fa fa fa fa fa fa fa fa fa fa fa fa fa
+=>0x0c067fff9df0:[fd]fd fd fa fa fa fd fd fd fa fa fa 00 00 00 fa
+Shadow byte legend (one shadow byte represents 8 application bytes):
+  Addressable:           00
+  Heap left redzone:       fa
+  Freed heap region:       fd
+==5903==ABORTING"""
+
+
+def test_a_sanitizers_report_is_one_stack_trace_segment_through_its_aborting_line() -> None:
+    paste = f"readelf falls over under ASan:\n\n{_SANITIZER}\n\nThen I ran it again.\n\nWhere is it freed?"
+    report = ingest_paste(paste).report
+    assert [entry.kind for entry in report] == ["prose", "stack_trace", "prose", "prose"]
+    assert paste[report[1].span[0] : report[1].span[1]] == _SANITIZER

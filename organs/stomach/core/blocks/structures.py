@@ -65,7 +65,9 @@ _THREAD_DUMP = re.compile(r"^Full thread dump ", re.MULTILINE)
 _CRASH_REPORT = re.compile(
     r"^(?:#\s+A fatal error has been detected by the Java Runtime Environment|(?:.*DEBUG\s*: )?\*\*\* \*\*\* \*\*\* "
     # An Apple crash report: the crashed process and its pid, then its path or bundle identifier.
-    r"|Process:\s+[^\n]*\[\d+\]\s*\n(?:Path|Identifier):)",
+    r"|Process:\s+[^\n]*\[\d+\]\s*\n(?:Path|Identifier):"
+    # A sanitizer's report (AddressSanitizer, LeakSanitizer, …), whose sections blank lines part.
+    r"|==\d+==ERROR: \w+Sanitizer: )",
     re.MULTILINE,
 )
 _THREAD_PART = re.compile(
@@ -92,7 +94,8 @@ _WRITTEN = re.compile(r"[.?!:,;)]$|(?:\S+\s+){5}\S")
 # The user's words introducing what follows: a capitalised sentence of four words or more ending in a colon, with
 # none of the digits, paths, brackets or assignments that tools' own lines carry.
 _INTRODUCTION = re.compile(r"^[A-Z][\w'’]*(?: [A-Za-z'’,-]+){3,}[.?!:]$")
-_CRASH_END = re.compile(r"^END\.$", re.MULTILINE)
+# The last line of a crash report: an Apple report's "END.", a sanitizer's "==5903==ABORTING".
+_CRASH_END = re.compile(r"^(?:END\.|==\d+==ABORTING)$", re.MULTILINE)
 
 
 def _head(text: str, tuning: ClassifyTuning) -> str:

@@ -288,9 +288,10 @@ def _console_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | 
 
 
 def report_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
-    """A JVM thread dump or crash report (``organs.stomach.core.blocks.structures``) is one trace-like report."""
+    """A JVM thread dump, a crash report (JVM, Apple, a sanitizer's) or a debugger's backtrace
+    (``organs.stomach.core.blocks.structures``) is one trace-like report."""
     opened = report_opened("\n".join(lines[: tuning.opening_lines]), tuning)
-    return None if opened is None else Classification("stack_trace", f"a JVM {opened}")
+    return None if opened is None else Classification("stack_trace", f"a {opened}")
 
 
 def tool_run_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
