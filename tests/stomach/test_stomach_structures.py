@@ -381,3 +381,32 @@ def test_a_sanitizers_report_is_one_stack_trace_segment_through_its_aborting_lin
     report = ingest_paste(paste).report
     assert [entry.kind for entry in report] == ["prose", "stack_trace", "prose", "prose"]
     assert paste[report[1].span[0] : report[1].span[1]] == _SANITIZER
+
+
+def test_a_short_run_of_blocks_that_read_as_no_evidence_is_one_document() -> None:
+    report = """-t1 -c1 -d30s -R20000 --latency http://localhost:8080/v0/status
+Running 30s test @ http://localhost:8080/v0/status
+  1 threads and 1 connections
+ 50.000%   23.28ms
+ 99.000%    1.90s
+
+  Detailed Percentile spectrum:
+       Value   Percentile   TotalCount 1/(1-Percentile)
+
+       0.020     0.000000            5         1.00
+       0.951     0.100000        40024         1.11
+      23.279     0.500000       200078         2.00"""
+    paste = f"load testing our service, the status endpoint:\n\n{report}\n\nWhich run missed the rate?"
+    entries = ingest_paste(paste).report
+    assert len(entries) == 3
+    assert paste[entries[1].span[0] : entries[1].span[1]] == report
+
+
+def test_a_short_run_of_one_kind_of_evidence_under_its_headings_is_one_document() -> None:
+    table = "\n".join(["┌──────┬──────┐", "│ name │ hits │", "├──────┼──────┤", "│ a    │ 1    │", "└──────┴──────┘"])
+    heading = "image:latest (debian 12)\n========================\nTotal: 3 (HIGH: 1)"
+    scan = f"Report Summary\n\n{table}\n\n{heading}\n\n{table}"
+    paste = f"ran the scanner on our image:\n\n{scan}\n\nAnything besides the CVEs?"
+    entries = ingest_paste(paste).report
+    assert len(entries) == 3
+    assert paste[entries[1].span[0] : entries[1].span[1]] == scan

@@ -20,11 +20,10 @@ from dataclasses import dataclass, field, replace
 from envelopes.types import Redaction, SegmentOutcome
 from organs.stomach.core.blocks.intent import ask_strength, glued_lines, glued_tail_lines, own_words
 from organs.stomach.core.blocks.normal import normal_form, normalize
+from organs.stomach.core.blocks.sessions import join_commands, join_sessions
 from organs.stomach.core.blocks.split import Block, split_blocks
 from organs.stomach.core.blocks.structures import (
-    join_commands,
     join_reports,
-    join_sessions,
     join_shattered_runs,
     join_sql_sessions,
     join_streams,
@@ -243,6 +242,10 @@ def plan_blocks(
     return plan
 
 
+def _kind_of(piece: str, tuning: ClassifyTuning) -> str:
+    return classify(piece, fenced=False, tuning=tuning).kind
+
+
 def cut_blocks(
     text: str, max_blocks: int, tuning: StomachTuning | None = None
 ) -> tuple[list[Block], dict[tuple[int, int], str]]:
@@ -262,7 +265,7 @@ def cut_blocks(
     joined = join_tool_runs(normal.text, join_sql_sessions(normal.text, joined, reading), reading)
     joined = join_commands(normal.text, join_streams(normal.text, joined, reading, received), reading, received)
     joined = join_sessions(normal.text, joined, reading, received)
-    for block in join_shattered_runs(normal.text, joined, reading, received):
+    for block in join_shattered_runs(normal.text, joined, reading, received, lambda piece: _kind_of(piece, reading)):
         start, end = normal.received_span(block.start, block.end)
         blocks.append(replace(block, start=start, end=end, normal=not normal.changed))
         if normal.changed:

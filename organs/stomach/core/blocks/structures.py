@@ -10,7 +10,8 @@ its parts:
   frame or state line, or one of the dump's own headings (``JNI global refs``, ``Found one
   Java-level deadlock:``, ``Java stack information for the threads listed above:``, ``Heap``);
 * a crash report opens with ``A fatal error has been detected by the Java Runtime Environment``
-  and runs to its ``END.`` line; an Android tombstone opens with its row of ``*** *** ***``
+  and runs to its ``END.`` line, a sanitizer's report opens with ``==PID==ERROR: AddressSanitizer:`` and runs
+  to its ``==PID==ABORTING`` line; an Android tombstone opens with its row of ``*** *** ***``
   (in a logcat or not) and runs on through its sections (backtrace, stack, memory map);
 
 * a debugger's backtrace of every thread (gdb's ``thread apply all bt``) opens with a thread's
@@ -31,6 +32,10 @@ A stream's lines carry one prefix (a clock, a bracketed tag, a ``name[pid]:`` ta
 opens with the prefix the block before it last carried, so a log with blank lines between its records stays one
 segment, the lines a tool printed among them (git's advice in a CI job) with it.
 
+``join_shattered_runs`` joins a run of blocks none of which is the user's words: a long run always (a user does
+not paste dozens of pieces of evidence without a word between them), a short one when it holds one kind of
+evidence at most. A terminal session's blocks are joined in ``blocks.sessions``.
+
 Every join stops at a fence or at the user's own sentences (a line that reads as prose), so the
 user's words are never joined to the evidence.
 """
@@ -45,19 +50,20 @@ from dataclasses import replace
 from organs.stomach.core.blocks.intent import own_words
 from organs.stomach.core.blocks.split import Block
 from organs.stomach.core.blocks.voice import in_someones_voice, wraps_into
-from organs.stomach.core.shapes.line_shapes import closes_run, is_prompt
+from organs.stomach.core.shapes.line_shapes import closes_run
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.tuning import ClassifyTuning
 
 __all__ = [
-    "join_commands",
     "join_reports",
-    "join_sessions",
     "join_shattered_runs",
     "join_sql_sessions",
     "join_streams",
     "join_tool_runs",
+    "line_count",
+    "reader",
     "report_opened",
+    "users_head",
     "written_by_user",
 ]
 
@@ -145,8 +151,8 @@ def _lone_word(head: str) -> bool:
 
 
 def _before_run(text: str, line_count: int, tuning: ClassifyTuning) -> bool:
-    """Whether a block before a tool run is not part of it: the user's words (``_users_head``) or a lone word."""
-    return _lone_word(text) or _users_head(text, line_count, tuning)
+    """Whether a block before a tool run is not part of it: the user's words (``users_head``) or a lone word."""
+    return _lone_word(text) or users_head(text, line_count, tuning)
 
 
 def report_opened(head: str, tuning: ClassifyTuning) -> str | None:
@@ -299,7 +305,7 @@ def _carries(head: str, shape: str) -> bool:
     return any(_prefix_shape(line) == shape for line in head.split("\n"))
 
 
-def _users_head(head: str, line_count: int, tuning: ClassifyTuning) -> bool:
+def users_head(head: str, line_count: int, tuning: ClassifyTuning) -> bool:
     """Whether a block (``head``, its first lines; ``line_count``, its lines) is the user's words: their sentence,
     a short note of theirs, or a line of theirs introducing what follows (a sentence ending in a colon). Lines all
     indented are a program's (a test runner's message under its heading), and so is a list item holding an
@@ -317,12 +323,12 @@ def _users_head(head: str, line_count: int, tuning: ClassifyTuning) -> bool:
     )
 
 
-def _reader(text: str, received: Callable[[int, int], str] | None) -> Callable[[int, int], str]:
+def reader(text: str, received: Callable[[int, int], str] | None) -> Callable[[int, int], str]:
     """The received text of a span: ``received`` when the paste's normal form differs from it, else ``text``'s."""
     return received or (lambda start, end: text[start:end])
 
 
-def _line_count(text: str, block: Block) -> int:
+def line_count(text: str, block: Block) -> int:
     return text.count("\n", block.start, block.end) + 1
 
 
@@ -335,7 +341,7 @@ def join_streams(
     set apart by blank lines) join it too. ``received`` gives a span's received text when it differs from
     ``text``'s (a control sequence that the normal form drew away still marks the stream). A block that repeats
     the one before stays apart (a duplicate, served once)."""
-    read = _reader(text, received)
+    read = reader(text, received)
     joined: list[Block] = []
     last: str | None = None
     # The last block read (before any join), to tell a block pasted twice.
@@ -349,7 +355,7 @@ def join_streams(
             continue
         head = read(block.start, min(block.end, block.start + tuning.stream_scan_chars))
         first = next((line for line in head.split("\n") if line.strip()), "")
-        users = _users_head(head[: tuning.opening_chars], _line_count(text, block), tuning)
+        users = users_head(head[: tuning.opening_chars], line_count(text, block), tuning)
         goes_on = last is not None and (_prefix_shape(first) == last or (not users and _carries(head, last)))
         previous = joined[stream_at] if goes_on else None
         repeated = (
@@ -372,13 +378,20 @@ def join_streams(
 
 
 def join_shattered_runs(
-    text: str, blocks: Sequence[Block], tuning: ClassifyTuning, received: Callable[[int, int], str] | None = None
+    text: str,
+    blocks: Sequence[Block],
+    tuning: ClassifyTuning,
+    received: Callable[[int, int], str] | None = None,
+    kind_of: Callable[[str], str] | None = None,
 ) -> list[Block]:
     """The blocks, with each run of at least ``shattered_run_blocks`` blocks in a row, none fenced and none the
     user's words nor a lone word (a path naming the file below it), joined into one: a user does not paste
     dozens of pieces of evidence without a word between them, so such a run is one document (a snapshot file, a
-    tool's report) that its blank lines cut."""
-    read = _reader(text, received)
+    tool's report) that its blank lines cut. A shorter run, of ``shattered_short_run`` blocks or more, is joined
+    when ``kind_of`` reads one kind of evidence in it at most, the rest prose (a load tester's report cut into
+    its sections, a scanner's tables under their headings): pieces of evidence pasted one under another read
+    as kinds of their own."""
+    read = reader(text, received)
     joined: list[Block] = []
     run: list[Block] = []
     heads = [read(block.start, min(block.end, block.start + tuning.opening_chars)) for block in blocks]
@@ -387,7 +400,7 @@ def join_shattered_runs(
         index + 1 < len(blocks) and wraps_into(texts[index], heads[index + 1], tuning) for index in range(len(blocks))
     ]
     said = Counter(texts)
-    users = [_users_head(heads[index], _line_count(text, block), tuning) for index, block in enumerate(blocks)]
+    users = [users_head(heads[index], line_count(text, block), tuning) for index, block in enumerate(blocks)]
     # Whether the blocks from each one on that read as sentences but not in anyone's voice lead to a program's
     # block: such sentences sit between a program's lines ("Generating runtime types...", "Found 3 warnings and 0
     # errors.") and are its own.
@@ -399,7 +412,11 @@ def join_shattered_runs(
             leads_to_output[index] = leads_to_output[index + 1]
 
     def close() -> None:
-        if len(run) >= tuning.shattered_run_blocks:
+        if len(run) >= tuning.shattered_run_blocks or (
+            kind_of is not None
+            and len(run) >= tuning.shattered_short_run
+            and len({kind_of(read(block.start, block.end)) for block in run} - {"prose"}) <= 1
+        ):
             joined.append(replace(run[0], end=run[-1].end, remainder=run[-1].remainder, parts=len(run)))
         else:
             joined.extend(run)
@@ -421,80 +438,11 @@ def join_shattered_runs(
             )
         )
         # A lone word (a path naming the file below it) sets what follows apart, as the user's words do.
-        apart = not wrapped and _before_run(heads[index], _line_count(text, block), tuning)
+        apart = not wrapped and _before_run(heads[index], line_count(text, block), tuning)
         if block.fenced or (run and run[-1].remainder) or apart:
             close()
             joined.append(block)
         else:
             run.append(block)
     close()
-    return joined
-
-
-def join_commands(
-    text: str, blocks: Sequence[Block], tuning: ClassifyTuning, received: Callable[[int, int], str] | None = None
-) -> list[Block]:
-    """The blocks, with a block of shell prompts (``$ chainsaw hunt …``) joined to the block after it, its output
-    set apart by a blank line, unless that block is fenced or the user's words."""
-    read = _reader(text, received)
-    joined: list[Block] = []
-    for block in blocks:
-        previous = joined[-1] if joined else None
-        head = read(block.start, min(block.end, block.start + tuning.opening_chars))
-        if (
-            previous is not None
-            and not previous.fenced
-            and not block.fenced
-            and not previous.remainder
-            and _only_prompts(read(previous.start, min(previous.end, previous.start + tuning.opening_chars)))
-            and not _users_head(head, _line_count(text, block), tuning)
-        ):
-            joined[-1] = replace(previous, end=block.end, remainder=block.remainder)
-        else:
-            joined.append(block)
-    return joined
-
-
-def _only_prompts(text: str) -> bool:
-    lines = [line for line in text.split("\n") if line.strip()]
-    return bool(lines) and all(is_prompt(line) for line in lines)
-
-
-def join_sessions(
-    text: str, blocks: Sequence[Block], tuning: ClassifyTuning, received: Callable[[int, int], str] | None = None
-) -> list[Block]:
-    """The blocks, with a terminal session its commands' output cut at blank lines joined into one: from a block
-    opening with a shell prompt over the blocks after it up to the last that holds a prompt, while none between
-    is fenced or the user's words in their own voice (what a command printed between two prompts is its output,
-    however it reads)."""
-    read = _reader(text, received)
-    texts = [read(block.start, block.end) for block in blocks]
-    prompted = [
-        not block.fenced and any(map(is_prompt, body.split("\n"))) for block, body in zip(blocks, texts, strict=True)
-    ]
-    opens = [is_prompt(body.lstrip("\n").split("\n", 1)[0]) for body in texts]
-    joined: list[Block] = []
-    index = 0
-    while index < len(blocks):
-        block = blocks[index]
-        last = index
-        if prompted[index] and opens[index]:
-            probe = index + 1
-            # A block opening with its own prompt is the next command's, set apart by the user.
-            while probe < len(blocks) and not blocks[probe].fenced and not blocks[probe - 1].remainder:
-                body = texts[probe]
-                if opens[probe]:
-                    break
-                if _users_head(body[: tuning.opening_chars], _line_count(text, blocks[probe]), tuning) and (
-                    in_someones_voice(body.strip())
-                ):
-                    break
-                if prompted[probe]:
-                    last = probe
-                probe += 1
-        if last > index:
-            joined.append(replace(block, end=blocks[last].end, remainder=blocks[last].remainder))
-        else:
-            joined.append(block)
-        index = last + 1
     return joined
