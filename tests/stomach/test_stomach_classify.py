@@ -227,6 +227,23 @@ def test_rung_4e_a_checkers_findings_without_their_quotes_are_too_few_among_its_
     assert not classify("\n".join(lines), fenced=False).reason.startswith("rung 4e")
 
 
+def _failed_boots(frames: int) -> str:
+    boots = [f"=== puma startup: 2016-05-0{day} 07:45:01 +0800 ===" for day in range(1, 8)]
+    trace = ["/srv/gems/bundler/runtime.rb:34:in `setup': You have already activated puma 3.4.0 (Gem::LoadError)"]
+    trace += [f"\tfrom /srv/gems/bundler/lib/step{n}.rb:{n + 10}:in `require'" for n in range(frames)]
+    return "\n".join(boots + trace + boots[:3] + trace)
+
+
+def test_rung_7d_a_programs_banners_among_its_tracebacks_are_a_log() -> None:
+    found = classify(_failed_boots(frames=8), fenced=False)
+    assert found.kind == "log"
+    assert found.reason.startswith("rung 7d")
+
+
+def test_rung_7d_a_few_frames_among_many_lines_are_no_log_of_tracebacks() -> None:
+    assert not classify(_failed_boots(frames=2), fenced=False).reason.startswith("rung 7d")
+
+
 def test_rung_7c_records_of_several_key_value_pairs_are_a_log() -> None:
     records = "\n".join(
         f'type=SYSCALL msg=audit(16110{n}.761:{n}): arch=c000003e syscall=59 success=yes exe="/usr/bin/ip"'

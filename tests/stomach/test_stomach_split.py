@@ -71,6 +71,12 @@ def test_a_checkers_pointer_under_an_empty_quoted_line_goes_on_with_the_block_be
     assert _texts("Why does it fail?\n\n" + run) == ["Why does it fail?", run]
 
 
+def test_a_few_lines_saying_i_after_a_test_report_are_the_users_not_the_reports() -> None:
+    report = "=== puma startup: 2016-05-09 07:45:01 +0800 ===\nERROR: No application configured, nothing to run"
+    words = "it's been fine again since, I just want to know what happened before I touch the Gemfile."
+    assert _texts(f"{report}\n\n{words}") == [report, words]
+
+
 def test_a_go_panic_and_its_goroutines_stay_one_block() -> None:
     dump = (
         "panic: assignment to entry in nil map\n"

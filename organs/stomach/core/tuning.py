@@ -289,6 +289,8 @@ class ClassifyTuning:
     # Compiler diagnostics and a test runner's lines sit among the output they explain: one line in this many is
     # enough.
     diagnostic_one_in: int = 4
+    # A block whose lines are frames one in this many times is a log of the tracebacks a program printed.
+    frame_one_in: int = 3
     # A line of at least this many words, at most one in this many of them not a plain word, ending as a sentence
     # does, is someone writing even where it quotes an operator (``Men + Women != Total?``, ``false -> true``).
     sentence_least_words: int = 8

@@ -23,7 +23,8 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from organs.stomach.core.blocks.intent import ask_strength, speaks_to_reader
+from organs.stomach.core.blocks.intent import ask_strength, own_words, speaks_to_reader
+from organs.stomach.core.blocks.voice import speaks_in_person
 from organs.stomach.core.shapes.line_shapes import is_pointer
 from organs.stomach.core.shapes.trace_shapes import is_trace_frame, trace_header
 from organs.stomach.core.tuning import AskTuning, ClassifyTuning
@@ -267,8 +268,8 @@ def _continues(text: str, previous: Block, block: Block, report_open: bool, tuni
     * frames, a ``Caused by:``, a goroutine header or a chaining line after a block with trace lines in
       its tail, and frames after a line that names an exception or error;
     * any exception header after a line that chains one exception to the next;
-    * anything but the user's words (an ask, or a line introducing what follows) inside a test report
-      that a banner opened and that no tally or other block closed yet (``_report_state``).
+    * anything but the user's words (an ask, a line introducing what follows, a few lines saying I or we)
+      inside a test report that a banner opened and that no tally or other block closed yet (``_report_state``).
     """
     first = _first_line(text, block)
     if is_pointer(first):
@@ -284,7 +285,10 @@ def _continues(text: str, previous: Block, block: Block, report_open: bool, tuni
         return _in_trace(tail)
     if header is not None and _CHAIN_LINE.match(tail[-1]) is not None:
         return True
-    return report_open and not speaks_to_reader(text[block.start : block.end], tuning)
+    body = text[block.start : block.end]
+    # A few lines in someone's voice after the report ("it's been fine since, I just want to know why") are theirs.
+    said = body.count("\n") < tuning.introduction_lines and own_words(body, tuning) and speaks_in_person(body)
+    return report_open and not said and not speaks_to_reader(body, tuning)
 
 
 def _report_state(text: str, block: Block, still_open: bool, tuning: ClassifyTuning) -> bool:

@@ -7,7 +7,7 @@ import re
 
 from organs.stomach.core.tuning import ClassifyTuning
 
-__all__ = ["in_someones_voice", "wraps_into"]
+__all__ = ["in_someones_voice", "speaks_in_person", "wraps_into"]
 
 _LOWER_WORD = re.compile(r"[a-z]+,?")
 
@@ -20,6 +20,14 @@ _VOICE = re.compile(
 _NARRATION_TEXT = """here here's then after afterwards now also and but so ok okay same this that again later meanwhile
     finally next update edit note below above"""
 _NARRATION = frozenset(_NARRATION_TEXT.split())
+
+
+_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|we've|our|us)\b")
+
+
+def speaks_in_person(text: str) -> bool:
+    """Whether a block says I, my, we: a person, not a program (whose lines may open in lowercase or ask)."""
+    return _PERSON.search(text) is not None
 
 
 def in_someones_voice(text: str) -> bool:

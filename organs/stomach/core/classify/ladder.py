@@ -52,6 +52,8 @@ The order is load-bearing, because several shapes imitate each other:
    tried after the aligned tables, whose rows may open with a PID;
    7c. lines that mostly hold three key=value pairs or more (logfmt, Linux
    audit records) → log: a config file holds one pair a line;
+   7d. a third of the lines or more are frames, though no trace opens the block (a
+   server's banners between the backtraces of its failed boots) → log;
 8. code-shaped lines (including INI sections, ``KEY=value``, lower-case YAML
    keys, JSON keys, SQL and Dockerfile statements, shell control words and
    unified diffs) → code; anything left → prose.
@@ -105,6 +107,7 @@ from organs.stomach.core.classify.rungs import (
     test_report_rung,
     timestamped_log_rung,
     trace_rung,
+    traces_log_rung,
     weak_log_rung,
 )
 from organs.stomach.core.distill.text import plural
@@ -328,6 +331,7 @@ LADDER: tuple[tuple[str, Rung], ...] = (
     ("7a", listing_rung),
     ("7b", numbered_records_rung),
     ("7c", key_value_records_rung),
+    ("7d", traces_log_rung),
     ("8", code_rung),
 )
 # What no rung fired on is prose, under the last rung's label (code and prose share the ladder's last step).

@@ -430,6 +430,17 @@ def key_value_records_rung(lines: list[str], tuning: ClassifyTuning) -> Classifi
     return Classification("log", f"key=value records ({records}/{len(lines)} lines hold {tuning.record_pairs}+ pairs)")
 
 
+def traces_log_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
+    # A program's own lines between the tracebacks it printed (a server's startup banners, each failed boot's
+    # backtrace): no one trace opens the block, but its frames are a good part of it. Tried before code, whose
+    # keywords a frame's words imitate (Ruby's "from /app/x.rb:19:in `setup'").
+    written = _written(lines)
+    frames = sum(1 for line in written if is_trace_frame(line))
+    if frames == 0 or frames * tuning.frame_one_in < len(written):
+        return None
+    return Classification("log", f"a program's lines among its tracebacks ({frames}/{len(written)} lines are frames)")
+
+
 _CODE_LINE = re.compile(
     r"\s*(?:(?:def|class|import|from|fn|pub|let|const|var|func|function|return|package|use|impl|struct|enum|"
     r"interface|type|async|await|#include|#define|#import|public|private|protected|static|try|catch|except|finally|"
