@@ -61,6 +61,13 @@ def test_what_the_ask_leaves_out_answers_no_superlative() -> None:
     assert comparison.pick(lines) == [1, 3]
 
 
+def test_what_the_ask_does_not_care_about_answers_no_superlative() -> None:
+    comparison = Comparison.of("I don't care about the /api/poll requests. Which request was the slowest?")
+    assert comparison is not None
+    lines = ["GET /api/poll took 3200ms", "GET /api/items took 74ms", "GET /api/poll took 2900ms", "GET / took 12ms"]
+    assert comparison.pick(lines) == [1, 3]
+
+
 def test_an_ask_that_leaves_nothing_out_compares_every_line() -> None:
     comparison = Comparison.of("Which request was the slowest?")
     assert comparison is not None

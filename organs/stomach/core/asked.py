@@ -71,7 +71,8 @@ _WORDS = re.compile(r"[a-z]+")
 # aside is often the topic: "apart from the quoting noise" is answered beside the quoting lines).
 _SET_ASIDE = re.compile(
     r"\b(?:leaving out|leave out|excluding|exclude|except for|ignoring|ignore|other than|apart from|aside from"
-    r"|not counting|setting aside)\b([^,;.?!\n]{1,120})",
+    r"|not counting|setting aside|leaving aside|(?:don't|do not|dont) care about|not interested in)\b"
+    r"([^,;.?!\n]{1,120})",
     re.IGNORECASE,
 )
 
