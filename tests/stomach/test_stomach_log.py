@@ -704,6 +704,17 @@ def _test_run_that_panics() -> str:
     return "\n".join(lines)
 
 
+def test_a_templates_example_is_the_record_naming_the_asks_rarest_term() -> None:
+    rows = [
+        f"pkg/kubelet/cache/state_test.go:{n * 3 + 10}:2: this value of err{n} is never used (SA4006)"
+        for n in range(60)
+    ]
+    rows.insert(41, "pkg/proxy/iptables/proxier.go:661:2: this value of args is never used (SA4006)")
+    ask = AskTerms.of("Which findings are in pkg/proxy and not in the _test.go files?")
+    rendering = distill_log("\n".join(rows), 200, DEFAULT_ENCODING, ask=ask).rendering
+    assert "e.g. pkg/proxy/iptables/proxier.go:661:2: this value of args is never used (SA4006)" in rendering
+
+
 def test_a_crash_the_log_holds_is_served_as_received_before_its_templates() -> None:
     digest = distill_log(_test_run_that_panics(), 400, DEFAULT_ENCODING, ask=AskTerms.of("Which write blew up?"))
     assert "the crash, as received:\nfatal error: concurrent map writes\n\ngoroutine 110 [running]:" in digest.rendering

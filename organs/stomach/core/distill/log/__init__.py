@@ -23,6 +23,7 @@ Nothing here knows a particular log format beyond generic signals.
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_right
 from collections import Counter
@@ -30,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from organs.accounting import count_tokens
-from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.asked import AskTerms, rarity
 from organs.stomach.core.distill.log.alerts import kinds_text
 from organs.stomach.core.distill.log.crash import Crash, crash_of
 from organs.stomach.core.distill.log.display import clip, constant_line, example, template_line
@@ -364,20 +365,26 @@ def _header(lines: int, records: int, templates: int, alerts: str, valid_from: s
     return f"[{thousands(lines)}-line log · {record_count}{plural(templates, 'template')} · {alerts}{window}]"
 
 
-def _asked(lines: Sequence[str], records: Records, ask: AskTerms | None) -> dict[int, int]:
-    """The records holding the ask's terms (in any of their lines) and their weight: each term counts once, a
-    specific one (a number, a code, an identifier, a quoted string) twice, as it names one thing."""
+def _asked(lines: Sequence[str], records: Records, ask: AskTerms | None) -> dict[int, tuple[int, int]]:
+    """The records holding the ask's terms (in any of their lines), each with its hits and its weight. Hits:
+    each term counts once, a specific one (a number, a code, an identifier, a quoted string) twice, as it names
+    one thing. Weight, in thousandths (ties stay exact): the same, each term also by its rarity among the records
+    (BM25's idf), so the record naming the rarest of them is the template's example."""
     if not ask:
         return {}
     kind_of = dict(zip(ask.terms, ask.kinds, strict=True))
-    asked: dict[int, int] = {}
+    named: dict[int, set[str]] = {}
     for number, (start, end) in enumerate(zip(records.start, records.end, strict=True)):
-        weight = max(
-            sum(1 if kind_of.get(term) == "word" else 2 for term in ask.named(line)) for line in lines[start:end]
-        )
-        if weight:
-            asked[number] = weight
-    return asked
+        found = {term for line in lines[start:end] for term in ask.named(line)}
+        if found:
+            named[number] = found
+    holding = Counter(term for found in named.values() for term in found)
+    counts = {term: 1 if kind_of.get(term) == "word" else 2 for term in holding}
+    weight_of = {term: rarity(held, len(records.start)) * counts[term] for term, held in holding.items()}
+    return {
+        number: (sum(counts[term] for term in found), round(math.fsum(weight_of[term] for term in found) * 1000))
+        for number, found in named.items()
+    }
 
 
 def _tail(lines: Sequence[str], records: Records, heads: list[Shape], config: LogConfig) -> list[str]:

@@ -80,9 +80,11 @@ class Template:
     # Alert records by kind, and the separating numbers every record of the template holds.
     kinds: dict[str, int] = field(default_factory=dict)
     split: str = ""
-    # The record holding most of the ask's terms (-1 for none), and how many it holds: shown as the example.
+    # The record holding the ask's rarest terms (-1 for none), how many it holds and what they weigh
+    # (``distill.log._asked``): shown as the example.
     asked_record: int = -1
     asked_hits: int = 0
+    asked_weight: int = 0
     # The first records holding the ask's terms (at most ``LogConfig.asked_lines_shown``): what differs among
     # them is often the answer ("Active log file name: <*>" for each of five appenders).
     asked_records: list[int] = field(default_factory=list)
@@ -367,11 +369,11 @@ def mine_templates(
     records: Records,
     heads: list[Shape],
     config: LogConfig,
-    asked: dict[int, int] | None = None,
+    asked: dict[int, tuple[int, int]] | None = None,
 ) -> list[Template]:
     """One template per masked head body, in order of first appearance, variants merged.
 
-    ``asked`` maps records holding the ask's terms to how many they hold.
+    ``asked`` maps records holding the ask's terms to their hits and weight.
     """
     templates: dict[str, Template] = {}
     starts, ends = records.start, records.end
@@ -387,8 +389,9 @@ def mine_templates(
         template.line_count += ends[number] - starts[number]
         template.last_record = number
         if asked and number in asked:
-            if asked[number] > template.asked_hits:
-                template.asked_record, template.asked_hits = number, asked[number]
+            hits, weight = asked[number]
+            if (weight, hits) > (template.asked_weight, template.asked_hits):
+                template.asked_record, template.asked_hits, template.asked_weight = number, hits, weight
             if len(template.asked_records) < config.asked_lines_shown:
                 template.asked_records.append(number)
         if shape.kind:
@@ -522,8 +525,9 @@ def _combine(masked: str, parts: list[Template], alert_lines_kept: int, asked_ke
         combined.alert_records += part.alert_records
         for kind, count in part.kinds.items():
             combined.kinds[kind] = combined.kinds.get(kind, 0) + count
-        if part.asked_hits > combined.asked_hits:
+        if (part.asked_weight, part.asked_hits) > (combined.asked_weight, combined.asked_hits):
             combined.asked_record, combined.asked_hits = part.asked_record, part.asked_hits
+            combined.asked_weight = part.asked_weight
         for body, count in part.alert_lines.items():
             _count_alert_line(combined, body, count, alert_lines_kept, part.alert_last.get(body))
     combined.asked_records = sorted(number for part in parts for number in part.asked_records)[:asked_kept]
