@@ -13,7 +13,14 @@ from envelopes.types import FrameKind
 from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.core.compare import Comparison
-from organs.stomach.core.relevance import FILL_HEADING, LineScorer, _candidates, _ranked_want, fill_relevant
+from organs.stomach.core.relevance import (
+    FILL_HEADING,
+    LineScorer,
+    _candidates,
+    _make_room,
+    _ranked_want,
+    fill_relevant,
+)
 from organs.stomach.core.tuning import RelevanceTuning, StomachTuning
 
 
@@ -400,6 +407,26 @@ def test_a_frames_ranked_lines_ask_a_share_of_its_rendering() -> None:
     want = _ranked_want(_Frame(text, kind="log", compact_tokens=400), scorer, DEFAULT_ENCODING)
     # The largest leak and the frame under it (its context) ask room, within the ranked share of the rendering.
     assert scorer.tuning.heading_tokens < want <= 400 * scorer.tuning.ranked_share
+
+
+def _room_given(compact_tokens: int) -> int:
+    """What a log frame of many long lines naming the ask's rare term gives way to them, rendered this small."""
+    rows = [f"10:{n // 60:02d}:{n % 60:02d} served page {n} to the reader in {n % 9} ms" for n in range(300)]
+    for n in range(0, 300, 10):
+        rows[n] = f"10:{n // 60:02d}:{n % 60:02d} quorum lease lost on shard {n}: " + "retrying the handover " * 6
+    text = "\n".join(rows)
+    scorer = LineScorer.of("Why was the quorum lease lost?", [text])
+    assert scorer is not None
+    shrunk: list[int] = []
+    frame = _Frame(text, kind="log", compact="…", compact_tokens=compact_tokens)
+    _make_room([frame], scorer, 0, DEFAULT_ENCODING, lambda _, size: shrunk.append(size) or True)
+    return compact_tokens - shrunk[0]
+
+
+def test_a_tight_rendering_gives_its_strong_lines_a_larger_share_of_it() -> None:
+    tuning = RelevanceTuning()
+    assert _room_given(500) == int(500 * tuning.tight_reserve)
+    assert _room_given(2000) == int(2000 * tuning.reserve)
 
 
 def test_a_logs_alert_lines_ask_no_ranked_share() -> None:

@@ -330,7 +330,8 @@ def _make_room(
         want = 0
         if strong:
             cost = sum(count_tokens_many([line + "\n" for line in strong], encoding, 1)) + tuning.heading_tokens
-            want = min(cost, int(item.compact_tokens * tuning.reserve))
+            reserve = tuning.tight_reserve if item.compact_tokens < tuning.tight_tokens else tuning.reserve
+            want = min(cost, int(item.compact_tokens * reserve))
         want = max(want, _ranked_want(item, scorer, encoding))
         if want:
             wants[item_index] = want

@@ -207,6 +207,10 @@ class RelevanceTuning:
     # to this share of it; a fill heading costs about this many tokens.
     strong: float = 0.75
     reserve: float = 0.4
+    # A rendering under this many tokens keeps little structure whatever it does: its strong lines may take this
+    # share of it.
+    tight_tokens: int = 1000
+    tight_reserve: float = 0.6
     heading_tokens: int = 24
     # Whatever their strength, a frame's lines scoring at least this take up to this share of its rendering.
     ranked_least: float = 0.3
