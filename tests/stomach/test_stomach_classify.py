@@ -244,6 +244,23 @@ def test_rung_7d_a_few_frames_among_many_lines_are_no_log_of_tracebacks() -> Non
     assert not classify(_failed_boots(frames=2), fenced=False).reason.startswith("rung 7d")
 
 
+def test_a_json_document_whose_nesting_aligns_its_keys_is_code_not_a_table() -> None:
+    document = """{
+    "type": "index",
+    "dataSource": "clicks_weekly",
+    "granularitySpec": {
+        "type": "uniform",
+        "gran": "WEEK",
+        "intervals": ["2014-04-06T00:00:00.000Z/2014-04-13T00:00:00.000Z"]
+    },
+    "firehose": {
+        "type": "ingestSegment",
+        "dataSource": "clicks"
+    }
+}"""
+    assert classify(document, fenced=False).kind == "code"
+
+
 def test_rung_7c_records_of_several_key_value_pairs_are_a_log() -> None:
     records = "\n".join(
         f'type=SYSCALL msg=audit(16110{n}.761:{n}): arch=c000003e syscall=59 success=yes exe="/usr/bin/ip"'

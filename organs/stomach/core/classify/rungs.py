@@ -375,6 +375,9 @@ def weak_log_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | 
 def aligned_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     if len(lines) < 2 or any("\t" in line for line in lines):
         return None
+    # A JSON document's nesting lines its keys up in columns: it opens with its brace or bracket alone.
+    if lines[0].strip() in ("{", "["):
+        return None
     columns = aligned_columns(lines)
     if len(columns) < 2:
         return None
