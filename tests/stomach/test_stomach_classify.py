@@ -261,6 +261,16 @@ def test_a_json_document_whose_nesting_aligns_its_keys_is_code_not_a_table() -> 
     assert classify(document, fenced=False).kind == "code"
 
 
+def test_rung_6_a_tools_debug_log_numbering_its_lines_before_their_levels_is_a_log() -> None:
+    lines = ["0 silly argv {", "0 silly argv   _: [ 'publish' ],", "0 silly argv }", "1 notice cli v7.3.0"]
+    lines += [
+        f"{n} verbose git [ 'tag', 'v0.1.{n}' ]" if n % 2 else f"{n} silly gitPush origin main" for n in range(2, 30)
+    ]
+    found = classify("\n".join(lines), fenced=False)
+    assert found.kind == "log"
+    assert found.reason.startswith("rung 6")
+
+
 def test_rung_7c_records_of_several_key_value_pairs_are_a_log() -> None:
     records = "\n".join(
         f'type=SYSCALL msg=audit(16110{n}.761:{n}): arch=c000003e syscall=59 success=yes exe="/usr/bin/ip"'

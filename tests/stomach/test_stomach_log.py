@@ -457,6 +457,18 @@ def test_an_excerpt_keeps_the_lines_beside_an_alert_of_a_rare_kind() -> None:
     assert "\n".join([rows[59], rows[60] + ALERT_MARK, rows[61]]) in _checker_excerpt(rows)
 
 
+def test_an_excerpt_of_a_log_ending_in_a_run_of_alert_lines_keeps_the_error_before_them() -> None:
+    rows = _distinct_rows(40)
+    rows.append(f"10:40 error ETIMEDOUT request to the registry failed: {' '.join(_WORDS * 3)}")
+    rows += [f"10:{41 + n} error     at frame{n} (node:events:{n}) {' '.join(_WORDS * 6)}" for n in range(5)]
+    log = "\n".join(rows)
+    # Room for about four of the frames' long lines, not for all five and the error too.
+    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.4)
+    rendering = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of("Did it get anywhere?")).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    assert "10:40 error ETIMEDOUT request to the registry failed" in rendering
+
+
 def test_an_excerpt_keeps_the_lines_under_an_alert_line_of_a_long_record() -> None:
     # Each ordinary line is its own template, so each is kept for being rare before a trace's ordinary lines.
     rows = [f"2024-05-01 10:00:{row[3:5]} INFO {row[6:]}" for row in _distinct_rows(50)]

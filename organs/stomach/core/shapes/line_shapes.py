@@ -166,9 +166,11 @@ def unboxed(line: str) -> tuple[str, bool]:
 is_box_level = _opens_with(r"(?:Error|Warning): \S")
 
 
-# "npm info it worked", "npm ERR! code E404", "yarn warn …", "pnpm WARN …": a tool, then its level.
+# "npm info it worked", "npm ERR! code E404", "yarn warn …", "pnpm WARN …": a tool, then its level; or the line's
+# number in its debug log ("12 silly getCurrentBranch" in npm-debug.log, lerna-debug.log).
 is_tool_level = _opens_with(
-    r"[a-z][\w@./-]{0,30} (?:info|verb|verbose|http|sill|silly|timing|notice|warn|WARN|ERR!|error|debug)(?= |$)"
+    r"(?:[a-z][\w@./-]{0,30}|\d{1,7}) (?:info|verb|verbose|http|sill|silly|timing|notice|warn|WARN|ERR!|error|debug)"
+    r"(?= |$)"
 )
 
 

@@ -110,9 +110,13 @@ def _ranks(
     for index, line in enumerate(lines):
         if reasons[index] in (_RARE, _REST) and is_source_quote(line):
             reasons[index] = _QUOTE
-    for index in range(max(count - config.tail_lines, 0), count):
-        if reasons[index] in (_ALERT_HEAD, _ALERT_LINE) and is_alert(lines[index]):
+    tail = range(max(count - config.tail_lines, 0), count)
+    ending = [index for index in tail if reasons[index] in (_ALERT_HEAD, _ALERT_LINE) and is_alert(lines[index])]
+    # A tail of alert lines throughout (a trace's frames each under an error level) has no one line that ended it.
+    if len(ending) <= config.excerpt_ending_alerts:
+        for index in ending:
             reasons[index] = _ENDING
+    for index in tail:
         reasons[index] = min(reasons[index], _TAIL)
     for index in range(min(config.excerpt_head_lines, count)):
         reasons[index] = min(reasons[index], _HEAD)
