@@ -496,6 +496,17 @@ def test_rung_4d_compose_source_column_is_a_log_not_a_table() -> None:
     assert kind_of("name | state\nweb | up\ndb | down") == "table"
 
 
+def test_rung_4d_a_process_managers_id_and_name_column_is_a_log_not_a_table() -> None:
+    lines = [
+        "1|strapi  | [2026-02-27 15:46:47.665] error: Missing jwtSecret. Set it in config/plugins.js",
+        "1|strapi  |     at Object.bootstrap (/srv/strapi/node_modules/plugin/bootstrap/index.js:150:23)",
+        "1|strapi  | [2026-02-27 15:46:47.667] info: Shutting down Strapi",
+        "0|nextjs  | [2026-02-27 15:46:48.001] ready on port 3000",
+    ]
+    found = classify("\n".join(lines), fenced=False)
+    assert (found.kind, found.reason[:8]) == ("log", "rung 4d:")
+
+
 def test_rung_4e_compiler_diagnostics() -> None:
     assert kind_of("src/cart.c:12:5: error: unknown type name 'cart_t'") == "log"
     assert kind_of("Error: Cannot find module 'cart', how do I fix this?") == "prose"

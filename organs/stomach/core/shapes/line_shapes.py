@@ -61,7 +61,10 @@ def is_json_record(line: str) -> bool:
 
 
 # docker compose's "web-1  | line" and "web_1 | line", kubectl's "[pod/web-7d/app] line".
-_SOURCE_COLUMN = re.compile(r"(?P<name>[A-Za-z0-9][\w.-]{0,62}) {0,40}\| |\[pod/[\w.-]{1,120}/[\w.-]{1,120}\] ")
+# pm2's "1|strapi   | " names its process by id and name.
+_SOURCE_COLUMN = re.compile(
+    r"(?P<name>(?:\d{1,4}\|)?[A-Za-z0-9][\w.-]{0,62}) {0,40}\| |\[pod/[\w.-]{1,120}/[\w.-]{1,120}\] "
+)
 
 
 def source_column_end(line: str) -> tuple[str, int] | None:
@@ -69,7 +72,7 @@ def source_column_end(line: str) -> tuple[str, int] | None:
     match = _SOURCE_COLUMN.match(line)
     if match is None:
         return None
-    return match.group(0).split("|")[0].strip(), match.end()
+    return match.group("name") or match.group(0).strip(), match.end()
 
 
 # "# Time: 2021-01-26T23:45:57Z", "Date: ...": a short label, then the record's stamp.
