@@ -727,6 +727,18 @@ def test_a_templates_example_is_the_record_naming_the_asks_rarest_term() -> None
     assert "e.g. pkg/proxy/iptables/proxier.go:661:2: this value of args is never used (SA4006)" in rendering
 
 
+def test_an_example_with_no_clock_of_its_own_is_dated_by_the_banner_printed_before_it() -> None:
+    rows = [
+        f"=== server startup: 2016-05-{day // 3 + 1:02d} {7 + day % 3 * 5:02d}:45:02 +0800 ===" for day in range(90)
+    ]
+    rows.insert(
+        61, "boot.rb:34:in `setup': You have already activated rack 1.6.4, but your Gemfile requires rack 1.5.5"
+    )
+    rows.insert(62, "\tfrom config.ru:3:in `block in <main>'")
+    rendering = distill_log("\n".join(rows), 200, DEFAULT_ENCODING).rendering
+    assert "    after: === server startup: 2016-05-21 07:45:02 +0800 ===\n    e.g. boot.rb:34:in `setup'" in rendering
+
+
 def test_a_crash_the_log_holds_is_served_as_received_before_its_templates() -> None:
     digest = distill_log(_test_run_that_panics(), 400, DEFAULT_ENCODING, ask=AskTerms.of("Which write blew up?"))
     assert "the crash, as received:\nfatal error: concurrent map writes\n\ngoroutine 110 [running]:" in digest.rendering

@@ -111,6 +111,8 @@ class LogConfig:
     excerpt_alert_after: int = 2
     # At most this many alert lines among a log's last lines are what ended it, kept before all else.
     excerpt_ending_alerts: int = 2
+    # A record with no clock is dated by a line holding a date and a time at most this many lines above it.
+    when_lines_back: int = 1
     # An alert of a kind the log says at most this many times keeps the lines beside it (``excerpt_near_lines``).
     excerpt_rare_alerts: int = 3
     # A crash the log holds (``distill.log.crash``) is read up to this many lines (a Python traceback up to the

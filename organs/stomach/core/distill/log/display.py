@@ -7,7 +7,8 @@ constant with a digit (an id). A kept line says why when it is not plain:
 a ``host:port`` reads ``<*>:<*>``, a decimal ``<*>.<*>``, a method of a numbered
 class ``<*>::name``, an absolute path ``/<*>``, a quoted value ``'<*>'``. Very long
 lines keep their head and tail around a counted ``…`` marker (or, with the ask, the
-stretches around its terms). What a rendering holds, in which order, and how it is
+stretches around its terms). An example whose record has no clock of its own is dated by the line right above
+it when that line holds a date and a time (``after: === puma startup: 2016-05-09 08:22:10 +0800 ===``). What a rendering holds, in which order, and how it is
 laid out is ``organs.stomach.core.distill.log.pieces``.
 """
 
@@ -33,6 +34,9 @@ __all__ = [
 ]
 
 _PUNCTUATION_RUN = re.compile(r"([^A-Za-z0-9]+)")
+# A date and a time anywhere in a line: a banner the program prints before a record that has no clock of its own
+# ("=== puma startup: 2016-05-09 08:22:10 +0800 ===").
+_CLOCK_IN_LINE = re.compile(r"\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d")
 
 
 def clip(line: str, limit: int, ask: AskTerms | None = None) -> str:
@@ -230,6 +234,11 @@ def example(
         entry += ASK_MARK
     elif template.count > 1 and last_stamp:
         entry += f" (last {stamp_text(lines[records.start[template.last_record]], last_stamp)})"
+    if records.stamp_end[record] <= 0:
+        # A record with no clock of its own is dated by the clocked line the program printed right before it.
+        when = _clocked_before(real, first_start, config)
+        if when is not None:
+            entry = f"    after: {clip(when, config.example_chars, ask)}\n{entry}"
     continuation = first_end - first_start - 1
     if continuation:
         shown = real[first_start + 1 : min(first_end, first_start + 1 + config.continuation_lines_shown)]
@@ -237,6 +246,14 @@ def example(
         if continuation > len(shown):
             entry += f"\n      {elision(continuation - len(shown), 'continuation line')}"
     return entry
+
+
+def _clocked_before(real: Sequence[str], start: int, config: LogConfig) -> str | None:
+    """The nearest line within ``when_lines_back`` lines above ``start`` that holds a date and a time, if any."""
+    for index in range(start - 1, max(start - 1 - config.when_lines_back, -1), -1):
+        if _CLOCK_IN_LINE.search(real[index]) is not None:
+            return real[index]
+    return None
 
 
 def constant_line(
