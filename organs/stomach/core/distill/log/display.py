@@ -8,8 +8,8 @@ a ``host:port`` reads ``<*>:<*>``, a decimal ``<*>.<*>``, a method of a numbered
 class ``<*>::name``, an absolute path ``/<*>``, a quoted value ``'<*>'``. Very long
 lines keep their head and tail around a counted ``…`` marker (or, with the ask, the
 stretches around its terms). An example whose record has no clock of its own is dated by the line right above
-it when that line holds a date and a time (``after: === puma startup: 2016-05-09 08:22:10 +0800 ===``). What a rendering holds, in which order, and how it is
-laid out is ``organs.stomach.core.distill.log.pieces``.
+it when that line holds a date and a time (``after: === puma startup: 2016-05-09 08:22:10 +0800 ===``). What a
+rendering holds, in which order, and how it is laid out is ``organs.stomach.core.distill.log.pieces``.
 """
 
 from __future__ import annotations
