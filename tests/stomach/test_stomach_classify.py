@@ -271,6 +271,29 @@ def test_rung_6_a_tools_debug_log_numbering_its_lines_before_their_levels_is_a_l
     assert found.reason.startswith("rung 6")
 
 
+def _scan_report() -> list[str]:
+    return [
+        f"Host 10.0.{n}.1 up ({n * 0.013:.3f}s latency); ports 22/tcp open ssh, 80/tcp {'open' if n % 2 else 'shut'}"
+        for n in range(10)
+    ]
+
+
+def test_rung_8m_many_lines_no_rung_reads_and_few_of_them_words_are_a_programs_output() -> None:
+    found = classify("\n".join(_scan_report()), fenced=False)
+    assert found.kind == "log"
+    assert found.reason.startswith("rung 8m")
+
+
+def test_rung_8m_a_block_that_asks_is_the_users_whatever_its_lines() -> None:
+    found = classify("\n".join([*_scan_report(), "why is port 80 shut on half of them?"]), fenced=False)
+    assert found.kind == "prose"
+
+
+def test_rung_8m_lines_of_plain_words_are_prose() -> None:
+    said = [f"the cache filled up again on night {n} and the pages came back slower than before" for n in range(9)]
+    assert classify("\n".join(said), fenced=False).kind == "prose"
+
+
 def test_rung_7c_records_of_several_key_value_pairs_are_a_log() -> None:
     records = "\n".join(
         f'type=SYSCALL msg=audit(16110{n}.761:{n}): arch=c000003e syscall=59 success=yes exe="/usr/bin/ip"'

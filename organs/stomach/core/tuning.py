@@ -303,6 +303,11 @@ class ClassifyTuning:
     # does, is someone writing even where it quotes an operator (``Men + Women != Total?``, ``false -> true``).
     sentence_least_words: int = 8
     sentence_odd_word_one_in: int = 3
+    # A block of at least this many lines, at most one in this many of them mostly plain words (of at least this
+    # many words), is a program's output when no rung above read it.
+    machine_least_lines: int = 8
+    machine_wordy_one_in: int = 4
+    wordy_least_words: int = 4
     # A prose block said this many times over, word for word, is a program's prompt or banner, never the ask.
     repeated_prose_times: int = 3
     # A source column's sources repeat: at most one per this many prefixed lines (or this many sources in all).

@@ -56,7 +56,9 @@ The order is load-bearing, because several shapes imitate each other:
    server's banners between the backtraces of its failed boots) → log;
 8. code-shaped lines (including INI sections, ``KEY=value``, lower-case YAML
    keys, JSON keys, SQL and Dockerfile statements, shell control words and
-   unified diffs) → code; anything left → prose.
+   unified diffs) → code;
+   8m. many lines, few of them plain words, none asking (a tool's report, a
+   status dump no rung knows) → log; anything left → prose.
 
 Accepted misreads (visible in every SegmentReport's reason):
 
@@ -100,6 +102,7 @@ from organs.stomach.core.classify.rungs import (
     json_lines_rung,
     key_value_records_rung,
     listing_rung,
+    machine_text_rung,
     numbered_records_rung,
     record_log_rung,
     result_table_rung,
@@ -333,9 +336,10 @@ LADDER: tuple[tuple[str, Rung], ...] = (
     ("7c", key_value_records_rung),
     ("7d", traces_log_rung),
     ("8", code_rung),
+    ("8m", machine_text_rung),
 )
-# What no rung fired on is prose, under the last rung's label (code and prose share the ladder's last step).
-_PROSE_LABEL = LADDER[-1][0]
+# What no rung fired on is prose, under the code rung's label (code and prose share the ladder's last step).
+_PROSE_LABEL = "8"
 
 
 def _walk(lines: list[str], tuning: ClassifyTuning, *, console: bool = True) -> Classification:

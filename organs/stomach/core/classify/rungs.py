@@ -487,3 +487,24 @@ def code_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None
     if not _carried(shaped, len(lines), tuning) or shaped == 0:
         return None
     return Classification("code", f"unfenced code ({shaped}/{len(lines)} code-shaped lines)")
+
+
+def _wordy(line: str, tuning: ClassifyTuning) -> bool:
+    """Whether a line is mostly plain words, as people write: a few of them, at most one in three anything else."""
+    words = line.split()
+    plain = sum(1 for word in words if _PLAIN_WORD.fullmatch(word) is not None)
+    return len(words) >= tuning.wordy_least_words and (len(words) - plain) * tuning.sentence_odd_word_one_in <= len(
+        words
+    )
+
+
+def machine_text_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
+    # What no rung above read, over many lines few of which are plain words, is a program's output (a tool's
+    # report, a debugger's session, a status dump): people write words. A block that asks is the user's.
+    written = _written(lines)
+    if len(written) < tuning.machine_least_lines or any(line.rstrip().endswith("?") for line in written):
+        return None
+    wordy = sum(1 for line in written if _wordy(line, tuning))
+    if wordy * tuning.machine_wordy_one_in > len(written):
+        return None
+    return Classification("log", f"a program's output ({wordy}/{len(written)} lines read as words)")
