@@ -302,6 +302,9 @@ CORE_NUMBERS_NOT_TUNING = {
         "SLOT_CRASH": "the name of a piece's slot",
     },
     "organs.stomach.core.distill.log.excerpt": {
+        "_COMPARED_TIE": "a tie-break past every weight, not a weight",
+    }
+    | {
         name: "the name of a kept line's place in the excerpt's order"
         for name in (
             "_ALERT_HEAD",

@@ -6,6 +6,7 @@ import pytest
 
 from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import distill_log
 from organs.stomach.core.distill.log.crash import crash_of
 from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, clip
@@ -467,6 +468,25 @@ def test_an_excerpt_of_a_log_ending_in_a_run_of_alert_lines_keeps_the_error_befo
     rendering = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of("Did it get anywhere?")).rendering
     assert "excerpt" in rendering.split("\n", 1)[0]
     assert "10:40 error ETIMEDOUT request to the registry failed" in rendering
+
+
+def test_an_excerpt_keeps_the_line_answering_what_the_ask_compares() -> None:
+    rows = [f"{row} served in {n % 9 + 2} ms" for n, row in enumerate(_distinct_rows(80))]
+    # Late in the log, where an excerpt elides first, and not among its last lines.
+    rows[72] = rows[72].replace(f"served in {72 % 9 + 2} ms", "served in 1840 ms")
+    log = "\n".join(rows)
+    goal = "Which request was the slowest?"
+    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.8)
+    comparison = Comparison.of(goal)
+    rendering = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of(goal), comparison=comparison).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    assert rows[72] in rendering
+
+
+def test_an_id_under_a_key_is_compared_by_no_superlative() -> None:
+    comparison = Comparison.of("Which flow is behind most of these alerts?")
+    assert comparison is not None
+    assert comparison.pick(['{"flow_id":9912,"alert":"a"}', '{"flow_id":12,"alert":"b"}']) == []
 
 
 def test_an_excerpt_keeps_the_lines_under_an_alert_line_of_a_long_record() -> None:

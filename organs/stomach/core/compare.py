@@ -219,6 +219,8 @@ class Comparison:
         for index, line in enumerate(lines):
             for quoted, bare, number in _KEYED_NUMBER.findall(line):
                 key = quoted or bare
+                if _an_id(key):
+                    continue
                 parts = [part for part in _KEY_PARTS.split(key.lower()) if len(part) >= self.tuning.column_name_chars]
                 if any(part.startswith(word) or word.startswith(part) for part in parts for word in names):
                     value = _number(number)
@@ -236,7 +238,7 @@ class Comparison:
             if self.aside and self.aside.named(line):
                 continue
             for quoted, bare, number in _KEYED_NUMBER.findall(line):
-                if (value := _number(number)) is not None:
+                if not _an_id(quoted or bare) and (value := _number(number)) is not None:
                     by_key.setdefault(quoted or bare, {}).setdefault(index, value)
         least = self.tuning.unnamed_values
         ranked = sorted(
@@ -274,6 +276,11 @@ class Comparison:
                 : self.tuning.threshold_picks
             ]
         return sorted(values, key=lambda index: (-values[index] * self.direction, index))[: self.tuning.top_picks]
+
+
+def _an_id(key: str) -> bool:
+    """Whether a key names an id (``flow_id``, ``pid``, ``requestId``): its number names a thing, it measures none."""
+    return key.lower().endswith("id")
 
 
 def _aside_terms(aside: str) -> AskTerms:

@@ -59,6 +59,7 @@ from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.blocks.segments import Plan, Segment, cut_blocks, plan_blocks, segment_texts
 from organs.stomach.core.budget import TARGETED_KINDS, allocate, fit_budget, served_tokens, shorter_compact, weigh
 from organs.stomach.core.classify.rungs import Classification
+from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.kinds import DistillContext, LogRenderer
 from organs.stomach.core.evidence import Evidence, IngestProvider, Item, build_frame, rendered, rendered_later, title_of
 from organs.stomach.core.redact import PasteRedaction, describe, redact_paste
@@ -166,7 +167,10 @@ def ingest_paste(
     tokens = _count(redacted.segments, redaction, cut.full_counts, config.encoding)
     segments, evidence = _identify(redacted.segments)
     ask = AskTerms.of("\n\n".join(cut.plan.goal_pieces), config.tuning.ask)
-    context = DistillContext(ask, config.encoding, cheap=cut.tier != "full", tuning=config.tuning)
+    comparison = Comparison.of("\n\n".join(cut.plan.goal_pieces), config.tuning.relevance)
+    context = DistillContext(
+        ask, config.encoding, cheap=cut.tier != "full", tuning=config.tuning, comparison=comparison
+    )
     items = [Item(piece) if tokens is None else Item(piece).counted(tokens) for piece in evidence]
     if cut.tier != "deferred":
         items = _shared_and_rendered(items, config.budget_tokens, context, exact=tokens is not None)

@@ -17,6 +17,7 @@ from typing import Protocol
 from envelopes.types import FrameKind
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.budget import salient
+from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import LogDistiller
 from organs.stomach.core.distill.table import distill_table
 from organs.stomach.core.distill.text import TIMES, kept_and_ends, thousands
@@ -52,6 +53,8 @@ class DistillContext:
     # The shallow and deferred tiers render cheaply: no template mining, no column types.
     cheap: bool
     tuning: StomachTuning
+    # What the ask compares ("the slowest request"), if anything: a log's excerpt keeps the lines answering it.
+    comparison: Comparison | None = None
 
 
 class Distiller(Protocol):
@@ -121,7 +124,7 @@ class LogRenderer:
     """A log through its ``LogDistiller``, which mines it at most once for every target it is rendered at."""
 
     def __init__(self, text: str, context: DistillContext) -> None:
-        self.distiller = LogDistiller(text, context.ask, context.tuning)
+        self.distiller = LogDistiller(text, context.ask, context.tuning, context.comparison)
         self.context = context
 
     def render(self, target: int) -> Rendering:

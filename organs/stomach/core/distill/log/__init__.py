@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from organs.accounting import count_tokens
 from organs.stomach.core.asked import AskTerms, rarity
+from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log.alerts import kinds_text
 from organs.stomach.core.distill.log.crash import Crash, crash_of
 from organs.stomach.core.distill.log.display import clip, constant_line, example, template_line
@@ -69,13 +70,15 @@ def distill_log(
     mine: bool = True,
     ask: AskTerms | None = None,
     tuning: StomachTuning | None = None,
+    comparison: Comparison | None = None,
 ) -> LogDigest:
     """A rendering of a log within ``target_tokens`` when it can be done (the caller measures it).
 
     A log whose full text fits the target is served whole; one within ``meaningful_saving`` of it is
-    served as an excerpt of its own lines; any other is templated. ``ask`` raises what holds its terms.
+    served as an excerpt of its own lines; any other is templated. ``ask`` raises what holds its terms; an
+    excerpt keeps the lines answering ``comparison`` (the slowest request) first.
     """
-    return LogDistiller(text, ask, tuning).render(target_tokens, encoding, mine=mine)
+    return LogDistiller(text, ask, tuning, comparison).render(target_tokens, encoding, mine=mine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +113,13 @@ class LogDistiller:
     needs it; so is the log's exact token count.
     """
 
-    def __init__(self, text: str, ask: AskTerms | None = None, tuning: StomachTuning | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        ask: AskTerms | None = None,
+        tuning: StomachTuning | None = None,
+        comparison: Comparison | None = None,
+    ) -> None:
         # Served whole, the log is as received; mined and rendered, it is without the indentation every line shares
         # (a log pasted from a quote or a list item): its clocks then open its lines, as the log wrote them.
         self.received = text
@@ -118,6 +127,7 @@ class LogDistiller:
         self.config = self.tuning.log
         self.text = _single_spaced(_dedented(text), self.config)
         self.ask = ask
+        self.comparison = comparison
         self.lines = lines_of(self.text)
         self._mined: _Mined | None = None
         self._full_tokens: dict[str, int] = {}
@@ -233,7 +243,17 @@ class LogDistiller:
         excerpt_of = self._excerpt_count(found, full_tokens, target_tokens, encoding)
         if excerpt_of is not None:
             excerpted = excerpt(
-                lines, mined, records, found.heads, found.alerts, target_tokens, encoding, excerpt_of, self.ask, config
+                lines,
+                mined,
+                records,
+                found.heads,
+                found.alerts,
+                target_tokens,
+                encoding,
+                excerpt_of,
+                self.ask,
+                config,
+                compared=self._compared(mined),
             )
             if excerpted is not None:
                 return LogDigest(excerpted[0], *counts, *window, excerpted[1])
@@ -284,6 +304,10 @@ class LogDistiller:
             return full_tokens
         return None
 
+    def _compared(self, mined: Sequence[str]) -> list[int]:
+        """The indexes of the lines that answer what the ask compares, best first (none when it compares nothing)."""
+        return [] if self.comparison is None else self.comparison.pick(mined)
+
     def filled(self, rendering: str, tokens: int, limit: int, encoding: str, full_tokens: int) -> tuple[str, int]:
         """A rendering of this log (``tokens`` long) and, in the room left up to ``limit``, an excerpt of the
         log's own lines; the rendering alone when the log is over ``fill_within`` times the limit or the room is
@@ -305,6 +329,7 @@ class LogDistiller:
             self.ask,
             config,
             header=FILL_HEADING,
+            compared=self._compared(found.lines),
         )
         if more is None:
             return rendering, tokens

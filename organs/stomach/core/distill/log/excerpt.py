@@ -46,12 +46,21 @@ _REST = 8
 _QUOTE = 9
 # A line said again word for word, after every other line.
 _SAID_AGAIN = 10
+# The tie-break that puts a compared line before every line the ask's terms raise (theirs are weights in
+# thousandths, far below it).
+_COMPARED_TIE = 1 << 40
 
 
 def _ranks(
-    lines: Sequence[str], records: Records, heads: list[Shape], ask: AskTerms | None, config: LogConfig
+    lines: Sequence[str],
+    records: Records,
+    heads: list[Shape],
+    ask: AskTerms | None,
+    config: LogConfig,
+    compared: Sequence[int] = (),
 ) -> list[tuple[int, int, int]]:
-    """Each line's (reason, tie-break, index): lower reasons are kept first."""
+    """Each line's (reason, tie-break, index): lower reasons are kept first; the lines answering what the ask
+    compares (``compared``, best first) are asked lines stronger than any term makes one."""
     count = len(lines)
     reasons = [_REST] * count
     ties = [0] * count
@@ -106,6 +115,7 @@ def _ranks(
     # What a line holding the ask's terms says is often finished or caused by the lines beside it: they come next,
     # the neighbours of the rarest matches first.
     _raise_beside([index for index in range(count) if reasons[index] == _ASK], _NEAR_ASK, reasons, ties, config)
+    _raise_compared(compared, reasons, ties)
     _said_again(lines, reasons, ties)
     for index, line in enumerate(lines):
         if reasons[index] in (_RARE, _REST) and is_source_quote(line):
@@ -121,6 +131,12 @@ def _ranks(
     for index in range(min(config.excerpt_head_lines, count)):
         reasons[index] = min(reasons[index], _HEAD)
     return [(reasons[index], ties[index], index) for index in range(count)]
+
+
+def _raise_compared(compared: Sequence[int], reasons: list[int], ties: list[int]) -> None:
+    """The lines answering what the ask compares, best first, are kept as asked lines before any other."""
+    for rank, index in enumerate(compared):
+        reasons[index], ties[index] = min(reasons[index], _ASK), -_COMPARED_TIE + rank
 
 
 def _said_again(lines: Sequence[str], reasons: list[int], ties: list[int]) -> None:
@@ -203,13 +219,14 @@ def excerpt(
     ask: AskTerms | None,
     config: LogConfig,
     header: str | None = None,
+    compared: Sequence[int] = (),
 ) -> tuple[str, int] | None:
     """The richest excerpt of ``lines`` that measures within ``target``, or ``None`` when none does.
 
     ``mined`` are the lines as mined (a JSON line as its fields), judged for alerts and the ask. ``header``
     replaces the excerpt's own first line (the log's size and alerts).
     """
-    ranked = sorted(_ranks(mined, records, heads, ask, config))
+    ranked = sorted(_ranks(mined, records, heads, ask, config, compared))
     reason_of = {index: reason for reason, _, index in ranked}
     rate = full_tokens / max(sum(len(line) + 1 for line in lines), 1)
     if header is None:
