@@ -507,27 +507,29 @@ def test_rung_4c_json_access_lines_whose_time_key_is_named_otherwise() -> None:
     assert (found.kind, found.reason[:8]) == ("log", "rung 4c:")
 
 
-def test_rung_4d_compose_source_column_is_a_log_not_a_table() -> None:
-    lines = [
-        "web-1    | 2024-05-01T10:00:00Z  * Serving shop app",
-        "redis-1  | 1:M 01 May 2024 10:00:00.000 * Ready to accept connections",
-        "web-1    | 2024-05-01T10:00:01Z  GET /cart returned 200",
-        "web-1    | 2024-05-01T10:00:02Z  WARNING slow request",
-    ]
+_COMPOSE_LINES = [
+    "web-1    | 2024-05-01T10:00:00Z  * Serving shop app",
+    "redis-1  | 1:M 01 May 2024 10:00:00.000 * Ready to accept connections",
+    "web-1    | 2024-05-01T10:00:01Z  GET /cart returned 200",
+    "web-1    | 2024-05-01T10:00:02Z  WARNING slow request",
+]
+# pm2 names a process by its id and its name.
+_PM2_LINES = [
+    "1|strapi  | [2026-02-27 15:46:47.665] error: Missing jwtSecret. Set it in config/plugins.js",
+    "1|strapi  |     at Object.bootstrap (/srv/strapi/node_modules/plugin/bootstrap/index.js:150:23)",
+    "1|strapi  | [2026-02-27 15:46:47.667] info: Shutting down Strapi",
+    "0|nextjs  | [2026-02-27 15:46:48.001] ready on port 3000",
+]
+
+
+@pytest.mark.parametrize("lines", [_COMPOSE_LINES, _PM2_LINES], ids=["compose", "pm2"])
+def test_rung_4d_a_source_column_is_a_log_not_a_table(lines: list[str]) -> None:
     found = classify("\n".join(lines), fenced=False)
     assert (found.kind, found.reason[:8]) == ("log", "rung 4d:")
+
+
+def test_a_pipe_table_of_names_is_no_source_column() -> None:
     assert kind_of("name | state\nweb | up\ndb | down") == "table"
-
-
-def test_rung_4d_a_process_managers_id_and_name_column_is_a_log_not_a_table() -> None:
-    lines = [
-        "1|strapi  | [2026-02-27 15:46:47.665] error: Missing jwtSecret. Set it in config/plugins.js",
-        "1|strapi  |     at Object.bootstrap (/srv/strapi/node_modules/plugin/bootstrap/index.js:150:23)",
-        "1|strapi  | [2026-02-27 15:46:47.667] info: Shutting down Strapi",
-        "0|nextjs  | [2026-02-27 15:46:48.001] ready on port 3000",
-    ]
-    found = classify("\n".join(lines), fenced=False)
-    assert (found.kind, found.reason[:8]) == ("log", "rung 4d:")
 
 
 def test_rung_4e_compiler_diagnostics() -> None:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import pytest
+
 from envelopes.types import FrameKind
 from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach import IngestConfig, ingest_paste
@@ -145,25 +147,25 @@ def _readings(values: list[tuple[int, float]]) -> list[str]:
     return [f'up {{"freq":868100000,"rssi":{rssi},"snr":{snr},"chan":1}}' for rssi, snr in values]
 
 
-def test_a_superlative_naming_no_key_picks_each_varying_keys_extreme() -> None:
-    comparison = Comparison.of("Which uplink had the strongest signal?")
+_VARYING = [(-70, 7.5), (-66, 9.1), (-61, 8.0), (-72, 11.2), (-69, 6.0)]
+
+
+@pytest.mark.parametrize(
+    ("ask", "values", "picked"),
+    [
+        ("Which uplink had the strongest signal?", _VARYING, [2, 3]),
+        ("Which uplink had the weakest signal?", _VARYING, [3, 4]),
+        # A key of fewer than three values (a constant, a flag) ranks nothing.
+        ("Which uplink had the strongest signal?", [(-70, 7.5), (-61, 7.5), (-70, 7.5), (-61, 7.5)], []),
+    ],
+    ids=["strongest", "weakest", "too-few-values"],
+)
+def test_a_superlative_naming_no_key_picks_each_varying_keys_extreme(
+    ask: str, values: list[tuple[int, float]], picked: list[int]
+) -> None:
+    comparison = Comparison.of(ask)
     assert comparison is not None
-    lines = _readings([(-70, 7.5), (-66, 9.1), (-61, 8.0), (-72, 11.2), (-69, 6.0)])
-    assert comparison.pick(lines) == [2, 3]
-
-
-def test_a_superlative_naming_no_key_reads_no_key_of_fewer_values() -> None:
-    comparison = Comparison.of("Which uplink had the strongest signal?")
-    assert comparison is not None
-    lines = _readings([(-70, 7.5), (-61, 7.5), (-70, 7.5), (-61, 7.5)])
-    assert comparison.pick(lines) == []
-
-
-def test_the_weakest_asks_for_the_least_value() -> None:
-    comparison = Comparison.of("Which uplink had the weakest signal?")
-    assert comparison is not None
-    lines = _readings([(-70, 7.5), (-66, 9.1), (-61, 8.0), (-72, 11.2), (-69, 6.0)])
-    assert comparison.pick(lines) == [3, 4]
+    assert comparison.pick(_readings(values)) == picked
 
 
 def test_a_rough_count_compares_nothing() -> None:
