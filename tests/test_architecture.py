@@ -307,7 +307,6 @@ CORE_NUMBERS_NOT_TUNING = {
     | {
         name: "the name of a kept line's place in the excerpt's order"
         for name in (
-            "_ALERT_HEAD",
             "_ALERT_LINE",
             "_TAIL",
             "_HEAD",

@@ -422,17 +422,6 @@ def test_an_excerpt_does_not_raise_a_word_of_trouble_that_most_lines_hold() -> N
     assert ASK_MARK not in next(line for line in rendering.split("\n") if "check 3 failed" in line)
 
 
-def test_an_excerpt_keeps_the_alert_a_log_ends_on_before_lines_holding_the_asks_terms() -> None:
-    rows = [
-        f"{row} agent pod {' '.join(_WORDS * 6)}" if n % 6 == 1 else row for n, row in enumerate(_distinct_rows(40))
-    ]
-    ending = f"10:40 fatal: unable to initialize the subsystem: {' '.join(reversed(_WORDS * 2))}"
-    rows.append(ending)
-    # A line in six holds the ask's terms, at length: more of them than the target has room for.
-    rendering = _excerpted(rows, "What is the agent pod choking on?")
-    assert f"{ending}{ALERT_MARK}" in rendering
-
-
 def _checker_run(error_at: int) -> list[str]:
     """Distinct lines, a third of them a checker's warnings, the one at ``error_at`` an error."""
     rows = _distinct_rows(120)
@@ -456,18 +445,6 @@ def _checker_excerpt(rows: list[str]) -> str:
 def test_an_excerpt_keeps_the_lines_beside_an_alert_of_a_rare_kind() -> None:
     rows = _checker_run(error_at=60)
     assert "\n".join([rows[59], rows[60] + ALERT_MARK, rows[61]]) in _checker_excerpt(rows)
-
-
-def test_an_excerpt_of_a_log_ending_in_a_run_of_alert_lines_keeps_the_error_before_them() -> None:
-    rows = _distinct_rows(40)
-    rows.append(f"10:40 error ETIMEDOUT request to the registry failed: {' '.join(_WORDS * 3)}")
-    rows += [f"10:{41 + n} error     at frame{n} (node:events:{n}) {' '.join(_WORDS * 6)}" for n in range(5)]
-    log = "\n".join(rows)
-    # Room for about four of the frames' long lines, not for all five and the error too.
-    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.4)
-    rendering = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of("Did it get anywhere?")).rendering
-    assert "excerpt" in rendering.split("\n", 1)[0]
-    assert "10:40 error ETIMEDOUT request to the registry failed" in rendering
 
 
 def test_an_excerpt_keeps_the_line_answering_what_the_ask_compares() -> None:

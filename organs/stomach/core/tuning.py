@@ -109,8 +109,6 @@ class LogConfig:
     # record's alert line, this many of the record's lines under it.
     excerpt_alert_repeats: int = 3
     excerpt_alert_after: int = 2
-    # At most this many alert lines among a log's last lines are what ended it, kept before all else.
-    excerpt_ending_alerts: int = 2
     # A record with no clock is dated by a line holding a date and a time at most this many lines above it.
     when_lines_back: int = 1
     # An alert of a kind the log says at most this many times keeps the lines beside it (``excerpt_near_lines``).

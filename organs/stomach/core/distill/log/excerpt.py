@@ -2,9 +2,8 @@
 
 When the target is within a quarter of the log's full size, templates would cost
 a reader more than they save: the log is served as its lines, with the fewest
-ordinary lines elided (each gap counted). Lines are kept in this order: an alert
-among the log's last lines (what ended it), lines that hold the ask's terms (the
-rarest first; a term on most lines raises none),
+ordinary lines elided (each gap counted). Lines are kept in this order: lines
+that hold the ask's terms (the rarest first; a term on most lines raises none),
 the head lines of alert records (of an alert template's records, its first few
 and its last), other alert lines with the record's lines under them and the first
 continuation lines of alert records, the log's last lines (a build's outcome, a test run's summary), its
@@ -32,20 +31,18 @@ from organs.stomach.core.tuning import LogConfig
 
 __all__ = ["excerpt"]
 
-# An alert among the log's last lines is what ended it (the fatal line an agent dies on), before all else.
-_ENDING = 0
-_ASK = 1
-_ALERT_HEAD = 2
-_ALERT_LINE = 3
-_TAIL = 4
-_HEAD = 5
-_NEAR_ASK = 6
-_RARE = 7
-_REST = 8
+_ASK = 0
+_ALERT_HEAD = 1
+_ALERT_LINE = 2
+_TAIL = 3
+_HEAD = 4
+_NEAR_ASK = 5
+_RARE = 6
+_REST = 7
 # The source a diagnostic quotes under itself, after every other line but a repeat: its own line tells.
-_QUOTE = 9
+_QUOTE = 8
 # A line said again word for word, after every other line.
-_SAID_AGAIN = 10
+_SAID_AGAIN = 9
 # The tie-break that puts a compared line before every line the ask's terms raise (theirs are weights in
 # thousandths, far below it).
 _COMPARED_TIE = 1 << 40
@@ -120,13 +117,7 @@ def _ranks(
     for index, line in enumerate(lines):
         if reasons[index] in (_RARE, _REST) and is_source_quote(line):
             reasons[index] = _QUOTE
-    tail = range(max(count - config.tail_lines, 0), count)
-    ending = [index for index in tail if reasons[index] in (_ALERT_HEAD, _ALERT_LINE) and is_alert(lines[index])]
-    # A tail of alert lines throughout (a trace's frames each under an error level) has no one line that ended it.
-    if len(ending) <= config.excerpt_ending_alerts:
-        for index in ending:
-            reasons[index] = _ENDING
-    for index in tail:
+    for index in range(max(count - config.tail_lines, 0), count):
         reasons[index] = min(reasons[index], _TAIL)
     for index in range(min(config.excerpt_head_lines, count)):
         reasons[index] = min(reasons[index], _HEAD)
@@ -242,9 +233,9 @@ def excerpt(
                 spent += cost
         # A kept line says why: an alert record's head or a line holding the ask's terms.
         marks = {
-            index: ASK_MARK if reason_of[index] == _ASK else ALERT_MARK
+            index: ALERT_MARK if reason_of[index] == _ALERT_HEAD else ASK_MARK
             for index in kept
-            if reason_of[index] in (_ENDING, _ALERT_HEAD, _ASK)
+            if reason_of[index] in (_ALERT_HEAD, _ASK)
         }
         return _rendered(header, lines, kept, marks)
 
