@@ -211,41 +211,32 @@ class Comparison:
         least = self.tuning.column_name_chars
         return {word for word in self.words if len(word) >= least and word not in _MORE and word not in _LESS}
 
-    def _keyed_values(self, lines: Sequence[str]) -> dict[int, float]:
+    def _keyed_values(self, by_key: dict[str, dict[int, float]]) -> dict[int, float]:
         """Values under the key=value key the ask names (``num_dropped=73`` for "the largest batch it dropped"), by
         line index: of the keys a word of the ask names, the one most lines hold."""
         names = self._named()
-        by_key: dict[str, dict[int, float]] = {}
-        for index, line in enumerate(lines):
-            for quoted, bare, number in _KEYED_NUMBER.findall(line):
-                key = quoted or bare
-                if _an_id(key):
-                    continue
-                parts = [part for part in _KEY_PARTS.split(key.lower()) if len(part) >= self.tuning.column_name_chars]
-                if any(part.startswith(word) or word.startswith(part) for part in parts for word in names):
-                    value = _number(number)
-                    if value is not None:
-                        by_key.setdefault(key, {})[index] = value
-        return max(by_key.values(), key=len, default={})
+        least = self.tuning.column_name_chars
+        named = [
+            values
+            for key, values in by_key.items()
+            if any(
+                part.startswith(word) or word.startswith(part)
+                for part in _KEY_PARTS.split(key.lower())
+                if len(part) >= least
+                for word in names
+            )
+        ]
+        return max(named, key=len, default={})
 
-    def _extremes(self, lines: Sequence[str]) -> list[int]:
+    def _extremes(self, by_key: dict[str, dict[int, float]], lines: Sequence[str]) -> list[int]:
         """For a superlative whose quantity the ask does not name ("the strongest signal"), the line of each keyed
         number's extreme, the keys most lines hold first: which key the ask means is unknown, and one of them is
         it. A key counts when it takes at least ``unnamed_values`` values over as many lines (a constant or a flag
         ranks nothing)."""
-        by_key: dict[str, dict[int, float]] = {}
-        for index, line in enumerate(lines):
-            if self.aside and self.aside.named(line):
-                continue
-            for quoted, bare, number in _KEYED_NUMBER.findall(line):
-                if not _an_id(quoted or bare) and (value := _number(number)) is not None:
-                    by_key.setdefault(quoted or bare, {}).setdefault(index, value)
         least = self.tuning.unnamed_values
-        ranked = sorted(
-            (values for values in by_key.values() if len(set(values.values())) >= least),
-            key=len,
-            reverse=True,
-        )
+        aside = {index for index, line in enumerate(lines) if self._set_aside(line)}
+        kept = [{index: value for index, value in values.items() if index not in aside} for values in by_key.values()]
+        ranked = sorted((values for values in kept if len(set(values.values())) >= least), key=len, reverse=True)
         picked: list[int] = []
         for values in ranked:
             best = min(values, key=lambda index: (-values[index] * self.direction, index))
@@ -253,17 +244,21 @@ class Comparison:
                 picked.append(best)
         return picked[: self.tuning.top_picks]
 
+    def _set_aside(self, line: str) -> bool:
+        return bool(self.aside) and bool(self.aside.named(line))
+
     def pick(self, lines: Sequence[str]) -> list[int]:
         """Indexes of the lines that answer the comparison, best first (see the module's docstring)."""
         values = self._column_values(lines)
         if not values and self.quantity != "number":
             values = {index: value for index, line in enumerate(lines) if (value := self.value_of(line)) is not None}
         if not values:
-            values = self._keyed_values(lines)
-        if not values and self.bound is None:
-            return self._extremes(lines)
+            by_key = _numbers_by_key(lines)
+            values = self._keyed_values(by_key)
+            if not values and self.bound is None:
+                return self._extremes(by_key, lines)
         if self.aside:
-            values = {index: value for index, value in values.items() if not self.aside.named(lines[index])}
+            values = {index: value for index, value in values.items() if not self._set_aside(lines[index])}
         if not values:
             return []
         if self.bound is not None and self.direction == 0:
@@ -276,6 +271,18 @@ class Comparison:
                 : self.tuning.threshold_picks
             ]
         return sorted(values, key=lambda index: (-values[index] * self.direction, index))[: self.tuning.top_picks]
+
+
+def _numbers_by_key(lines: Sequence[str]) -> dict[str, dict[int, float]]:
+    """Each key's numbers (``num_dropped=73``, ``"rssi":-61``) by line index, a line's first under a key; a key
+    naming an id measures nothing and is left out."""
+    by_key: dict[str, dict[int, float]] = {}
+    for index, line in enumerate(lines):
+        for quoted, bare, number in _KEYED_NUMBER.findall(line):
+            key = quoted or bare
+            if not _an_id(key) and (value := _number(number)) is not None:
+                by_key.setdefault(key, {}).setdefault(index, value)
+    return by_key
 
 
 def _an_id(key: str) -> bool:

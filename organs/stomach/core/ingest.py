@@ -166,8 +166,9 @@ def ingest_paste(
         del received
     tokens = _count(redacted.segments, redaction, cut.full_counts, config.encoding)
     segments, evidence = _identify(redacted.segments)
-    ask = AskTerms.of("\n\n".join(cut.plan.goal_pieces), config.tuning.ask)
-    comparison = Comparison.of("\n\n".join(cut.plan.goal_pieces), config.tuning.relevance)
+    goal = "\n\n".join(cut.plan.goal_pieces)
+    ask = AskTerms.of(goal, config.tuning.ask)
+    comparison = Comparison.of(goal, config.tuning.relevance)
     context = DistillContext(
         ask, config.encoding, cheap=cut.tier != "full", tuning=config.tuning, comparison=comparison
     )
@@ -181,7 +182,6 @@ def ingest_paste(
         tokens = cut.full_counts.counts()
         items = [item.counted(tokens) for item in items]
     items = _fitted_to_shares(_measured(items, config), context)
-    goal = "\n\n".join(cut.plan.goal_pieces)
     chosen, items = _served(items, cut.tier, config.budget_tokens, context, goal)
     query = ContextQuery(goal, redacted.anchors, config.budget_tokens)
     return _bundle(query, segments, items, chosen, tokens, cut, context, source_digest, redaction)

@@ -242,10 +242,6 @@ def plan_blocks(
     return plan
 
 
-def _kind_of(piece: str, tuning: ClassifyTuning) -> str:
-    return classify(piece, fenced=False, tuning=tuning).kind
-
-
 def cut_blocks(
     text: str, max_blocks: int, tuning: StomachTuning | None = None
 ) -> tuple[list[Block], dict[tuple[int, int], str]]:
@@ -265,7 +261,9 @@ def cut_blocks(
     joined = join_tool_runs(normal.text, join_sql_sessions(normal.text, joined, reading), reading)
     joined = join_commands(normal.text, join_streams(normal.text, joined, reading, received), reading, received)
     joined = join_sessions(normal.text, joined, reading, received)
-    for block in join_shattered_runs(normal.text, joined, reading, received, lambda piece: _kind_of(piece, reading)):
+    for block in join_shattered_runs(
+        normal.text, joined, reading, received, lambda piece: classify(piece, fenced=False, tuning=reading).kind
+    ):
         start, end = normal.received_span(block.start, block.end)
         blocks.append(replace(block, start=start, end=end, normal=not normal.changed))
         if normal.changed:

@@ -52,28 +52,28 @@ def join_sessions(
     is fenced or the user's words in their own voice (what a command printed between two prompts is its output,
     however it reads)."""
     read = reader(text, received)
-    texts = [read(block.start, block.end) for block in blocks]
-    prompted = [
-        not block.fenced and any(map(is_prompt, body.split("\n"))) for block, body in zip(blocks, texts, strict=True)
+    heads = [read(block.start, min(block.end, block.start + tuning.opening_chars)) for block in blocks]
+    opens = [
+        not block.fenced and is_prompt(head.lstrip("\n").split("\n", 1)[0])
+        for block, head in zip(blocks, heads, strict=True)
     ]
-    opens = [is_prompt(body.lstrip("\n").split("\n", 1)[0]) for body in texts]
     joined: list[Block] = []
     index = 0
     while index < len(blocks):
         block = blocks[index]
         last = index
-        if prompted[index] and opens[index]:
+        if opens[index]:
             probe = index + 1
             # A block opening with its own prompt is the next command's, set apart by the user.
             while probe < len(blocks) and not blocks[probe].fenced and not blocks[probe - 1].remainder:
-                body = texts[probe]
                 if opens[probe]:
                     break
-                if users_head(body[: tuning.opening_chars], line_count(text, blocks[probe]), tuning) and (
-                    in_someones_voice(body.strip())
+                body = read(blocks[probe].start, blocks[probe].end)
+                if users_head(heads[probe], line_count(text, blocks[probe]), tuning) and in_someones_voice(
+                    body.strip()
                 ):
                     break
-                if prompted[probe]:
+                if any(map(is_prompt, body.split("\n"))):
                     last = probe
                 probe += 1
         if last > index:

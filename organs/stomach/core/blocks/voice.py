@@ -14,15 +14,12 @@ _LOWER_WORD = re.compile(r"[a-z]+,?")
 
 # What marks someone's own voice between pieces of evidence: a person speaking (I, my, we), a question, a line
 # introducing what follows, a chat's lowercase opening, or a narrator's word opening it (then, here, after, same).
-_VOICE = re.compile(
-    r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|we've|our|us)\b|\?|^\S+(?: \S+){2,}:\s*$", re.MULTILINE
-)
+_PERSON_TEXT = r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|we've|our|us)\b"
+_PERSON = re.compile(_PERSON_TEXT)
+_VOICE = re.compile(rf"{_PERSON_TEXT}|\?|^\S+(?: \S+){{2,}}:\s*$", re.MULTILINE)
 _NARRATION_TEXT = """here here's then after afterwards now also and but so ok okay same this that again later meanwhile
     finally next update edit note below above"""
 _NARRATION = frozenset(_NARRATION_TEXT.split())
-
-
-_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|we|we're|we've|our|us)\b")
 
 
 def speaks_in_person(text: str) -> bool:

@@ -339,7 +339,7 @@ LADDER: tuple[tuple[str, Rung], ...] = (
     ("8m", machine_text_rung),
 )
 # What no rung fired on is prose, under the code rung's label (code and prose share the ladder's last step).
-_PROSE_LABEL = "8"
+_PROSE_LABEL = next(label for label, rung in LADDER if rung is code_rung)
 
 
 def _walk(lines: list[str], tuning: ClassifyTuning, *, console: bool = True) -> Classification:

@@ -476,10 +476,13 @@ def _reads_as_sentence(line: str, tuning: ClassifyTuning) -> bool:
     if _SENTENCE_ENDS.match(stripped) is None:
         return False
     words = stripped.split()
+    return len(words) >= tuning.sentence_least_words and _mostly_plain(words, tuning)
+
+
+def _mostly_plain(words: list[str], tuning: ClassifyTuning) -> bool:
+    """Whether at most one word in ``sentence_odd_word_one_in`` is anything but a plain word."""
     plain = sum(1 for word in words if _PLAIN_WORD.fullmatch(word) is not None)
-    return len(words) >= tuning.sentence_least_words and (len(words) - plain) * tuning.sentence_odd_word_one_in <= len(
-        words
-    )
+    return (len(words) - plain) * tuning.sentence_odd_word_one_in <= len(words)
 
 
 def code_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
@@ -492,10 +495,7 @@ def code_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None
 def _wordy(line: str, tuning: ClassifyTuning) -> bool:
     """Whether a line is mostly plain words, as people write: a few of them, at most one in three anything else."""
     words = line.split()
-    plain = sum(1 for word in words if _PLAIN_WORD.fullmatch(word) is not None)
-    return len(words) >= tuning.wordy_least_words and (len(words) - plain) * tuning.sentence_odd_word_one_in <= len(
-        words
-    )
+    return len(words) >= tuning.wordy_least_words and _mostly_plain(words, tuning)
 
 
 def machine_text_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
