@@ -120,10 +120,23 @@ def test_shares_follow_value_and_a_small_segment_takes_only_its_size() -> None:
         _Item("b", "log", "b", 1, value=3, full_tokens=5000),
         _Item("c", "note", "c", 2, value=1, full_tokens=50),
     ]
-    shares = allocate(items, 1000, TUNING, exact=True)
+    no_floor = replace(TUNING, floor_share=0.0)
+    shares = allocate(items, 1000, no_floor, exact=True)
     assert shares[2] == 50
     assert shares[1] > 2 * shares[0]
     assert sum(shares) <= 1000
+
+
+def test_the_floor_is_shared_equally_before_value_and_claims() -> None:
+    # A config beside a long log whose alerts claim everything: the floor keeps the config readable.
+    items = [
+        _Item("a", "code", "a", 0, value=2, full_tokens=300),
+        _Item("b", "log", "b", 1, value=9, claim=800, full_tokens=5000),
+    ]
+    floored = allocate(items, 600, replace(TUNING, floor_share=0.5), exact=True)
+    bare = allocate(items, 600, replace(TUNING, floor_share=0.0), exact=True)
+    assert floored[0] >= 150 and bare[0] < 50
+    assert floored[1] > floored[0] and sum(floored) <= 600
 
 
 def test_alert_lines_the_ask_and_the_last_place_raise_value_and_claim() -> None:

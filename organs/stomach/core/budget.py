@@ -6,9 +6,12 @@
   how it ended. Only a bounded head and tail of a long segment is read for it.
 * Claims. A segment's salient lines (alerts, the ask's terms; a repeated line
   once) and the last segment's closing lines claim their share first.
-* Shares. Claims, then the rest of each segment's size, are shared by value in
-  a weighted water-fill: a segment that asks less than its part takes only what
-  it asks, and the rest is shared again.
+* Shares. A floor first (``floor_share`` of the budget, in equal parts), then
+  claims, then the rest of each segment's size, the last two by value, each in
+  a water-fill: a segment that asks less than its part takes only what it asks,
+  and the rest is shared again. The floor keeps a short segment beside a long
+  one readable: value says where what is asked is likely, not that the other
+  segments hold none of it.
 * Served. A segment whose full text fits its share is served full; a compact
   rendering is served only when it saves at least ``meaningful_saving`` of the
   full text's tokens. An overrun gives way in three steps, lowest value first
@@ -148,40 +151,54 @@ def weigh(items: Sequence[Budgeted], ask: AskTerms, tuning: StomachTuning) -> li
     return weights
 
 
-def _water_fill(items: Sequence[Budgeted], demands: dict[str, int], budget: int) -> dict[str, int]:
-    """Grants within ``budget``: each item's part of what is left follows its value, and none exceeds its demand.
+def _water_fill(
+    items: Sequence[Budgeted], demands: dict[str, int], budget: int, *, equal: bool = False
+) -> dict[str, int]:
+    """Grants within ``budget``: each item's part of what is left follows its value (or is the same for all, when
+    ``equal``), and none exceeds its demand.
 
     Taken in order of demand per unit of value, so an item that asks less than its part takes only
     what it asks and leaves the rest to be shared again.
     """
     grants: dict[str, int] = {}
     remaining = budget
-    weight = sum(item.value for item in items)
-    for item in sorted(items, key=lambda item: (demands[item.frame_id] / item.value, item.index)):
-        grants[item.frame_id] = max(min(demands[item.frame_id], remaining * item.value // max(weight, 1)), 0)
+    def value(item: Budgeted) -> int:
+        return 1 if equal else item.value
+
+    weight = sum(value(item) for item in items)
+    for item in sorted(items, key=lambda item: (demands[item.frame_id] / value(item), item.index)):
+        grants[item.frame_id] = max(min(demands[item.frame_id], remaining * value(item) // max(weight, 1)), 0)
         remaining -= grants[item.frame_id]
-        weight -= item.value
+        weight -= value(item)
     return grants
 
 
 def allocate(evidence: Sequence[Budgeted], budget: int, tuning: StomachTuning, *, exact: bool) -> list[int]:
-    """Each segment's share of the budget, by value: claims first, then the rest of each segment's size.
+    """Each segment's share of the budget: an equal floor, then by value claims, then the rest of each size.
 
-    Both rounds are a weighted water-fill (``_water_fill``): first each segment's claim (its
-    salient lines, capped at its size), then what remains of the budget towards its full size.
+    Each round is a water-fill (``_water_fill``): first ``floor_share`` of the budget in equal parts, then
+    each segment's claim (its salient lines, capped at its size) weighted by value, then what remains of the
+    budget towards its full size, weighted by value.
     A segment's size is its exact full count when ``exact``, else an estimate from its characters.
     """
 
     def size(item: Budgeted) -> int:
         return item.full_tokens if exact else int(len(item.text) / tuning.chars_per_token) + 1
 
-    claims = _water_fill(evidence, {item.frame_id: min(item.claim, size(item)) for item in evidence}, budget)
+    floors = _water_fill(
+        evidence, {item.frame_id: size(item) for item in evidence}, int(budget * tuning.floor_share), equal=True
+    )
+    claims = _water_fill(
+        evidence,
+        {item.frame_id: max(min(item.claim, size(item)) - floors[item.frame_id], 0) for item in evidence},
+        budget - sum(floors.values()),
+    )
     rest = _water_fill(
         evidence,
-        {item.frame_id: size(item) - claims[item.frame_id] for item in evidence},
-        budget - sum(claims.values()),
+        {item.frame_id: size(item) - claims[item.frame_id] - floors[item.frame_id] for item in evidence},
+        budget - sum(claims.values()) - sum(floors.values()),
     )
-    shares = {item.frame_id: claims[item.frame_id] + rest[item.frame_id] for item in evidence}
+    shares = {item.frame_id: floors[item.frame_id] + claims[item.frame_id] + rest[item.frame_id] for item in evidence}
     unshared = budget - sum(shares.values())
     if not exact and unshared > 0:
         # An estimate may fall short of the exact count (dense text runs under ``chars_per_token``): a budget with

@@ -381,6 +381,9 @@ class StomachTuning:
         ("code", 2),
         ("note", 1),
     )
+    # This share of the budget is shared out equally before value counts (a segment smaller than its part takes its
+    # size): a config pasted beside a long log keeps room to be read, however many alerts and ask terms the log holds.
+    floor_share: float = 0.7
     alert_value: int = 3
     ask_value: int = 2
     ask_terms_counted: int = 3
