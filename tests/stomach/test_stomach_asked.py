@@ -103,6 +103,13 @@ def test_a_lone_article_is_a_family_only_in_brackets() -> None:
 def test_a_word_of_the_ask_is_looked_for_by_its_stem() -> None:
     terms = AskTerms.of("Were the deletions deferred?")
     assert terms.named("Deferring deletion of range [1, 2)") == ("deletion", "deferr")
+
+
+def test_a_word_ending_in_e_or_y_finds_its_inflections() -> None:
+    terms = AskTerms.of("Which sessions did the server expire, and did any retry?")
+    assert terms.named("Expiring session 0x157e, timeout of 5000ms exceeded") == ("session", "expir")
+    assert terms.named("3 retries left") == ("retr",)
+    assert terms.named("session expired") == ("session", "expir")
     assert terms.named("deleted the range") == ()
 
 

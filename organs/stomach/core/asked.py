@@ -116,13 +116,16 @@ def _pattern_of(term: str, kind: str) -> str:
 
 
 _STEM_SUFFIXES = ("ing", "ies", "ed", "es", "s")
+# A plain word's last letter that its other forms replace (``expire``, ``expiring``; ``retry``, ``retries``); a
+# compound keeps it, its parts being stemmed each.
+_STEM_ENDINGS = ("e", "y")
 
 
 def _stem_of(word: str, min_stem: int) -> str:
     """The word without its first inflection suffix that leaves at least ``min_stem`` letters (``deferred`` is
-    ``deferr``, ``pages`` is ``page``, ``policies`` is ``polic``): a word matches at a word start, so its stem
-    finds every form of it."""
-    for suffix in _STEM_SUFFIXES:
+    ``deferr``, ``pages`` is ``page``, ``policies`` is ``polic``, ``expire`` is ``expir``, ``retry`` is ``retr``):
+    a word matches at a word start, so its stem finds every form of it (``expiring``, ``retries``)."""
+    for suffix in _STEM_SUFFIXES + (_STEM_ENDINGS if word.isalpha() else ()):
         if word.endswith(suffix) and len(word) - len(suffix) >= min_stem:
             return word[: -len(suffix)]
     return word
