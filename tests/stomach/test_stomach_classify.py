@@ -169,6 +169,17 @@ def test_rung_6_log_without_timestamps() -> None:
     assert found.reason.startswith("rung 6")
 
 
+def test_a_log_whose_every_line_is_tabbed_in_is_a_log_not_a_tab_delimited_table() -> None:
+    # A log quoted in a post, each line indented by one tab: the tab is the quote's, not a column.
+    log = "\n".join(
+        f"\tMar 22 16:32:{second:02d} db01 keepalived[{400 + second}]: VRRP_Instance(V1) sent advert {second}"
+        for second in range(12)
+    )
+    found = classify(log, fenced=False)
+    assert (found.kind, found.reason.split(":")[0]) == ("log", "rung 5c")
+    assert kind_of(log.replace("\t", "")) == "log"
+
+
 def test_rung_6_space_padded_info_log_is_a_log_not_an_aligned_table() -> None:
     log = "INFO  server started on :8080\nWARN  cache miss ratio high\nINFO  request served in 12ms"
     assert kind_of(log) == "log"

@@ -87,6 +87,8 @@ count, in ``organs.stomach.core.shapes.signals``, ``trace_shapes`` and ``line_sh
 
 from __future__ import annotations
 
+import os
+
 import re
 from collections.abc import Callable
 
@@ -235,7 +237,15 @@ def sample_lines(text: str, tuning: ClassifyTuning) -> list[str]:
     if sampled:
         tail = text[-LINE_PREFIX * tail_lines :].split("\n")[1:][-tail_lines:]
         lines = lines[:head] + tail
-    return [line[:LINE_PREFIX].rstrip() for line in lines]
+    return _dedented([line[:LINE_PREFIX].rstrip() for line in lines])
+
+
+def _dedented(lines: list[str]) -> list[str]:
+    """The lines without the indentation every one that is not blank opens with (a log quoted in a post, each line
+    tabbed in): shared, it is the quote's, not a column or a nesting level of the block."""
+    indents = [line[: len(line) - len(line.lstrip(" \t"))] for line in lines if line.strip()]
+    shared = os.path.commonprefix(indents) if indents else ""
+    return [line[len(shared) :] for line in lines] if shared else lines
 
 
 def _extension(segment: str) -> str:
