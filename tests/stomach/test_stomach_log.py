@@ -886,3 +886,16 @@ def test_a_runs_tally_in_its_middle_comes_before_its_alert_templates() -> None:
 
 def _word(number: int) -> str:
     return "".join(chr(97 + (number // 26**k) % 26) for k in range(3))
+
+
+def test_a_term_of_the_ask_on_nearly_every_record_quotes_none_of_them_for_it() -> None:
+    rows = [
+        f"2024-03-02 10:{n // 60:02d}:{n % 60:02d} INFO [acme.http] (worker {n % 7}) served /cart/{n + 1000}"
+        for n in range(80)
+    ]
+    rows[41] = "2024-03-02 10:00:41 INFO [acme.session] (worker 6) session of user 77 closed by the idle reaper"
+    ask = AskTerms.of("Why did the acme worker log user 77 out?")
+    rendering = distill_log("\n".join(rows), 400, DEFAULT_ENCODING, ask=ask).rendering
+    assert "session of user 77 closed by the idle reaper" in rendering
+    # The template's line and one real line of it: none of its records is quoted for "acme" and "worker".
+    assert rendering.count("served /cart/") == 2

@@ -65,6 +65,8 @@ class LogConfig:
     own_clock_chars: int = 100
     # A template holding the ask's terms shows up to this many of its records that hold them, as received.
     asked_lines_shown: int = 6
+    # A term of the ask held by more than this share of a log's records makes none of them asked.
+    asked_common_share: float = 0.75
     # A template that makes up at least one in this many records is what the log mostly says.
     leading_one_in: int = 20
     # Grouping under a shared leading tag: a tag is at most this many words, a group at least this many templates.

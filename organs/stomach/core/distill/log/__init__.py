@@ -158,7 +158,9 @@ class LogDistiller:
         view = structured_view(lines, config)
         mined = lines if view is None else view.lines
         records, heads, fields = records_of(mined, text if view is None else "\n".join(mined), config)
-        templates = mine_templates(mined, records, heads, config, _asked(mined, records, self.ask))
+        templates = mine_templates(
+            mined, records, heads, config, _asked(mined, records, self.ask, config.asked_common_share)
+        )
         # Blank lines that head records of their own (a tool's output, its records set apart) are no template: a
         # count of nothing tells the reader nothing.
         templates = [template for template in templates if template.masked.strip()]
@@ -390,8 +392,11 @@ def _header(lines: int, records: int, templates: int, alerts: str, valid_from: s
     return f"[{thousands(lines)}-line log · {record_count}{plural(templates, 'template')} · {alerts}{window}]"
 
 
-def _asked(lines: Sequence[str], records: Records, ask: AskTerms | None) -> dict[int, tuple[int, int]]:
-    """The records holding the ask's terms (in any of their lines), each with its hits and its weight. Hits:
+def _asked(
+    lines: Sequence[str], records: Records, ask: AskTerms | None, common_share: float
+) -> dict[int, tuple[int, int]]:
+    """The records holding the ask's terms (in any of their lines, a term held by more than ``common_share`` of
+    the records aside), each with its hits and its weight. Hits:
     each term counts once, a specific one (a number, a code, an identifier, a quoted string) twice, as it names
     one thing. Weight, in thousandths (ties stay exact): the same, each term also by its rarity among the records
     (BM25's idf), so the record naming the rarest of them is the template's example."""
@@ -404,6 +409,12 @@ def _asked(lines: Sequence[str], records: Records, ask: AskTerms | None) -> dict
         if found:
             named[number] = found
     holding = Counter(term for found in named.values() for term in found)
+    # A term nearly every record holds (the product's name in every logger's) tells none of them apart: no record
+    # is asked for it (BM25's idf falls to nothing there).
+    common = {term for term, held in holding.items() if held > common_share * len(records.start)}
+    if common:
+        named = {number: kept for number, found in named.items() if (kept := found - common)}
+        holding = Counter(term for found in named.values() for term in found)
     counts = {term: 1 if kind_of.get(term) == "word" else 2 for term in holding}
     weight_of = {term: rarity(held, len(records.start)) * counts[term] for term, held in holding.items()}
     return {
