@@ -162,6 +162,7 @@ def _water_fill(
     """
     grants: dict[str, int] = {}
     remaining = budget
+
     def value(item: Budgeted) -> int:
         return 1 if equal else item.value
 

@@ -87,8 +87,6 @@ count, in ``organs.stomach.core.shapes.signals``, ``trace_shapes`` and ``line_sh
 
 from __future__ import annotations
 
-import os
-
 import re
 from collections.abc import Callable
 
@@ -244,7 +242,10 @@ def _dedented(lines: list[str]) -> list[str]:
     """The lines without the indentation every one that is not blank opens with (a log quoted in a post, each line
     tabbed in): shared, it is the quote's, not a column or a nesting level of the block."""
     indents = [line[: len(line) - len(line.lstrip(" \t"))] for line in lines if line.strip()]
-    shared = os.path.commonprefix(indents) if indents else ""
+    shared = indents[0] if indents else ""
+    for indent in indents[1:]:
+        while not indent.startswith(shared):
+            shared = shared[:-1]
     return [line[len(shared) :] for line in lines] if shared else lines
 
 
