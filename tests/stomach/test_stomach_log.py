@@ -136,6 +136,18 @@ def test_a_log_just_over_its_target_is_an_excerpt_that_keeps_alerts_the_ask_and_
     assert elided > 0 and elided + kept == len(log.split("\n"))
 
 
+@pytest.mark.parametrize(("share", "excerpted"), [(0.55, True), (0.45, False)])
+def test_a_log_at_most_twice_its_target_is_an_excerpt_and_one_further_over_is_templated(
+    share: float, excerpted: bool
+) -> None:
+    log = _service_log()
+    target = int(count_tokens(log, DEFAULT_ENCODING) * share)
+    digest = distill_log(log, target, DEFAULT_ENCODING)
+    assert ("excerpt: the lines in order" in digest.rendering.split("\n", 1)[0]) is excerpted
+    assert ("<*>" in digest.rendering) is not excerpted
+    assert digest.tokens is not None and digest.tokens <= target
+
+
 def test_an_excerpt_keeps_the_line_holding_the_asks_rare_term_before_the_alerts() -> None:
     lines = [
         f"2024-05-01 10:00:{n % 60:02d} ERROR {_word(n)} {_word(n + 5)} {_word(n + 9)} lost {_word(n + 2)}"
@@ -259,13 +271,14 @@ def test_a_w3c_status_splits_the_template_and_counts_as_an_http_alert() -> None:
 
 def test_a_build_that_prints_a_date_once_keeps_its_lines_as_records() -> None:
     rows = ["2024-05-05 08:00:00 build started"]
-    for step in range(40):
+    # Over twice its target, so templated.
+    for step in range(80):
         rows.append(f"$ make target_{step}")
         rows.append(f"  layer {step:03d}: Pull complete")
     digest = distill_log("\n".join(rows), 300, DEFAULT_ENCODING)
     head = digest.rendering.split("\n", 1)[0]
     assert "records" not in head
-    assert f"{TIMES}40 layer <*>: Pull complete" in digest.rendering
+    assert f"{TIMES}80 layer <*>: Pull complete" in digest.rendering
 
 
 def test_an_id_before_failed_is_not_a_count_that_splits_templates() -> None:

@@ -93,8 +93,7 @@ class LogConfig:
     fit_frame_slack: int = 16
 
     # Fits means full: a log of at most this many characters per target token is counted, and served whole
-    # when its count fits the target. (A log whose target is within ``StomachTuning.meaningful_saving`` of its
-    # full count is served as an excerpt of its own lines: a templated rendering would not be worth its loss.)
+    # when its count fits the target.
     whole_text_trial: int = 8
     # An excerpt keeps the log's first lines and its last ones (a build's outcome, a test run's summary) before
     # ordinary lines; a record whose template occurs at most this often is rare, kept before the common ones.
@@ -137,12 +136,15 @@ class LogConfig:
     excerpt_frame_share: float = 0.5
     # A log with at least this many templates per record is served as an excerpt of its lines at any target its
     # count is known for: templates that few records share save little and mask what tells each line apart. Its
-    # count is taken for it when it holds at least ``excerpt_distinct_far_share`` templates per record and at most
-    # ``excerpt_distinct_trial`` characters a target token; further over, an excerpt keeps too few of its lines
-    # and the templates' counts say more (a run's tally among hundreds of distinct lines).
+    # count is taken for it when it holds at most ``excerpt_distinct_trial`` characters a target token; further
+    # over, an excerpt keeps too few of its lines and the templates' counts say more (a run's tally among hundreds
+    # of distinct lines).
     excerpt_distinct_share: float = 0.3
-    excerpt_distinct_far_share: float = 0.4
     excerpt_distinct_trial: int = 16
+    # Any log is counted up to ``excerpt_distinct_trial`` characters a target token, and one whose target is at
+    # least this share of its count is served as an excerpt of its lines: with half its lines kept by the ask and
+    # the alerts, it shows the lines themselves, where templates with the leftover filled would mask what differs.
+    excerpt_within_share: float = 0.5
     # So is a log of at most this many lines, however alike: its templates would show a few lines each.
     excerpt_few_lines: int = 24
     # A log with a blank line after nearly every line (this share of its gaps odd, read in its first characters,

@@ -10,8 +10,8 @@ examples), ``pieces`` (what a rendering holds, its order and grouping), ``excerp
 just over its target) and ``fitting`` (to a token target). This module is the facade.
 
 What is served, in order of preference: the whole log when it fits its target;
-an excerpt of its own lines when the target is within ``meaningful_saving`` of
-its size; else its templates in order of first appearance. There, what a
+an excerpt of its own lines when the target is at least
+``LogConfig.excerpt_within_share`` of its size; else its templates in order of first appearance. There, what a
 reader looks for comes first: alert templates (with the first ones' real
 lines), then templates holding the ask's terms (with the line that holds
 them), then the log's last lines, then what the log mostly says, then the
@@ -74,9 +74,10 @@ def distill_log(
 ) -> LogDigest:
     """A rendering of a log within ``target_tokens`` when it can be done (the caller measures it).
 
-    A log whose full text fits the target is served whole; one within ``meaningful_saving`` of it is
-    served as an excerpt of its own lines; any other is templated. ``ask`` raises what holds its terms; an
-    excerpt keeps the lines answering ``comparison`` (the slowest request) first.
+    A log whose full text fits the target is served whole; one at most twice its target
+    (``LogConfig.excerpt_within_share``) is served as an excerpt of its own lines; any other is templated.
+    ``ask`` raises what holds its terms; an excerpt keeps the lines answering ``comparison`` (the slowest
+    request) first.
     """
     return LogDistiller(text, ask, tuning, comparison).render(target_tokens, encoding, mine=mine)
 
@@ -283,24 +284,21 @@ class LogDistiller:
     def _excerpt_count(self, found: _Mined, full_tokens: int | None, target_tokens: int, encoding: str) -> int | None:
         """The log's full count when it is to be served as an excerpt of its own lines, else None.
 
-        A log within ``meaningful_saving`` of its target is an excerpt; so is a short log whose templates' header
-        and legend alone would take more than ``excerpt_frame_share`` of the target (they could show their legend
-        and no line at all), and one whose lines are few or whose records are mostly distinct (up to
-        ``excerpt_distinct_trial`` characters a target token): its templates would be nearly as many as its lines,
-        their masks hiding what each line says (a score of long JSON records, a device's report)."""
+        A log whose target is at least ``excerpt_within_share`` of its count is an excerpt; so is a short log
+        whose templates' header and legend alone would take more than ``excerpt_frame_share`` of the target (they
+        could show their legend and no line at all), and one whose lines are few or whose records are mostly
+        distinct: its templates would be nearly as many as its lines, their masks hiding what each line says (a
+        score of long JSON records, a device's report). Logs up to ``excerpt_distinct_trial`` characters a target
+        token are counted to tell."""
         config = self.config
         few = len(found.lines) <= config.excerpt_few_lines
         templates_a_record = len(found.templates) / max(len(found.records.start), 1)
-        if (
-            full_tokens is None
-            and (few or templates_a_record >= config.excerpt_distinct_far_share)
-            and len(self.received) <= target_tokens * config.excerpt_distinct_trial
-        ):
+        if full_tokens is None and len(self.received) <= target_tokens * config.excerpt_distinct_trial:
             full_tokens = self._count_full(target_tokens, encoding, trial=False)
         if full_tokens is not None and (
             few
             or templates_a_record >= config.excerpt_distinct_share
-            or target_tokens >= full_tokens * (1 - self.tuning.meaningful_saving)
+            or target_tokens >= full_tokens * config.excerpt_within_share
             or self._bare_frame_tokens(found, encoding) > target_tokens * config.excerpt_frame_share
         ):
             return full_tokens
