@@ -838,6 +838,31 @@ def test_an_alert_said_again_and_again_is_excerpted_by_its_first_and_last_times(
     assert rendering.count("No space left on device (alert)") == 4
 
 
+def test_an_alert_said_again_for_one_file_after_another_is_excerpted_by_its_first_and_last_times() -> None:
+    rows = [
+        f"2024-03-02 10:00:{n:02d} WARN [deploy] entry {_word(n)}.jar in /srv/lib/{_word(n + 40)}.jar is not a jar"
+        for n in range(40)
+    ]
+    rows += [f"2024-03-02 10:01:{n:02d} INFO [web] served request {_word(n + 80)} in {n} ms" for n in range(40)]
+    log = "\n".join(rows)
+    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.6)
+    rendering = distill_log(log, target, DEFAULT_ENCODING).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    assert rendering.count("is not a jar (alert)") == 4
+    assert f"entry {_word(39)}.jar" in rendering
+
+
+def test_an_excerpt_keeps_the_records_on_each_side_of_a_long_silence() -> None:
+    rows = [f"2024-03-02 10:00:{n:02d} INFO [web] served request {_word(n)} in {n} ms" for n in range(60)]
+    rows += [f"2024-03-02 10:20:{n:02d} INFO [web] served request {_word(n + 60)} in {n} ms" for n in range(60)]
+    log = "\n".join(rows)
+    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.55)
+    rendering = distill_log(log, target, DEFAULT_ENCODING).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    assert f"2024-03-02 10:00:59 INFO [web] served request {_word(59)} in 59 ms" in rendering
+    assert f"2024-03-02 10:20:00 INFO [web] served request {_word(60)} in 0 ms" in rendering
+
+
 def test_an_alert_said_again_with_other_numbers_shows_its_last_time() -> None:
     rows = [f"2024-01-01 10:00:{k:02d} sync INFO copied file {k}.txt" for k in range(60)]
     rows += [f"2024-01-01 10:01:0{k} sync ERROR : Attempt {k}/3 failed with 1 errors" for k in (1, 2, 3)]

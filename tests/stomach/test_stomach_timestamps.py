@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from organs.stomach import ingest_paste
-from organs.stomach.core.shapes.timestamps import leading_stamp, read_instant, window_of
+from organs.stomach.core.shapes.timestamps import clock_seconds, leading_stamp, read_instant, window_of
 
 
 @pytest.mark.parametrize(
@@ -123,3 +123,19 @@ def test_an_uptime_ends_where_its_bracket_does() -> None:
     stamp = leading_stamp("[   163.009] (II) Loading extension GLX")
     assert stamp is not None and stamp.end == len("[   163.009]")
     assert leading_stamp("[163] not an uptime") is None
+
+
+@pytest.mark.parametrize(
+    ("line", "seconds"),
+    [
+        ("2024-01-02T00:01:05+02:00 x", 1704146465),
+        ("Jul 20 18:00:01 host sshd[1]: x", 18 * 3600 + 1),
+        ("18:00:01.250 worker ready", 18 * 3600 + 1),
+        ("[   163.009] (II) uptime only", None),
+        ("no clock here", None),
+    ],
+)
+def test_clock_seconds_are_epoch_seconds_for_a_date_and_seconds_of_the_day_for_a_bare_clock(
+    line: str, seconds: int | None
+) -> None:
+    assert clock_seconds(line) == seconds

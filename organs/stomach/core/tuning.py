@@ -110,6 +110,11 @@ class LogConfig:
     # record's alert line, this many of the record's lines under it.
     excerpt_alert_repeats: int = 3
     excerpt_alert_after: int = 2
+    # An excerpt keeps the records on each side of the log's longest silences (at most this many): gaps of at
+    # least this many seconds and this many times the log's mean gap (a hang, a restart).
+    excerpt_silences: int = 2
+    excerpt_silence_seconds: int = 60
+    excerpt_silence_times: float = 10.0
     # A record with no clock is dated by a line holding a date and a time at most this many lines above it.
     when_lines_back: int = 1
     # An alert of a kind the log says at most this many times keeps the lines beside it (``excerpt_near_lines``).

@@ -17,7 +17,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["UPTIME", "LeadingStamp", "format_instant", "leading_stamp", "read_instant", "window_of", "window_of_lines"]
+__all__ = [
+    "UPTIME",
+    "LeadingStamp",
+    "clock_seconds",
+    "format_instant",
+    "leading_stamp",
+    "read_instant",
+    "window_of",
+    "window_of_lines",
+]
 
 _MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 _MONTH_NUMBER = {name: index for index, name in enumerate(_MONTHS.split("|"), start=1)}
@@ -125,6 +134,26 @@ def leading_stamp(line: str) -> LeadingStamp | None:
     if match is None:
         return None
     return LeadingStamp(end=match.end(), match=match)
+
+
+_TIME_OF_DAY = re.compile(r"(\d{1,2}):(\d{2}):(\d{2})")
+
+
+def clock_seconds(line: str) -> int | None:
+    """The seconds the stamp ``line`` opens with names: since the epoch for a dated stamp, since midnight for a
+    syslog stamp or a bare clock (enough to tell how long a log was silent within a day); ``None`` for no clock
+    or an uptime."""
+    stamp = leading_stamp(line)
+    if stamp is None:
+        return None
+    instant = stamp.instant()
+    if instant is not None:
+        return instant[0]
+    clock = _TIME_OF_DAY.search(stamp.match.group(0))
+    if clock is None:
+        return None
+    hours, minutes, seconds = (int(part) for part in clock.groups())
+    return hours * 3600 + minutes * 60 + seconds
 
 
 def read_instant(text: str) -> str | None:

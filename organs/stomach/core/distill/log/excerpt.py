@@ -4,9 +4,10 @@ When the target is within a quarter of the log's full size, templates would cost
 a reader more than they save: the log is served as its lines, with the fewest
 ordinary lines elided (each gap counted). Lines are kept in this order: lines
 that hold the ask's terms (the rarest first; a term on most lines raises none),
-the head lines of alert records (of an alert template's records, its first few
-and its last), other alert lines with the record's lines under them and the first
-continuation lines of alert records, the log's last lines (a build's outcome, a test run's summary), its
+the head lines of alert records (of an alert's records, whatever files they name,
+its first few and its last), other alert lines with the record's lines under them and the first
+continuation lines of alert records, the records on each side of the log's longest
+silences (a hang, a restart), the log's last lines (a build's outcome, a test run's summary), its
 first lines, the lines beside those holding the ask's terms, then lines of rare
 templates, then the rest, then the source a tool's diagnostic quotes under it (its
 gutter and pointer lines: the diagnostic's own line says what and where), then a
@@ -16,8 +17,10 @@ Kept alert and ask lines say why they were kept.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
+from itertools import pairwise
 
 from organs.accounting import count_tokens
 from organs.fitting import fit_tokens
@@ -27,6 +30,7 @@ from organs.stomach.core.distill.log.mining import Records, Shape
 from organs.stomach.core.distill.text import elision, thousands
 from organs.stomach.core.shapes.line_shapes import is_source_quote
 from organs.stomach.core.shapes.signals import is_alert
+from organs.stomach.core.shapes.timestamps import clock_seconds
 from organs.stomach.core.tuning import LogConfig
 
 __all__ = ["excerpt"]
@@ -34,18 +38,23 @@ __all__ = ["excerpt"]
 _ASK = 0
 _ALERT_HEAD = 1
 _ALERT_LINE = 2
-_TAIL = 3
-_HEAD = 4
-_NEAR_ASK = 5
-_RARE = 6
-_REST = 7
+# The records on each side of a long silence (the last words before a hang, the first of a restart).
+_SILENCE = 3
+_TAIL = 4
+_HEAD = 5
+_NEAR_ASK = 6
+_RARE = 7
+_REST = 8
 # The source a diagnostic quotes under itself, after every other line but a repeat: its own line tells.
-_QUOTE = 8
+_QUOTE = 9
 # A line said again word for word, after every other line.
-_SAID_AGAIN = 9
+_SAID_AGAIN = 10
 # The tie-break that puts a compared line before every line the ask's terms raise (theirs are weights in
 # thousandths, far below it).
 _COMPARED_TIE = 1 << 40
+# A word naming a file or a path: a slash, a backslash, or a name with an extension.
+_PATHLIKE = re.compile(r"[/\\]|\w\.[A-Za-z]\w*\b")
+_NAMED = "<path>"
 
 
 def _ranks(
@@ -62,16 +71,17 @@ def _ranks(
     reasons = [_REST] * count
     ties = [0] * count
     frequency = Counter(f"{shape.masked}\x00{shape.split}" for shape in heads)
-    last = {f"{shape.masked}\x00{shape.split}": start for start, shape in zip(records.start, heads, strict=True)}
+    said = [_event_of(shape) for shape in heads]
+    last = {event: start for start, event in zip(records.start, said, strict=True)}
     seen: Counter[str] = Counter()
     repeats: set[int] = set()
     # An alert of a rare kind tells more than one of a common kind (the one error among seventy warnings).
     kinds = Counter(shape.kind for shape in heads if shape.alert)
-    for start, end, shape in zip(records.start, records.end, heads, strict=True):
+    for start, end, shape, event in zip(records.start, records.end, heads, said, strict=True):
         key = f"{shape.masked}\x00{shape.split}"
         ties[start] = frequency[key] + (kinds[shape.kind] * count if shape.alert else 0)
-        seen[key] += 1
-        if shape.alert and seen[key] > config.excerpt_alert_repeats and start != last[key]:
+        seen[event] += 1
+        if shape.alert and seen[event] > config.excerpt_alert_repeats and start != last[event]:
             # An alert said again and again (a full disk on every write) is told by its first and last times.
             repeats.add(start)
             continue
@@ -113,6 +123,8 @@ def _ranks(
     # the neighbours of the rarest matches first.
     _raise_beside([index for index in range(count) if reasons[index] == _ASK], _NEAR_ASK, reasons, ties, config)
     _raise_compared(compared, reasons, ties)
+    for index in _beside_silences(lines, records, config):
+        reasons[index] = min(reasons[index], _SILENCE)
     _said_again(lines, reasons, ties)
     for index, line in enumerate(lines):
         if reasons[index] in (_RARE, _REST) and is_source_quote(line):
@@ -122,6 +134,31 @@ def _ranks(
     for index in range(min(config.excerpt_head_lines, count)):
         reasons[index] = min(reasons[index], _HEAD)
     return [(reasons[index], ties[index], index) for index in range(count)]
+
+
+def _event_of(shape: Shape) -> str:
+    """What an alert says, whatever files or paths it names: a warning said for each of forty jars, the jar's
+    name and path words that masking keeps, is one alert said forty times."""
+    words = [_NAMED if _PATHLIKE.search(word) else word for word in shape.masked.split(" ")]
+    return f"{' '.join(words)}\x00{shape.split}"
+
+
+def _beside_silences(lines: Sequence[str], records: Records, config: LogConfig) -> list[int]:
+    """The head lines of the records before and after the log's longest silences: gaps between records of at
+    least ``excerpt_silence_seconds`` and ``excerpt_silence_times`` the log's mean gap, the longest
+    ``excerpt_silences`` of them."""
+    clocked = [(start, seconds) for start in records.start if (seconds := clock_seconds(lines[start])) is not None]
+    if len(clocked) < 3:
+        return []
+    span = clocked[-1][1] - clocked[0][1]
+    least = max(config.excerpt_silence_seconds, config.excerpt_silence_times * span / (len(clocked) - 1))
+    gaps = [
+        (after[1] - before[1], before[0], after[0])
+        for before, after in pairwise(clocked)
+        if after[1] - before[1] >= least
+    ]
+    longest = sorted(gaps, reverse=True)[: config.excerpt_silences]
+    return [index for _, before, after in longest for index in (before, after)]
 
 
 def _raise_compared(compared: Sequence[int], reasons: list[int], ties: list[int]) -> None:
