@@ -305,6 +305,56 @@ def test_rung_8m_lines_of_plain_words_are_prose() -> None:
     assert classify("\n".join(said), fenced=False).kind == "prose"
 
 
+_TCL_LIKE = """# board script
+if { [info exists CHIP] } {
+\tset _CHIP $CHIP
+} else {
+\tset _CHIP rtl
+}
+proc reset_board {} {
+\tmww 0x40000210 0x211157
+\tsleep 10
+}
+transport select swd
+adapter speed 500"""
+
+_ELIXIR_LIKE = """defmodule Shelf do
+  @type slot :: :a | :b | nil
+  defstruct [:a, :b]
+
+  def put(shelf, slot, item) do
+    case Map.fetch(shelf, slot) do
+      {:ok, nil} -> {:ok, Map.put(shelf, slot, item)}
+      _ -> {:error, :taken}
+    end
+  end
+end"""
+
+_TERMS_LIKE = """{opts, [debug_info,
+        {i, ["include"]},
+        {src_dirs, ["src"]}]}.
+
+{deps, [
+        {lager, "3.6.8"},
+        {jiffy, "0.15.2"}
+       ]}.
+
+{plugins, [rebar3_hex]}."""
+
+
+@pytest.mark.parametrize("text", [_TCL_LIKE, _ELIXIR_LIKE, _TERMS_LIKE])
+def test_rung_8n_lines_that_open_blocks_later_lines_close_are_source(text: str) -> None:
+    found = classify(text, fenced=False)
+    assert found.kind == "code"
+    assert found.reason.startswith("rung 8n")
+
+
+def test_rung_8n_a_programs_output_that_opens_blocks_it_never_closes_is_no_source() -> None:
+    lines = [*_scan_report(), *(f"retrying host 10.0.{n}.1 in 5s -> {{" for n in range(4))]
+    found = classify("\n".join(lines), fenced=False)
+    assert found.reason.startswith("rung 8m")
+
+
 def test_rung_7c_records_of_several_key_value_pairs_are_a_log() -> None:
     records = "\n".join(
         f'type=SYSCALL msg=audit(16110{n}.761:{n}): arch=c000003e syscall=59 success=yes exe="/usr/bin/ip"'

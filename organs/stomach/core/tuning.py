@@ -313,6 +313,10 @@ class ClassifyTuning:
     # A block of at least this many lines, at most one in this many of them mostly plain words (of at least this
     # many words), is a program's output when no rung above read it.
     machine_least_lines: int = 8
+    # Source that nests: at least one line in this many opens a block, and the lines that close blocks are
+    # within this factor of those that open them.
+    nested_one_in: int = 10
+    nested_balance: float = 2.0
     machine_wordy_one_in: int = 4
     wordy_least_words: int = 4
     # A prose block said this many times over, word for word, is a program's prompt or banner, never the ask.

@@ -57,6 +57,8 @@ The order is load-bearing, because several shapes imitate each other:
 8. code-shaped lines (including INI sections, ``KEY=value``, lower-case YAML
    keys, JSON keys, SQL and Dockerfile statements, shell control words and
    unified diffs) → code;
+   8n. lines that open blocks (``{``, ``[``, ``do``) and later lines that close
+   them, balanced (Tcl, Elixir, an Erlang term file, a daemon's braces) → code;
    8m. many lines, few of them plain words, none asking (a tool's report, a
    status dump no rung knows) → log; anything left → prose.
 
@@ -103,6 +105,7 @@ from organs.stomach.core.classify.rungs import (
     key_value_records_rung,
     listing_rung,
     machine_text_rung,
+    nested_source_rung,
     numbered_records_rung,
     record_log_rung,
     result_table_rung,
@@ -347,6 +350,7 @@ LADDER: tuple[tuple[str, Rung], ...] = (
     ("7c", key_value_records_rung),
     ("7d", traces_log_rung),
     ("8", code_rung),
+    ("8n", nested_source_rung),
     ("8m", machine_text_rung),
 )
 # What no rung fired on is prose, under the code rung's label (code and prose share the ladder's last step).

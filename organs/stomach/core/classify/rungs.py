@@ -498,6 +498,24 @@ def _wordy(line: str, tuning: ClassifyTuning) -> bool:
     return len(words) >= tuning.wordy_least_words and _mostly_plain(words, tuning)
 
 
+# A line that opens a nested block (``if {``, ``defmodule Board do``, ``{deps, [``) and one that closes it.
+_OPENS = re.compile(r"(?:[{\[(]|\bdo|->)\s*(?:(?:#|//|%).*)?$")
+_CLOSES = re.compile(r"\s*(?:[}\])]|end\b)")
+
+
+def nested_source_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
+    # Source and configuration in a language no rung knows (Tcl, Elixir, an Erlang term file, a daemon's braces)
+    # nest: lines open blocks that later lines close. A program's output seldom does, and never balanced.
+    written = _written(lines)
+    opens = sum(1 for line in written if _OPENS.search(line) is not None)
+    closes = sum(1 for line in written if _CLOSES.match(line) is not None)
+    if len(written) < tuning.machine_least_lines or opens * tuning.nested_one_in < len(written):
+        return None
+    if not opens <= closes * tuning.nested_balance <= opens * tuning.nested_balance**2:
+        return None
+    return Classification("code", f"nested source ({opens} lines open a block, {closes} close one)")
+
+
 def machine_text_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     # What no rung above read, over many lines few of which are plain words, is a program's output (a tool's
     # report, a debugger's session, a status dump): people write words. A block that asks is the user's.
