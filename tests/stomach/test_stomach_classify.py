@@ -305,6 +305,17 @@ def test_rung_8m_lines_of_plain_words_are_prose() -> None:
     assert classify("\n".join(said), fenced=False).kind == "prose"
 
 
+def test_rung_8j_a_json_document_on_one_line_is_code() -> None:
+    document = '{"inputs":{"src/main.ts":{"bytes":5120,"imports":[{"path":"src/app.ts","kind":"import-statement"}]}}}'
+    found = classify(document, fenced=False)
+    assert found.kind == "code"
+    assert found.reason.startswith("rung 8j")
+
+
+def test_rung_8j_a_sentence_quoting_json_stays_prose() -> None:
+    assert kind_of('I sent {"a": 1} and got an empty reply from the server, twice in a row now') == "prose"
+
+
 _TCL_LIKE = """# board script
 if { [info exists CHIP] } {
 \tset _CHIP $CHIP

@@ -57,6 +57,7 @@ The order is load-bearing, because several shapes imitate each other:
 8. code-shaped lines (including INI sections, ``KEY=value``, lower-case YAML
    keys, JSON keys, SQL and Dockerfile statements, shell control words and
    unified diffs) → code;
+   8j. JSON documents written one to a line (an API's response, a metafile) → code;
    8n. lines that open blocks (``{``, ``[``, ``do``) and later lines that close
    them, balanced (Tcl, Elixir, an Erlang term file, a daemon's braces) → code;
    8m. many lines, few of them plain words, none asking (a tool's report, a
@@ -101,6 +102,7 @@ from organs.stomach.core.classify.rungs import (
     delimited_record_log_rung,
     delimited_table_rung,
     diagnostics_rung,
+    json_document_rung,
     json_lines_rung,
     key_value_records_rung,
     listing_rung,
@@ -350,6 +352,7 @@ LADDER: tuple[tuple[str, Rung], ...] = (
     ("7c", key_value_records_rung),
     ("7d", traces_log_rung),
     ("8", code_rung),
+    ("8j", json_document_rung),
     ("8n", nested_source_rung),
     ("8m", machine_text_rung),
 )

@@ -498,6 +498,20 @@ def _wordy(line: str, tuning: ClassifyTuning) -> bool:
     return len(words) >= tuning.wordy_least_words and _mostly_plain(words, tuning)
 
 
+# A line that is a JSON document written on one line: an object or an array of them, with keys.
+_JSON_DOCUMENT = re.compile(r'\s*\[?\s*\{\s*"[^"]{1,200}"\s*:')
+
+
+def json_document_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
+    # A JSON document minified onto one line (an API's response, a bundler's metafile, a schema) is data, not the
+    # user's words; JSON lines with a log's fields were read as a log above.
+    written = _written(lines)
+    documents = sum(1 for line in written if _JSON_DOCUMENT.match(line) is not None and line.count('":') >= 2)
+    if documents == 0 or not _carried(documents, len(written), tuning):
+        return None
+    return Classification("code", f"JSON documents ({documents}/{len(written)} lines)")
+
+
 # A line that opens a nested block (``if {``, ``defmodule Board do``, ``{deps, [``) and one that closes it.
 _OPENS = re.compile(r"(?:[{\[(]|\bdo|->)\s*(?:(?:#|//|%).*)?$")
 _CLOSES = re.compile(r"\s*(?:[}\])]|end\b)")
