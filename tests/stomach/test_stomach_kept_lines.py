@@ -8,6 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from organs.stomach import IngestConfig, ingest_paste
+from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.budget import rarest_salient
 from organs.stomach.core.distill.text import kept_and_ends
 from organs.stomach.core.tuning import StomachTuning
 
@@ -43,6 +45,20 @@ def test_higher_ranked_lines_are_picked_first_when_the_room_is_short() -> None:
     assert "cart-tools: unable to stat /usr/sbin/cartd" in rendering
     # In paste order, though picked first.
     assert rendering.index("selecting cart-tools for shop-ua") < rendering.index("unable to stat")
+
+
+def test_a_line_with_the_asks_rare_term_is_kept_before_lines_with_its_common_one() -> None:
+    # A config whose every third line names the service; one line names the port the user asks about.
+    lines = []
+    for n in range(300):
+        word = chr(97 + n % 26) + chr(97 + n // 26 % 26)
+        lines.append(f"cart: option_{word} = {n * 7}" if n % 3 == 0 else f"  option_{word} = {n * 7}")
+    lines[180] = "  listen_port = 8443"
+    text = "\n".join(lines)
+    keep = rarest_salient(text, AskTerms.of("Why does the cart service not listen on 8443?"), TUNING.kept_common_share)
+    # 'cart' is on a third of the lines: it raises none of them.
+    assert keep(lines[3]) == 0 < keep(lines[180])
+    assert "listen_port = 8443" in kept_and_ends(text, 200, keep, TUNING, why="of note")
 
 
 def test_nothing_picked_is_head_and_tail() -> None:

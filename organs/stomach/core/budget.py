@@ -22,11 +22,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Literal, NamedTuple, Protocol, TypeVar
 
 from envelopes.types import FrameKind
-from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.asked import AskTerms, rarity
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.tuning import StomachTuning
 
@@ -108,6 +109,26 @@ def salient(ask: AskTerms) -> Callable[[str], int]:
     ordinary mentions of it, so alerts are picked first (a package log names the package on every line).
     """
     return lambda line: 2 if is_alert(line) else 1 if ask and ask.hits(line) > 0 else 0
+
+
+def rarest_salient(text: str, ask: AskTerms, common_share: float) -> Callable[[str], int]:
+    """``salient`` with the ask's lines ranked by the rarity of the terms they hold among the text's lines (BM25's
+    idf, the paste its own corpus): the line naming the one rare thing the user asked of comes before the lines
+    naming a common one, and a term on more than ``common_share`` of the lines raises none."""
+    if not ask:
+        return salient(ask)
+    lines = text.split("\n")
+    holding = Counter(term for line in lines for term in set(ask.named(line)))
+    total = len(lines)
+    weight = {term: rarity(held, total) for term, held in holding.items() if held <= common_share * total}
+    alert_rank = 1 << 40
+
+    def rank(line: str) -> int:
+        asked = sum(weight.get(term, 0.0) for term in ask.named(line))
+        score = round(asked * 1000) + (1 if asked else 0)
+        return alert_rank + score if is_alert(line) else score
+
+    return rank
 
 
 def weigh(items: Sequence[Budgeted], ask: AskTerms, tuning: StomachTuning) -> list[Weight]:

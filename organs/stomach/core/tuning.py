@@ -429,6 +429,8 @@ class StomachTuning:
     # cut between characters (one enormous line) leaves this many for its note.
     kept_lines_share: float = 0.5
     head_lines_per_tail_line: int = 2
+    # An ask's term on more than this share of the lines raises none of them (``budget.rarest_salient``).
+    kept_common_share: float = 0.2
     least_room_chars: int = 16
     character_note_chars: int = 40
 

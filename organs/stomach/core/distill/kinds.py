@@ -16,7 +16,7 @@ from typing import Protocol
 
 from envelopes.types import FrameKind
 from organs.stomach.core.asked import AskTerms
-from organs.stomach.core.budget import salient
+from organs.stomach.core.budget import rarest_salient
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import LogDistiller
 from organs.stomach.core.distill.table import distill_table
@@ -66,7 +66,7 @@ class Distiller(Protocol):
 @dataclass(frozen=True, slots=True)
 class HeadTailRenderer:
     """Code and notes: kept whole when their exact count fits the target; else head and tail, with the lines that
-    hold an alert level or the ask's terms between them."""
+    hold an alert level or the ask's terms between them (the rarest terms first, ``budget.rarest_salient``)."""
 
     text: str
     full_tokens: int
@@ -77,7 +77,9 @@ class HeadTailRenderer:
         if 0 < self.full_tokens <= target:
             return Rendering(self.text, None, _NO_WINDOW, None, "whole: its count fits the target")
         why = "with an alert level or the ask's terms"
-        kept = kept_and_ends(self.text, target, salient(self.context.ask), self.context.tuning, why=why)
+        tuning = self.context.tuning
+        keep = rarest_salient(self.text, self.context.ask, tuning.kept_common_share)
+        kept = kept_and_ends(self.text, target, keep, tuning, why=why)
         return Rendering(kept, None, _NO_WINDOW, None, f"its first and last lines, and lines {why}")
 
     def counted(self, full_tokens: int) -> Distiller:
