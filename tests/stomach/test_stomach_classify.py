@@ -658,6 +658,19 @@ def test_rung_5b_sql_client_results_are_a_table() -> None:
     assert kind_of(session) == "table"
 
 
+def test_rung_5b_a_boxed_mysql_result_is_a_table() -> None:
+    result = "+----+-------+\n| id | total |\n+----+-------+\n|  1 |  9.50 |\n+----+-------+"
+    assert classify(result, fenced=False).reason.startswith("rung 5b")
+
+
+def test_rung_5b_a_log_printing_its_config_between_two_rules_is_no_result_set() -> None:
+    rule = "+" + "-" * 60 + "+"
+    lines = [f"[2024-05-01 10:00:0{n}.{n}00] I [main.c:{n}] cartd: step {n} done" for n in range(4)]
+    lines += ["Final graph:", rule, "  1: volume cart", "  2:     type mgmt/cartd", "  3: end-volume", rule]
+    lines += [f"[2024-05-01 10:00:1{n}.{n}00] E [main.c:{n}] cartd: mount of shop-{n} failed" for n in range(4)]
+    assert kind_of("\n".join(lines)) == "log"
+
+
 def test_rung_5c_multi_line_records() -> None:
     slow_log = "\n".join(
         [

@@ -305,7 +305,10 @@ def result_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classificatio
     )
     counted = sum(1 for line in lines if _ROW_COUNT.match(line.strip()) is not None)
     boxed = sum(1 for line in lines if line.startswith("+-") and is_psql_rule(line))
-    if not ((ruled and counted) or boxed >= 2):
+    # A box's rows are walled ("| 7 | cart |"); a frame of dashes around other lines (a server printing its
+    # config between two rules) is no result set.
+    walled = sum(1 for line in lines if line.startswith("|"))
+    if not ((ruled and counted) or (boxed >= 2 and walled)):
         return None
     return Classification("table", f"SQL client result table ({max(ruled, boxed // 2)} result sets)")
 
