@@ -133,3 +133,30 @@ def test_fields_one_space_apart_are_columns_though_their_gaps_do_not_align() -> 
     digest = distill_table("\n".join(lines), target_tokens=400)
     assert digest.columns == 10
     assert "6741 10.0.0.5 TCP_MISS/200 793 GET" in digest.rendering
+
+
+def _steps(rows: int) -> str:
+    """A build's step log: start and end in milliseconds, then the step; step 40 runs longest, 90 next."""
+    lines = ["start\tend\tstep"]
+    for n in range(rows):
+        start = n * 100
+        took = 5000 if n == 40 else 4000 if n == 90 else 50 + n % 7
+        lines.append(f"{start}\t{start + took}\tobj/step_{n:03d}.o")
+    return "\n".join(lines)
+
+
+def test_a_start_and_an_end_column_keep_the_row_of_the_longest_span() -> None:
+    rendering = distill_table(_steps(300), target_tokens=300).rendering
+    assert "obj/step_040.o" in rendering
+    assert "longest start to end" in rendering
+    assert "obj/step_090.o" not in rendering
+
+
+def test_an_ask_for_the_longest_keeps_the_longest_spans() -> None:
+    rendering = distill_table(_steps(300), target_tokens=300, direction=1).rendering
+    assert "obj/step_040.o" in rendering and "obj/step_090.o" in rendering
+
+
+def test_columns_whose_second_falls_below_the_first_are_no_span() -> None:
+    steps = _steps(300).replace("29000\t29053", "29000\t28000")
+    assert "longest" not in distill_table(steps, target_tokens=300).rendering

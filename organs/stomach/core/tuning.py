@@ -446,6 +446,9 @@ class StomachTuning:
     table_term_fade: float = 0.5
     table_common_alerts: float = 0.3
     table_common_alert_rows: int = 2
+    # Two neighbouring numeric columns that read as a start and an end keep their longest span's row, and this many
+    # rows when the ask asks for the longest or the shortest (``distill.table._spans``).
+    table_span_rows: int = 5
     table_typed_rows: int = 20_000
     table_sampled_rows: int = 200
     # Directive lines (Zeek's ``#fields``) are looked for among a table's first this many lines; a kept row says

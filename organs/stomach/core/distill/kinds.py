@@ -112,8 +112,14 @@ class TableRenderer:
 
     def render(self, target: int) -> Rendering:
         context = self.context
+        compared = context.comparison
         table = distill_table(
-            self.text, infer_types=not context.cheap, ask=context.ask, target_tokens=target, tuning=context.tuning
+            self.text,
+            infer_types=not context.cheap,
+            ask=context.ask,
+            target_tokens=target,
+            tuning=context.tuning,
+            direction=compared.direction if compared is not None and compared.bound is None else 0,
         )
         detail = f"{thousands(table.rows)} rows {TIMES} {thousands(table.columns)} columns"
         return Rendering(table.rendering, None, _NO_WINDOW, detail, "its profile and the rows that matter")

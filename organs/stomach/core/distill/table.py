@@ -25,6 +25,7 @@ import heapq
 import re
 from collections import Counter
 from dataclasses import dataclass
+from itertools import pairwise
 
 from organs.stomach.core.asked import AskTerms, rarity
 from organs.stomach.core.distill.text import TIMES, elision, plural
@@ -198,6 +199,23 @@ def _extremes(rows: list[list[str]], data: list[int], column: int, typed_rows: i
     return low[1], high[1]
 
 
+def _spans(rows: list[list[str]], data: list[int], start: int, end: int) -> dict[int, float]:
+    """Each data row's ``end`` column less its ``start`` column, when the two are a start and an end: the second
+    never below the first and not always equal to it (a build step's start and end, a job's); else none."""
+    spans: dict[int, float] = {}
+    for index in data:
+        row = rows[index]
+        if end >= len(row):
+            continue
+        low, high = _number(row[start]), _number(row[end])
+        if low is None or high is None:
+            continue
+        if high < low:
+            return {}
+        spans[index] = high - low
+    return spans if any(spans.values()) else {}
+
+
 def _numeric_sample(values: list[str]) -> bool:
     """Whether the present values of a sample all read as numbers: the cheap test when types are not inferred."""
     present = [value for value in values if value.strip().lower() not in _NULLS]
@@ -220,8 +238,10 @@ def distill_table(
     ask: AskTerms | None = None,
     target_tokens: int | None = None,
     tuning: StomachTuning | None = None,
+    direction: int = 0,
 ) -> TableDigest:
-    """The table's profile and the rows that matter, within about ``target_tokens`` when given."""
+    """The table's profile and the rows that matter, within about ``target_tokens`` when given. ``direction`` is
+    what the ask compares for: +1 the greatest, -1 the least, 0 nothing (``compare.Comparison``)."""
     tuning = tuning or StomachTuning()
     lines = [line.removesuffix("\r") for line in text.split("\n")]
     rows, layout = _split_rows(lines, tuning)
@@ -261,7 +281,7 @@ def distill_table(
     room = None if target_tokens is None else int(target_tokens * tuning.chars_per_token) - sum(map(len, opening))
     reasons: dict[int, list[str]] = {}
     kept: list[int] = []
-    for index, why in _candidates(lines, rows, data_lines, names, numeric, ask, tuning):
+    for index, why in _candidates(lines, rows, data_lines, names, numeric, ask, tuning, direction):
         if index not in reasons:
             if room is not None:
                 room -= len(lines[index]) + 2
@@ -316,6 +336,7 @@ def _candidates(
     numeric: list[int],
     ask: AskTerms | None,
     tuning: StomachTuning,
+    direction: int = 0,
 ) -> list[tuple[int, str]]:
     """Rows worth keeping, most worth first, each with why (empty for a head or tail row)."""
     candidates: list[tuple[int, str]] = []
@@ -339,6 +360,15 @@ def _candidates(
         if ends is not None:
             candidates.append((ends[1], f"max {names[column]}"))
             candidates.append((ends[0], f"min {names[column]}"))
+    for start, end in pairwise(numeric):
+        if end != start + 1:
+            continue
+        spans = _spans(rows, data[: tuning.table_typed_rows], start, end)
+        # The longest spans first; as many as the ask compares for when it asks for the longest or the shortest.
+        count = tuning.table_span_rows if direction else 1
+        ranked = sorted(spans, key=lambda index: (-spans[index] * (direction or 1), index))[:count]
+        label = "longest" if direction >= 0 else "shortest"
+        candidates.extend((index, f"{label} {names[start]} to {names[end]}") for index in ranked)
     # A table barely longer than its head and tail is shown whole rather than with a one-row gap.
     head_rows, tail_rows = tuning.table_head_rows, tuning.table_tail_rows
     head = data if len(data) <= head_rows + tail_rows + 1 else data[:head_rows]
