@@ -937,3 +937,35 @@ def test_a_term_of_the_ask_on_nearly_every_record_quotes_none_of_them_for_it() -
     assert "session of user 77 closed by the idle reaper" in rendering
     # The template's line and one real line of it: none of its records is quoted for "acme" and "worker".
     assert rendering.count("served /cart/") == 2
+
+
+def _lint_run() -> str:
+    rows = ["    Checking shop v0.1.0 (/src/shop)"]
+    for n in range(30):
+        lint = ("unused variable: `cart`", "this function has too many lines", "redundant clone")[n % 3]
+        rows += [
+            f"warning: {lint}",
+            f"  --> src/{_word(n)}.rs:{n + 10}:5",
+            "   |",
+            f"{n + 10} |     let cart = load({n});",
+            "   |         ^^^^",
+            "",
+        ]
+    rows.append("warning: `shop` (lib) generated 30 warnings")
+    return "\n".join(rows)
+
+
+def test_a_linters_run_is_read_as_its_diagnostics_with_their_locations_under_them() -> None:
+    digest = distill_log(_lint_run(), 300, DEFAULT_ENCODING)
+    head = digest.rendering.split("\n", 1)[0]
+    assert "32 records" in head
+    assert digest.templates == 5
+    assert "  --> src/aaa.rs:10:5" in digest.rendering
+
+
+def test_a_run_of_a_few_diagnostics_among_other_lines_keeps_a_record_a_line() -> None:
+    rows = [f"compiling module {_word(n)} ({n} of 40)" for n in range(40)]
+    rows[20] = "warning: unused import: `os`"
+    rows[30] = "warning: unused import: `sys`"
+    digest = distill_log("\n".join(rows), 100, DEFAULT_ENCODING)
+    assert "records" not in digest.rendering.split("\n", 1)[0]

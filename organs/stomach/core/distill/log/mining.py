@@ -32,12 +32,21 @@ from itertools import chain
 from organs.stomach.core.distill.log.alerts import alert_kind, separating_spans
 from organs.stomach.core.distill.log.headers import Header, cut_fields, header_columns
 from organs.stomach.core.distill.log.masking import DIGITS_TO_ZERO, WILDCARD, joined, mask_by_words, word_masks
+from organs.stomach.core.shapes.line_shapes import is_compiler_diagnostic, is_source_quote
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.shapes.trace_shapes import is_trace_frame
 from organs.stomach.core.tuning import LogConfig
 from organs.text_views import line_pieces
 
 __all__ = ["Records", "Shape", "Template", "alert_key", "mine_templates", "records_of"]
+
+# A run is read as diagnostic records when it holds at least this many and they, with the lines indented under
+# them, are at least this many tenths of its lines.
+_DIAGNOSED_LEAST = 3
+_DIAGNOSED_TENTHS = 8
+# A diagnostic that says its finding on its own line (a checker that heads its findings with "In a.sh line 3:" says
+# them in the lines under it, each a record of its own).
+_SEVERITY = re.compile(r"\b(?:error|warning|note|remark)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +334,10 @@ def _bounds(
         # a continuation, the clocked lines are incidental (a build step that prints a date).
         if count - clocked - sum(continues) > clocked:
             clocked = 0
+    if clocked == 0:
+        diagnosed = _diagnostic_records(lines, line_shapes)
+        if diagnosed is not None:
+            return diagnosed
     if clocked in (0, count):
         # No continuation lines: every line is a record of its own.
         stamps = array("q", (max(end, 0) for end in stamp_ends))
@@ -345,6 +358,35 @@ def _bounds(
             stamps.append(max(shape.stamp_end, 0))
             heads.append(shape)
     return starts, ends, stamps, heads
+
+
+def _diagnostic_records(
+    lines: Sequence[str], line_shapes: list[Shape]
+) -> tuple[array[int], array[int], array[int], list[Shape]] | None:
+    """A compiler's or linter's run as records: each diagnostic naming its severity (``warning: …``,
+    ``a.c:3:5: error: …`` at the line's start) with the location, source and notes indented under it; None
+    unless the diagnostics and their indented lines are nearly all the run (``_DIAGNOSED_TENTHS``)."""
+    heads = [
+        index
+        for index, line in enumerate(lines)
+        if line[:1].strip() and is_compiler_diagnostic(line) and _SEVERITY.search(line) is not None
+    ]
+    if len(heads) < _DIAGNOSED_LEAST:
+        return None
+    starts, ends, heads_shapes = array("q"), array("q"), []
+    covered = 0
+    first = set(heads)
+    for index, line in enumerate(lines):
+        if index not in first and starts and (_continues(line) or is_source_quote(line)):
+            ends[-1] = index + 1
+            covered += 1
+            continue
+        starts.append(index)
+        ends.append(index + 1)
+        heads_shapes.append(line_shapes[index])
+    if (covered + len(heads)) * 10 < len(lines) * _DIAGNOSED_TENTHS:
+        return None
+    return starts, ends, array("q", bytes(8 * len(starts))), heads_shapes
 
 
 def _cut(key: str, shape: Shape, header: Header, words: dict[str, str], shared: _Shared) -> tuple[Shape, int]:
