@@ -692,6 +692,19 @@ def test_rung_6_dmesg_and_tool_levels() -> None:
     assert kind_of("npm info using npm@10\nnpm verb cli install\nnpm WARN deprecated left-pad") == "log"
 
 
+def test_rung_7_right_aligned_numbers_under_a_ruled_header_are_a_table() -> None:
+    rows = [" num     #instances         #bytes  class name", "-------------------------------------------"]
+    rows += [f"{n:>4}:  {3_000_000 // n:>12}  {96_000_000 // n:>13}  shop.model.Item{n}" for n in range(1, 30)]
+    found = classify("\n".join(rows), fenced=False)
+    assert found.kind == "table"
+    assert found.reason.startswith("rung 7:")
+
+
+def test_rung_7_a_rule_below_a_runs_first_lines_still_fills_its_gutters() -> None:
+    rows = [f"step {n}:  built  shop-{n}" for n in range(6)] + ["-" * 40, "all done in 4.2s", "ok"]
+    assert not classify("\n".join(rows), fenced=False).reason.startswith("rung 7:")
+
+
 def test_rung_7a_key_value_listing() -> None:
     listing = "Name:         web-1\nNamespace:    shop\nStatus:       Running\nIP:           10.0.0.7\n  Port:       80"
     assert kind_of(listing) == "table"
