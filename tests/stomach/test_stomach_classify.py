@@ -653,6 +653,17 @@ def test_rung_4f_test_report() -> None:
     assert kind_of(report) == "log"
 
 
+def test_rung_5_a_csv_of_quoted_cells_is_a_table_whatever_its_cells_say() -> None:
+    rows = ['"Problem","File","Line","Description"']
+    rows += [
+        f'"{n}","src/Cart{n}.java","{n * 3}","Avoid unused imports such as the one on this line, it is noise"'
+        for n in range(9)
+    ]
+    found = classify("\n".join(rows), fenced=False)
+    assert found.kind == "table"
+    assert "quoted cells" in found.reason
+
+
 def test_rung_5b_sql_client_results_are_a_table() -> None:
     session = "SELECT id, total FROM carts;\n id | total\n----+-------\n  1 |  9.50\n(1 row)"
     assert kind_of(session) == "table"

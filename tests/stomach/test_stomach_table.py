@@ -160,3 +160,11 @@ def test_an_ask_for_the_longest_keeps_the_longest_spans() -> None:
 def test_columns_whose_second_falls_below_the_first_are_no_span() -> None:
     steps = _steps(300).replace("29000\t29053", "29000\t28000")
     assert "longest" not in distill_table(steps, target_tokens=300).rendering
+
+
+def test_a_row_of_long_cells_is_clipped_so_other_rows_fit() -> None:
+    lines = ["name,version,depends"]
+    lines += [f"pkg{n:02d},1.{n},{' '.join(f'lib{k}' for k in range(200))}" for n in range(40)]
+    rendering = distill_table("\n".join(lines), target_tokens=1500).rendering
+    assert "chars elided]" in rendering
+    assert sum(1 for line in rendering.split("\n") if line.startswith("pkg")) >= 6

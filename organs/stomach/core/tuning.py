@@ -446,6 +446,8 @@ class StomachTuning:
     table_term_fade: float = 0.5
     table_common_alerts: float = 0.3
     table_common_alert_rows: int = 2
+    # A kept row is shown up to this many characters (a row of long cells would leave room for few others).
+    table_row_chars: int = 400
     # Two neighbouring numeric columns that read as a start and an end keep their longest span's row, and this many
     # rows when the ask asks for the longest or the shortest (``distill.table._spans``).
     table_span_rows: int = 5

@@ -258,6 +258,10 @@ def _comma_cells_read_like_values(lines: list[str], columns: int, tuning: Classi
     return sum(words) / len(words) <= tuning.mean_cell_words
 
 
+# A row of three quoted cells or more, comma-separated from its first character (a cut line may end mid-cell).
+_QUOTED_ROW = re.compile(r'"[^"]*"(?:,"[^"]*"){2,}')
+
+
 def delimited_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     if len(lines) < 2:
         return None
@@ -276,6 +280,10 @@ def delimited_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classifica
     tab_columns, tab_share = _same_count_share([line.count("\t") + 1 for line in lines])
     if tab_columns >= 2 and tab_share >= least_share:
         return Classification("table", f"tab-delimited table ({tab_columns} columns)")
+    quoted = sum(1 for line in lines if _QUOTED_ROW.match(line) is not None)
+    if quoted >= len(lines) * least_share:
+        # Every cell quoted, line after line, is a CSV export whatever its cells say (a report's descriptions).
+        return Classification("table", f"comma-delimited table ({quoted} rows of quoted cells)")
     try:
         comma_counts = [len(row) for row in csv.reader(lines)]
     except csv.Error:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from organs.stomach.core.asked import AskTerms, rarity
-from organs.stomach.core.distill.text import TIMES, elision, plural
+from organs.stomach.core.distill.text import TIMES, clip_line, elision, plural
 from organs.stomach.core.shapes.line_shapes import box_as_pipes
 from organs.stomach.core.shapes.signals import aligned_columns, is_alert
 from organs.stomach.core.shapes.timestamps import leading_stamp
@@ -284,7 +284,7 @@ def distill_table(
     for index, why in _candidates(lines, rows, data_lines, names, numeric, ask, tuning, direction):
         if index not in reasons:
             if room is not None:
-                room -= len(lines[index]) + 2
+                room -= min(len(lines[index]), tuning.table_row_chars) + 2
                 if room < 0 and kept:
                     break
             reasons[index] = []
@@ -297,7 +297,7 @@ def distill_table(
     for index in sorted(kept):
         if position[index] > previous + 1:
             body.append(elision(position[index] - previous - 1, "row"))
-        body.append(lines[index] + _why(reasons[index], tuning.table_reasons_shown))
+        body.append(clip_line(lines[index], tuning.table_row_chars) + _why(reasons[index], tuning.table_reasons_shown))
         previous = position[index]
     if previous < len(data_lines) - 1:
         body.append(elision(len(data_lines) - 1 - previous, "row"))
