@@ -353,7 +353,19 @@ _TERMS_LIKE = """{opts, [debug_info,
 {plugins, [rebar3_hex]}."""
 
 
-@pytest.mark.parametrize("text", [_TCL_LIKE, _ELIXIR_LIKE, _TERMS_LIKE])
+_XML_LIKE = """<?xml version="1.0"?>
+<!DOCTYPE shop PUBLIC "-//Shop//DTD 1.0//EN">
+<shop name="cart">
+  <module name="Checker">
+    <property name="severity" value="warning"/>
+    <module name="TreeWalker">
+      <module name="FallThrough"/>
+    </module>
+  </module>
+</shop>"""
+
+
+@pytest.mark.parametrize("text", [_TCL_LIKE, _ELIXIR_LIKE, _TERMS_LIKE, _XML_LIKE])
 def test_rung_8n_lines_that_open_blocks_later_lines_close_are_source(text: str) -> None:
     found = classify(text, fenced=False)
     assert found.kind == "code"

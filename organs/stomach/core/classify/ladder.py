@@ -58,8 +58,9 @@ The order is load-bearing, because several shapes imitate each other:
    keys, JSON keys, SQL and Dockerfile statements, shell control words and
    unified diffs) → code;
    8j. JSON documents written one to a line (an API's response, a metafile) → code;
-   8n. lines that open blocks (``{``, ``[``, ``do``) and later lines that close
-   them, balanced (Tcl, Elixir, an Erlang term file, a daemon's braces) → code;
+   8n. lines that open blocks (``{``, ``[``, ``do``, an XML element) and later
+   lines that close them, balanced (Tcl, Elixir, an Erlang term file, a daemon's
+   braces, an XML config) → code;
    8m. many lines, few of them plain words, none asking (a tool's report, a
    status dump no rung knows) → log; anything left → prose.
 

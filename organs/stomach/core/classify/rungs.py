@@ -531,9 +531,10 @@ def json_document_rung(lines: list[str], tuning: ClassifyTuning) -> Classificati
     return Classification("code", f"JSON documents ({documents}/{len(written)} lines)")
 
 
-# A line that opens a nested block (``if {``, ``defmodule Board do``, ``{deps, [``) and one that closes it.
-_OPENS = re.compile(r"(?:[{\[(]|\bdo|->)\s*(?:(?:#|//|%).*)?$")
-_CLOSES = re.compile(r"\s*(?:[}\])]|end\b)")
+# A line that opens a nested block (``if {``, ``defmodule Board do``, ``{deps, [``, ``<module name="x">``) and one
+# that closes it.
+_OPENS = re.compile(r"(?:[{\[(]|\bdo|->)\s*(?:(?:#|//|%).*)?$|^\s*<[A-Za-z][\w:.-]*(?:\s[^<>]*)?(?<!/)>\s*$")
+_CLOSES = re.compile(r"\s*(?:[}\])]|end\b|</[A-Za-z])")
 
 
 def nested_source_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
