@@ -34,6 +34,8 @@ from organs.text_views import TextLines
         ("java.lang.IllegalStateException: closed", True),
         ("the error budget is fine", False),
         ("start-stop-daemon: unable to stat /usr/sbin/shopd (No such file or directory)", True),
+        ("      ^-- SC2054 (warning): Use spaces, not commas, to separate array elements.", True),
+        ("      ^---^ SC2086 (info): Double quote to prevent globbing and word splitting.", False),
         ("invoke-rc.d: policy-rc.d denied execution of start.", True),
         ("dial tcp 10.0.0.7:5432: connect: connection refused", True),
         ("cart-sync: could not resolve host mirror.example", True),

@@ -41,6 +41,8 @@ _LEVEL = re.compile(
     rf"|(?<=: )(?P<daemon>error|warning|fatal|crit|alert|emerg)(?=:)"
     # logcat: "1702  2395 W ActivityManager: ..."
     r"|(?<=\d )(?P<letter>[VDIWEF])(?= [\w.$/-]{1,80}:)"
+    # a checker's finding, its level in parentheses after its code: "^-- SC2054 (warning): ..."
+    r"|(?<= )\((?P<parenthesized>warning|error|fatal)\):"
 )
 
 ALERT_LEVELS = frozenset(
