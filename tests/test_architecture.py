@@ -308,6 +308,7 @@ CORE_NUMBERS_NOT_TUNING = {
         name: "the name of a kept line's place in the excerpt's order"
         for name in (
             "_ALERT_LINE",
+            "_SILENCE",
             "_TAIL",
             "_HEAD",
             "_NEAR_ASK",

@@ -63,6 +63,10 @@ class LogConfig:
     # Between clocked lines, a line with a full date and time of its own within this many characters of its start
     # heads a record of its own (``mining._own_record``).
     own_clock_chars: int = 100
+    # A run with no clock is read as diagnostic records (``mining._diagnostic_records``) when it holds at least this
+    # many and they, with the lines indented under them, are at least this many tenths of its lines.
+    diagnosed_least: int = 3
+    diagnosed_tenths: int = 8
     # A template holding the ask's terms shows up to this many of its records that hold them, as received.
     asked_lines_shown: int = 6
     # A term of the ask held by more than this share of a log's records makes none of them asked.
@@ -316,6 +320,9 @@ class ClassifyTuning:
     # Source that nests: at least one line in this many opens a block, and the lines that close blocks are
     # within this factor of those that open them.
     nested_one_in: int = 10
+    # A rule among a block's first this many lines (a box's top, the rule under a header) is an aligned table's
+    # drawing, not a row (``rungs.aligned_table_rung``).
+    header_rule_lines: int = 3
     nested_balance: float = 2.0
     machine_wordy_one_in: int = 4
     wordy_least_words: int = 4

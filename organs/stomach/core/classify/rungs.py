@@ -384,8 +384,6 @@ def weak_log_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | 
 
 
 _RULE = re.compile(r"\s*[-=]{3,}[-=+\s]*")
-# A table's rules are read in its first lines only: a box's top, the rule under its header.
-_HEADER_RULE_LINES = 3
 
 
 def aligned_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
@@ -395,8 +393,9 @@ def aligned_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classificati
     if lines[0].strip() in ("{", "["):
         return None
     # A rule over or under the header (``-------``) is the table's drawing, not a row: it fills every gutter.
-    head = [line for line in lines[:_HEADER_RULE_LINES] if _RULE.fullmatch(line) is None]
-    lines = [*head, *lines[_HEADER_RULE_LINES:]] if head else lines
+    within = tuning.header_rule_lines
+    head = [line for line in lines[:within] if _RULE.fullmatch(line) is None]
+    lines = [*head, *lines[within:]] if head else lines
     columns = aligned_columns(lines)
     if len(columns) < 2:
         return None

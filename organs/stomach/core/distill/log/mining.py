@@ -39,11 +39,6 @@ from organs.stomach.core.tuning import LogConfig
 from organs.text_views import line_pieces
 
 __all__ = ["Records", "Shape", "Template", "alert_key", "mine_templates", "records_of"]
-
-# A run is read as diagnostic records when it holds at least this many and they, with the lines indented under
-# them, are at least this many tenths of its lines.
-_DIAGNOSED_LEAST = 3
-_DIAGNOSED_TENTHS = 8
 # A diagnostic that says its finding on its own line (a checker that heads its findings with "In a.sh line 3:" says
 # them in the lines under it, each a record of its own).
 _SEVERITY = re.compile(r"\b(?:error|warning|note|remark)\b", re.IGNORECASE)
@@ -240,7 +235,7 @@ def records_of(lines: Sequence[str], text: str, config: LogConfig) -> tuple[Reco
     words: dict[str, str] = {}
     shared = _Shared(config.mask_prefix, config.count_digits)
     keys, key_shapes, line_keys, line_shapes, refined_keys = _line_shapes(lines, text, words, shared)
-    starts, ends, stamps, heads = _bounds(lines, line_shapes, config.own_clock_chars)
+    starts, ends, stamps, heads = _bounds(lines, line_shapes, config)
     # Records per key (a key whose lines are refined has none: its refined shapes have them) and per shape object.
     key_weights = array("q", bytes(8 * len(key_shapes)))
     for number in line_keys if heads is line_shapes else map(line_keys.__getitem__, starts):
@@ -319,7 +314,7 @@ def _line_shapes(
 
 
 def _bounds(
-    lines: Sequence[str], line_shapes: list[Shape], own_clock_chars: int
+    lines: Sequence[str], line_shapes: list[Shape], config: LogConfig
 ) -> tuple[array[int], array[int], array[int], list[Shape]]:
     """Where each record starts and ends, where its clock ends, and its head's shape (``line_shapes`` itself when
     every line is a record of its own)."""
@@ -335,7 +330,7 @@ def _bounds(
         if count - clocked - sum(continues) > clocked:
             clocked = 0
     if clocked == 0:
-        diagnosed = _diagnostic_records(lines, line_shapes)
+        diagnosed = _diagnostic_records(lines, line_shapes, config)
         if diagnosed is not None:
             return diagnosed
     if clocked in (0, count):
@@ -349,7 +344,7 @@ def _bounds(
         if (
             shape.stamp_end < 0
             and starts
-            and (not _own_record(lines[index], own_clock_chars) if mostly else continues[index])
+            and (not _own_record(lines[index], config.own_clock_chars) if mostly else continues[index])
         ):
             ends[-1] = index + 1
         else:
@@ -361,17 +356,17 @@ def _bounds(
 
 
 def _diagnostic_records(
-    lines: Sequence[str], line_shapes: list[Shape]
+    lines: Sequence[str], line_shapes: list[Shape], config: LogConfig
 ) -> tuple[array[int], array[int], array[int], list[Shape]] | None:
     """A compiler's or linter's run as records: each diagnostic naming its severity (``warning: …``,
     ``a.c:3:5: error: …`` at the line's start) with the location, source and notes indented under it; None
-    unless the diagnostics and their indented lines are nearly all the run (``_DIAGNOSED_TENTHS``)."""
+    unless the diagnostics and their indented lines are nearly all the run (``LogConfig.diagnosed_tenths``)."""
     heads = [
         index
         for index, line in enumerate(lines)
         if line[:1].strip() and is_compiler_diagnostic(line) and _SEVERITY.search(line) is not None
     ]
-    if len(heads) < _DIAGNOSED_LEAST:
+    if len(heads) < config.diagnosed_least:
         return None
     starts, ends, heads_shapes = array("q"), array("q"), []
     covered = 0
@@ -384,7 +379,7 @@ def _diagnostic_records(
         starts.append(index)
         ends.append(index + 1)
         heads_shapes.append(line_shapes[index])
-    if (covered + len(heads)) * 10 < len(lines) * _DIAGNOSED_TENTHS:
+    if (covered + len(heads)) * 10 < len(lines) * config.diagnosed_tenths:
         return None
     return starts, ends, array("q", bytes(8 * len(starts))), heads_shapes
 
