@@ -793,3 +793,18 @@ def test_more_shapes_of_tools_and_runtimes(text: str, kind: str) -> None:
 def test_the_ladder_docstring_lists_the_rungs_in_the_order_they_are_tried() -> None:
     listed = re.findall(r"(?m)^\s*(\d[a-z]?)\. ", ladder.__doc__ or "")
     assert listed == [ladder.FENCE_LABEL, ladder.PATH_LABEL, *(label for label, _ in ladder.LADDER)]
+
+
+def test_rung_3_frames_without_an_exception_are_a_backtrace() -> None:
+    backtrace = (
+        "#0  0x00007f2a6a1c154d in __lll_lock_wait () from /lib64/libpthread.so.0\n"
+        "#1  0x00007f2a6a1bcd68 in pthread_mutex_lock () from /lib64/libpthread.so.0\n"
+        "#2  0x000000000045a1b2 in cache_put (c=0x1e3c010) at cache.c:118\n"
+        "#3  0x0000000000412f03 in handle_request (req=0x7f2a40000b70) at server.c:301"
+    )
+    assert kind_of(backtrace) == "stack_trace"
+
+
+def test_rung_3_two_frames_alone_are_not_yet_a_backtrace() -> None:
+    frames = "#0  0x00007f2a6a1c154d in poll () from /lib64/libc.so.6\n#1  0x0000000000401a2c in main () at main.c:55"
+    assert kind_of(frames) != "stack_trace"

@@ -163,6 +163,33 @@ def test_a_debuggers_core_report_opening_with_its_thread_notices_is_one_segment(
     assert bundle.report[1].span == (bundle.report[0].span[1] + 2, bundle.report[2].span[0] - 2)
 
 
+_GDB_THREADS = (
+    "Thread 2 (Thread 0x7f2a5bfff700 (LWP 2230)):\n"
+    "#0  0x00007f2a6a1c154d in __lll_lock_wait () from /lib64/libpthread.so.0\n"
+    "#1  0x000000000045b0c4 in stats_flush (s=0x1e3c200) at stats.c:77\n"
+    "#2  0x000000000045a301 in cache_evict (c=0x1e3c010) at cache.c:201\n\n"
+    "Thread 1 (Thread 0x7f2a6b5e2740 (LWP 2229)):\n"
+    "#0  0x00007f2a69eaf84d in nanosleep () from /lib64/libc.so.6\n"
+    "#1  0x0000000000401a2c in main (argc=1, argv=0x7ffd3c1e2a48) at main.c:55"
+)
+
+
+def test_a_debuggers_thread_heading_opening_the_evidence_is_not_the_users_words() -> None:
+    bundle = ingest_paste(f"The server hangs; this is thread apply all bt. Which threads are stuck?\n\n{_GDB_THREADS}")
+    assert [(entry.kind, entry.outcome) for entry in bundle.report] == [("prose", "goal"), ("stack_trace", "frame")]
+
+
+def test_an_lldb_thread_heading_opening_the_evidence_is_not_the_users_words() -> None:
+    frames = (
+        "* thread #1, queue = 'com.apple.main-thread', stop reason = EXC_BAD_ACCESS (code=1, address=0x0)\n"
+        "  * frame #0: 0x0000000100003f2c shop`cart_total(cart=0x0000000000000000) at cart.c:12:18\n"
+        "    frame #1: 0x0000000100003f80 shop`checkout(cart=0x0000000000000000) at cart.c:40:9\n"
+        "    frame #2: 0x0000000100003fa0 shop`main(argc=1, argv=0x00007ff7bfeff6c8) at main.c:30:5"
+    )
+    bundle = ingest_paste(f"It crashes on start. Why does cart_total crash?\n\n{frames}")
+    assert [entry.kind for entry in bundle.report] == ["prose", "stack_trace"]
+
+
 def test_two_tool_runs_stay_two_segments() -> None:
     tests = "test_a.py::test_one PASSED\ntest_a.py::test_two FAILED\n\n=== 1 failed, 1 passed in 0.10s ==="
     paste = f"{_LINT_RUN}\n\n{tests}\n\nWhy does test_two fail?"

@@ -310,6 +310,9 @@ class ClassifyTuning:
     diagnostic_one_in: int = 4
     # A block whose lines are frames one in this many times is a log of the tracebacks a program printed.
     frame_one_in: int = 3
+    # A block of at least this many frames, opening with one (or with a debugger's thread heading) and carried by
+    # trace lines, is a backtrace though no exception heads it (gdb's ``bt``, frames pasted alone).
+    bare_trace_frames: int = 3
     # A line of at least this many words, at most one in this many of them not a plain word, ending as a sentence
     # does, is someone writing even where it quotes an operator (``Men + Women != Total?``, ``false -> true``).
     sentence_least_words: int = 8

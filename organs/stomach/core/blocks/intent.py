@@ -39,7 +39,7 @@ import re
 
 from organs.stomach.core.shapes.line_shapes import is_compiler_diagnostic, is_test_report
 from organs.stomach.core.shapes.timestamps import leading_stamp
-from organs.stomach.core.shapes.trace_shapes import is_trace_frame, trace_header
+from organs.stomach.core.shapes.trace_shapes import is_thread_heading, is_trace_frame, trace_header
 from organs.stomach.core.tuning import ClassifyTuning
 from organs.text_views import first_lines, last_lines
 
@@ -161,6 +161,7 @@ def machine_line(line: str) -> bool:
         _MACHINE.match(line) is not None
         or leading_stamp(line) is not None
         or is_trace_frame(line)
+        or is_thread_heading(line)
         or trace_header(line) is not None
         or is_compiler_diagnostic(line)
         or is_test_report(line)

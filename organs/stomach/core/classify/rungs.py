@@ -34,6 +34,7 @@ from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.shapes.trace_shapes import (
     STRONG_HEADERS,
     is_go_function,
+    is_thread_heading,
     is_trace_context,
     is_trace_frame,
     kernel_prefix_end,
@@ -108,7 +109,7 @@ def trace_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | Non
         else:
             inside = False
     if not headers:
-        return None
+        return _bare_backtrace(lines, frames, trace_lines, tuning)
     first_kind = headers[0][1]
     # A chain of exceptions printed without frames ("X: a / nested exception is: / Y: b") is still a trace.
     header_chain = headers[0][0] == 0 and len(headers) >= 2
@@ -119,6 +120,16 @@ def trace_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | Non
     return Classification(
         "stack_trace",
         f"stack trace ({first_kind} header, {frames} frames, {trace_lines}/{len(lines)} trace lines)",
+    )
+
+
+def _bare_backtrace(lines: list[str], frames: int, trace_lines: int, tuning: ClassifyTuning) -> Classification | None:
+    """A backtrace printed without the exception that raised it: a debugger's ``bt``, or frames pasted alone."""
+    opens = bool(lines) and (is_trace_frame(lines[0]) or is_thread_heading(lines[0]))
+    if not opens or frames < tuning.bare_trace_frames or not _carried(trace_lines, len(lines), tuning):
+        return None
+    return Classification(
+        "stack_trace", f"a backtrace with no header ({frames} frames, {trace_lines}/{len(lines)} trace lines)"
     )
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "is_caret_line",
     "is_go_function",
     "is_idle_frame",
+    "is_thread_heading",
     "is_trace_context",
     "is_trace_frame",
     "kernel_prefix_end",
@@ -82,6 +83,8 @@ is_trace_frame = _opens_with(
     r"|[^(\n]{1,300}\((?:package|dart|file|org-dartlang-sdk|https?):[^)\n]{0,300}\))"
     # gdb's frames that name no address (an inlined or the innermost one): "#0  g_hash (v=0x0) at ghash.c:1871"
     r"|\s*#\d{1,4}\s+[^\s(]{1,300} \([^\n]{0,3000}\) (?:at \S{1,300}:\d+|from /\S{1,300})\s*$"
+    # lldb: "  * frame #0: 0x0000000100003f2c shop`cart_total(cart=0x0) at cart.c:12:18"
+    r"|\s*(?:\* )?frame #\d{1,4}: 0x[0-9a-f]{1,16} \S"
     # kernel: " ? func+0x1a/0x30 [mod]", "[<ffffffff81>] func+0x1a/0x30", "RIP: 0010:func+0x1c/0x30"
     r"|\s*(?:\[<[0-9a-f]{8,16}>\] )?(?:\? )?[\w.$]{1,200}\+0x[0-9a-f]{1,16}/0x[0-9a-f]{1,16}\b"
     r"|\s*RIP: [0-9a-f]{4}:"
@@ -156,6 +159,13 @@ def trace_header(line: str) -> str | None:
     return match.lastgroup
 
 
+# A debugger's heading over one thread's frames: gdb's "Thread 2 (Thread 0x7f… (LWP 18636) "name"):" (or "(LWP n)",
+# "(process n)") and lldb's "* thread #1, queue = 'main', stop reason = …".
+_THREAD_HEADING = (
+    r"Thread \d{1,6} \((?:Thread 0x[0-9a-f]{1,16}|LWP \d{1,10}|process \d{1,10})|\*? ?thread #\d{1,6}(?:,|:|\s*$)"
+)
+is_thread_heading = _opens_with(rf"\s*(?:{_THREAD_HEADING})")
+
 # Whether a line belongs to a trace between its headers and frames (markers, carets, registers).
 is_trace_context = _opens_with(
     r"\s*(?:"
@@ -165,6 +175,7 @@ is_trace_context = _opens_with(
     r"|During handling of the above exception|The above exception was the direct cause"
     r"|nested exception is:?|thrown in \S|note: run with `RUST_BACKTRACE"
     r"|\[signal SIG|exit status \d|goroutine \d+ gp=|Receiver: |Tried calling: |Thread \d{1,4}(?: Crashed)?:"
+    f"|{_THREAD_HEADING}"
     r"|(?:READ|WRITE) of size \d|SUMMARY: \w{1,40}Sanitizer"
     # Python's source under a frame: carets and squiggles (3.11+)
     r"|[~^]{1,300}\s*$"
