@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach import ingest_paste
 from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.table import distill_table
 
 
@@ -149,12 +151,13 @@ def test_a_start_and_an_end_column_keep_the_row_of_the_longest_span() -> None:
     rendering = distill_table(_steps(300), target_tokens=300).rendering
     assert "obj/step_040.o" in rendering
     assert "longest start to end" in rendering
-    assert "obj/step_090.o" not in rendering
+    assert "obj/step_090.o  ◂" not in rendering
 
 
 def test_an_ask_for_the_longest_keeps_the_longest_spans() -> None:
-    rendering = distill_table(_steps(300), target_tokens=300, direction=1).rendering
-    assert "obj/step_040.o" in rendering and "obj/step_090.o" in rendering
+    longest = Comparison.of("Which step took the longest?")
+    rendering = distill_table(_steps(300), target_tokens=300, comparison=longest).rendering
+    assert "obj/step_040.o  ◂" in rendering and "obj/step_090.o  ◂" in rendering
 
 
 def test_columns_whose_second_falls_below_the_first_are_no_span() -> None:
@@ -168,3 +171,36 @@ def test_a_row_of_long_cells_is_clipped_so_other_rows_fit() -> None:
     rendering = distill_table("\n".join(lines), target_tokens=1500).rendering
     assert "chars elided]" in rendering
     assert sum(1 for line in rendering.split("\n") if line.startswith("pkg")) >= 6
+
+
+def _costs(rows: int) -> str:
+    """Repairs with a repair cost, another cost and their total; row 700 costs most in total, row 300 most other."""
+    lines = ["id,airport,cost other,cost repair,cost total"]
+    for n in range(rows):
+        other = 90_000 if n == 300 else n % 50
+        repair = 80_000 if n == 700 else (n * 7919) % 1000
+        lines.append(f"{n},AIRPORT-{n:04d},{other},{repair},{other + repair}")
+    return "\n".join(lines)
+
+
+def test_a_table_over_its_target_is_served_at_its_target() -> None:
+    digest = distill_table(_costs(2000), target_tokens=1000)
+    assert count_tokens(digest.rendering, DEFAULT_ENCODING) >= 900
+
+
+def test_the_column_naming_most_of_the_asks_words_is_the_one_compared() -> None:
+    highest = Comparison.of("Which repair had the highest total cost?")
+    rendering = distill_table(_costs(2000), target_tokens=300, comparison=highest).rendering
+    assert "700,AIRPORT-0700,0,80000,80000  ◂ greatest asked" in rendering
+
+
+def test_rows_past_the_asks_threshold_are_kept() -> None:
+    lines = ["step,duration ms"] + [f"step-{n:04d},{900 + n if n % 250 == 7 else n % 300}" for n in range(2000)]
+    over = Comparison.of("Which steps took more than 800 ms?")
+    rendering = distill_table("\n".join(lines), target_tokens=300, comparison=over).rendering
+    assert all(f"step-{n:04d}" in rendering for n in range(7, 2000, 250))
+    assert "past the ask's bound" in rendering
+
+
+def test_a_cost_and_the_total_it_is_part_of_are_no_span() -> None:
+    assert "longest" not in distill_table(_costs(2000), target_tokens=300).rendering

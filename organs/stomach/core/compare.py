@@ -16,7 +16,7 @@ not compared.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from organs.stomach.core.asked import AskTerms, set_aside
@@ -52,6 +52,13 @@ _SIZE_UNITS = {
     "b": 1.0, "byte": 1.0, "bytes": 1.0, "k": 1024.0, "kb": 1e3, "kib": 1024.0, "m": 1024.0**2, "mb": 1e6,
     "mib": 1024.0**2, "g": 1024.0**3, "gb": 1e9, "gib": 1024.0**3,
 }  # fmt: skip
+# The words and units a column's name may say its quantity in (a one-letter unit is any column's letter), and the
+# parts a name splits into.
+_QUANTITY_NAMES = {
+    "time": frozenset(_TIME_WORDS | {unit for unit in _TIME_UNITS if len(unit) > 1}),
+    "size": frozenset(_SIZE_WORDS | {unit for unit in _SIZE_UNITS if len(unit) > 1}),
+}
+_NAME_PARTS = re.compile(r"[^a-zµ]+")
 _NUMBER = r"(\d[\d,]*(?:\.\d+)?|\.\d+)"
 # A number the ask states: not part of a version ("slower than 3.10.4" names a release, not 3.1 seconds).
 _STATED = rf"{_NUMBER}(?!\.?\d)"
@@ -181,29 +188,50 @@ class Comparison:
 
     def _column_values(self, lines: Sequence[str]) -> dict[int, float]:
         """Values of the table column the ask names, by line index; empty when no header names an ask word."""
-        least = self.tuning.column_name_chars
-        names = self._named()
         for position, line in enumerate(lines[: self.tuning.header_lines]):
             cells = _cells(line)
-            if len(cells) < 2:
+            if len(cells) < 2 or not self._named_columns(cells):
                 continue
-            columns = [
-                index
-                for index, cell in enumerate(cells)
-                if (name := cell.strip().lower().split(" ")[0])
-                and len(name) >= least
-                and not name.endswith("id")
-                and any(name.startswith(word) or word.startswith(name) for word in names)
-            ]
-            # The first named column that holds numbers is the one compared.
-            for column in columns:
-                values: dict[int, float] = {}
-                for index in range(position + 1, len(lines)):
-                    row = _cells(lines[index])
-                    if len(row) == len(cells) and (value := _number(row[column].strip().split(" ")[0])) is not None:
-                        values[index] = value
-                if values:
-                    return values
+            rows = {index: _cells(lines[index]) for index in range(position + 1, len(lines))}
+            if values := self._named_column_values(cells, rows):
+                return values
+        return {}
+
+    def _named_columns(self, header: Sequence[str]) -> list[int]:
+        """The columns whose names say a word of the ask, those saying most of its words first ("Cost Total" for
+        "the highest total cost", before "Cost Other"); a column naming an id measures nothing."""
+        least = self.tuning.column_name_chars
+        names = self._named()
+        quantity = _QUANTITY_NAMES.get(self.quantity, frozenset())
+        matched = {
+            index: sum(
+                any(part.startswith(word) or word.startswith(part) for word in names)
+                for part in cell.strip().lower().split(" ")
+                if len(part) >= least
+            )
+            for index, cell in enumerate(header)
+            if (name := cell.strip().lower().split(" ")[0]) and not name.endswith("id")
+        }
+        # A column whose name says the asked quantity ("duration_ms", "elapsed (s)" for "took more than 800 ms")
+        # comes after those naming the ask's own words.
+        said = {
+            index: bool(quantity.intersection(_NAME_PARTS.split(header[index].lower())))
+            for index, count in matched.items()
+            if not count
+        }
+        named = sorted((index for index, count in matched.items() if count), key=lambda index: -matched[index])
+        return named + [index for index, says in said.items() if says]
+
+    def _named_column_values(self, header: Sequence[str], rows: Mapping[int, Sequence[str]]) -> dict[int, float]:
+        """The values of the first named column (``_named_columns``) that holds numbers, by row index."""
+        for column in self._named_columns(header):
+            values = {
+                index: value
+                for index, row in rows.items()
+                if len(row) == len(header) and (value := _number(row[column].strip().split(" ")[0])) is not None
+            }
+            if values:
+                return values
         return {}
 
     def _named(self) -> set[str]:
@@ -257,6 +285,18 @@ class Comparison:
             values = self._keyed_values(by_key)
             if not values and self.bound is None:
                 return self._extremes(by_key, lines)
+        return self._ranked(values, lines)
+
+    def pick_rows(self, header: Sequence[str], rows: Mapping[int, Sequence[str]], lines: Sequence[str]) -> list[int]:
+        """Indexes of a parsed table's rows (its cells by line index, ``header`` its column names) that answer the
+        comparison, best first: by the column the ask names, else by a value of the asked quantity in the row."""
+        values = self._named_column_values(header, rows)
+        if not values and self.quantity != "number":
+            values = {index: value for index in rows if (value := self.value_of(lines[index])) is not None}
+        return self._ranked(values, lines)
+
+    def _ranked(self, values: dict[int, float], lines: Sequence[str]) -> list[int]:
+        """The lines whose values answer the comparison, best first, what the ask sets aside left out."""
         if self.aside:
             values = {index: value for index, value in values.items() if not self._set_aside(lines[index])}
         if not values:

@@ -450,6 +450,9 @@ class StomachTuning:
     table_head_rows: int = 5
     table_tail_rows: int = 3
     table_ask_rows: int = 12
+    # Rows offered to fill the room the rows that matter leave: this many more holding the ask's terms, and about
+    # twice as many spread over the table.
+    table_fill_rows: int = 400
     table_alert_rows: int = 8
     # A term of the ask counts this much less in each row after one that held it; alerts on more than this share of
     # the rows are common, and this many of them are kept.
@@ -461,6 +464,8 @@ class StomachTuning:
     # Two neighbouring numeric columns that read as a start and an end keep their longest span's row, and this many
     # rows when the ask asks for the longest or the shortest (``distill.table._spans``).
     table_span_rows: int = 5
+    # A start column and an end column are one when the starts rise down the table in this many tenths of its steps.
+    table_span_rising_tenths: int = 8
     table_typed_rows: int = 20_000
     table_sampled_rows: int = 200
     # Directive lines (Zeek's ``#fields``) are looked for among a table's first this many lines; a kept row says

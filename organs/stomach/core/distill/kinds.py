@@ -119,7 +119,7 @@ class TableRenderer:
             ask=context.ask,
             target_tokens=target,
             tuning=context.tuning,
-            direction=compared.direction if compared is not None and compared.bound is None else 0,
+            comparison=compared,
         )
         detail = f"{thousands(table.rows)} rows {TIMES} {thousands(table.columns)} columns"
         return Rendering(table.rendering, None, _NO_WINDOW, detail, "its profile and the rows that matter")

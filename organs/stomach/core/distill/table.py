@@ -12,9 +12,11 @@ columns; its other ``#`` lines are not rows.
 
 Rows kept, in this order while the target allows: the header, rows holding the
 ask's terms (the rarer in the table its terms, the sooner, each part of the ask
-answered before any part twice), alert rows (a few when most rows are alerts), the rows at each numeric column's
-minimum and maximum (the values the column profile names), then head and tail
-rows. Kept rows are the paste's own lines, in paste order, each gap counted out;
+answered before any part twice), the rows whose value answers what the ask compares (``compare.Comparison``:
+the greatest, those past a threshold), alert rows (a few when most rows are alerts), the rows at each numeric
+column's minimum and maximum (the values the column profile names), then head and tail rows. What room is left
+is filled: the other rows holding the ask's terms, then rows spread evenly over the table, so a table over its
+target is served at its target. Kept rows are the paste's own lines, in paste order, each gap counted out;
 a row kept for more than being near an end says why after a ``◂``.
 """
 
@@ -22,12 +24,14 @@ from __future__ import annotations
 
 import csv
 import heapq
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
 from itertools import pairwise
 
 from organs.stomach.core.asked import AskTerms, rarity
+from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.text import TIMES, clip_line, elision, plural
 from organs.stomach.core.shapes.line_shapes import box_as_pipes
 from organs.stomach.core.shapes.signals import aligned_columns, is_alert
@@ -199,10 +203,15 @@ def _extremes(rows: list[list[str]], data: list[int], column: int, typed_rows: i
     return low[1], high[1]
 
 
-def _spans(rows: list[list[str]], data: list[int], start: int, end: int) -> dict[int, float]:
+def _spans(rows: list[list[str]], data: list[int], start: int, end: int, rising_tenths: int) -> dict[int, float]:
     """Each data row's ``end`` column less its ``start`` column, when the two are a start and an end: the second
-    never below the first and not always equal to it (a build step's start and end, a job's); else none."""
+    never below the first and not always equal to it, and the starts rising down the table in ``rising_tenths`` of
+    its steps at least, as events' do (a build's steps, a job's tasks; a repair cost and a total cost are none);
+    else none."""
     spans: dict[int, float] = {}
+    starts = [number for index in data if (number := _number(rows[index][start])) is not None]
+    if sum(later > earlier for earlier, later in pairwise(starts)) * 10 < (len(starts) - 1) * rising_tenths:
+        return {}
     for index in data:
         row = rows[index]
         if end >= len(row):
@@ -238,10 +247,10 @@ def distill_table(
     ask: AskTerms | None = None,
     target_tokens: int | None = None,
     tuning: StomachTuning | None = None,
-    direction: int = 0,
+    comparison: Comparison | None = None,
 ) -> TableDigest:
-    """The table's profile and the rows that matter, within about ``target_tokens`` when given. ``direction`` is
-    what the ask compares for: +1 the greatest, -1 the least, 0 nothing (``compare.Comparison``)."""
+    """The table's profile and the rows that matter, within about ``target_tokens`` when given; ``comparison`` is
+    what the ask compares (its rows by value, and which way a span is ranked)."""
     tuning = tuning or StomachTuning()
     lines = [line.removesuffix("\r") for line in text.split("\n")]
     rows, layout = _split_rows(lines, tuning)
@@ -281,15 +290,22 @@ def distill_table(
     room = None if target_tokens is None else int(target_tokens * tuning.chars_per_token) - sum(map(len, opening))
     reasons: dict[int, list[str]] = {}
     kept: list[int] = []
-    for index, why in _candidates(lines, rows, data_lines, names, numeric, ask, tuning, direction):
+    candidates = _candidates(lines, rows, data_lines, names, numeric, ask, tuning, comparison)
+    if room is not None:
+        candidates += _fill(lines, data_lines, ask, tuning)
+    for index, why in candidates:
         if index not in reasons:
             if room is not None:
-                room -= min(len(lines[index]), tuning.table_row_chars) + 2
-                if room < 0 and kept:
+                cost = min(len(lines[index]), tuning.table_row_chars) + 2
+                if room < cost and kept:
+                    # A filling row that does not fit leaves room a shorter one may take.
+                    if why in _FILLING:
+                        continue
                     break
+                room -= cost
             reasons[index] = []
             kept.append(index)
-        if why:
+        if why and why not in _FILLING:
             reasons[index].append(why)
     body = list(opening)
     position = {index: place for place, index in enumerate(data_lines)}
@@ -302,6 +318,32 @@ def distill_table(
     if previous < len(data_lines) - 1:
         body.append(elision(len(data_lines) - 1 - previous, "row"))
     return TableDigest("\n".join(body), len(data_lines), width)
+
+
+# Why a row answering the ask's comparison is kept, by whether the ask states a value and which way it compares.
+_COMPARED = {
+    (False, 1): "greatest asked", (False, -1): "least asked", (False, 0): "compared",
+    (True, 1): "past the ask's bound", (True, -1): "under the ask's bound", (True, 0): "near the ask's value",
+}  # fmt: skip
+# Why a row that fills the room left is kept: it says nothing after the row, and one that does not fit is passed over.
+_FILLING = frozenset({"filling"})
+
+
+def _fill(lines: list[str], data: list[int], ask: AskTerms | None, tuning: StomachTuning) -> list[tuple[int, str]]:
+    """Rows for the room the rows that matter leave: the other rows holding the ask's terms (most first), then rows
+    spread evenly over the table, the halves first, then the quarters, and so on."""
+    filling: list[tuple[int, str]] = []
+    if ask:
+        named = {index: terms for index in data if (terms := ask.named(lines[index]))}
+        holding = Counter(term for terms in named.values() for term in terms)
+        weight = {term: rarity(count, len(data)) for term, count in holding.items()}
+        ranked = sorted(named, key=lambda index: (-math.fsum(weight[term] for term in named[index]), index))
+        filling.extend((index, "filling") for index in ranked[: tuning.table_fill_rows])
+    step = len(data)
+    while step > 1 and len(filling) < tuning.table_fill_rows * 2:
+        step //= 2
+        filling.extend((data[position], "filling") for position in range(step, len(data), step * 2))
+    return filling
 
 
 def _covering(named: dict[int, tuple[str, ...]], weight: dict[str, float], count: int, fade: float) -> list[int]:
@@ -336,10 +378,11 @@ def _candidates(
     numeric: list[int],
     ask: AskTerms | None,
     tuning: StomachTuning,
-    direction: int = 0,
+    comparison: Comparison | None = None,
 ) -> list[tuple[int, str]]:
     """Rows worth keeping, most worth first, each with why (empty for a head or tail row)."""
     candidates: list[tuple[int, str]] = []
+    direction = comparison.direction if comparison is not None and comparison.bound is None else 0
     if ask:
         # A term of the ask counts by how few rows hold it (BM25's idf over the rows): the row naming the one
         # process asked about comes before the hundred rows sharing a word of the ask with it.
@@ -349,6 +392,10 @@ def _candidates(
         for index in _covering(named, weight, tuning.table_ask_rows, tuning.table_term_fade):
             rarest = sorted(named[index], key=lambda term: -weight[term])
             candidates.append((index, "holds " + ", ".join(rarest[: tuning.table_terms_named])))
+    if comparison is not None:
+        label = _COMPARED[(comparison.bound is not None, comparison.direction)]
+        picked = comparison.pick_rows(names, {index: rows[index] for index in data}, lines)
+        candidates.extend((index, label) for index in picked)
     alerts = [index for index in data if is_alert(lines[index])]
     # Alerts on a large part of the rows (every process lsof could not read) single out none of them: a few show it.
     common = len(alerts) > len(data) * tuning.table_common_alerts
@@ -363,7 +410,7 @@ def _candidates(
     for start, end in pairwise(numeric):
         if end != start + 1:
             continue
-        spans = _spans(rows, data[: tuning.table_typed_rows], start, end)
+        spans = _spans(rows, data[: tuning.table_typed_rows], start, end, tuning.table_span_rising_tenths)
         # The longest spans first; as many as the ask compares for when it asks for the longest or the shortest.
         count = tuning.table_span_rows if direction else 1
         ranked = sorted(spans, key=lambda index: (-spans[index] * (direction or 1), index))[:count]
