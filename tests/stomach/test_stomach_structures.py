@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from organs.stomach import ingest_paste
+from organs.stomach.core.blocks.split import split_blocks
+from organs.stomach.core.blocks.structures import join_tool_runs
 from organs.stomach.core.blocks.voice import in_someones_voice
+from organs.stomach.core.tuning import AskTuning, ClassifyTuning
 
 _DUMP = """2025-03-02 10:00:00
 Full thread dump OpenJDK 64-Bit Server VM (17.0.9+9 mixed mode):
@@ -188,6 +191,33 @@ def test_an_lldb_thread_heading_opening_the_evidence_is_not_the_users_words() ->
     )
     bundle = ingest_paste(f"It crashes on start. Why does cart_total crash?\n\n{frames}")
     assert [entry.kind for entry in bundle.report] == ["prose", "stack_trace"]
+
+
+def test_a_failed_tests_locals_between_blank_lines_stay_in_the_run() -> None:
+    test = (
+        "_________________________________ test_create_{n} _________________________________\n\n"
+        "args = ['name', 'text']\n\n"
+        "    def test_create_{n}(args):\n        runner = CliRunner()\n>       with runner.isolated_filesystem():\n\n"
+        "tests/test_cli.py:1415: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _\n\n"
+        "self = <click.testing.CliRunner object at 0x7fdf416c86d0>, temp_dir = None\n\n"
+        "    @contextlib.contextmanager\n    def isolated_filesystem(self, temp_dir=None):\n"
+        '        """A context manager that creates a temporary directory.\n\n'
+        "        .. deprecated:: 8.5.0\n            Will be removed in Click 9.0.\n"
+        '        """\n>       warnings.warn("deprecated", DeprecationWarning)\n'
+        "E       DeprecationWarning: deprecated\n\n"
+        "../venv/lib/python3.11/site-packages/click/testing.py:773: DeprecationWarning\n"
+    )
+    failures = "\n".join(test.format(n=n) for n in range(4))
+    summary = "\n".join(f"FAILED tests/test_cli.py::test_create_{n} - DeprecationWarning: deprecated" for n in range(4))
+    failure = (
+        f"=================================== FAILURES ===================================\n{failures}\n"
+        f"=========================== short test summary info ============================\n{summary}\n"
+        "========================= 4 failed, 80 passed in 0.62s ========================="
+    )
+    paste = f"The suite went red after an upgrade. Why does test_create fail?\n\n{failure}"
+    tuning = ClassifyTuning()
+    runs = join_tool_runs(paste, split_blocks(paste, 200, AskTuning(), tuning), tuning)
+    assert [paste[block.start : block.end] for block in runs] == [paste.split("\n\n")[0], failure]
 
 
 def test_two_tool_runs_stay_two_segments() -> None:

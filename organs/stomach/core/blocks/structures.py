@@ -103,6 +103,8 @@ _WRITTEN = re.compile(r"[.?!:,;)]$|(?:\S+\s+){5}\S")
 # The user's words introducing what follows: a capitalised sentence of four words or more ending in a colon, with
 # none of the digits, paths, brackets or assignments that tools' own lines carry.
 _INTRODUCTION = re.compile(r"^[A-Z][\w'’]*(?: [A-Za-z'’,-]+){3,}[.?!:]$")
+# A line opening with a name given a value: ``self = <…>``, ``schema = 'CREATE …'``.
+_ASSIGNMENT = re.compile(r"[A-Za-z_][\w.]{0,60} = \S")
 # The last line of a crash report: an Apple report's "END.", a sanitizer's "==5903==ABORTING".
 _CRASH_END = re.compile(r"^(?:END\.|==\d+==ABORTING)$", re.MULTILINE)
 
@@ -137,8 +139,9 @@ def written_by_user(text: str, tuning: ClassifyTuning | None = None) -> bool:
     # One word is a heading ("Offenses:"), not someone writing.
     if not lines or len(lines) > tuning.introduction_lines or (len(lines) == 1 and " " not in lines[0]):
         return False
-    # A line indented as code is quoted, not written: a tool's suggestion under its "Did you mean:".
-    if any(line.startswith(("    ", "\t")) for line in text.split("\n")):
+    # A line indented as code is quoted, not written: a tool's suggestion under its "Did you mean:". So is one that
+    # opens with an assignment: a test runner's listing of a failed test's locals ("self = <CliRunner …>, x = 1").
+    if any(line.startswith(("    ", "\t")) or _ASSIGNMENT.match(line) for line in text.split("\n")):
         return False
     return own_words(text, tuning) and all(_WRITTEN.search(line) for line in lines)
 
