@@ -130,6 +130,22 @@ def test_a_clock_under_a_time_key_is_not_a_duration() -> None:
     assert comparison.value_of("step done elapsed=0.8") == 800.0
 
 
+def test_the_slow_one_asks_for_the_greatest_time() -> None:
+    for ask in ("Which of these operations is the slow one?", "Which queries are slow here?"):
+        comparison = Comparison.of(ask)
+        assert comparison is not None and (comparison.direction, comparison.quantity) == (1, "time")
+    assert Comparison.of("The job is slow since Monday; what changed?") is None
+
+
+def test_a_key_naming_its_unit_is_read_in_that_unit() -> None:
+    comparison = Comparison.of("Which operation is the slowest?")
+    assert comparison is not None
+    assert comparison.value_of('        "millis": 10,') == 10.0
+    assert comparison.value_of('"cpuNanos": 85181501,') == 85181501 * 1e-6
+    assert comparison.value_of('"executionTimeMillisEstimate": 4,') == 4.0
+    assert comparison.value_of("step done elapsed=0.8") == 800.0
+
+
 def test_asking_at_what_time_asks_when_not_how_long() -> None:
     comparison = Comparison.of("Which reading was the highest, and at what time?")
     assert comparison is not None

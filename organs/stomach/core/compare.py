@@ -36,6 +36,10 @@ _MORE = frozenset(_MORE_TEXT.split())
 # "How high does the pressure get", "how big did the heap grow": the greatest value, asked in words ("by how much" asks
 # for a difference, not the greatest value).
 _HOW_HIGH = re.compile(r"(?<!by )\bhow (?:high|big|large|bad)\b")
+# "Which of these is the slow one", "which queries are slow": the greatest, asked without a superlative.
+_THE_GREAT_ONE = re.compile(
+    r"\bthe (?:slow|long|big|large|heavy|expensive|costly) ones?\b|\bwhich\b[^.?!]{0,80}\b(?:is|are|was|were) (?:so )?slow\b"
+)
 _WHEN = re.compile(r"\b(?:what|which) times?\b")
 _LESS = frozenset(_LESS_TEXT.split())
 _TIME_WORDS = frozenset(_TIME_TEXT.split())
@@ -85,6 +89,10 @@ _TIME_KEYED = re.compile(
     rf"(?<![a-z])(?:\w*time|duration|elapsed|latency|took|rtt?|dur)[\w.]*\s*[=:]\s*{_NUMBER}(?![\d.])(?![a-zµ])(?![-:/]\d)",
     re.I,
 )
+# A time under a key that names its unit ("millis": 10, "cpuNanos": 85181501, "planningTimeMicros": 85096, a quoted
+# key or a bare one), in milliseconds per unit.
+_UNIT_KEYED = re.compile(rf"""(?<![a-z])"?\w*?(millis|micros|nanos)\w*"?\s*[=:]\s*{_NUMBER}(?![\d.])""", re.I)
+_KEY_UNITS = {"millis": 1.0, "micros": 1e-3, "nanos": 1e-6}
 # A size may carry its breakdown before its unit: ``1,360 (960 direct, 400 indirect) bytes``.
 _SIZED = re.compile(rf"{_NUMBER}\s?(?:\([^()\n]{{0,60}}\)\s?)?(bytes?|[kmg]i?b?)(?![a-z])", re.I)
 _WORD = re.compile(r"[a-z_][a-z0-9_]*")
@@ -158,7 +166,7 @@ class Comparison:
                 # "about 3 of them": a rough count compares nothing a line states.
                 continue
             return cls(direction, quantity or "number", value, tuple(words), tuning=tuning)
-        if _MORE.intersection(words) or _HOW_HIGH.search(lowered):
+        if _MORE.intersection(words) or _HOW_HIGH.search(lowered) or _THE_GREAT_ONE.search(lowered):
             return cls(1, quantity or "number", None, tuple(words), tuning=tuning)
         if _LESS.intersection(words):
             return cls(-1, quantity or "number", None, tuple(words), tuning=tuning)
@@ -176,7 +184,10 @@ class Comparison:
             for number, unit in _TIMED.findall(line):
                 if (value := _number(number)) is not None:
                     values.append(value * _TIME_UNITS[unit.lower()])
-            for number in _TIME_KEYED.findall(line):
+            for unit, number in _UNIT_KEYED.findall(line):
+                if (value := _number(number)) is not None:
+                    values.append(value * _KEY_UNITS[unit.lower()])
+            for number in _TIME_KEYED.findall(line) if not values else ():
                 # A time under a key without a unit: read in the ask's own unit, seconds when it names none.
                 if (value := _number(number)) is not None:
                     values.append(value * self.unit_ms)
