@@ -38,7 +38,8 @@ _MORE = frozenset(_MORE_TEXT.split())
 _HOW_HIGH = re.compile(r"(?<!by )\bhow (?:high|big|large|bad)\b")
 # "Which of these is the slow one", "which queries are slow": the greatest, asked without a superlative.
 _THE_GREAT_ONE = re.compile(
-    r"\bthe (?:slow|long|big|large|heavy|expensive|costly) ones?\b|\bwhich\b[^.?!]{0,80}\b(?:is|are|was|were) (?:so )?slow\b"
+    r"\bthe (?:slow|long|big|large|heavy|expensive|costly) ones?\b"
+    r"|\bwhich\b[^.?!]{0,80}\b(?:is|are|was|were) (?:so )?slow\b"
 )
 _WHEN = re.compile(r"\b(?:what|which) times?\b")
 _LESS = frozenset(_LESS_TEXT.split())
