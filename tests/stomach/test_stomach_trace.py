@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.trace import distill_trace
 from organs.stomach.core.tuning import StomachTuning
 
@@ -251,3 +252,49 @@ def test_threads_all_idle_are_thinned_alike() -> None:
     rendering = distill_trace(idle, target_tokens=1500).rendering
     assert len({rendering.count(f"worker_step_{number}_") for number in range(2, 6)}) == 1
     assert rendering.count("worker_step_2_") > 2
+
+
+def _goroutine(number: int, state: str, calls: list[str]) -> str:
+    """A goroutine parked in the scheduler under ``calls`` (innermost first), as a SIGQUIT dump prints it."""
+    frames = [
+        "runtime.gopark(0xc0002faa88?, 0x3?, 0x0?, 0x30?, 0xc0002faa1e?)",
+        "\truntime/proc.go:363 +0xd6 fp=0xc0002fa9a8 sp=0xc0002fa988 pc=0x43d2f6",
+        "runtime.selectgo(0xc0002faa88, 0xc0002faa18, 0xc0000ec438?, 0x1, 0x4?, 0x1)",
+        "\truntime/select.go:328 +0x7bc fp=0xc0002faae8 sp=0xc0002fa9a8 pc=0x44d4bc",
+    ]
+    for depth, call in enumerate(calls):
+        frames += [f"{call}(_, {{_, _}}, 0x{depth}?)", f"\tshop/{call.split('.')[0]}/x.go:{depth + 10} +0x1b4"]
+    frames += [
+        "runtime.goexit()",
+        "\truntime/asm_amd64.s:1594 +0x1",
+        "created by shop/pool.Start",
+        "\tshop/pool/p.go:9 +0x1a5",
+    ]
+    return "\n".join([f"goroutine {number} [{state}]:", *frames])
+
+
+_POOL = [_goroutine(number, "select", [f"pool.(*worker).loop{number % 2}"]) for number in range(20, 44)]
+_STUCK = _goroutine(
+    7,
+    "select, 12 minutes",
+    ["raft.(*node).stepWait", "raft.(*node).Propose", "server.(*Server).Do", "server.(*Server).publish", "server.run"],
+)
+
+
+def test_a_dump_of_many_goroutines_keeps_the_telling_ones_frames_and_counts_the_rest() -> None:
+    dump = "\n\n".join([*_POOL[:12], _STUCK, *_POOL[12:]])
+    rendering = distill_trace(dump, target_tokens=400, ask=AskTerms.of("Why is the publish stuck?")).rendering
+    assert "server.(*Server).publish(_, {_, _}, 0x3?)" in rendering
+    assert "raft.(*node).stepWait(_, {_, _}, 0x0?)" in rendering
+    assert "more sections not shown: " in rendering and "× goroutine N [select]:" in rendering
+
+
+def test_a_go_frames_stack_pointers_are_not_served() -> None:
+    rendering = distill_trace(_STUCK, target_tokens=400).rendering
+    assert "runtime/proc.go:363 +0xd6" in rendering and "fp=0x" not in rendering
+
+
+def test_a_chain_of_many_causes_is_not_ranked_like_a_dump() -> None:
+    sections = [f"Caused by: java.io.IOException: layer {i}\n\tat com.shop.L{i}.run(L{i}.java:1)" for i in range(40)]
+    trace = "java.lang.IllegalStateException: top\n\tat com.shop.Main.main(Main.java:1)\n" + "\n".join(sections)
+    assert "not shown" not in distill_trace(trace, target_tokens=200).rendering

@@ -543,6 +543,22 @@ class StomachTuning:
     trace_idle_frames: int = 1
     trace_header_alerts: int = 4
     trace_summary_chars: int = 160
+    # A dump of at least this many sections whose uniform plan keeps fewer than this many frames at each end keeps
+    # its most telling sections instead: the richest of these frame counts at each end (for the most telling one,
+    # then for the others) that show this many sections, else the leanest that show one; the others are counted by
+    # header (this many headers named). A section's worth: the rarity of its frames among the sections (a library's
+    # frame counting this share), plus this weight times the rarity of the ask's terms it holds; a repeat's and an
+    # idle thread's worth count these shares; a crash adds this much.
+    trace_ranked_sections: int = 12
+    trace_ranked_below: int = 3
+    trace_ranked_frames: tuple[int, ...] = (8, 5, 3, 1)
+    trace_ranked_least: int = 2
+    trace_others_named: int = 6
+    trace_library_share: float = 0.25
+    trace_ask_weight: float = 1.0
+    trace_repeat_share: float = 0.1
+    trace_idle_share: float = 0.3
+    trace_salient_weight: float = 10.0
 
     log: LogConfig = field(default_factory=LogConfig)
     relevance: RelevanceTuning = field(default_factory=RelevanceTuning)

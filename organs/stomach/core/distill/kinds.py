@@ -94,7 +94,7 @@ class TraceRenderer:
     context: DistillContext
 
     def render(self, target: int) -> Rendering:
-        trace = distill_trace(self.text, target, self.context.tuning)
+        trace = distill_trace(self.text, target, self.context.tuning, self.context.ask)
         # Both ends are read, so the stamps bound the whole trace, not its first lines.
         window = window_of_lines(self.text.split("\n"), self.context.tuning.window_edge_lines)
         return Rendering(trace.rendering, None, window, trace.exception, "every section's header and its end frames")

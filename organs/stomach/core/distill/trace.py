@@ -19,9 +19,12 @@ dmesg uptime stamps are kept on header lines and dropped from frames.
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from organs.stomach.core.asked import AskTerms, rarity
 from organs.stomach.core.distill.text import clip_line, elision, head_tail, plural
 from organs.stomach.core.distill.thread_dump import is_thread_dump, render_thread_dump
 from organs.stomach.core.shapes.signals import is_alert
@@ -41,6 +44,16 @@ __all__ = ["TraceDigest", "distill_trace"]
 _ALL = 1_000_000
 # A section that says its thread crashed, panicked or faulted (Apple's ``Thread 0 Crashed::``, Go's running goroutine).
 _SALIENT = re.compile(r"\b(?:crash(?:ed|ing)?|panic(?:ked|king)?|fault(?:ed|ing)?|abort(?:ed)?)\b|\[running\]", re.I)
+# What differs between two runs of one frame: its addresses and numbers (argument words, offsets, line numbers
+# aside, a frame is its function).
+_ADDRESSES = re.compile(r"0x[0-9a-f]+|\d+")
+# The stack and frame pointers a Go runtime dump writes after each frame's file line: they differ in every dump and
+# say nothing of the code.
+_GO_REGISTERS = re.compile(r" fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+(?=\s*$)")
+# A thread whose header says it waits for work: Go's "goroutine 0 [idle]:", "goroutine 9 [GC worker (idle)]:".
+_IDLE_STATE = re.compile(r"\[[^\]\n]{0,60}\bidle\b[^\]\n]{0,60}\]")
+# The headers that chain a section to the one before it: a cause, a suppressed exception, an inner exception.
+_CHAINED = frozenset({"cause", "suppressed", "inner"})
 # What gdb writes under a frame it has nothing more to say of, at the frame's own indentation.
 _FRAME_NOTES = frozenset({"No locals.", "No symbol table info available.", "No arguments."})
 # Words that say a header line states the failure, in whatever case a runtime writes them ("uncaught exception"),
@@ -89,7 +102,8 @@ class _Frame:
 
     @property
     def application(self) -> bool:
-        return not library_frame(self.lines[0]) and not self.unreliable
+        # A Go frame names its package on its function line and its file on the next (``runtime/select.go``).
+        return not any(library_frame(line) for line in self.lines[:2]) and not self.unreliable
 
 
 @dataclass(slots=True)
@@ -117,7 +131,9 @@ def _read(sections: list[_Section]) -> None:
         # Python prints the innermost frame last ("most recent call last"); the other runtimes first.
         section.innermost_last = any("most recent call last" in line for line in section.header)
         if section.frames:
-            section.idle = is_idle_frame(section.frames[-1 if section.innermost_last else 0].lines[0])
+            section.idle = is_idle_frame(section.frames[-1 if section.innermost_last else 0].lines[0]) or (
+                bool(section.header) and _IDLE_STATE.search(section.header[0]) is not None
+            )
         if not section.frames or not section.header:
             continue
         key = tuple(" ".join(frame.key.split()) for frame in section.frames)
@@ -171,7 +187,7 @@ def _runs(frames: list[_Frame]) -> list[tuple[_Frame, int]]:
 
 
 def _render_run(frame: _Frame, count: int, line_chars: int) -> list[str]:
-    rendered = [clip_line(_unstamped(line), line_chars) for line in frame.lines]
+    rendered = [clip_line(_GO_REGISTERS.sub("", _unstamped(line)), line_chars) for line in frame.lines]
     if count > 1:
         rendered.append(f"    … {count - 1:,} identical frames")
     return rendered
@@ -299,8 +315,12 @@ def _render(sections: list[_Section], plan: _Plan, summary: str, tuning: Stomach
     return "\n".join(body)
 
 
-def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTuning | None = None) -> TraceDigest:
-    """The compact rendering of a trace; with ``target_tokens``, as many frames as fit it (estimated)."""
+def distill_trace(
+    text: str, target_tokens: int | None = None, tuning: StomachTuning | None = None, ask: AskTerms | None = None
+) -> TraceDigest:
+    """The compact rendering of a trace; with ``target_tokens``, as many frames as fit it (estimated). A dump of many
+    sections that would keep only a few frames of each keeps its most telling sections whole instead (``ask``
+    weighs which)."""
     tuning = tuning or StomachTuning()
     lines = text.split("\n")
     if is_thread_dump(lines, tuning):
@@ -329,13 +349,155 @@ def distill_trace(text: str, target_tokens: int | None = None, tuning: StomachTu
         return renderings[index]
 
     low, high = 0, len(plans) - 1
-    if len(rendered(high)) > budget_chars:
-        # Too many sections for even their first lines: the ends of the chain, the middle counted.
-        return TraceDigest(head_tail(rendered(high), target_tokens, tuning), exception)
-    while low < high:
+    fits = len(rendered(high)) <= budget_chars
+    while fits and low < high:
         middle = (low + high) // 2
         if len(rendered(middle)) <= budget_chars:
             high = middle
         else:
             low = middle + 1
+    if _a_dump(sections, tuning) and (not fits or plans[low].keep < tuning.trace_ranked_below):
+        ranked = _ranked_rendering(sections, summary, budget_chars, ask, tuning)
+        if ranked is not None:
+            return TraceDigest(ranked, exception)
+    if not fits:
+        # Too many sections for even their first lines: the ends of the chain, the middle counted.
+        return TraceDigest(head_tail(rendered(high), target_tokens, tuning), exception)
     return TraceDigest(rendered(low), exception)
+
+
+def _a_dump(sections: list[_Section], tuning: StomachTuning) -> bool:
+    """Whether the sections are a dump's threads (goroutines, a debugger's threads), not a chain of causes, whose
+    every link and whose root count whatever their frames, and many of them."""
+    causes = sum(1 for section in sections if section.header and trace_header(section.header[0]) in _CHAINED)
+    return len(sections) >= tuning.trace_ranked_sections and causes * 2 < len(sections)
+
+
+def _section_worth(sections: list[_Section], ask: AskTerms | None, tuning: StomachTuning) -> list[float]:
+    """How much each section tells, the paste being its own corpus: the rarity among the sections of the ask's
+    terms it holds and of its frames (a stack no other section has, against a pool's hundred alike), a crash
+    above all, a thread waiting for work least."""
+    keys = [
+        {_ADDRESSES.sub("", frame.lines[0]).strip(): frame.application for frame in section.frames}
+        for section in sections
+    ]
+    held = Counter(key for section_keys in keys for key in section_keys)
+    named = [set(ask.named("\n".join(_section_lines(section)))) if ask else set() for section in sections]
+    asked = Counter(term for terms in named for term in terms)
+    total = len(sections)
+    worth = []
+    for section, section_keys, terms in zip(sections, keys, named, strict=True):
+        # A runtime's or a library's frames say less of what this thread does than the application's own.
+        distinct = math.fsum(
+            rarity(held[key], total) * (1.0 if application else tuning.trace_library_share)
+            for key, application in section_keys.items()
+        ) / max(len(section_keys), 1)
+        score = distinct + tuning.trace_ask_weight * math.fsum(rarity(asked[term], total) for term in terms)
+        if section.same_as >= 0:
+            score *= tuning.trace_repeat_share
+        if section.idle:
+            score *= tuning.trace_idle_share
+        worth.append(score + (tuning.trace_salient_weight if section.salient else 0.0))
+    return worth
+
+
+def _section_lines(section: _Section) -> list[str]:
+    return [*section.header, *(line for frame in section.frames for line in frame.lines)]
+
+
+def _ranked_rendering(
+    sections: list[_Section], summary: str, budget_chars: float, ask: AskTerms | None, tuning: StomachTuning
+) -> str | None:
+    """The most telling sections (``_section_worth``) with their frames, as many as fit, in their order, the others
+    counted by what their headers say; None when not even one fits."""
+    worth = _section_worth(sections, ask, tuning)
+    order = sorted(range(len(sections)), key=lambda index: (-worth[index], index))
+    # The richest frames for the most telling section, then for the others, that show a few sections; where none
+    # do, the leanest that show one.
+    found = None
+    plans = tuning.trace_ranked_frames
+    for top, keep in ((top, keep) for top in plans for keep in plans if keep <= top):
+        count, text = _most_sections(sections, order, (top, keep), summary, budget_chars, tuning)
+        if count >= tuning.trace_ranked_least:
+            return text
+        if count:
+            found = text
+    return found
+
+
+def _telling_frames(section: _Section, count: int, line_chars: int) -> list[str]:
+    """A section's frames as a dump's reader wants them: the innermost, the application's own (up to ``count``, those
+    nearest each end; the runtime's and libraries' frames between are counted), and the outermost, which says what
+    started the thread. A goroutine parked in the scheduler shows the code that parked it, not the scheduler."""
+    runs = _runs(section.frames)
+    if section.innermost_last:
+        runs = runs[::-1]
+    if len(runs) <= count + 2:
+        chosen = set(range(len(runs)))
+    else:
+        applications = [index for index in range(1, len(runs) - 1) if runs[index][0].application]
+        # Those nearest the innermost say what it waits in; those nearest the outermost, what it was doing.
+        inner = (count + 1) // 2
+        middle = (
+            applications[:inner] + applications[inner:][-(count - inner) :] if count > inner else applications[:inner]
+        )
+        chosen = {0, *(middle or range(1, count + 1)), len(runs) - 1}
+    order = sorted(chosen, reverse=section.innermost_last)
+    rendered: list[str] = []
+    previous = len(runs) if section.innermost_last else -1
+    for index in order:
+        skipped = runs[min(index, previous) + 1 : max(index, previous)]
+        if skipped:
+            rendered.append("    " + elision(sum(repeats for _, repeats in skipped), "frame"))
+        rendered.extend(_render_run(*runs[index], line_chars))
+        previous = index
+    return rendered
+
+
+def _most_sections(
+    sections: list[_Section],
+    order: list[int],
+    keeps: tuple[int, int],
+    summary: str,
+    budget_chars: float,
+    tuning: StomachTuning,
+) -> tuple[int, str]:
+    """How many of the sections, taken in ``order``, fit with their frames (``keeps``: at each end for the first of
+    the order, then for the others), and their rendering."""
+    first = order[0]
+    plan = _Plan(keeps[1], _ALL, drop_unreliable=True)
+
+    def rendering(count: int) -> str:
+        shown = set(order[:count])
+        body = [summary]
+        for index, section in enumerate(sections):
+            if index in shown:
+                body.extend(_header_lines(section, plan, tuning))
+                keep = keeps[0] if index == first else keeps[1]
+                body.extend(_telling_frames(section, 2 * keep, tuning.trace_line_chars))
+        others = Counter(
+            _ADDRESSES.sub("N", section.header[0].strip()) if section.header else "(frames only)"
+            for index, section in enumerate(sections)
+            if index not in shown
+        )
+        if others:
+            said = "; ".join(
+                f"{count} × {clip_line(header, tuning.trace_summary_chars)}"
+                for header, count in others.most_common(tuning.trace_others_named)
+            )
+            more = len(others) - tuning.trace_others_named
+            body.append(
+                f"… [{plural(sum(others.values()), 'more section')} not shown: {said}"
+                + (f"; +{more} other headers" if more > 0 else "")
+                + "] …"
+            )
+        return "\n".join(body)
+
+    low, high = 0, len(sections)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(rendering(middle)) <= budget_chars:
+            low = middle
+        else:
+            high = middle - 1
+    return low, rendering(low)
