@@ -971,3 +971,23 @@ def test_a_run_of_a_few_diagnostics_among_other_lines_keeps_a_record_a_line() ->
     rows[30] = "warning: unused import: `sys`"
     digest = distill_log("\n".join(rows), 100, DEFAULT_ENCODING)
     assert "records" not in digest.rendering.split("\n", 1)[0]
+
+
+def test_an_excerpt_keeps_the_logs_last_lines_before_lines_holding_only_the_asks_weak_terms() -> None:
+    # Lines of one length, most of them holding one of the ask's terms, each term on a sixth of the lines: all
+    # weaker than the line naming m1 with three of them; the last line says how it ends.
+    detail = " ".join(f"{_WORDS[n % 10]}={n * 13 % 97}" for n in range(12))
+    rows = [f"10:{n:02d} {row} {detail}" for n, row in enumerate(_distinct_rows(60))]
+    for at in range(2, 58):
+        term = ("request", "member", "answer", "", "", "")[at % 6]
+        if term:
+            rows[at] = f"10:{at:02d} {term} {at} sent to the gateway {detail}"
+    rows[30] = f"10:30 member m1 gave up, never answered: no quorum {detail}"
+    rows.append(f"10:59 campaign for leader lost again at term 16 {detail}")
+    log = "\n".join(rows)
+    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.55)
+    ask = AskTerms.of("Why does member m1 never answer a request?")
+    rendering = distill_log(log, target, DEFAULT_ENCODING, ask=ask).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    assert "member m1 gave up, never answered: no quorum" in rendering
+    assert "campaign for leader lost again at term 16" in rendering

@@ -108,6 +108,9 @@ class LogConfig:
     excerpt_common_share: float = 0.2
     # A term said again in a line raises it, saturating as BM25's term frequency does with this k1.
     excerpt_term_saturation: float = 1.2
+    # An excerpt's line whose ask's terms weigh less than this share of the best such line's is kept after the log's
+    # last and first lines.
+    excerpt_weak_share: float = 0.5
     # An excerpt keeps this many lines on each side of a line holding the ask's terms before its ordinary lines.
     excerpt_near_lines: int = 2
     # Of an alert template's records, an excerpt keeps this many first ones and its last one as alerts; and with a

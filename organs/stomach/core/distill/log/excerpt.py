@@ -3,7 +3,8 @@
 When the target is within a quarter of the log's full size, templates would cost
 a reader more than they save: the log is served as its lines, with the fewest
 ordinary lines elided (each gap counted). Lines are kept in this order: lines
-that hold the ask's terms (the rarest first; a term on most lines raises none),
+that hold the ask's terms (the rarest first; a term on most lines raises none; a line whose terms weigh less than
+``LogConfig.excerpt_weak_share`` of the best such line's comes after the log's ends),
 the head lines of alert records (of an alert's records, whatever files they name,
 its first few and its last), other alert lines with the record's lines under them and the first
 continuation lines of alert records, the records on each side of the log's longest
@@ -42,13 +43,15 @@ _ALERT_LINE = 2
 _SILENCE = 3
 _TAIL = 4
 _HEAD = 5
-_NEAR_ASK = 6
-_RARE = 7
-_REST = 8
+# A line whose ask's terms weigh less than a share of the best such line's: after the log's ends.
+_WEAK_ASK = 6
+_NEAR_ASK = 7
+_RARE = 8
+_REST = 9
 # The source a diagnostic quotes under itself, after every other line but a repeat: its own line tells.
-_QUOTE = 9
+_QUOTE = 10
 # A line said again word for word, after every other line.
-_SAID_AGAIN = 10
+_SAID_AGAIN = 11
 # The tie-break that puts a compared line before every line the ask's terms raise (theirs are weights in
 # thousandths, far below it).
 _COMPARED_TIE = 1 << 40
@@ -111,6 +114,12 @@ def _ranks(
         if reasons[index] > _ASK and weight > 0:
             # The rarer the ask's terms a line holds, the sooner it is kept (a rounded weight, so ties stay stable).
             reasons[index], ties[index] = _ASK, -round(weight * 1000)
+    # A line holding only the weaker of the ask's terms ("server" where the best line names the failing call)
+    # yields to the log's last and first lines.
+    best = min((tie for index, tie in enumerate(ties) if reasons[index] == _ASK), default=0)
+    for index in range(count):
+        if reasons[index] == _ASK and ties[index] > best * config.excerpt_weak_share:
+            reasons[index] = _WEAK_ASK
     # The lines beside an alert of a kind the log says rarely (the one error among seventy warnings: the file it
     # was checking, the source it quotes) come with it.
     rare = [
