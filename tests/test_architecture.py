@@ -294,6 +294,7 @@ CORE_NUMBERS_NOT_TUNING = {
         "_SCALE": "what thousand, million, billion and k mean",
         "_TIME_UNITS": "what a time unit is in milliseconds",
         "_SIZE_UNITS": "what a size unit is in bytes",
+        "_KEY_UNITS": "what the unit a key names is in milliseconds",
     },
     "organs.stomach.core.distill.log.pieces": {
         "SLOT_ALERTS": "the name of a piece's slot",
@@ -311,6 +312,7 @@ CORE_NUMBERS_NOT_TUNING = {
             "_SILENCE",
             "_TAIL",
             "_HEAD",
+            "_WEAK_ASK",
             "_NEAR_ASK",
             "_RARE",
             "_REST",

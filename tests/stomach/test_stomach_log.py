@@ -991,3 +991,30 @@ def test_an_excerpt_keeps_the_logs_last_lines_before_lines_holding_only_the_asks
     assert "excerpt" in rendering.split("\n", 1)[0]
     assert "member m1 gave up, never answered: no quorum" in rendering
     assert "campaign for leader lost again at term 16" in rendering
+
+
+def test_an_excerpt_keeps_records_a_level_calls_errors_before_lines_saying_a_word_of_trouble() -> None:
+    detail = " ".join(f"{_WORDS[n % 10]}={n * 13 % 97}" for n in range(10))
+    rows = [f"10:{n:02d} [Note] {_WORDS[n % 10]} {_WORDS[n // 10 % 10]} {n * 37 % 900} {detail}" for n in range(40)]
+    # Four errors among four notes saying "failed" and four warnings, each said once: every kind as rare.
+    troubles = [
+        "[Note] the probe of peer {n} failed",
+        "[Warning] state file {n} is missing, starting afresh",
+        "[ERROR] transfer could not prepare its donor {n}",
+        "[Note] handshake with {n} failed twice",
+        "[Warning] the clock of node {n} drifts",
+        "[ERROR] receiver {n} aborted the snapshot",
+        "[Note] retry of channel {n} failed",
+        "[Warning] slow disk under member {n}",
+        "[ERROR] member {n} left the view unrecoverably",
+        "[Note] lookup of {n} failed once",
+        "[Warning] queue {n} is half full",
+        "[ERROR] the joiner {n} exited with status 32",
+    ]
+    for at, trouble in zip(range(5, 36, 2), troubles, strict=False):
+        rows[at] = f"10:{at:02d} {trouble.format(n=at * 7)} {detail}"
+    log = "\n".join(rows)
+    rendering = distill_log(log, int(count_tokens(log, DEFAULT_ENCODING) * 0.3), DEFAULT_ENCODING).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    assert [row for row in rows if "[ERROR]" in row and row not in rendering] == []
+    assert [row for row in rows if "[Note]" in row and "failed" in row and row not in rendering] != []

@@ -16,7 +16,7 @@ import ahocorasick_rs
 
 from organs.stomach.core.shapes.signals import ALERT_LEVELS, LINE_PREFIX, is_alert, is_failed_test, level_of
 
-__all__ = ["alert_kind", "kinds_text", "separating_spans"]
+__all__ = ["SEVERE_KINDS", "alert_kind", "kinds_text", "separating_spans"]
 
 # The numbers that tell an alert line from an ordinary one of the same shape, each pattern searched only when
 # the lower-cased window holds one of its stems: an HTTP status, an exit status, a count of failures. Each opens
@@ -49,6 +49,8 @@ _LEVEL_KINDS = {
     "f": "fatal",
     "emerg": "emergency",
 }
+# The kinds a level or a runtime names as an error or worse: before warnings and words of trouble.
+SEVERE_KINDS = frozenset({"error", "critical", "fatal", "emergency", "panic", "BUG", "exception"})
 _WORD_KINDS = re.compile(r"\b(?:(panic)|(BUG)|(\w*(?:Exception|Error)\b|Traceback)|(FAIL\w*|[Ff]ail\w*))")
 
 

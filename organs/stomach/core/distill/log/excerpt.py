@@ -26,6 +26,7 @@ from itertools import pairwise
 from organs.accounting import count_tokens
 from organs.fitting import fit_tokens
 from organs.stomach.core.asked import AskTerms, rarity
+from organs.stomach.core.distill.log.alerts import SEVERE_KINDS
 from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK
 from organs.stomach.core.distill.log.mining import Records, Shape
 from organs.stomach.core.distill.text import elision, thousands
@@ -73,53 +74,9 @@ def _ranks(
     count = len(lines)
     reasons = [_REST] * count
     ties = [0] * count
-    frequency = Counter(f"{shape.masked}\x00{shape.split}" for shape in heads)
-    said = [_event_of(shape) for shape in heads]
-    last = {event: start for start, event in zip(records.start, said, strict=True)}
-    seen: Counter[str] = Counter()
-    repeats: set[int] = set()
-    # An alert of a rare kind tells more than one of a common kind (the one error among seventy warnings).
-    kinds = Counter(shape.kind for shape in heads if shape.alert)
-    for start, end, shape, event in zip(records.start, records.end, heads, said, strict=True):
-        key = f"{shape.masked}\x00{shape.split}"
-        ties[start] = frequency[key] + (kinds[shape.kind] * count if shape.alert else 0)
-        seen[event] += 1
-        if shape.alert and seen[event] > config.excerpt_alert_repeats and start != last[event]:
-            # An alert said again and again (a full disk on every write) is told by its first and last times.
-            repeats.add(start)
-            continue
-        if shape.alert:
-            reasons[start] = _ALERT_HEAD
-            for index in range(start + 1, min(end, start + 1 + config.continuation_lines_shown)):
-                reasons[index] = _ALERT_LINE
-        elif frequency[key] <= config.excerpt_rare_records:
-            reasons[start] = _RARE
-    broad = ask.broad() if ask is not None else None
-    named = [broad.named(line) if broad else () for line in lines]
-    rarity = _rarity(named, count, config)
-    ends = {index: end for start, end in zip(records.start, records.end, strict=True) for index in range(start, end)}
-    for index, line in enumerate(lines):
-        if reasons[index] > _ALERT_LINE and index not in repeats and is_alert(line):
-            reasons[index] = _ALERT_LINE
-            # What an alert line says goes on in the record's lines under it (a driver's error, then "Is the
-            # server running on host …"): they are kept with it.
-            for after in range(index + 1, min(index + 1 + config.excerpt_alert_after, ends.get(index, index + 1))):
-                reasons[after] = min(reasons[after], _ALERT_LINE)
-        lowered = line.lower() if named[index] else ""
-        # A term the line says again weighs more, saturating as BM25's term frequency does.
-        weight = sum(
-            rarity.get(term, 0.0) * _saturated(lowered.count(term), config.excerpt_term_saturation)
-            for term in named[index]
-        )
-        if reasons[index] > _ASK and weight > 0:
-            # The rarer the ask's terms a line holds, the sooner it is kept (a rounded weight, so ties stay stable).
-            reasons[index], ties[index] = _ASK, -round(weight * 1000)
-    # A line holding only the weaker of the ask's terms ("server" where the best line names the failing call)
-    # yields to the log's last and first lines.
-    best = min((tie for index, tie in enumerate(ties) if reasons[index] == _ASK), default=0)
-    for index in range(count):
-        if reasons[index] == _ASK and ties[index] > best * config.excerpt_weak_share:
-            reasons[index] = _WEAK_ASK
+    repeats, kinds = _rank_records(records, heads, config, reasons, ties)
+    _rank_alert_lines(lines, records, repeats, config, reasons)
+    _rank_asked(lines, ask, config, reasons, ties)
     # The lines beside an alert of a kind the log says rarely (the one error among seventy warnings: the file it
     # was checking, the source it quotes) come with it.
     rare = [
@@ -143,6 +100,80 @@ def _ranks(
     for index in range(min(config.excerpt_head_lines, count)):
         reasons[index] = min(reasons[index], _HEAD)
     return [(reasons[index], ties[index], index) for index in range(count)]
+
+
+def _rank_records(
+    records: Records, heads: list[Shape], config: LogConfig, reasons: list[int], ties: list[int]
+) -> tuple[set[int], Counter[str]]:
+    """Ranks each record's head and the lines under an alert's; returns the alerts said again (ranked as
+    ordinary lines) and how often each alert kind is said."""
+    count = len(reasons)
+    frequency = Counter(f"{shape.masked}\x00{shape.split}" for shape in heads)
+    said = [_event_of(shape) for shape in heads]
+    last = {event: start for start, event in zip(records.start, said, strict=True)}
+    seen: Counter[str] = Counter()
+    repeats: set[int] = set()
+    # An alert of a rare kind tells more than one of a common kind (the one error among seventy warnings).
+    kinds = Counter(shape.kind for shape in heads if shape.alert)
+    for start, end, shape, event in zip(records.start, records.end, heads, said, strict=True):
+        key = f"{shape.masked}\x00{shape.split}"
+        # A record a level names as an error (or worse) comes before the warnings and the lines that only say a
+        # word of trouble ("[Note] … failed"); among each, the rarer its kind, the sooner.
+        milder = shape.alert and shape.kind not in SEVERE_KINDS
+        ties[start] = frequency[key] + (kinds[shape.kind] * count if shape.alert else 0) + milder * (count + 1) ** 2
+        seen[event] += 1
+        if shape.alert and seen[event] > config.excerpt_alert_repeats and start != last[event]:
+            # An alert said again and again (a full disk on every write) is told by its first and last times.
+            repeats.add(start)
+            continue
+        if shape.alert:
+            reasons[start] = _ALERT_HEAD
+            for index in range(start + 1, min(end, start + 1 + config.continuation_lines_shown)):
+                reasons[index] = _ALERT_LINE
+        elif frequency[key] <= config.excerpt_rare_records:
+            reasons[start] = _RARE
+    return repeats, kinds
+
+
+def _rank_alert_lines(
+    lines: Sequence[str], records: Records, repeats: set[int], config: LogConfig, reasons: list[int]
+) -> None:
+    """A line that reads as an alert inside a record (not its head) is kept as one, with the lines under it."""
+    ends = {index: end for start, end in zip(records.start, records.end, strict=True) for index in range(start, end)}
+    for index, line in enumerate(lines):
+        if reasons[index] > _ALERT_LINE and index not in repeats and is_alert(line):
+            reasons[index] = _ALERT_LINE
+            # What an alert line says goes on in the record's lines under it (a driver's error, then "Is the
+            # server running on host …"): they are kept with it.
+            for after in range(index + 1, min(index + 1 + config.excerpt_alert_after, ends.get(index, index + 1))):
+                reasons[after] = min(reasons[after], _ALERT_LINE)
+
+
+def _rank_asked(
+    lines: Sequence[str], ask: AskTerms | None, config: LogConfig, reasons: list[int], ties: list[int]
+) -> None:
+    """The lines holding the ask's terms are kept first, the rarer their terms the sooner; a line holding only
+    the weaker of them ("server" where the best line names the failing call) yields to the log's last and first
+    lines, or keeps what else it is (an alert)."""
+    broad = ask.broad() if ask is not None else None
+    named = [broad.named(line) if broad else () for line in lines]
+    rarity = _rarity(named, len(lines), config)
+    before: dict[int, tuple[int, int]] = {}
+    for index, line in enumerate(lines):
+        lowered = line.lower() if named[index] else ""
+        # A term the line says again weighs more, saturating as BM25's term frequency does.
+        weight = sum(
+            rarity.get(term, 0.0) * _saturated(lowered.count(term), config.excerpt_term_saturation)
+            for term in named[index]
+        )
+        if reasons[index] > _ASK and weight > 0:
+            # A rounded weight, so ties stay stable.
+            before[index] = reasons[index], ties[index]
+            reasons[index], ties[index] = _ASK, -round(weight * 1000)
+    best = min((tie for index, tie in enumerate(ties) if reasons[index] == _ASK), default=0)
+    for index, (reason, tie) in before.items():
+        if ties[index] > best * config.excerpt_weak_share:
+            reasons[index], ties[index] = (reason, tie) if reason < _WEAK_ASK else (_WEAK_ASK, ties[index])
 
 
 def _event_of(shape: Shape) -> str:
