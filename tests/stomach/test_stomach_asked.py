@@ -122,3 +122,14 @@ def test_a_compound_of_words_matches_its_words_written_apart_and_a_code_is_not_s
     assert ask.named("Finished apply-transition@day.service: Apply day Mode Transition.") == ("mode", "day")
     assert ask.named("set day-mode on display 0") == ("day-mode", "mode", "day")
     assert "x86" not in ask.terms and "64" not in ask.terms
+
+
+def test_what_the_ask_opens_a_clause_by_setting_aside_gives_no_terms() -> None:
+    ask = AskTerms.of("Ignoring the override ones (TS4114) and anything under src/testing, which files fail on strict?")
+    assert ask.named("src/testing/Scheduler.ts(46,10): error TS4114: needs an override modifier") == ()
+    assert ask.named("src/util/pipe.ts(89,5): error TS2322: not assignable under strict") == ("strict",)
+
+
+def test_a_cue_inside_a_clause_is_a_verb_of_the_question_not_a_setting_aside() -> None:
+    ask = AskTerms.of("Why is the service ignoring my override?")
+    assert ask.named("skipped override /etc/unit/override.conf") == ("overrid",)

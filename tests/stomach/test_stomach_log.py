@@ -1018,3 +1018,20 @@ def test_an_excerpt_keeps_records_a_level_calls_errors_before_lines_saying_a_wor
     assert "excerpt" in rendering.split("\n", 1)[0]
     assert [row for row in rows if "[ERROR]" in row and row not in rendering] == []
     assert [row for row in rows if "[Note]" in row and "failed" in row and row not in rendering] != []
+
+
+def test_an_excerpt_keeps_the_heading_a_kept_line_is_indented_under() -> None:
+    rows = []
+    for file in range(6):
+        rows.append(f"/src/lib/{_WORDS[file]}.js")
+        for n in range(10):
+            said = f"{_WORDS[(n + file) % 10]} {_WORDS[n * 3 % 10]} {_WORDS[(n * 7 + file) % 10]} {n * file}"
+            rows.append(f"  {n * 31 + file + 10}:{n % 9 + 3}  error  {said}  no-{_WORDS[n]}")
+        rows.append("")
+    rows[3 * 12 + 6] = "  301:9  error  Read-only global 'process' should not be modified  no-global-assign"
+    log = "\n".join(rows)
+    ask = AskTerms.of("Which file overwrites a global?")
+    rendering = distill_log(log, int(count_tokens(log, DEFAULT_ENCODING) * 0.4), DEFAULT_ENCODING, ask=ask).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    # The file's name comes with its one asked diagnostic, and says it was kept for that line's sake, not its own.
+    assert "/src/lib/delta.js\n" in rendering and rows[3 * 12 + 6] + ASK_MARK in rendering

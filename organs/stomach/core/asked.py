@@ -7,7 +7,9 @@ CamelCase, dotted names, paths, ``name()`` calls), quoted strings and content
 words (three letters or more, not a stop word, not a word every log and every
 question is full of such as ``error`` or ``why``). ``hits(line)`` says how many
 distinct terms occur in a line, case-blind. ``broad()`` adds the ask's words of trouble
-(``problem``, ``failed``) for a ranking that weighs terms by their rarity in the paste.
+(``problem``, ``failed``) for a ranking that weighs terms by their rarity in the paste. What the ask opens a
+clause by setting aside ("Ignoring the TS4114 ones, which files fail?") gives no terms: its lines are what the
+user has already looked at.
 
 It runs over every line of multi-megabyte logs, so a line is lowered once and
 each term is a substring test; a term's boundaries are checked only on a hit. Numbers match only where no digit
@@ -67,14 +69,28 @@ _TROUBLE_STEMS = {
 }  # fmt: skip
 _WORDS = re.compile(r"[a-z]+")
 # What the ask sets aside ("leaving out the /user/events polling, which request was slowest?"): from the cue to the
-# end of its clause. A line holding its terms answers no comparison; they are still the ask's terms (what is set
-# aside is often the topic: "apart from the quoting noise" is answered beside the quoting lines).
+# end of its clause. A line holding its terms answers no comparison.
 _SET_ASIDE = re.compile(
     r"\b(?:leaving out|leave out|excluding|exclude|except for|ignoring|ignore|other than|apart from|aside from"
     r"|not counting|setting aside|leaving aside|(?:don't|do not|dont) care about|not interested in)\b"
     r"([^,;.?!\n]{1,120})",
     re.IGNORECASE,
 )
+
+
+# A cue opens a clause where it starts the ask or follows a stop or "and"/"but": "why is it ignoring my config"
+# asks about the config, "Ignoring the warnings, why …" does not.
+_CLAUSE_OPENING = re.compile(r"(?:^|[.,;:!?()\u2014\u2013-]|\b(?:and|but))\s*$", re.IGNORECASE)
+
+
+def _without_opening_asides(goal: str) -> str:
+    """The goal without the clauses it opens by setting them aside."""
+    kept, at = [], 0
+    for match in _SET_ASIDE.finditer(goal):
+        if _CLAUSE_OPENING.search(goal, 0, match.start()) is not None:
+            kept.append(goal[at : match.start()])
+            at = match.end()
+    return " ".join([*kept, goal[at:]]) if kept else goal
 
 
 def set_aside(goal: str) -> tuple[str, str]:
@@ -171,7 +187,7 @@ class AskTerms:
     @classmethod
     def of(cls, goal: str, tuning: AskTuning | None = None) -> AskTerms:
         tuning = tuning or AskTuning()
-        goal = goal[: tuning.goal_chars]
+        goal = _without_opening_asides(goal[: tuning.goal_chars])
         found: dict[str, str] = {}
         for match in _QUOTED.finditer(goal):
             quoted = next(group for group in match.groups() if group is not None).strip().lower()

@@ -176,6 +176,35 @@ def _rank_asked(
             reasons[index], ties[index] = (reason, tie) if reason < _WEAK_ASK else (_WEAK_ASK, ties[index])
 
 
+def _with_headings(
+    lines: Sequence[str], ranks: list[tuple[int, int, int]]
+) -> tuple[list[tuple[int, int, int]], set[int]]:
+    """The ranks with each heading kept with the best of the lines indented under it, just before it (a linter's
+    diagnostic tells where only with its file's name above it, a frame with its exception), and the headings so
+    raised."""
+    reasons = [reason for reason, _, _ in ranks]
+    ties = [tie for _, tie, _ in ranks]
+    heading_of = [-1] * len(lines)
+    open_headings: list[tuple[int, int]] = []
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip(" \t"))
+        while open_headings and open_headings[-1][0] >= indent:
+            open_headings.pop()
+        if open_headings:
+            heading_of[index] = open_headings[-1][1]
+        open_headings.append((indent, index))
+    raised: set[int] = set()
+    # From the end, so a heading raised by its lines raises its own heading in turn.
+    for index in range(len(lines) - 1, -1, -1):
+        heading = heading_of[index]
+        if heading >= 0 and (reasons[index], ties[index]) < (reasons[heading], ties[heading]):
+            reasons[heading], ties[heading] = reasons[index], ties[index]
+            raised.add(heading)
+    return [(reasons[index], ties[index], index) for index in range(len(lines))], raised
+
+
 def _event_of(shape: Shape) -> str:
     """What an alert says, whatever files or paths it names: a warning said for each of forty jars, the jar's
     name and path words that masking keeps, is one alert said forty times."""
@@ -294,7 +323,8 @@ def excerpt(
     ``mined`` are the lines as mined (a JSON line as its fields), judged for alerts and the ask. ``header``
     replaces the excerpt's own first line (the log's size and alerts).
     """
-    ranked = sorted(_ranks(mined, records, heads, ask, config, compared))
+    ranks, headings = _with_headings(mined, _ranks(mined, records, heads, ask, config, compared))
+    ranked = sorted(ranks)
     reason_of = {index: reason for reason, _, index in ranked}
     rate = full_tokens / max(sum(len(line) + 1 for line in lines), 1)
     if header is None:
@@ -312,7 +342,7 @@ def excerpt(
         marks = {
             index: ALERT_MARK if reason_of[index] == _ALERT_HEAD else ASK_MARK
             for index in kept
-            if reason_of[index] in (_ALERT_HEAD, _ASK)
+            if reason_of[index] in (_ALERT_HEAD, _ASK) and index not in headings
         }
         return _rendered(header, lines, kept, marks)
 
