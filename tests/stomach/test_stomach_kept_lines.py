@@ -61,6 +61,34 @@ def test_a_line_with_the_asks_rare_term_is_kept_before_lines_with_its_common_one
     assert "listen_port = 8443" in kept_and_ends(text, 200, keep, TUNING, why="of note")
 
 
+def _config_of_sections(count: int) -> list[str]:
+    """A YAML-like config of ``count`` sections, each a key over four settings, every line of its own shape."""
+    lines = []
+    for n in range(count):
+        word = chr(97 + n % 26) + chr(97 + n // 26 % 26)
+        lines += [f"  stage_{word}:", f"    after: [stage_{word}x]", f"    image: base-{word}", "    steps:"]
+        lines.append(f"      - run: make target-{word}")
+    return ["stages:", *lines]
+
+
+def test_a_picked_line_comes_with_the_headings_it_is_indented_under() -> None:
+    lines = _config_of_sections(60)
+    lines[1 + 5 * 30 + 4] = "      - run: make publish-wheels"
+    rendering = kept_and_ends("\n".join(lines), 200, lambda line: "publish" in line, TUNING, why="of note")
+    assert "  stage_eb:\n    steps:\n      - run: make publish-wheels" in _without_elisions(rendering)
+
+
+def test_a_picked_heading_comes_with_the_first_line_under_it() -> None:
+    lines = _config_of_sections(60)
+    lines[1 + 5 * 30] = "  publish:"
+    rendering = kept_and_ends("\n".join(lines), 200, lambda line: "publish" in line, TUNING, why="of note")
+    assert "  publish:\n    after: [stage_ebx]" in rendering
+
+
+def _without_elisions(rendering: str) -> str:
+    return "\n".join(line for line in rendering.split("\n") if not _ELISION.fullmatch(line))
+
+
 def test_nothing_picked_is_head_and_tail() -> None:
     text = "\n".join(f"line {n}" for n in range(400))
     rendering = kept_and_ends(text, 60, lambda line: False, TUNING, why="x")

@@ -6,11 +6,11 @@ result exactly and asks again with a smaller target if the estimate was short.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from organs.stomach.core.tuning import StomachTuning
 
-__all__ = ["TIMES", "clip_line", "elision", "head_tail", "kept_and_ends", "plural", "thousands"]
+__all__ = ["TIMES", "clip_line", "elision", "head_tail", "headings_of", "kept_and_ends", "plural", "thousands"]
 
 # The multiplication sign of counts and table dimensions, spelled by code point so no reader mistakes it for x.
 TIMES = "\u00d7"
@@ -28,6 +28,23 @@ def plural(number: int, noun: str) -> str:
 def clip_line(line: str, limit: int) -> str:
     """``line`` cut to ``limit`` characters, the cut stated."""
     return line if len(line) <= limit else f"{line[:limit]}… [{len(line) - limit:,} chars elided]"
+
+
+def headings_of(lines: Sequence[str]) -> list[int]:
+    """Each line's heading: the nearest line above it indented less (a diagnostic's file name, a YAML key's
+    parent, a frame's exception), or -1 for a line at the outer edge, a blank line, or one under no heading."""
+    heading_of = [-1] * len(lines)
+    open_headings: list[tuple[int, int]] = []
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip(" \t"))
+        while open_headings and open_headings[-1][0] >= indent:
+            open_headings.pop()
+        if open_headings:
+            heading_of[index] = open_headings[-1][1]
+        open_headings.append((indent, index))
+    return heading_of
 
 
 def elision(count: int, noun: str) -> str:
@@ -110,17 +127,25 @@ def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], int], tun
     used = len(note) + 1
     chosen: set[int] = set()
     shapes: set[str] = set()
+    heading_of = headings_of(lines)
     for index in picked:
         # A line that repeats another but for its numbers (a stamp, a count) says nothing new.
         shape = lines[index][:kept_line_chars].translate(_DIGITS_TO_ZERO)
         if shape in shapes:
             continue
         shapes.add(shape)
-        cost = min(len(lines[index]), kept_line_chars) + tuning.kept_gap_chars
+        # A picked line comes with the headings it is indented under: a key says little without its section's.
+        with_headings = [index]
+        while (heading := heading_of[with_headings[-1]]) >= 0 and heading not in chosen:
+            with_headings.append(heading)
+        # A picked heading comes with the first line under it: what the section is begins there.
+        if index + 1 < len(lines) and heading_of[index + 1] == index and index + 1 not in chosen:
+            with_headings.append(index + 1)
+        cost = sum(min(len(lines[line]), kept_line_chars) + tuning.kept_gap_chars for line in with_headings)
         if used + cost > budget_chars * tuning.kept_lines_share:
             # Too long for what is left of their share; a shorter line further on may still fit.
             continue
-        chosen.add(index)
+        chosen.update(with_headings)
         used += cost
     head, tail = 0, len(lines) - 1
     per_tail = tuning.head_lines_per_tail_line

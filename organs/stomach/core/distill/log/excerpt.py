@@ -29,7 +29,7 @@ from organs.stomach.core.asked import AskTerms, rarity
 from organs.stomach.core.distill.log.alerts import SEVERE_KINDS
 from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK
 from organs.stomach.core.distill.log.mining import Records, Shape
-from organs.stomach.core.distill.text import elision, thousands
+from organs.stomach.core.distill.text import elision, headings_of, thousands
 from organs.stomach.core.shapes.line_shapes import is_source_quote
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.shapes.timestamps import clock_seconds
@@ -184,17 +184,7 @@ def _with_headings(
     raised."""
     reasons = [reason for reason, _, _ in ranks]
     ties = [tie for _, tie, _ in ranks]
-    heading_of = [-1] * len(lines)
-    open_headings: list[tuple[int, int]] = []
-    for index, line in enumerate(lines):
-        if not line.strip():
-            continue
-        indent = len(line) - len(line.lstrip(" \t"))
-        while open_headings and open_headings[-1][0] >= indent:
-            open_headings.pop()
-        if open_headings:
-            heading_of[index] = open_headings[-1][1]
-        open_headings.append((indent, index))
+    heading_of = headings_of(lines)
     raised: set[int] = set()
     # From the end, so a heading raised by its lines raises its own heading in turn.
     for index in range(len(lines) - 1, -1, -1):
