@@ -204,3 +204,36 @@ def test_rows_past_the_asks_threshold_are_kept() -> None:
 
 def test_a_cost_and_the_total_it_is_part_of_are_no_span() -> None:
     assert "longest" not in distill_table(_costs(2000), target_tokens=300).rendering
+
+
+def _mappings_then_members(mappings: int) -> str:
+    """A dump of placements (id, members, first member) and, under a header of its own, a count per member and a
+    footer: one block, two tables."""
+    lines = [f"2.{n:x}\t[{n % 24},{(n * 5 + 1) % 24},{(n * 11 + 2) % 24}]\t{n % 24}" for n in range(mappings)]
+    lines.append("#member\tcount\tfirst\tweight")
+    lines += [f"m.{n}\t{485 if n == 13 else 102 if n == 20 else 180 + n}\t{60 + n}\t1" for n in range(24)]
+    lines += [" avg 192 stddev 65.3", " min m.20 102", " max m.13 485"]
+    return "\n".join(lines)
+
+
+def test_a_table_going_on_under_a_header_of_its_own_is_served_as_two_tables() -> None:
+    rendering = distill_table(_mappings_then_members(1500), target_tokens=800).rendering
+    members = rendering[rendering.index("[27 rows") :]
+    # The small table whole, each of its rows, its footer too; the dump before it sampled within the rest.
+    assert all(f"m.{n}\t" in members for n in range(24)) and " max m.13 485" in members
+    assert rendering.startswith("[1,499 rows") and "… [" in rendering[: rendering.index("[27 rows")]
+
+
+def test_room_for_every_row_serves_every_row_whatever_the_count() -> None:
+    lines = ["host\tload"] + [f"h{n:02d}\t{n * 7 % 23}" for n in range(29)] + ["total\t" + "x" * 900]
+    rendering = distill_table("\n".join(lines), target_tokens=700).rendering
+    assert all(f"h{n:02d}\t" in rendering for n in range(29))
+
+
+def test_rows_short_of_a_span_column_are_passed_over() -> None:
+    lines = ["step\tstart\tend"]
+    for n in range(300):
+        took = 5000 if n == 40 else 50 + n % 7
+        lines.append(f"obj/step_{n:03d}.o\t{n * 100}\t{n * 100 + took}")
+    lines.append("done")
+    assert "obj/step_040.o\t4000\t9000  ◂" in distill_table("\n".join(lines), target_tokens=300).rendering

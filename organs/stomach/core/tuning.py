@@ -482,6 +482,12 @@ class StomachTuning:
     table_aligned_lines: int = 400
     table_name_chars: int = 60
     table_terms_named: int = 3
+    # A header row starts another table of the block when this many rows under it share its count of cells; each
+    # table's size line and each column's type cost about this many characters, and one needing at most this share
+    # of the room left is served whole.
+    table_section_rows: int = 3
+    table_section_opening_chars: int = 20
+    table_section_whole_share: float = 0.6
 
     # Traces: a line is shown up to this many characters; a section's header cut short keeps this many last lines
     # (they title the frames below: "Freed by task 7:").

@@ -18,6 +18,10 @@ column's minimum and maximum (the values the column profile names), then head an
 is filled: the other rows holding the ask's terms, then rows spread evenly over the table, so a table over its
 target is served at its target. Kept rows are the paste's own lines, in paste order, each gap counted out;
 a row kept for more than being near an end says why after a ``◂``.
+
+A table that goes on as another under a header row of its own (a dump of mappings, then a summary per member
+under ``#osd count …``) is served as its tables one after another, the smaller ones first given what they need
+of the target and the largest the rest.
 """
 
 from __future__ import annotations
@@ -209,7 +213,9 @@ def _spans(rows: list[list[str]], data: list[int], start: int, end: int, rising_
     its steps at least, as events' do (a build's steps, a job's tasks; a repair cost and a total cost are none);
     else none."""
     spans: dict[int, float] = {}
-    starts = [number for index in data if (number := _number(rows[index][start])) is not None]
+    starts = [
+        number for index in data if start < len(rows[index]) and (number := _number(rows[index][start])) is not None
+    ]
     if sum(later > earlier for earlier, later in pairwise(starts)) * 10 < (len(starts) - 1) * rising_tenths:
         return {}
     for index in data:
@@ -254,6 +260,32 @@ def distill_table(
     tuning = tuning or StomachTuning()
     lines = [line.removesuffix("\r") for line in text.split("\n")]
     rows, layout = _split_rows(lines, tuning)
+    starts = _section_starts(rows, tuning.table_section_rows) if target_tokens is not None else [0]
+    if len(starts) > 1 and target_tokens is not None:
+        return _sections_distilled(
+            _Split(lines, rows, layout), starts, target_tokens, tuning, infer_types, ask, comparison
+        )
+    return _digest(_Split(lines, rows, layout), infer_types, ask, target_tokens, tuning, comparison)
+
+
+@dataclass(frozen=True, slots=True)
+class _Split:
+    """A table's lines, each line's cells, and how they were split."""
+
+    lines: list[str]
+    rows: list[list[str]]
+    layout: str
+
+
+def _digest(
+    split: _Split,
+    infer_types: bool,
+    ask: AskTerms | None,
+    target_tokens: int | None,
+    tuning: StomachTuning,
+    comparison: Comparison | None,
+) -> TableDigest:
+    lines, rows, layout = split.lines, split.rows, split.layout
     shape = _layout(lines, rows, tuning.table_directive_lines)
     data_lines = shape.data
     header = shape.header
@@ -320,6 +352,73 @@ def distill_table(
     return TableDigest("\n".join(body), len(data_lines), width)
 
 
+def _section_starts(rows: list[list[str]], least_rows: int) -> list[int]:
+    """Where each of the tables one block holds begins: the first at 0, each other at a header row (no cell of it
+    a number) whose count of cells differs from the row above it and is shared by the ``least_rows`` rows under
+    it, at least ``least_rows`` rows after the table before."""
+    starts = [0]
+    for index in range(1, len(rows) - least_rows):
+        count = len(rows[index])
+        if count < 2 or count == len(rows[index - 1]) or index - starts[-1] < least_rows:
+            continue
+        if any(_number(cell) is not None for cell in rows[index]):
+            continue
+        if all(len(rows[below]) == count for below in range(index + 1, index + 1 + least_rows)):
+            starts.append(index)
+    return starts
+
+
+def _sections_distilled(
+    split: _Split,
+    starts: list[int],
+    target_tokens: int,
+    tuning: StomachTuning,
+    infer_types: bool,
+    ask: AskTerms | None,
+    comparison: Comparison | None,
+) -> TableDigest:
+    """Each of the tables one after another, split as the whole was, the target shared smallest first: each takes
+    what it needs when that is at most ``table_section_whole_share`` of what is left, else the lesser of what it
+    needs and an even part of what is left."""
+    bounds = list(pairwise([*starts, len(split.lines)]))
+    # Costed as the table's rendering costs its room: each row and its newline, and its opening (its size line,
+    # its header, and its columns named again with their types).
+    needs = [
+        math.ceil(
+            (
+                sum(min(len(line), tuning.table_row_chars) + 2 for line in split.lines[start:end])
+                + 2 * len(split.lines[start])
+                + tuning.table_section_opening_chars * (1 + len(split.rows[start]))
+            )
+            / tuning.chars_per_token
+        )
+        for start, end in bounds
+    ]
+    shares = [0] * len(bounds)
+    left = target_tokens
+    for place, section in enumerate(sorted(range(len(bounds)), key=needs.__getitem__)):
+        # A table small beside what is left (a summary under a dump) is served whole; the largest takes the rest.
+        whole = needs[section] <= left * tuning.table_section_whole_share
+        shares[section] = min(needs[section], left if whole else left // (len(bounds) - place))
+        left -= shares[section]
+    digests = [
+        _digest(
+            _Split(split.lines[start:end], split.rows[start:end], split.layout),
+            infer_types,
+            ask,
+            share,
+            tuning,
+            comparison,
+        )
+        for (start, end), share in zip(bounds, shares, strict=True)
+    ]
+    return TableDigest(
+        "\n".join(digest.rendering for digest in digests),
+        sum(digest.rows for digest in digests),
+        max(digest.columns for digest in digests),
+    )
+
+
 # Why a row answering the ask's comparison is kept, by whether the ask states a value and which way it compares.
 _COMPARED = {
     (False, 1): "greatest asked", (False, -1): "least asked", (False, 0): "compared",
@@ -343,6 +442,8 @@ def _fill(lines: list[str], data: list[int], ask: AskTerms | None, tuning: Stoma
     while step > 1 and len(filling) < tuning.table_fill_rows * 2:
         step //= 2
         filling.extend((data[position], "filling") for position in range(step, len(data), step * 2))
+    # Halving a count that is no power of two passes rows over: the rest follow in order.
+    filling.extend((index, "filling") for index in data[: max(tuning.table_fill_rows * 2 - len(filling), 0)])
     return filling
 
 
