@@ -1,14 +1,6 @@
 """Table distillation: dimensions, column names with inferred types and ranges, the rows that matter.
 
-Types: ``int``, ``float``, ``percent``, ``currency``, ``bool``, ``timestamp``,
-``text``, or ``empty`` when a column holds only nulls; a trailing ``?`` marks a
-column with some nulls (empty, ``null``, ``none``, ``n/a``, ``na``, ``nan``,
-``nil``, ``-``). A column whose values disagree is ``text``.
-
-Layouts: pipe-, tab- and comma-delimited, whitespace-aligned and space-separated (as many words on nearly
-every line, where the gaps do not align: an access log read as a table), lines ending in
-CRLF or LF. A header of directives (Zeek's ``#fields``/``#types`` lines) names the
-columns; its other ``#`` lines are not rows.
+How a table's lines split into cells and what type each column holds is ``table_cells``'s.
 
 Rows kept, in this order while the target allows: the header, rows holding the
 ask's terms (the rarer in the table its terms, the sooner, each part of the ask
@@ -26,35 +18,31 @@ of the target and the largest the rest.
 
 from __future__ import annotations
 
-import csv
 import heapq
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass
 from itertools import pairwise
 
 from organs.stomach.core.asked import AskTerms, rarity
 from organs.stomach.core.compare import Comparison
+from organs.stomach.core.distill.table_cells import (
+    NULLS,
+    NUMERIC_KINDS,
+    infer_column_type,
+    layout_of,
+    number_of,
+    numeric_sample,
+    split_rows,
+)
 from organs.stomach.core.distill.text import TIMES, clip_line, elision, plural
-from organs.stomach.core.shapes.line_shapes import box_as_pipes
-from organs.stomach.core.shapes.signals import aligned_columns, is_alert
-from organs.stomach.core.shapes.timestamps import leading_stamp
+from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.tuning import StomachTuning
 
 __all__ = ["KEPT_MARK", "TableDigest", "distill_table", "infer_column_type"]
 
 # What opens a kept row's reasons after the row.
 KEPT_MARK = "  ◂ "
-_NUMERIC_KINDS = ("int", "float", "percent", "currency")
-_NULLS = frozenset({"", "null", "none", "n/a", "na", "nan", "nil", "-", "—", "?"})
-_INT = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+|[-+]?\d+")
-_FLOAT = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\d{1,3}(?:,\d{3})+\.\d+")
-_PERCENT = re.compile(r"[-+]?(?:\d+(?:\.\d+)?|\.\d+) ?%")
-_CURRENCY = re.compile(r"[-+]?[$€£¥₹] ?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)? ?(?:USD|EUR|GBP|JPY|[$€£¥₹])")
-_BOOLEANS = frozenset({"true", "false", "yes", "no"})
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_SEPARATOR_CELL = re.compile(r"\s*:?-{3,}:?\s*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,136 +52,18 @@ class TableDigest:
     columns: int
 
 
-def _number(value: str) -> float | None:
-    digits = re.sub(r"[^\d.eE+-]", "", value)
-    try:
-        return float(digits)
-    except ValueError:
-        return None
-
-
-def _value_type(value: str) -> str:
-    if value.lower() in _BOOLEANS:
-        return "bool"
-    if _INT.fullmatch(value):
-        return "int"
-    if _FLOAT.fullmatch(value):
-        return "float"
-    if _PERCENT.fullmatch(value):
-        return "percent"
-    if _CURRENCY.fullmatch(value):
-        return "currency"
-    if not any(separator in value for separator in ":-/"):
-        return "text"
-    stamp = leading_stamp(value)
-    if (stamp is not None and stamp.end >= len(value) - 1) or _DATE.fullmatch(value):
-        return "timestamp"
-    return "text"
-
-
-def infer_column_type(values: list[str]) -> str:
-    """The type of a column, spelled as in the rendering (``int?``, ``percent``, ``empty``…)."""
-    present = [value.strip() for value in values if value.strip().lower() not in _NULLS]
-    has_nulls = len(present) < len(values)
-    if not present:
-        return "empty"
-    kinds = {_value_type(value) for value in present}
-    if kinds <= {"int", "float"}:
-        kind = "float" if "float" in kinds else "int"
-    elif len(kinds) == 1:
-        kind = next(iter(kinds))
-    else:
-        kind = "text"
-    if kind in ("int", "float", "percent", "currency"):
-        numbers = [number for value in present if (number := _number(value)) is not None]
-        if numbers:
-            kind += f" {_plain(min(numbers))}…{_plain(max(numbers))}"
-    return kind.replace(" ", "? ", 1) if has_nulls and " " in kind else kind + ("?" if has_nulls else "")
-
-
-def _plain(number: float) -> str:
-    if number.is_integer() and abs(number) < 1e15:
-        return str(int(number))
-    # The shortest spelling that reads back as the number: usually the value as the table wrote it.
-    spelled = repr(number)
-    return spelled if len(spelled) <= 18 else f"{number:g}"
-
-
-def _split_rows(lines: list[str], tuning: StomachTuning) -> tuple[list[list[str]], str]:
-    least = len(lines) * tuning.table_delimiter_tenths
-    boxed = [box_as_pipes(line) for line in lines]
-    if boxed != lines and sum(1 for line in boxed if "|" in line) * 10 >= least:
-        # Drawn with box characters: read as pipes, its rules as dashes.
-        lines = boxed
-    if sum(1 for line in lines if "|" in line) * 10 >= least:
-        rows = [line.strip().removeprefix("|").removesuffix("|").split("|") for line in lines]
-        return [[cell.strip() for cell in row] for row in rows], "pipe-delimited"
-    if sum(1 for line in lines if "\t" in line) * 10 >= least:
-        return [line.split("\t") for line in lines], "tab-delimited"
-    if sum(1 for line in lines if "," in line) * 10 >= least:
-        try:
-            return list(csv.reader(lines)), "comma-delimited"
-        except csv.Error:
-            pass
-    columns = aligned_columns(lines[: tuning.table_aligned_lines])
-    fields = _word_fields(lines, tuning)
-    if fields > len(columns):
-        # Fields one space apart, as many on every line (a server's access lines): the gaps do not align, the
-        # words do.
-        return [line.split(maxsplit=fields - 1) for line in lines], "space-separated"
-    return [[line[start:end].strip() for start, end in columns] for line in lines], "whitespace-aligned"
-
-
-def _word_fields(lines: list[str], tuning: StomachTuning) -> int:
-    """How many space-separated words nearly every line holds (``table_delimiter_tenths`` of them), or 0."""
-    counts = Counter(len(line.split()) for line in lines if line.strip())
-    if not counts:
-        return 0
-    fields, lines_with = counts.most_common(1)[0]
-    return fields if fields >= 3 and lines_with * 10 >= sum(counts.values()) * tuning.table_delimiter_tenths else 0
-
-
-@dataclass(slots=True)
-class _Layout:
-    """Where the header and the data rows are among the lines, and the header's cells."""
-
-    header_line: int
-    header: list[str]
-    data: list[int]
-    directives: list[int]
-
-
-def _layout(lines: list[str], rows: list[list[str]], directive_lines: int) -> _Layout:
-    fields = next(
-        (index for index, line in enumerate(lines[:directive_lines]) if line.startswith(("#fields", "#Fields"))),
-        None,
-    )
-    if fields is not None:
-        # Zeek/W3C style: the directive names the columns after its own name; every "#" line is a directive.
-        named = lines[fields].split("\t") if "\t" in lines[fields] else lines[fields].split()
-        directives = [index for index, line in enumerate(lines) if line.startswith("#")]
-        data = [index for index, line in enumerate(lines) if line and not line.startswith("#")]
-        return _Layout(fields, [cell.strip() for cell in named[1:]], data, directives)
-    data = [
-        index
-        for index, row in enumerate(rows)
-        if index > 0 and not all(_SEPARATOR_CELL.fullmatch(cell) for cell in row if cell)
-    ]
-    return _Layout(0, rows[0] if rows else [], data, [])
-
-
 def _extremes(rows: list[list[str]], data: list[int], column: int, typed_rows: int) -> tuple[int, int] | None:
     """The data lines holding the column's minimum and maximum (the first of equals), or None."""
     low: tuple[float, int] | None = None
     high: tuple[float, int] | None = None
     for index in data[:typed_rows]:
         row = rows[index]
-        if column >= len(row) or row[column].strip().lower() in _NULLS:
+        if column >= len(row) or row[column].strip().lower() in NULLS:
             continue
         try:
             number = float(row[column])
         except ValueError:
-            parsed = _number(row[column])
+            parsed = number_of(row[column])
             if parsed is None:
                 continue
             number = parsed
@@ -214,7 +84,7 @@ def _spans(rows: list[list[str]], data: list[int], start: int, end: int, rising_
     else none."""
     spans: dict[int, float] = {}
     starts = [
-        number for index in data if start < len(rows[index]) and (number := _number(rows[index][start])) is not None
+        number for index in data if start < len(rows[index]) and (number := number_of(rows[index][start])) is not None
     ]
     if sum(later > earlier for earlier, later in pairwise(starts)) * 10 < (len(starts) - 1) * rising_tenths:
         return {}
@@ -222,19 +92,13 @@ def _spans(rows: list[list[str]], data: list[int], start: int, end: int, rising_
         row = rows[index]
         if end >= len(row):
             continue
-        low, high = _number(row[start]), _number(row[end])
+        low, high = number_of(row[start]), number_of(row[end])
         if low is None or high is None:
             continue
         if high < low:
             return {}
         spans[index] = high - low
     return spans if any(spans.values()) else {}
-
-
-def _numeric_sample(values: list[str]) -> bool:
-    """Whether the present values of a sample all read as numbers: the cheap test when types are not inferred."""
-    present = [value for value in values if value.strip().lower() not in _NULLS]
-    return bool(present) and all(_number(value) is not None and _FLOAT.fullmatch(value.strip()) for value in present)
 
 
 def _why(reasons: list[str], shown_count: int) -> str:
@@ -259,7 +123,7 @@ def distill_table(
     what the ask compares (its rows by value, and which way a span is ranked)."""
     tuning = tuning or StomachTuning()
     lines = [line.removesuffix("\r") for line in text.split("\n")]
-    rows, layout = _split_rows(lines, tuning)
+    rows, layout = split_rows(lines, tuning)
     starts = _section_starts(rows, tuning.table_section_rows) if target_tokens is not None else [0]
     if len(starts) > 1 and target_tokens is not None:
         return _sections_distilled(
@@ -286,7 +150,7 @@ def _digest(
     comparison: Comparison | None,
 ) -> TableDigest:
     lines, rows, layout = split.lines, split.rows, split.layout
-    shape = _layout(lines, rows, tuning.table_directive_lines)
+    shape = layout_of(lines, rows, tuning.table_directive_lines)
     data_lines = shape.data
     header = shape.header
     width = max(len(header), max((len(rows[index]) for index in data_lines), default=0))
@@ -305,14 +169,14 @@ def _digest(
             ]
             kind = infer_column_type(values)
             columns.append(f"{name} ({kind})")
-            if kind.startswith(_NUMERIC_KINDS):
+            if kind.startswith(NUMERIC_KINDS):
                 numeric.append(column)
         else:
             columns.append(name)
             sample = [
                 rows[index][column] for index in data_lines[: tuning.table_sampled_rows] if column < len(rows[index])
             ]
-            if _numeric_sample(sample):
+            if numeric_sample(sample):
                 numeric.append(column)
     opening = [summary, "columns: " + " · ".join(columns)]
     # The header line, and for a directive header its column names and types (the other directives are noise).
@@ -361,7 +225,7 @@ def _section_starts(rows: list[list[str]], least_rows: int) -> list[int]:
         count = len(rows[index])
         if count < 2 or count == len(rows[index - 1]) or index - starts[-1] < least_rows:
             continue
-        if any(_number(cell) is not None for cell in rows[index]):
+        if any(number_of(cell) is not None for cell in rows[index]):
             continue
         if all(len(rows[below]) == count for below in range(index + 1, index + 1 + least_rows)):
             starts.append(index)
