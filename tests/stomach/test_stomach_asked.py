@@ -133,3 +133,9 @@ def test_what_the_ask_opens_a_clause_by_setting_aside_gives_no_terms() -> None:
 def test_a_cue_inside_a_clause_is_a_verb_of_the_question_not_a_setting_aside() -> None:
     ask = AskTerms.of("Why is the service ignoring my override?")
     assert ask.named("skipped override /etc/unit/override.conf") == ("overrid",)
+
+
+def test_an_alerts_terms_are_its_words_and_names_not_its_numbers() -> None:
+    echo = AskTerms.echoed(["2026-12-07 WARN failed to publish member 63a89b00 (caller=etcdserver/server.go:2098) 7s"])
+    assert {"publish", "member", "etcdserver/server.go:2098"} <= set(echo.terms)
+    assert not {"2026-12-07", "63a89b00", "7s", "failed"} & set(echo.terms)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.distill.kinds import alerts_echoed
 from organs.stomach.core.distill.trace import distill_trace
 from organs.stomach.core.tuning import StomachTuning
 
@@ -298,3 +299,36 @@ def test_a_chain_of_many_causes_is_not_ranked_like_a_dump() -> None:
     sections = [f"Caused by: java.io.IOException: layer {i}\n\tat com.shop.L{i}.run(L{i}.java:1)" for i in range(40)]
     trace = "java.lang.IllegalStateException: top\n\tat com.shop.Main.main(Main.java:1)\n" + "\n".join(sections)
     assert "not shown" not in distill_trace(trace, target_tokens=200).rendering
+
+
+_PUBLISHING = _goroutine(
+    7,
+    "select",
+    [
+        "raft.(*node).stepWait",
+        "raft.(*node).Propose",
+        "server.(*Server).Do",
+        "server.(*Server).Put",
+        "server.(*Server).handle",
+        "server.(*Server).publish",
+        "server.(*Server).start",
+        "server.run",
+    ],
+)
+
+
+def test_a_kept_goroutine_shows_first_the_frames_naming_what_the_pastes_alerts_say_failed() -> None:
+    dump = "\n\n".join([*_POOL[:12], _PUBLISHING, *_POOL[12:]])
+    ask = AskTerms.of("Why does it hang?")
+    echo = AskTerms.echoed(['{"level":"warn","msg":"failed to publish local member to cluster"}'])
+    publish = "server.(*Server).publish(_, {_, _}, 0x5?)"
+    assert publish not in distill_trace(dump, target_tokens=300, ask=ask).rendering
+    assert publish in distill_trace(dump, target_tokens=300, ask=ask, echo=echo).rendering
+
+
+def test_the_alert_terms_of_a_pastes_other_blocks_are_read_only_beside_a_trace() -> None:
+    log = "10:01 INFO starting\n10:02 WARN failed to publish member through consensus\n10:03 INFO retrying"
+    echo = alerts_echoed([("log", log), ("stack_trace", _PUBLISHING)], StomachTuning())
+    assert echo is not None and {"publish", "consensu", "member"} <= set(echo.terms)
+    assert "starting" not in echo.terms and "retrying" not in echo.terms
+    assert alerts_echoed([("log", log), ("table", "a\tb\n1\t2")], StomachTuning()) is None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from organs.stomach.core.tuning import AskTuning
@@ -68,6 +69,7 @@ _TROUBLE_STEMS = {
     "failure": "fail", "failures": "fail", "warning": "warn", "warnings": "warn", "different": "differ",
 }  # fmt: skip
 _WORDS = re.compile(r"[a-z]+")
+_LETTERS_RUN = re.compile(r"[A-Za-z]{3}")
 # What the ask sets aside ("leaving out the /user/events polling, which request was slowest?"): from the cue to the
 # end of its clause. A line holding its terms answers no comparison.
 _SET_ASIDE = re.compile(
@@ -229,6 +231,28 @@ class AskTerms:
             for pattern in (_pattern_of(term, kind),)
         )
         return cls(tuple(term for term, _ in ordered), tuple(kind for _, kind in ordered), bounded, trouble)
+
+    @classmethod
+    def echoed(cls, lines: Sequence[str], tuning: AskTuning | None = None, most: int = 64) -> AskTerms:
+        """The words and identifiers of the paste's alert lines (``lines``), at most ``most`` of them in order:
+        what one block says went wrong, to look for in another (a log's failing call among a dump's threads)."""
+        tuning = tuning or AskTuning()
+        found: dict[str, str] = {}
+        for line in lines:
+            for match in _TOKEN.finditer(line[: tuning.max_term_chars * 4]):
+                token = match.group()
+                kind = _kind_of(token, tuning.min_word_chars)
+                # A stamp, a clock or an id (2026-12-07, 10:02, 63a89b00) names no thing to look for elsewhere.
+                if kind not in ("word", "identifier") or not _LETTERS_RUN.search(token, 0):
+                    continue
+                term = token.removesuffix("()").strip("-.:~\"'").rstrip(".:?!,;").lower()
+                if kind == "word":
+                    term = _stem_of(term, tuning.min_stem)
+                if tuning.min_term_chars <= len(term) <= tuning.max_term_chars:
+                    found.setdefault(term, kind)
+                if len(found) >= most:
+                    return cls._made(list(found.items()))
+        return cls._made(list(found.items()))
 
     def broad(self) -> AskTerms:
         """These terms and the ask's words of trouble: for a ranking that weighs each term by its rarity."""

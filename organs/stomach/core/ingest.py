@@ -60,7 +60,7 @@ from organs.stomach.core.blocks.segments import Plan, Segment, cut_blocks, plan_
 from organs.stomach.core.budget import TARGETED_KINDS, allocate, fit_budget, served_tokens, shorter_compact, weigh
 from organs.stomach.core.classify.rungs import Classification
 from organs.stomach.core.compare import Comparison
-from organs.stomach.core.distill.kinds import DistillContext, LogRenderer
+from organs.stomach.core.distill.kinds import DistillContext, LogRenderer, alerts_echoed
 from organs.stomach.core.evidence import Evidence, IngestProvider, Item, build_frame, rendered, rendered_later, title_of
 from organs.stomach.core.redact import PasteRedaction, describe, redact_paste
 from organs.stomach.core.relevance import Fillable, LineScorer, fill_relevant, scorer_for
@@ -169,8 +169,9 @@ def ingest_paste(
     goal = "\n\n".join(cut.plan.goal_pieces)
     ask = AskTerms.of(goal, config.tuning.ask)
     comparison = Comparison.of(goal, config.tuning.relevance)
+    echo = alerts_echoed([(piece.kind, piece.text) for piece in evidence], config.tuning)
     context = DistillContext(
-        ask, config.encoding, cheap=cut.tier != "full", tuning=config.tuning, comparison=comparison
+        ask, config.encoding, cheap=cut.tier != "full", tuning=config.tuning, comparison=comparison, echo=echo
     )
     items = [Item(piece) if tokens is None else Item(piece).counted(tokens) for piece in evidence]
     if cut.tier != "deferred":

@@ -556,8 +556,10 @@ class StomachTuning:
     # its most telling sections instead: the richest of these frame counts at each end (for the most telling one,
     # then for the others) that show this many sections, else the leanest that show one; the others are counted by
     # header (this many headers named). A section's worth: the rarity of its frames among the sections (a library's
-    # frame counting this share), plus this weight times the rarity of the ask's terms it holds; a repeat's and an
-    # idle thread's worth count these shares; a crash adds this much.
+    # frame counting this share), plus this weight times the rarity of the ask's terms it holds and this one times
+    # that of the paste's other blocks' alert terms; a repeat's and an idle thread's worth count these shares; a
+    # crash adds this much. The alert terms are read from this many lines at each end of each other block, from at
+    # most this many distinct alert lines, at most this many terms.
     trace_ranked_sections: int = 12
     trace_ranked_below: int = 3
     trace_ranked_frames: tuple[int, ...] = (8, 5, 3, 1)
@@ -565,9 +567,16 @@ class StomachTuning:
     trace_others_named: int = 6
     trace_library_share: float = 0.25
     trace_ask_weight: float = 1.0
+    trace_echo_weight: float = 0.5
     trace_repeat_share: float = 0.1
     trace_idle_share: float = 0.3
     trace_salient_weight: float = 10.0
+    # A kept section's frames naming the ask's or the alerts' terms come first, the rarer among the frames the
+    # sooner; a term on more than this share of the frames raises none.
+    trace_sought_common_share: float = 0.2
+    echo_scan_lines: int = 4000
+    echo_alert_lines: int = 64
+    echo_terms: int = 64
 
     log: LogConfig = field(default_factory=LogConfig)
     relevance: RelevanceTuning = field(default_factory=RelevanceTuning)

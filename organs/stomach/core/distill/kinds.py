@@ -10,7 +10,7 @@ so the pipeline renders every kind the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -22,10 +22,11 @@ from organs.stomach.core.distill.log import LogDistiller
 from organs.stomach.core.distill.table import distill_table
 from organs.stomach.core.distill.text import TIMES, kept_and_ends, thousands
 from organs.stomach.core.distill.trace import distill_trace
+from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.shapes.timestamps import window_of_lines
 from organs.stomach.core.tuning import StomachTuning
 
-__all__ = ["DISTILLERS", "DistillContext", "Distiller", "LogRenderer", "Rendering", "distiller_for"]
+__all__ = ["DISTILLERS", "DistillContext", "Distiller", "LogRenderer", "Rendering", "alerts_echoed", "distiller_for"]
 
 Window = tuple[str | None, str | None]
 _NO_WINDOW: Window = (None, None)
@@ -55,6 +56,26 @@ class DistillContext:
     tuning: StomachTuning
     # What the ask compares ("the slowest request"), if anything: a log's excerpt keeps the lines answering it.
     comparison: Comparison | None = None
+    # What the paste's other blocks say went wrong (``alerts_echoed``): a dump's threads that name it come first.
+    echo: AskTerms | None = None
+
+
+def alerts_echoed(pieces: Sequence[tuple[FrameKind, str]], tuning: StomachTuning) -> AskTerms | None:
+    """The terms of the alert lines of a paste's blocks that are not traces, read from each block's first and
+    last ``echo_scan_lines``, when the paste holds a trace beside them; else None."""
+    if not any(kind == "stack_trace" for kind, _ in pieces) or len(pieces) < 2:
+        return None
+    alerts: dict[str, None] = {}
+    for kind, text in pieces:
+        if kind == "stack_trace":
+            continue
+        lines = text.split("\n")
+        scan = tuning.echo_scan_lines
+        read = lines if len(lines) <= 2 * scan else [*lines[:scan], *lines[-scan:]]
+        for line in read:
+            if len(alerts) < tuning.echo_alert_lines and is_alert(line):
+                alerts.setdefault(line.strip())
+    return AskTerms.echoed(list(alerts), tuning.ask, tuning.echo_terms) if alerts else None
 
 
 class Distiller(Protocol):
@@ -94,7 +115,7 @@ class TraceRenderer:
     context: DistillContext
 
     def render(self, target: int) -> Rendering:
-        trace = distill_trace(self.text, target, self.context.tuning, self.context.ask)
+        trace = distill_trace(self.text, target, self.context.tuning, self.context.ask, self.context.echo)
         # Both ends are read, so the stamps bound the whole trace, not its first lines.
         window = window_of_lines(self.text.split("\n"), self.context.tuning.window_edge_lines)
         return Rendering(trace.rendering, None, window, trace.exception, "every section's header and its end frames")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from organs.stomach.core.asked import AskTerms, rarity
@@ -316,11 +317,15 @@ def _render(sections: list[_Section], plan: _Plan, summary: str, tuning: Stomach
 
 
 def distill_trace(
-    text: str, target_tokens: int | None = None, tuning: StomachTuning | None = None, ask: AskTerms | None = None
+    text: str,
+    target_tokens: int | None = None,
+    tuning: StomachTuning | None = None,
+    ask: AskTerms | None = None,
+    echo: AskTerms | None = None,
 ) -> TraceDigest:
     """The compact rendering of a trace; with ``target_tokens``, as many frames as fit it (estimated). A dump of many
     sections that would keep only a few frames of each keeps its most telling sections whole instead (``ask``
-    weighs which)."""
+    weighs which, and less ``echo``: what the paste's other blocks say went wrong)."""
     tuning = tuning or StomachTuning()
     lines = text.split("\n")
     if is_thread_dump(lines, tuning):
@@ -357,7 +362,7 @@ def distill_trace(
         else:
             low = middle + 1
     if _a_dump(sections, tuning) and (not fits or plans[low].keep < tuning.trace_ranked_below):
-        ranked = _ranked_rendering(sections, summary, budget_chars, ask, tuning)
+        ranked = _ranked_rendering(sections, summary, budget_chars, (ask, echo), tuning)
         if ranked is not None:
             return TraceDigest(ranked, exception)
     if not fits:
@@ -373,26 +378,36 @@ def _a_dump(sections: list[_Section], tuning: StomachTuning) -> bool:
     return len(sections) >= tuning.trace_ranked_sections and causes * 2 < len(sections)
 
 
-def _section_worth(sections: list[_Section], ask: AskTerms | None, tuning: StomachTuning) -> list[float]:
-    """How much each section tells, the paste being its own corpus: the rarity among the sections of the ask's
-    terms it holds and of its frames (a stack no other section has, against a pool's hundred alike), a crash
-    above all, a thread waiting for work least."""
+def _section_worth(
+    sections: list[_Section], looked_for: tuple[AskTerms | None, AskTerms | None], tuning: StomachTuning
+) -> list[float]:
+    """How much each section tells, the paste being its own corpus: the rarity among the sections of the terms it
+    holds of the ask and, weighing less, of the paste's other blocks' alerts (``looked_for``), and of its frames (a
+    stack no other section has, against a pool's hundred alike), a crash above all, a thread waiting for work
+    least."""
+    ask, echo = looked_for
     keys = [
         {_ADDRESSES.sub("", frame.lines[0]).strip(): frame.application for frame in section.frames}
         for section in sections
     ]
     held = Counter(key for section_keys in keys for key in section_keys)
-    named = [set(ask.named("\n".join(_section_lines(section)))) if ask else set() for section in sections]
-    asked = Counter(term for terms in named for term in terms)
+    texts = ["\n".join(_section_lines(section)) for section in sections]
+    named = [set(ask.named(text)) if ask else set() for text in texts]
+    echoed = [set(echo.named(text)) - terms if echo else set() for text, terms in zip(texts, named, strict=True)]
+    asked = Counter(term for terms in (*named, *echoed) for term in terms)
     total = len(sections)
     worth = []
-    for section, section_keys, terms in zip(sections, keys, named, strict=True):
+    for section, section_keys, terms, echoes in zip(sections, keys, named, echoed, strict=True):
         # A runtime's or a library's frames say less of what this thread does than the application's own.
         distinct = math.fsum(
             rarity(held[key], total) * (1.0 if application else tuning.trace_library_share)
             for key, application in section_keys.items()
         ) / max(len(section_keys), 1)
-        score = distinct + tuning.trace_ask_weight * math.fsum(rarity(asked[term], total) for term in terms)
+        score = (
+            distinct
+            + tuning.trace_ask_weight * math.fsum(rarity(asked[term], total) for term in terms)
+            + tuning.trace_echo_weight * math.fsum(rarity(asked[term], total) for term in echoes)
+        )
         if section.same_as >= 0:
             score *= tuning.trace_repeat_share
         if section.idle:
@@ -406,18 +421,25 @@ def _section_lines(section: _Section) -> list[str]:
 
 
 def _ranked_rendering(
-    sections: list[_Section], summary: str, budget_chars: float, ask: AskTerms | None, tuning: StomachTuning
+    sections: list[_Section],
+    summary: str,
+    budget_chars: float,
+    looked_for: tuple[AskTerms | None, AskTerms | None],
+    tuning: StomachTuning,
 ) -> str | None:
     """The most telling sections (``_section_worth``) with their frames, as many as fit, in their order, the others
     counted by what their headers say; None when not even one fits."""
-    worth = _section_worth(sections, ask, tuning)
+    worth = _section_worth(sections, looked_for, tuning)
     order = sorted(range(len(sections)), key=lambda index: (-worth[index], index))
+
+    sought = _frame_rarity(sections, looked_for, tuning.trace_sought_common_share)
+
     # The richest frames for the most telling section, then for the others, that show a few sections; where none
     # do, the leanest that show one.
     found = None
     plans = tuning.trace_ranked_frames
     for top, keep in ((top, keep) for top in plans for keep in plans if keep <= top):
-        count, text = _most_sections(sections, order, (top, keep), summary, budget_chars, tuning)
+        count, text = _most_sections(sections, order, (top, keep), summary, budget_chars, tuning, sought)
         if count >= tuning.trace_ranked_least:
             return text
         if count:
@@ -425,10 +447,27 @@ def _ranked_rendering(
     return found
 
 
-def _telling_frames(section: _Section, count: int, line_chars: int) -> list[str]:
-    """A section's frames as a dump's reader wants them: the innermost, the application's own (up to ``count``, those
-    nearest each end; the runtime's and libraries' frames between are counted), and the outermost, which says what
-    started the thread. A goroutine parked in the scheduler shows the code that parked it, not the scheduler."""
+def _frame_rarity(
+    sections: list[_Section], looked_for: tuple[AskTerms | None, AskTerms | None], common_share: float
+) -> Callable[[str], float]:
+    """How rare among the dump's frames the ask's and the alerts' terms a frame names are (BM25's idf summed); a
+    term on more than ``common_share`` of the frames (the project's own package name) weighs nothing."""
+    named = [terms for terms in looked_for if terms]
+    frames = [frame.lines[0] for section in sections for frame in section.frames]
+    held = Counter(term for frame in frames for terms in named for term in set(terms.named(frame)))
+    weight = {term: rarity(count, len(frames)) for term, count in held.items() if count <= common_share * len(frames)}
+
+    def worth(frame: str) -> float:
+        return math.fsum(weight.get(term, 0.0) for terms in named for term in set(terms.named(frame)))
+
+    return worth
+
+
+def _telling_frames(section: _Section, count: int, line_chars: int, sought: Callable[[str], float]) -> list[str]:
+    """A section's frames as a dump's reader wants them: the innermost, the application's own (up to ``count``: those
+    naming what is ``sought``, then those nearest each end; the runtime's and libraries' frames between are
+    counted), and the outermost, which says what started the thread. A goroutine parked in the scheduler shows the
+    code that parked it, not the scheduler."""
     runs = _runs(section.frames)
     if section.innermost_last:
         runs = runs[::-1]
@@ -436,12 +475,14 @@ def _telling_frames(section: _Section, count: int, line_chars: int) -> list[str]
         chosen = set(range(len(runs)))
     else:
         applications = [index for index in range(1, len(runs) - 1) if runs[index][0].application]
+        worth = {index: sought(runs[index][0].lines[0]) for index in applications}
+        named = sorted((index for index in applications if worth[index] > 0), key=lambda index: -worth[index])[:count]
+        applications = [index for index in applications if index not in named]
         # Those nearest the innermost say what it waits in; those nearest the outermost, what it was doing.
-        inner = (count + 1) // 2
-        middle = (
-            applications[:inner] + applications[inner:][-(count - inner) :] if count > inner else applications[:inner]
-        )
-        chosen = {0, *(middle or range(1, count + 1)), len(runs) - 1}
+        left = count - len(named)
+        inner = (left + 1) // 2
+        middle = applications[:inner] + (applications[inner:][-(left - inner) :] if left > inner else [])
+        chosen = {0, *named, *(middle or ([] if named else range(1, count + 1))), len(runs) - 1}
     order = sorted(chosen, reverse=section.innermost_last)
     rendered: list[str] = []
     previous = len(runs) if section.innermost_last else -1
@@ -461,9 +502,10 @@ def _most_sections(
     summary: str,
     budget_chars: float,
     tuning: StomachTuning,
+    sought: Callable[[str], float],
 ) -> tuple[int, str]:
     """How many of the sections, taken in ``order``, fit with their frames (``keeps``: at each end for the first of
-    the order, then for the others), and their rendering."""
+    the order, then for the others; frames naming what is ``sought`` first), and their rendering."""
     first = order[0]
     plan = _Plan(keeps[1], _ALL, drop_unreliable=True)
 
@@ -474,7 +516,7 @@ def _most_sections(
             if index in shown:
                 body.extend(_header_lines(section, plan, tuning))
                 keep = keeps[0] if index == first else keeps[1]
-                body.extend(_telling_frames(section, 2 * keep, tuning.trace_line_chars))
+                body.extend(_telling_frames(section, 2 * keep, tuning.trace_line_chars, sought))
         others = Counter(
             _ADDRESSES.sub("N", section.header[0].strip()) if section.header else "(frames only)"
             for index, section in enumerate(sections)
