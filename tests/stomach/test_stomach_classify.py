@@ -176,7 +176,7 @@ def test_a_log_whose_every_line_is_tabbed_in_is_a_log_not_a_tab_delimited_table(
         for second in range(12)
     )
     found = classify(log, fenced=False)
-    assert (found.kind, found.reason.split(":")[0]) == ("log", "rung 5c")
+    assert (found.kind, found.reason.split(":")[0]) == ("log", "rung 5d")
     assert kind_of(log.replace("\t", "")) == "log"
 
 
@@ -808,3 +808,22 @@ def test_rung_3_frames_without_an_exception_are_a_backtrace() -> None:
 def test_rung_3_two_frames_alone_are_not_yet_a_backtrace() -> None:
     frames = "#0  0x00007f2a6a1c154d in poll () from /lib64/libc.so.6\n#1  0x0000000000401a2c in main () at main.c:55"
     assert kind_of(frames) != "stack_trace"
+
+
+def _samples(header: str, rows: int) -> list[str]:
+    """A sample report's table: a header row under a clock, then rows of a clock and numbers, then its average."""
+    lines = [f"06:02:42  {header}"]
+    lines += [f"06:{2 + n // 12:02d}:{n % 12 * 5:02d}  all  {n * 7 % 100}.25  0.00  {n % 9}.50" for n in range(rows)]
+    return [*lines, "Average:  all  50.27  0.00  6.11"]
+
+
+def test_rung_5c_samples_on_a_clock_under_their_header_are_a_table() -> None:
+    samples = ["Linux 6.1 (vm) \t12/07/26", "", *_samples("CPU  %user  %nice  %system", 30)]
+    found = classify("\n".join(samples), fenced=False)
+    assert (found.kind, found.reason.split(":")[0]) == ("table", "rung 5c")
+
+
+def test_rung_5c_a_log_whose_clocks_are_followed_by_words_is_no_samples() -> None:
+    log = [f"06:02:{n:02d}  worker {n} picked job {n * 7} from queue" for n in range(30)]
+    found = classify("\n".join(["06:02:00  TIME  MESSAGE  SOURCE", *log]), fenced=False)
+    assert found.reason.split(":")[0] != "rung 5c"

@@ -467,3 +467,10 @@ def test_a_short_run_of_one_kind_of_evidence_under_its_headings_is_one_document(
     entries = ingest_paste(paste).report
     assert len(entries) == 3
     assert paste[entries[1].span[0] : entries[1].span[1]] == scan
+
+
+def test_a_command_and_its_outputs_banner_are_joined_to_the_output_a_blank_line_below() -> None:
+    rows = "\n".join(f"06:02:{n:02d}  all  {n * 7 % 90}.5  0.00  {n % 9}.5" for n in range(30))
+    paste = f"From the box:\n\n$ sar -u\nLinux 6.1 (vm) \t12/07/26\n\n06:02:00  CPU  %user  %nice  %idle\n{rows}"
+    report = ingest_paste(paste + "\n\nWhen was the CPU busiest?").report
+    assert [entry.kind for entry in report if entry.outcome != "goal"] == ["prose", "table"]

@@ -237,3 +237,15 @@ def test_rows_short_of_a_span_column_are_passed_over() -> None:
         lines.append(f"obj/step_{n:03d}.o\t{n * 100}\t{n * 100 + took}")
     lines.append("done")
     assert "obj/step_040.o\t4000\t9000  ◂" in distill_table("\n".join(lines), target_tokens=300).rendering
+
+
+def test_tables_a_blank_line_apart_are_each_profiled_with_their_own_columns() -> None:
+    cpu = ["time  CPU  %user  %idle"] + [
+        f"06:{n // 60:02d}:{n % 60:02d}  all  {n * 7 % 90}.5  {n % 9}.5" for n in range(200)
+    ]
+    memory = ["time  kbfree  %memused"] + [f"06:{n // 60:02d}:{n % 60:02d}  {900 - n}  {n % 50}.1" for n in range(200)]
+    memory[120] = "06:01:59  16000  97.4"
+    text = "\n".join(["Linux 6.1 (vm)  12/07/26", "", *cpu, "", *memory])
+    rendering = distill_table(text, target_tokens=600).rendering
+    assert rendering.startswith("Linux 6.1 (vm)  12/07/26\n")
+    assert "%memused (float 0.1…97.4)" in rendering and "06:01:59  16000  97.4  ◂ max kbfree; max %memused" in rendering

@@ -294,6 +294,8 @@ class ClassifyTuning:
     boxed_output_lines: int = 8
     # What a block ends in (a trace's last frames, a report's tally) is read from its last this many lines.
     closing_lines: int = 30
+    # A block of a prompt and at most this many lines under it (its output's banner) opens the output after it.
+    command_banner_lines: int = 2
     # A block's head read for the prefix of the stream before it (``blocks.structures.join_streams``).
     stream_scan_chars: int = 64 * 1024
     # This many blocks in a row, none the user's words, are one document its blank lines cut
@@ -344,8 +346,10 @@ class ClassifyTuning:
     mean_cell_words: float = 2.0
     # A delimited table: at least this many tenths of its lines split into the same number of cells.
     column_tenths: int = 9
-    # Source-prefixed lines, aligned table rows and numbered records: at least this many tenths of the lines.
+    # Source-prefixed lines, aligned table rows, numbered records and samples on a clock: at least this many tenths
+    # of the lines; samples, at least this many rows.
     row_tenths: int = 8
+    sample_rows: int = 3
     # An aligned listing: at least this many aligned keys, and this many tenths of lines keyed or indented under one.
     listing_aligned_keys: int = 3
     listing_tenths: int = 9

@@ -18,8 +18,9 @@ __all__ = ["join_commands", "join_sessions"]
 def join_commands(
     text: str, blocks: Sequence[Block], tuning: ClassifyTuning, received: Callable[[int, int], str] | None = None
 ) -> list[Block]:
-    """The blocks, with a block of shell prompts (``$ chainsaw hunt …``) joined to the block after it, its output
-    set apart by a blank line, unless that block is fenced or the user's words."""
+    """The blocks, with a block of shell prompts (``$ chainsaw hunt …``), or of one prompt and its output's banner,
+    joined to the block after it, its output set apart by a blank line, unless that block is fenced or the user's
+    words."""
     read = reader(text, received)
     joined: list[Block] = []
     for block in blocks:
@@ -30,7 +31,9 @@ def join_commands(
             and not previous.fenced
             and not block.fenced
             and not previous.remainder
-            and _only_prompts(read(previous.start, min(previous.end, previous.start + tuning.opening_chars)))
+            and _opens_output(
+                read(previous.start, min(previous.end, previous.start + tuning.opening_chars)), head, tuning
+            )
             and not users_head(head, line_count(text, block), tuning)
         ):
             joined[-1] = replace(previous, end=block.end, remainder=block.remainder)
@@ -39,9 +42,16 @@ def join_commands(
     return joined
 
 
-def _only_prompts(text: str) -> bool:
+def _opens_output(text: str, after: str, tuning: ClassifyTuning) -> bool:
+    """Whether a block opens the output of the block ``after`` it: shell prompts alone, or one prompt and the
+    banner its output opens with (sar's ``Linux 6.1 (host)  12/07/26``: at most ``command_banner_lines`` lines
+    under it) when what follows is no command of its own."""
     lines = [line for line in text.split("\n") if line.strip()]
-    return bool(lines) and all(is_prompt(line) for line in lines)
+    if not lines or not is_prompt(lines[0]):
+        return False
+    if all(is_prompt(line) for line in lines):
+        return True
+    return len(lines) - 1 <= tuning.command_banner_lines and not is_prompt(after.lstrip("\n").split("\n", 1)[0])
 
 
 def join_sessions(

@@ -38,7 +38,9 @@ The order is load-bearing, because several shapes imitate each other:
 5. an explicitly delimited table (``|`` or a box's walls, tab, comma with value-like cells), or boxes drawn
    side by side (a query plan) → table;
    5b. a SQL client's results (a header over a dashed rule, ``(N rows)``) → table;
-   5c. multi-line records: a first line that opens with a clock (or a short
+   5c. samples on a clock (sar, iostat): rows of a clock and numbers under header rows of a clock and column
+   names → table, ahead of the records and the weaker log their clocks imitate;
+   5d. multi-line records: a first line that opens with a clock (or a short
    label and a clock, ``# Time: …``) and carries a level, or opens one of
    several such records, with continuation lines between them → log;
 6. a weaker log (level tokens, ``npm info``-style tool levels, .NET's
@@ -99,6 +101,7 @@ from organs.stomach.core.blocks.structures import report_opened
 from organs.stomach.core.classify.rungs import (
     Classification,
     aligned_table_rung,
+    clocked_samples_rung,
     code_rung,
     delimited_record_log_rung,
     delimited_table_rung,
@@ -345,7 +348,8 @@ LADDER: tuple[tuple[str, Rung], ...] = (
     ("4f", test_report_rung),
     ("5", delimited_table_rung),
     ("5b", result_table_rung),
-    ("5c", record_log_rung),
+    ("5c", clocked_samples_rung),
+    ("5d", record_log_rung),
     ("6", weak_log_rung),
     ("7", aligned_table_rung),
     ("7a", listing_rung),

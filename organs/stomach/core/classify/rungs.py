@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from envelopes.types import SegmentKind
+from organs.stomach.core.distill.text import plural
 from organs.stomach.core.shapes.line_shapes import (
     LOGFMT_PAIR,
     box_as_pipes,
@@ -45,6 +46,7 @@ from organs.stomach.core.tuning import ClassifyTuning
 __all__ = [
     "Classification",
     "aligned_table_rung",
+    "clocked_samples_rung",
     "code_rung",
     "delimited_record_log_rung",
     "delimited_table_rung",
@@ -378,6 +380,34 @@ def _weak_log_signal(line: str, single: bool, tuning: ClassifyTuning) -> bool:
 
 
 # "  PID TTY          TIME CMD", "NAME   READY   STATUS": a header row of upper-case column names.
+# A sample's clock (``06:02:47``, ``06:02:47 PM``) and a cell of a sample's row (``95.19``, ``1,024``, ``7%``).
+_SAMPLE_CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?")
+_SAMPLE_VALUE = re.compile(r"[-+]?\d[\d.,]*%?")
+
+
+def _sample_line(fields: list[str]) -> str | None:
+    """``row`` for a clock and numbers (one label allowed), ``header`` for a clock and column names, else None."""
+    fields = fields[2:] if len(fields) > 1 and fields[1] in ("AM", "PM") else fields[1:]
+    if not fields:
+        return None
+    words = sum(1 for field in fields if _SAMPLE_VALUE.fullmatch(field) is None)
+    if words <= 1 and len(fields) >= 2:
+        return "row"
+    return "header" if words == len(fields) >= 3 else None
+
+
+def clocked_samples_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
+    """Samples taken on a clock (sar, iostat, pidstat): rows of a clock and numbers under header rows of a clock
+    and column names, a blank line between one resource's table and the next; a log's clock is followed by
+    words."""
+    written = [line.split() for line in lines if line.strip()]
+    kinds = [_sample_line(fields) if fields and _SAMPLE_CLOCK.fullmatch(fields[0]) else None for fields in written]
+    rows, headers = kinds.count("row"), kinds.count("header")
+    if headers == 0 or rows < tuning.sample_rows or (rows + headers) * 10 < len(written) * tuning.row_tenths:
+        return None
+    return Classification("table", f"samples on a clock ({rows} rows under {plural(headers, 'header')})")
+
+
 _COLUMN_HEADER = re.compile(r"\s*[A-Z][A-Z0-9_%/()-]*(?: +[A-Z][A-Z0-9_%/()-]*){2,30}\s*$")
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -123,11 +124,39 @@ def distill_table(
     what the ask compares (its rows by value, and which way a span is ranked)."""
     tuning = tuning or StomachTuning()
     lines = [line.removesuffix("\r") for line in text.split("\n")]
+    if target_tokens is not None and (paragraphs := _table_paragraphs(lines, tuning.table_section_rows)):
+        # Tables one under another, a blank line between (a report of samples per resource): each read alone.
+        def paragraph(start: int, end: int, table: bool) -> Callable[[int], TableDigest]:
+            if not table:
+                return lambda _: TableDigest("\n".join(lines[start:end]), 0, 0)
+            return lambda share: distill_table(
+                "\n".join(lines[start:end]),
+                infer_types=infer_types,
+                ask=ask,
+                target_tokens=share,
+                tuning=tuning,
+                comparison=comparison,
+            )
+
+        sections = [
+            (_need(lines[start:end], len(lines[start].split()), tuning), paragraph(start, end, table))
+            for start, end, table in paragraphs
+        ]
+        return _shared(sections, target_tokens, tuning, "\n")
     rows, layout = split_rows(lines, tuning)
     starts = _section_starts(rows, tuning.table_section_rows) if target_tokens is not None else [0]
     if len(starts) > 1 and target_tokens is not None:
-        return _sections_distilled(
-            _Split(lines, rows, layout), starts, target_tokens, tuning, infer_types, ask, comparison
+
+        def section(start: int, end: int) -> Callable[[int], TableDigest]:
+            part = _Split(lines[start:end], rows[start:end], layout)
+            return lambda share: _digest(part, infer_types, ask, share, tuning, comparison)
+
+        bounds = list(pairwise([*starts, len(lines)]))
+        return _shared(
+            [(_need(lines[start:end], len(rows[start]), tuning), section(start, end)) for start, end in bounds],
+            target_tokens,
+            tuning,
+            "",
         )
     return _digest(_Split(lines, rows, layout), infer_types, ask, target_tokens, tuning, comparison)
 
@@ -232,52 +261,46 @@ def _section_starts(rows: list[list[str]], least_rows: int) -> list[int]:
     return starts
 
 
-def _sections_distilled(
-    split: _Split,
-    starts: list[int],
-    target_tokens: int,
-    tuning: StomachTuning,
-    infer_types: bool,
-    ask: AskTerms | None,
-    comparison: Comparison | None,
+def _table_paragraphs(lines: list[str], least_rows: int) -> list[tuple[int, int, bool]]:
+    """The paragraphs of a block of tables a blank line apart, each with whether it is a table (more than
+    ``least_rows`` lines: a banner or a note between them is not); none unless two are tables."""
+    paragraphs: list[tuple[int, int, bool]] = []
+    start = None
+    for index, line in enumerate([*lines, ""]):
+        if line.strip() and start is None:
+            start = index
+        elif not line.strip() and start is not None:
+            paragraphs.append((start, index, index - start > least_rows))
+            start = None
+    return paragraphs if sum(table for _, _, table in paragraphs) >= 2 else []
+
+
+def _need(lines: list[str], cells: int, tuning: StomachTuning) -> int:
+    """What a table of ``lines`` costs served whole, as its rendering costs its room: each row and its newline,
+    and its opening (its size line, its header, and its ``cells`` columns named again with their types)."""
+    kept = sum(min(len(line), tuning.table_row_chars) + 2 for line in lines)
+    opening = 2 * len(lines[0]) + tuning.table_section_opening_chars * (1 + cells)
+    return math.ceil((kept + opening) / tuning.chars_per_token)
+
+
+def _shared(
+    sections: list[tuple[int, Callable[[int], TableDigest]]], target_tokens: int, tuning: StomachTuning, gap: str
 ) -> TableDigest:
-    """Each of the tables one after another, split as the whole was, the target shared smallest first: each takes
-    what it needs when that is at most ``table_section_whole_share`` of what is left, else the lesser of what it
-    needs and an even part of what is left."""
-    bounds = list(pairwise([*starts, len(split.lines)]))
-    # Costed as the table's rendering costs its room: each row and its newline, and its opening (its size line,
-    # its header, and its columns named again with their types).
-    needs = [
-        math.ceil(
-            (
-                sum(min(len(line), tuning.table_row_chars) + 2 for line in split.lines[start:end])
-                + 2 * len(split.lines[start])
-                + tuning.table_section_opening_chars * (1 + len(split.rows[start]))
-            )
-            / tuning.chars_per_token
-        )
-        for start, end in bounds
-    ]
-    shares = [0] * len(bounds)
+    """Each of the tables one after another (``gap`` between them), the target shared smallest need first: each
+    takes what it needs when that is at most ``table_section_whole_share`` of what is left, else the lesser of what
+    it needs and an even part of what is left."""
+    shares = [0] * len(sections)
     left = target_tokens
-    for place, section in enumerate(sorted(range(len(bounds)), key=needs.__getitem__)):
+    order = sorted(range(len(sections)), key=lambda section: sections[section][0])
+    for place, section in enumerate(order):
+        need = sections[section][0]
         # A table small beside what is left (a summary under a dump) is served whole; the largest takes the rest.
-        whole = needs[section] <= left * tuning.table_section_whole_share
-        shares[section] = min(needs[section], left if whole else left // (len(bounds) - place))
+        whole = need <= left * tuning.table_section_whole_share
+        shares[section] = min(need, left if whole else left // (len(sections) - place))
         left -= shares[section]
-    digests = [
-        _digest(
-            _Split(split.lines[start:end], split.rows[start:end], split.layout),
-            infer_types,
-            ask,
-            share,
-            tuning,
-            comparison,
-        )
-        for (start, end), share in zip(bounds, shares, strict=True)
-    ]
+    digests = [render(share) for (_, render), share in zip(sections, shares, strict=True)]
     return TableDigest(
-        "\n".join(digest.rendering for digest in digests),
+        ("\n" + gap).join(digest.rendering for digest in digests),
         sum(digest.rows for digest in digests),
         max(digest.columns for digest in digests),
     )
