@@ -293,6 +293,15 @@ def test_masking_keeps_name_leads_and_collapses_runs() -> None:
     assert mask_variables("user=bob took 12 ms", prefix) == "user=<*> took <*> ms"
 
 
+def test_a_base64_value_padded_with_equals_is_masked_whether_or_not_it_holds_a_digit() -> None:
+    from organs.stomach.core.distill.log import LogConfig, mask_variables
+
+    prefix = LogConfig().mask_prefix
+    assert mask_variables(" Digest : lfncJzuppYk= | YnTUvh0qlQOUsTyHETLkOQ==", prefix) == " Digest : <*> | <*>"
+    # A short word before an equals sign is a key, not a digest.
+    assert mask_variables("set mode= on", prefix) == "set mode= on"
+
+
 def _letters(number: int) -> str:
     """A word of letters only (digits would be masked), different for every number."""
     word, number = "", number + 26

@@ -576,6 +576,17 @@ def test_a_template_holding_the_asks_terms_shows_each_of_its_records_that_hold_t
         assert f"Active log file name: /var/log/{name.lower()}.log" in rendering
 
 
+def test_a_templates_records_holding_the_asks_terms_that_differ_only_in_their_clock_are_shown_once() -> None:
+    rows = [
+        f"10:00:{second:02d} |-INFO in logback.Config - Setting level of logger [l{second}] to INFO"
+        for second in range(60)
+    ]
+    rows += [f"10:01:{second:02d} WARN rule ratio failed at eval {second * 7}: duplicate series" for second in range(9)]
+    ask = AskTerms.of("Which ratio rule fails at eval, with which series?")
+    rendering = distill_log("\n".join(rows), 500, DEFAULT_ENCODING, ask=ask).rendering
+    assert rendering.count(": duplicate series") == 2
+
+
 def _records(text: str) -> list[tuple[int, int]]:
     records, _, _ = records_of(TextLines(text), text, LogConfig())
     return list(zip(records.start, records.end, strict=True))

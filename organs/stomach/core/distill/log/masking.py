@@ -3,7 +3,7 @@
 A variable field is any token carrying a digit (numbers, ids, hex, IPs, UUIDs,
 versions, paths with digits; a digit-free lead such as ``attempt_`` or ``node-``
 stays, and so do a lone leading ``/`` and a trailing ``.``, ``:`` or ``-``),
-a quoted value, a ``key=value`` value or a digit-free absolute path;
+a quoted value, a ``key=value`` value, a digit-free absolute path or a base64 value padded with ``=``;
 side-by-side wildcards collapse into one.
 
 Masking is the hot path of the distiller: it runs once per distinct
@@ -39,6 +39,8 @@ _QUOTED_VALUE = r"\"(?<!\w\")[^\"\n]{0,200}\"|'(?<!\w')[^'\n]{0,200}'(?!\w)"
 _QUOTED = re.compile(_QUOTED_VALUE)
 VARIABLE = re.compile(
     _QUOTED_VALUE + r"|(?<==)[^\s,;&)\]}>\"']{1,200}"
+    # A base64 value padded with ``=`` (a digest, a key), whether or not a digit is in it.
+    r"|(?<![\w+/=])[A-Za-z0-9+/]{6,200}={1,2}(?![\w+/=])"
     # A token carrying a digit. A digit-free lead of letters ending in a separator (``attempt_``,
     # ``node-``, ``Thread.java:``) is a name, not a value, so it stays: a match starts at a token start
     # that opens no such lead, or right after a letter and a separator. Each look-around is bounded or

@@ -17,6 +17,7 @@ says. Template lines are spelled out only when the fit reaches them
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -59,6 +60,8 @@ class Piece:
     # Alert-level lines this piece quotes (a repeat of a quoted line counts as quoted).
     quotes: int = 0
 
+
+_DIGIT_RUNS = re.compile(r"\d+")
 
 SLOT_TEMPLATE = 0
 SLOT_EXAMPLE = 1
@@ -230,13 +233,14 @@ def _example_pieces(
     """The template's example and, for a template holding the ask's terms, its other records that hold them, as
     received (what differs among them is often the answer)."""
     pieces = [Piece(index, SLOT_EXAMPLE, priority, None, min(len(first_line), config.example_chars) + 10)]
-    # A record said again word for word adds nothing to the example or to the others.
-    said = {real[records.start[record]]}
+    # A record said again word for word, or but for its numbers (its clock), adds nothing to the example or to the
+    # others.
+    said = {_DIGIT_RUNS.sub("0", real[records.start[record]])}
     more = []
     for number in template.asked_records:
         line = real[records.start[number]]
-        if line not in said:
-            said.add(line)
+        if (numberless := _DIGIT_RUNS.sub("0", line)) not in said:
+            said.add(numberless)
             more.append(line)
     if more and template.asked_hits > 1:
         text = "\n".join("    e.g. " + clip(line, config.example_chars) for line in more)
