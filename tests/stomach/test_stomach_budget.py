@@ -114,6 +114,21 @@ def test_an_overrun_is_absorbed_by_rendering_smaller_before_a_reference() -> Non
     assert fitted[0].compact_tokens == 800 and items[0].compact_tokens == 1000
 
 
+def test_a_reference_that_fits_the_room_the_references_after_it_left_is_served_shrunk() -> None:
+    items = [
+        _rendered(1000, 950, 300, index=0),
+        _rendered(1000, 950, 300, index=1, value=2),
+        _rendered(200, 200, 200, kind="note", index=2, value=5),
+    ]
+
+    def shrink(item: _Item, limit: int) -> tuple[_Item, bool]:
+        return replace(item, compact_tokens=limit), limit >= 500
+
+    chosen, fitted = fit_budget(items, 800, shrink, TUNING)
+    assert chosen == {"id0": "reference", "id1": "compact", "id2": "full"}
+    assert fitted[1].compact_tokens == 600
+
+
 def test_shares_follow_value_and_a_small_segment_takes_only_its_size() -> None:
     items = [
         _Item("a", "log", "a", 0, value=1, full_tokens=5000),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from organs.accounting import DEFAULT_ENCODING, count_tokens
-from organs.stomach import ingest_paste
+from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.table import distill_table
@@ -249,3 +249,12 @@ def test_tables_a_blank_line_apart_are_each_profiled_with_their_own_columns() ->
     rendering = distill_table(text, target_tokens=600).rendering
     assert rendering.startswith("Linux 6.1 (vm)  12/07/26\n")
     assert "%memused (float 0.1…97.4)" in rendering and "06:01:59  16000  97.4  ◂ max kbfree; max %memused" in rendering
+
+
+def test_a_table_of_numbers_over_its_budget_is_served_within_it_not_dropped() -> None:
+    # A token a character or so: a rendering planned at the usual rate would outgrow the table itself.
+    rows = "\n".join(f"{n % 7}.{n % 10},{n % 5}.{n % 3},{n % 4}.{n % 9},{n % 3}" for n in range(150))
+    paste = f"Why is the third column flat?\n\n{rows}"
+    bundle = ingest_paste(paste, IngestConfig(budget_tokens=1200))
+    tables = [frame for frame in bundle.provider.frames if frame.kind == "table"]
+    assert len(tables) == 1 and 1000 <= tables[0].token_cost <= 1200

@@ -249,7 +249,8 @@ def fit_budget(
     An overrun is absorbed in three steps, each only while the total is over: a full text
     served because its compact rendering saved little gives way to that rendering; a
     rendering that follows a target is rendered again smaller (``shrink`` to a token limit: the item after
-    the attempt, and whether it fits); then whole frames become references.
+    the attempt, and whether it fits); then whole frames become references, and a reference that now fits the
+    room left, shrunk, is served again.
     """
     chosen: dict[str, Literal["compact", "full", "reference"]] = {
         item.frame_id: best_representation(item, tuning.meaningful_saving) for item in evidence
@@ -275,9 +276,20 @@ def fit_budget(
             if fits:
                 chosen[frame_id] = "compact"
                 total -= served - current[frame_id].compact_tokens
+    referenced = []
     for frame_id in yielding:
         if total <= budget:
             break
         total -= served_tokens(current[frame_id], chosen[frame_id])
         chosen[frame_id] = "reference"
+        referenced.append(frame_id)
+    # A frame that would not shrink into what its turn left may fit the room the frames given way after it left
+    # (a table of numbers whose rendering outgrew its estimate): the most valued first.
+    for frame_id in reversed(referenced):
+        item = current[frame_id]
+        if item.kind in TARGETED_KINDS and budget - total >= tuning.smallest_shrunk:
+            shrunk, fits = shrink(item, budget - total)
+            if fits:
+                current[frame_id], chosen[frame_id] = shrunk, "compact"
+                total += shrunk.compact_tokens
     return chosen, list(current.values())

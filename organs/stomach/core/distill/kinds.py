@@ -60,6 +60,15 @@ class DistillContext:
     echo: AskTerms | None = None
 
 
+def _at_own_rate(tuning: StomachTuning, text: str, full_tokens: int) -> StomachTuning:
+    """The tuning with ``text``'s own characters per token when its count is known and denser than the estimate:
+    a table of numbers or a dump of hex spends a token on a character or two, and planned at the usual rate a
+    rendering would take in nearly every line and outgrow the text."""
+    if full_tokens and len(text) < full_tokens * tuning.chars_per_token:
+        return replace(tuning, chars_per_token=len(text) / full_tokens)
+    return tuning
+
+
 def alerts_echoed(pieces: Sequence[tuple[FrameKind, str]], tuning: StomachTuning) -> AskTerms | None:
     """The terms of the alert lines of a paste's blocks that are not traces, read from each block's first and
     last ``echo_scan_lines``, when the paste holds a trace beside them; else None."""
@@ -98,7 +107,7 @@ class HeadTailRenderer:
         if 0 < self.full_tokens <= target:
             return Rendering(self.text, None, _NO_WINDOW, None, "whole: its count fits the target")
         why = "with an alert level or the ask's terms"
-        tuning = self.context.tuning
+        tuning = _at_own_rate(self.context.tuning, self.text, self.full_tokens)
         keep = rarest_salient(self.text, self.context.ask, tuning.kept_common_share)
         kept = kept_and_ends(self.text, target, keep, tuning, why=why)
         return Rendering(kept, None, _NO_WINDOW, None, f"its first and last lines, and lines {why}")
@@ -130,23 +139,25 @@ class TableRenderer:
 
     text: str
     context: DistillContext
+    full_tokens: int = 0
 
     def render(self, target: int) -> Rendering:
         context = self.context
         compared = context.comparison
+        tuning = _at_own_rate(context.tuning, self.text, self.full_tokens)
         table = distill_table(
             self.text,
             infer_types=not context.cheap,
             ask=context.ask,
             target_tokens=target,
-            tuning=context.tuning,
+            tuning=tuning,
             comparison=compared,
         )
         detail = f"{thousands(table.rows)} rows {TIMES} {thousands(table.columns)} columns"
         return Rendering(table.rendering, None, _NO_WINDOW, detail, "its profile and the rows that matter")
 
     def counted(self, full_tokens: int) -> Distiller:
-        return self
+        return replace(self, full_tokens=full_tokens)
 
 
 class LogRenderer:
@@ -169,7 +180,7 @@ class LogRenderer:
 DISTILLERS: Mapping[FrameKind, Callable[[str, int, DistillContext], Distiller]] = {
     "log": lambda text, _, context: LogRenderer(text, context),
     "stack_trace": lambda text, _, context: TraceRenderer(text, context),
-    "table": lambda text, _, context: TableRenderer(text, context),
+    "table": lambda text, full_tokens, context: TableRenderer(text, context, full_tokens),
     "code": HeadTailRenderer,
     "note": HeadTailRenderer,
 }
