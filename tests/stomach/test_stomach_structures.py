@@ -474,3 +474,22 @@ def test_a_command_and_its_outputs_banner_are_joined_to_the_output_a_blank_line_
     paste = f"From the box:\n\n$ sar -u\nLinux 6.1 (vm) \t12/07/26\n\n06:02:00  CPU  %user  %nice  %idle\n{rows}"
     report = ingest_paste(paste + "\n\nWhen was the CPU busiest?").report
     assert [entry.kind for entry in report if entry.outcome != "goal"] == ["prose", "table"]
+
+
+def test_blocks_opening_with_the_same_advice_a_program_prints_after_each_failure_are_its_output() -> None:
+    # Each failed fit's warning ends in a blank line and advice in the second person, the next fit's lines under it.
+    advice = (
+        "Raise the iteration limit so the optimiser can settle (limit=300).\n"
+        "You might also want to normalise the inputs as shown in:\n"
+        "    https://docs.example.org/preprocessing.html"
+    )
+    fits = [
+        f"[CV] END C={c}, penalty=l2, solver=lbfgs; total time=   0.1s\n"
+        f"/venv/lib/fit/_optim.py:599: ConvergenceWarning: lbfgs stopped after 300 iterations (C={c}):\n"
+        "STOP: ITERATION LIMIT REACHED"
+        for c in (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+    ]
+    output = "\n\n".join([fits[0], *(f"{advice}\n{fit}" for fit in fits[1:])])
+    paste = f"My grid search prints this:\n\n{output}"
+    kinds = [entry.kind for entry in ingest_paste(paste + "\n\nWhich fits failed?").report if entry.outcome != "goal"]
+    assert kinds == ["prose", "log"]

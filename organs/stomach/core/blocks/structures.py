@@ -383,6 +383,11 @@ def join_streams(
     return joined
 
 
+def _opening_line(text: str) -> str:
+    end = text.find("\n")
+    return text if end < 0 else text[:end]
+
+
 def join_shattered_runs(
     text: str,
     blocks: Sequence[Block],
@@ -406,6 +411,9 @@ def join_shattered_runs(
         index + 1 < len(blocks) and wraps_into(texts[index], heads[index + 1], tuning) for index in range(len(blocks))
     ]
     said = Counter(texts)
+    # A paragraph that opens several blocks (a warning's advice printed after each failed fit) is a program's.
+    openings = [_opening_line(block_text) for block_text in texts]
+    opened = Counter(openings)
     users = [users_head(heads[index], line_count(text, block), tuning) for index, block in enumerate(blocks)]
     # Whether the blocks from each one on that read as sentences but not in anyone's voice lead to a program's
     # block: such sentences sit between a program's lines ("Generating runtime types...", "Found 3 warnings and 0
@@ -431,8 +439,8 @@ def join_shattered_runs(
     for index, block in enumerate(blocks):
         # A program's message wrapped at its width and double-spaced goes on from block to block mid-sentence:
         # inside a run, such a sentence is the run's, however it reads.
-        # So is a block said word for word again elsewhere (a message each failed attempt repeats): a user does
-        # not write the same words twice.
+        # So is a block said word for word again elsewhere (a message each failed attempt repeats), or opening
+        # as another does: a user does not write the same words twice.
         wrapped = (
             bool(run)
             and not block.fenced
@@ -440,6 +448,7 @@ def join_shattered_runs(
                 wraps[index]
                 or (index > 0 and wraps[index - 1])
                 or said[texts[index]] > 1
+                or opened[openings[index]] > 1
                 or (users[index] and not in_someones_voice(texts[index]) and leads_to_output[index + 1])
             )
         )
