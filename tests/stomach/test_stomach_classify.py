@@ -827,3 +827,14 @@ def test_rung_5c_a_log_whose_clocks_are_followed_by_words_is_no_samples() -> Non
     log = [f"06:02:{n:02d}  worker {n} picked job {n * 7} from queue" for n in range(30)]
     found = classify("\n".join(["06:02:00  TIME  MESSAGE  SOURCE", *log]), fenced=False)
     assert found.reason.split(":")[0] != "rung 5c"
+
+
+def test_rung_3_a_faulthandler_dump_of_every_thread_is_a_stack_trace() -> None:
+    threads = [
+        f"Thread 0x00007f94d9a1{n}6c0 (most recent call first):\n"
+        f'  File "/srv/jobs/refresh.py", line {20 + n} in update\n'
+        '  File "/usr/lib/python3.11/threading.py", line 982 in run'
+        for n in range(4)
+    ]
+    found = classify("Timeout (0:00:20)!\n" + "\n\n".join(threads), fenced=False)
+    assert (found.kind, found.reason.split(":")[0]) == ("stack_trace", "rung 3")

@@ -120,6 +120,8 @@ def is_go_function(line: str) -> bool:
 _HEADER = re.compile(
     r"\s*(?:"
     r"(?P<python>(?:\+ )?(?:Exception Group )?Traceback \(most recent call last\):)"
+    # Python's faulthandler: each thread's stack under "Thread 0x… (most recent call first):", after a fatal error
+    r"|(?P<python_dump>(?:Current thread|Thread) 0x[0-9a-f]{4,16} \(most recent call first\):|Fatal Python error: )"
     r"|(?P<jvm_thread>Exception in thread \"[^\"]{0,200}\" )"
     r"|(?P<cause>Caused by: )"
     r"|(?P<suppressed>Suppressed: )"
@@ -149,7 +151,7 @@ _HEADER = re.compile(
 
 # Headers only a runtime prints: a block that opens with one is a trace even with no frame below it.
 STRONG_HEADERS = frozenset(
-    ["python", "jvm_thread", "go_panic", "goroutine", "rust", "dotnet", "dart", "php", "rails", "native"]
+    ["python", "python_dump", "jvm_thread", "go_panic", "goroutine", "rust", "dotnet", "dart", "php", "rails", "native"]
 )
 
 
