@@ -493,3 +493,14 @@ def test_blocks_opening_with_the_same_advice_a_program_prints_after_each_failure
     paste = f"My grid search prints this:\n\n{output}"
     kinds = [entry.kind for entry in ingest_paste(paste + "\n\nWhich fits failed?").report if entry.outcome != "goal"]
     assert kinds == ["prose", "log"]
+
+
+def test_a_go_dumps_signal_lines_and_registers_around_its_goroutines_are_one_trace() -> None:
+    goroutines = "\n\n".join(
+        f"goroutine {n} [select]:\nshop/pool.(*worker).loop{n}(0xc0002faa88)\n\tshop/pool/x.go:{n + 10} +0x1b4"
+        for n in range(1, 5)
+    )
+    registers = "\n".join(f"{name}    0x{n:x}" for n, name in enumerate(["rax", "rbx", "rcx", "rip", "rflags", "cs"]))
+    dump = f"SIGQUIT: quit\nPC=0x4723a1 m=0 sigcode=0\n\n{goroutines}\n\n{registers}"
+    report = ingest_paste(f"It hangs, so I sent it SIGQUIT:\n\n{dump}\n\nWhat is it waiting on?").report
+    assert [entry.kind for entry in report if entry.outcome != "goal"] == ["prose", "stack_trace"]

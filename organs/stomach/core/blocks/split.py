@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from organs.stomach.core.blocks.intent import ask_strength, own_words, speaks_to_reader
 from organs.stomach.core.blocks.voice import speaks_in_person
 from organs.stomach.core.shapes.line_shapes import is_pointer
-from organs.stomach.core.shapes.trace_shapes import is_trace_frame, trace_header
+from organs.stomach.core.shapes.trace_shapes import is_trace_context, is_trace_frame, trace_header
 from organs.stomach.core.tuning import AskTuning, ClassifyTuning
 
 __all__ = ["Block", "split_blocks"]
@@ -266,7 +266,8 @@ def _continues(text: str, previous: Block, block: Block, report_open: bool, tuni
 
     * a checker's pointer under a quoted line that was empty;
     * frames, a ``Caused by:``, a goroutine header or a chaining line after a block with trace lines in
-      its tail, and frames after a line that names an exception or error;
+      its tail (or only a trace's context: ``SIGQUIT: quit``), frames after a line that names an exception or
+      error, and a trace's context (registers) after trace lines;
     * any exception header after a line that chains one exception to the next;
     * anything but the user's words (an ask, a line introducing what follows, a few lines saying I or we)
       inside a test report that a banner opened and that no tally or other block closed yet (``_report_state``).
@@ -282,7 +283,10 @@ def _continues(text: str, previous: Block, block: Block, report_open: bool, tuni
         # An exception head set apart from its frames ("... nested exception is: x.YException: z").
         return True
     if is_trace_frame(first) or header in ("cause", "goroutine") or _CHAIN_LINE.match(first) is not None:
-        return _in_trace(tail)
+        return _in_trace(tail) or all(is_trace_context(line) for line in tail if line.strip())
+    if is_trace_context(first) and _in_trace(tail):
+        # What a runtime prints around a dump's stacks (the registers after a Go dump's goroutines) is the dump's.
+        return True
     if header is not None and _CHAIN_LINE.match(tail[-1]) is not None:
         return True
     body = text[block.start : block.end]

@@ -179,6 +179,8 @@ is_trace_context = _opens_with(
     r"|During handling of the above exception|The above exception was the direct cause"
     r"|nested exception is:?|thrown in \S|note: run with `RUST_BACKTRACE"
     r"|\[signal SIG|exit status \d|goroutine \d+ gp=|Receiver: |Tried calling: |Thread \d{1,4}(?: Crashed)?:"
+    # Go's dump on a signal: "SIGQUIT: quit", "PC=0x4723a1 m=0 sigcode=0", then after the goroutines its registers
+    r"|SIG[A-Z]{2,8}: [a-z]|PC=0x[0-9a-f]{1,16} m=\d|(?:r[a-z0-9]{1,3}|e?flags|[cdefgs]s)\s+0x[0-9a-f]{1,16}\s*$"
     f"|{_THREAD_HEADING}"
     r"|(?:READ|WRITE) of size \d|SUMMARY: \w{1,40}Sanitizer"
     # Python's source under a frame: carets and squiggles (3.11+)
