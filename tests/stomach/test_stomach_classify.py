@@ -838,3 +838,21 @@ def test_rung_3_a_faulthandler_dump_of_every_thread_is_a_stack_trace() -> None:
     ]
     found = classify("Timeout (0:00:20)!\n" + "\n\n".join(threads), fenced=False)
     assert (found.kind, found.reason.split(":")[0]) == ("stack_trace", "rung 3")
+
+
+def test_rung_8_a_config_of_padded_keys_is_code() -> None:
+    config = (
+        "[client]\nport            = 3308\nsocket          = /run/db.sock\n\n[mysqld]\nuser            = root\n"
+        "pid-file        = /run/db.pid\nskip-name-resolve\n\ncharacter-set-server  = utf8mb4\n"
+        "collation-server      = utf8mb4_general_ci\n\n# InnoDB\ndefault_storage_engine = InnoDB\n"
+        "innodb_buffer_pool_size = 128M\nwsrep_on        = ON\nwsrep_sst_method = rsync"
+    )
+    assert kind_of(config) == "code"
+
+
+def test_rung_8_a_rules_file_of_options_under_comments_is_code() -> None:
+    rules = "\n".join(
+        f"## Watch {name} for changes by anyone\n-w /etc/{name} -p wa -k identity"
+        for name in ("passwd", "group", "shadow", "gshadow", "sudoers")
+    )
+    assert kind_of("## First rule - delete all\n-D\n\n## Keep a bigger buffer\n-b 8192\n\n" + rules) == "code"

@@ -510,6 +510,8 @@ _CODE_LINE = re.compile(
     r"|(?:if|for|while)\s*\(|[}\])];?\s*$|@\w|//|/\*|\*/|#!)"
     r"|.*(?:[;{]\s*$|\)\s*\{|=>|->|:=|==|!=|&&|\|\|)"
     r"|\s*[A-Za-z_][\w.]*(?:\[[^\]\n]{0,80}\])? ?[-+*/|&]?= \S"
+    # a config's padded keys ("pid-file        = /run/db.pid") and a rules file's options ("-w /etc/passwd -p wa")
+    r"|\s*[A-Za-z_][\w.-]{0,60}[ \t]{1,40}= \S|\s*--?[A-Za-z][\w-]{0,40}(?: \S|\s*$)"
     # INI, systemd units, .env: "[Unit]", "Description=queue worker", "FOO=bar"
     r"|\[[\w .:\"/-]{1,80}\]\s*$|[A-Za-z_][\w.-]{0,60}=\S"
     # YAML and JSON keys: "kind: Deployment", "  name:", "- image: web", "\"version\": \"1.0\","; a YAML key is
@@ -524,6 +526,8 @@ _CODE_LINE = re.compile(
 )
 
 
+# A comment line of a shell script or a config: "#" then a space or another "#" (not "#include", "#!").
+_COMMENT = re.compile(r"\s*#(?:#|\s|$)")
 _PLAIN_WORD = re.compile(r"[A-Za-z][a-z'’]*[,;:]?|[a-z]+[.?!]?")
 # A sentence ends somewhere in the line (a long line is read clipped, so its end may not be seen).
 _SENTENCE_ENDS = re.compile(r"^[A-Za-z(\"'].*?[a-z)\"'][.?!](?:\s|$)")
@@ -545,6 +549,8 @@ def _mostly_plain(words: list[str], tuning: ClassifyTuning) -> bool:
 
 
 def code_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
+    # A config's comments ("## Set failure mode to syslog") say what its lines do: its lines decide.
+    lines = [line for line in lines if _COMMENT.match(line) is None]
     shaped = sum(1 for line in lines if _CODE_LINE.match(line) is not None and not _reads_as_sentence(line, tuning))
     if not _carried(shaped, len(lines), tuning) or shaped == 0:
         return None
