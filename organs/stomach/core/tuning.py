@@ -52,7 +52,7 @@ class LogConfig:
     # A masked value of at most this many word pieces keeps its punctuation (``<*>.<*>``, ``<*>:<*>``).
     shape_max_pieces: int = 3
     # The first this many alert templates show their real line right after their own, before other templates.
-    alert_examples_early: int = 5
+    alert_examples_early: int = 3
     # The header names this many kinds of alert (``12 HTTP 404, 3 error``), the rest counted as others.
     alert_kinds_shown: int = 4
     # Distinct alert lines kept per template, quoted this many at a time (see ``pieces.pieces_of``).

@@ -134,9 +134,10 @@ def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], int], tun
         if shape in shapes:
             continue
         shapes.add(shape)
-        # A picked line comes with the headings it is indented under: a key says little without its section's.
+        # A picked line comes with the heading it is indented under: a key says little without its section's. Only
+        # the nearest: a deep document's every level would cost more lines than the one picked.
         with_headings = [index]
-        while (heading := heading_of[with_headings[-1]]) >= 0 and heading not in chosen:
+        if (heading := heading_of[index]) >= 0 and heading not in chosen:
             with_headings.append(heading)
         # A picked heading comes with the first line under it: what the section is begins there.
         if index + 1 < len(lines) and heading_of[index + 1] == index and index + 1 not in chosen:
