@@ -154,11 +154,11 @@ def _rank_asked(
 ) -> None:
     """The lines holding the ask's terms are kept first, the rarer their terms the sooner; a line holding only
     the weaker of them ("server" where the best line names the failing call) yields to the log's last and first
-    lines, or keeps what else it is (an alert)."""
+    lines."""
     broad = ask.broad() if ask is not None else None
     named = [broad.named(line) if broad else () for line in lines]
     rarity = _rarity(named, len(lines), config)
-    before: dict[int, tuple[int, int]] = {}
+    asked: list[int] = []
     for index, line in enumerate(lines):
         lowered = line.lower() if named[index] else ""
         # A term the line says again weighs more, saturating as BM25's term frequency does.
@@ -168,12 +168,12 @@ def _rank_asked(
         )
         if reasons[index] > _ASK and weight > 0:
             # A rounded weight, so ties stay stable.
-            before[index] = reasons[index], ties[index]
+            asked.append(index)
             reasons[index], ties[index] = _ASK, -round(weight * 1000)
     best = min((tie for index, tie in enumerate(ties) if reasons[index] == _ASK), default=0)
-    for index, (reason, tie) in before.items():
+    for index in asked:
         if ties[index] > best * config.excerpt_weak_share:
-            reasons[index], ties[index] = (reason, tie) if reason < _WEAK_ASK else (_WEAK_ASK, ties[index])
+            reasons[index] = _WEAK_ASK
 
 
 def _with_headings(
