@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from organs.stomach.core.tuning import AskTuning
@@ -119,6 +119,21 @@ def _kind_of(token: str, min_word_chars: int) -> str | None:
     return "word"
 
 
+def _terms_of(text: str, tuning: AskTuning) -> Iterator[tuple[str, str, str]]:
+    """Each token of ``text`` that names something, as its term (a word by its stem), its kind and the token."""
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        kind = _kind_of(token, tuning.min_word_chars)
+        if kind is None:
+            continue
+        term = token.removesuffix("()") if kind == "identifier" else token.strip("-.:~")
+        term = term.rstrip(".:?!,;").lower()
+        if kind == "word":
+            term = _stem_of(term, tuning.min_stem)
+        if tuning.min_term_chars <= len(term) <= tuning.max_term_chars:
+            yield term, kind, token
+
+
 def _pattern_of(term: str, kind: str) -> str:
     escaped = re.escape(term)
     if kind == "number":
@@ -195,17 +210,8 @@ class AskTerms:
             quoted = next(group for group in match.groups() if group is not None).strip().lower()
             if len(quoted) >= tuning.min_word_chars and quoted not in _STOP_WORDS:
                 found.setdefault(quoted, "quoted")
-        for match in _TOKEN.finditer(goal):
-            token = match.group()
-            kind = _kind_of(token, tuning.min_word_chars)
-            if kind is None:
-                continue
-            term = token.removesuffix("()") if kind == "identifier" else token.strip("-.:~")
-            term = term.rstrip(".:?!,;").lower()
-            if kind == "word":
-                term = _stem_of(term, tuning.min_stem)
-            if tuning.min_term_chars <= len(term) <= tuning.max_term_chars:
-                found.setdefault(term, kind)
+        for term, kind, _ in _terms_of(goal, tuning):
+            found.setdefault(term, kind)
         for family in _families(goal):
             found.setdefault(family, "family")
         # A compound of words (day-mode, network-online, sunrise/sunset) is written apart as often as joined: each
@@ -239,19 +245,12 @@ class AskTerms:
         tuning = tuning or AskTuning()
         found: dict[str, str] = {}
         for line in lines:
-            for match in _TOKEN.finditer(line[: tuning.max_term_chars * 4]):
-                token = match.group()
-                kind = _kind_of(token, tuning.min_word_chars)
+            for term, kind, token in _terms_of(line[: tuning.max_term_chars * 4], tuning):
                 # A stamp, a clock or an id (2026-12-07, 10:02, 63a89b00) names no thing to look for elsewhere.
-                if kind not in ("word", "identifier") or not _LETTERS_RUN.search(token, 0):
-                    continue
-                term = token.removesuffix("()").strip("-.:~\"'").rstrip(".:?!,;").lower()
-                if kind == "word":
-                    term = _stem_of(term, tuning.min_stem)
-                if tuning.min_term_chars <= len(term) <= tuning.max_term_chars:
+                if kind in ("word", "identifier") and _LETTERS_RUN.search(token) is not None:
                     found.setdefault(term, kind)
-                if len(found) >= most:
-                    return cls._made(list(found.items()))
+                    if len(found) >= most:
+                        return cls._made(list(found.items()))
         return cls._made(list(found.items()))
 
     def broad(self) -> AskTerms:

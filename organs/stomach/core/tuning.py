@@ -562,7 +562,7 @@ class StomachTuning:
     # header (this many headers named). A section's worth: the rarity of its frames among the sections (a library's
     # frame counting this share), plus this weight times the rarity of the ask's terms it holds and this one times
     # that of the paste's other blocks' alert terms; a repeat's and an idle thread's worth count these shares; a
-    # crash adds this much. The alert terms are read from this many lines at each end of each other block, from at
+    # crash adds this much. The alert terms are read from this many characters at each end of each other block, from at
     # most this many distinct alert lines, at most this many terms.
     trace_ranked_sections: int = 12
     trace_ranked_below: int = 3
@@ -578,7 +578,7 @@ class StomachTuning:
     # A kept section's frames naming the ask's or the alerts' terms come first, the rarer among the frames the
     # sooner; a term on more than this share of the frames raises none.
     trace_sought_common_share: float = 0.2
-    echo_scan_lines: int = 4000
+    echo_scan_chars: int = 256 * 1024
     echo_alert_lines: int = 64
     echo_terms: int = 64
 

@@ -379,7 +379,6 @@ def _weak_log_signal(line: str, single: bool, tuning: ClassifyTuning) -> bool:
     )
 
 
-# "  PID TTY          TIME CMD", "NAME   READY   STATUS": a header row of upper-case column names.
 # A sample's clock (``06:02:47``, ``06:02:47 PM``) and a cell of a sample's row (``95.19``, ``1,024``, ``7%``).
 _SAMPLE_CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?")
 _SAMPLE_VALUE = re.compile(r"[-+]?\d[\d.,]*%?")
@@ -408,6 +407,7 @@ def clocked_samples_rung(lines: list[str], tuning: ClassifyTuning) -> Classifica
     return Classification("table", f"samples on a clock ({rows} rows under {plural(headers, 'header')})")
 
 
+# "  PID TTY          TIME CMD", "NAME   READY   STATUS": a header row of upper-case column names.
 _COLUMN_HEADER = re.compile(r"\s*[A-Z][A-Z0-9_%/()-]*(?: +[A-Z][A-Z0-9_%/()-]*){2,30}\s*$")
 
 

@@ -71,18 +71,20 @@ def _at_own_rate(tuning: StomachTuning, text: str, full_tokens: int) -> StomachT
 
 def alerts_echoed(pieces: Sequence[tuple[FrameKind, str]], tuning: StomachTuning) -> AskTerms | None:
     """The terms of the alert lines of a paste's blocks that are not traces, read from each block's first and
-    last ``echo_scan_lines``, when the paste holds a trace beside them; else None."""
+    last ``echo_scan_chars``, when the paste holds a trace beside them; else None."""
     if not any(kind == "stack_trace" for kind, _ in pieces) or len(pieces) < 2:
         return None
     alerts: dict[str, None] = {}
+    scan = tuning.echo_scan_chars
     for kind, text in pieces:
         if kind == "stack_trace":
             continue
-        lines = text.split("\n")
-        scan = tuning.echo_scan_lines
-        read = lines if len(lines) <= 2 * scan else [*lines[:scan], *lines[-scan:]]
-        for line in read:
-            if len(alerts) < tuning.echo_alert_lines and is_alert(line):
+        # Only the ends are read, and only they are split: a block of many megabytes is not copied line by line.
+        ends = [text] if len(text) <= 2 * scan else [text[:scan], text[-scan:]]
+        for line in (line for end in ends for line in end.split("\n")):
+            if len(alerts) >= tuning.echo_alert_lines:
+                break
+            if is_alert(line):
                 alerts.setdefault(line.strip())
     return AskTerms.echoed(list(alerts), tuning.ask, tuning.echo_terms) if alerts else None
 

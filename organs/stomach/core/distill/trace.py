@@ -452,15 +452,15 @@ def _frame_rarity(
 ) -> Callable[[str], float]:
     """How rare among the dump's frames the ask's and the alerts' terms a frame names are (BM25's idf summed); a
     term on more than ``common_share`` of the frames (the project's own package name) weighs nothing."""
-    named = [terms for terms in looked_for if terms]
     frames = [frame.lines[0] for section in sections for frame in section.frames]
-    held = Counter(term for frame in frames for terms in named for term in set(terms.named(frame)))
+    # Each frame's terms found once: the renderings tried ask for the same frames again and again.
+    found = {
+        frame: {term for terms in looked_for if terms for term in terms.named(frame)} for frame in dict.fromkeys(frames)
+    }
+    held = Counter(term for frame in frames for term in found[frame])
     weight = {term: rarity(count, len(frames)) for term, count in held.items() if count <= common_share * len(frames)}
-
-    def worth(frame: str) -> float:
-        return math.fsum(weight.get(term, 0.0) for terms in named for term in set(terms.named(frame)))
-
-    return worth
+    worths = {frame: math.fsum(weight.get(term, 0.0) for term in terms) for frame, terms in found.items()}
+    return lambda frame: worths.get(frame, 0.0)
 
 
 def _telling_frames(section: _Section, count: int, line_chars: int, sought: Callable[[str], float]) -> list[str]:

@@ -68,9 +68,10 @@ def _ranks(
     ask: AskTerms | None,
     config: LogConfig,
     compared: Sequence[int] = (),
-) -> list[tuple[int, int, int]]:
+) -> tuple[list[tuple[int, int, int]], set[int]]:
     """Each line's (reason, tie-break, index): lower reasons are kept first; the lines answering what the ask
-    compares (``compared``, best first) are asked lines stronger than any term makes one."""
+    compares (``compared``, best first) are asked lines stronger than any term makes one. With them, the headings
+    kept for the lines under them (``_raise_headings``), which are marked for none of their own."""
     count = len(lines)
     reasons = [_REST] * count
     ties = [0] * count
@@ -99,7 +100,8 @@ def _ranks(
         reasons[index] = min(reasons[index], _TAIL)
     for index in range(min(config.excerpt_head_lines, count)):
         reasons[index] = min(reasons[index], _HEAD)
-    return [(reasons[index], ties[index], index) for index in range(count)]
+    raised = _raise_headings(lines, reasons, ties)
+    return [(reasons[index], ties[index], index) for index in range(count)], raised
 
 
 def _rank_records(
@@ -176,14 +178,9 @@ def _rank_asked(
             reasons[index] = _WEAK_ASK
 
 
-def _with_headings(
-    lines: Sequence[str], ranks: list[tuple[int, int, int]]
-) -> tuple[list[tuple[int, int, int]], set[int]]:
-    """The ranks with each heading kept with the best of the lines indented under it, just before it (a linter's
-    diagnostic tells where only with its file's name above it, a frame with its exception), and the headings so
-    raised."""
-    reasons = [reason for reason, _, _ in ranks]
-    ties = [tie for _, tie, _ in ranks]
+def _raise_headings(lines: Sequence[str], reasons: list[int], ties: list[int]) -> set[int]:
+    """Each heading kept with the best of the lines indented under it, just before it (a linter's diagnostic tells
+    where only with its file's name above it, a frame with its exception); the headings so raised."""
     heading_of = headings_of(lines)
     raised: set[int] = set()
     # From the end, so a heading raised by its lines raises its own heading in turn.
@@ -192,7 +189,7 @@ def _with_headings(
         if heading >= 0 and (reasons[index], ties[index]) < (reasons[heading], ties[heading]):
             reasons[heading], ties[heading] = reasons[index], ties[index]
             raised.add(heading)
-    return [(reasons[index], ties[index], index) for index in range(len(lines))], raised
+    return raised
 
 
 def _event_of(shape: Shape) -> str:
@@ -313,7 +310,7 @@ def excerpt(
     ``mined`` are the lines as mined (a JSON line as its fields), judged for alerts and the ask. ``header``
     replaces the excerpt's own first line (the log's size and alerts).
     """
-    ranks, headings = _with_headings(mined, _ranks(mined, records, heads, ask, config, compared))
+    ranks, headings = _ranks(mined, records, heads, ask, config, compared)
     ranked = sorted(ranks)
     reason_of = {index: reason for reason, _, index in ranked}
     rate = full_tokens / max(sum(len(line) + 1 for line in lines), 1)
