@@ -88,3 +88,59 @@ def test_a_dump_in_a_paste_is_served_as_threads_within_the_budget_and_honestly()
 def test_a_single_trace_is_not_a_thread_dump() -> None:
     trace = 'Exception in thread "main" java.lang.IllegalStateException: closed\n\tat a.B.c(B.java:1)\n'
     assert not is_thread_dump(trace.split("\n"), TUNING)
+
+
+def _blocked_request(n: int) -> str:
+    return (
+        f'"http-{n}" #{20 + n} prio=5 os_prio=0 tid=0x7f20{n:04x} nid=0x{20 + n:x} waiting for monitor entry\n'
+        "   java.lang.Thread.State: BLOCKED (on object monitor)\n"
+        "\tat shop.report.Export.render(Export.java:22)\n"
+        "\t- waiting to lock <0x00000006c0> (a java.lang.Object)\n"
+        "\tat shop.report.Export.doGet(Export.java:15)\n"
+        "\tat javax.servlet.http.HttpServlet.service(HttpServlet.java:750)\n"
+    )
+
+
+_HOLDER = (
+    '"http-0" #20 prio=5 os_prio=0 tid=0x7f200000 nid=0x14 waiting on condition\n'
+    "   java.lang.Thread.State: TIMED_WAITING (sleeping)\n"
+    "\tat java.lang.Thread.sleep(java.base@17/Native Method)\n"
+    "\tat shop.report.Export.loadTemplate(Export.java:29)\n"
+    "\tat shop.report.Export.render(Export.java:22)\n"
+    "\t- locked <0x00000006c0> (a java.lang.Object)\n"
+    "\tat shop.report.Export.doGet(Export.java:15)\n"
+    "\tat javax.servlet.http.HttpServlet.service(HttpServlet.java:750)\n"
+)
+
+
+def _contended_dump() -> str:
+    blocked = "\n".join(_blocked_request(n) for n in range(1, 13))
+    idle = "\n".join(_idle(n) for n in range(10))
+    head = "2026-03-02 10:00:00\nFull thread dump OpenJDK 64-Bit Server VM (17.0.9+9 mixed mode):\n\n"
+    return head + blocked + "\n" + idle + "\n" + _HOLDER + "\nJNI global refs: 12, weak refs: 0\n"
+
+
+def test_the_thread_holding_a_monitor_others_wait_for_comes_first_and_is_named_on_top() -> None:
+    rendered = render_thread_dump(_contended_dump().split("\n"), 2000, TUNING)
+    lines = rendered.split("\n")
+    assert lines[1] == (
+        '[monitor <0x00000006c0> (a java.lang.Object) held by "http-0", waited for by 12 threads:'
+        ' "http-1", "http-2", "http-3" and 9 more]'
+    )
+    assert rendered.index('"http-0" #20') < rendered.index('"http-1" #21')
+    assert "\t- locked <0x00000006c0> (a java.lang.Object)" in rendered
+
+
+def test_threads_with_the_same_state_and_frames_are_one_stack_and_their_names() -> None:
+    rendered = render_thread_dump(_contended_dump().split("\n"), 2000, TUNING)
+    assert rendered.count("shop.report.Export.render(Export.java:22)\n\t- waiting to lock") == 1
+    names = ", ".join(f'"http-{n}"' for n in range(2, 13))
+    assert f"\t… [the same state and frames: 11 more threads: {names}] …" in rendered
+    assert f"\t… [the same state and frames: 9 more threads: " in rendered  # the idle pool, one stack too
+
+
+def test_at_a_tight_target_the_holder_keeps_its_first_frames_and_the_rest_are_named_by_pool() -> None:
+    rendered = render_thread_dump(_contended_dump().split("\n"), 260, TUNING)
+    assert '"http-0" #20' in rendered
+    assert "\tat shop.report.Export.loadTemplate(Export.java:29)" in rendered
+    assert "[22 more threads not shown: http-1 … http-12 (12 alike), pool-worker-0 … pool-worker-9 (10 alike)]" in rendered

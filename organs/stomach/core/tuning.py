@@ -501,14 +501,16 @@ class StomachTuning:
     # one), the innermost end the rest: what failed is near the innermost frame, not near main.
     trace_outer_share: int = 3
     # A Java thread dump (``distill.thread_dump``): at least this many thread headers make one; its first this many
-    # lines are kept. Its threads are grouped by what they say (named by a deadlock report 0, blocked 1, in a
-    # contended lock 2, running the application's code 3, idle 4): groups up to the salient one keep at least this
-    # many frames. The plans, richest first, give (frames of a working thread, frames of an idle one); 0 keeps a
-    # thread's header and state, -1 its header, -2 its name among the threads not shown.
+    # lines are kept. Its threads are grouped by what they say (named by a deadlock report 0, holding a monitor
+    # others wait for 1, blocked 2, waiting on a lock another holds 3, running the application's code 4, idle 5):
+    # groups up to the salient one keep at least this many frames. The plans, richest first, give (frames of a
+    # working thread, frames of an idle one); 0 keeps a thread's header and state, -1 its header, -2 its name among
+    # the threads not shown. A contended monitor's line names this many of the threads waiting for it.
     dump_least_threads: int = 3
     dump_preamble_lines: int = 2
-    dump_salient_group: int = 2
-    dump_idle_group: int = 4
+    dump_salient_group: int = 3
+    dump_idle_group: int = 5
+    dump_waiter_names: int = 3
     dump_salient_frames: int = 8
     dump_untargeted_plan: tuple[int, int] = (6, 1)
     dump_frame_plans: tuple[tuple[int, int], ...] = (

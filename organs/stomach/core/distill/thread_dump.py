@@ -6,12 +6,15 @@ under them, the ownable synchronizers), its trailer (``JNI global refs``) and, w
 report (``Found one Java-level deadlock:`` to ``Found N deadlock.``).
 
 Read as a chain of sections, a dump of forty threads thinned every thread alike, and its lean plans kept lock lines
-while they elided the thread names. Here, rendered to a target: a summary (threads by state, a deadlock found),
-the dump's first lines, the deadlock report whole, then the threads in the order of what they say (those the report
-names, blocked ones, those waiting on a lock another thread holds or holding one another waits on, those running the
-application's own code, the rest, each group in paste order): each its header and state lines and its innermost
+while they elided the thread names. Here, rendered to a target: a summary (threads by state, a deadlock found), a
+line for each monitor one thread holds while others wait for it (who holds it, how many wait), the dump's first
+lines, the deadlock report whole, then the threads in the order of what they say (those the report names, those
+holding a monitor another thread waits for, blocked ones, those waiting on a lock another thread holds, those running
+the application's own code, the rest, each group in paste order): each its header and state lines and its innermost
 frames with their lock lines, as many as the plan allows, a salient thread at least
-``StomachTuning.dump_salient_frames``. Threads that do not fit are named on one line.
+``StomachTuning.dump_salient_frames``. A thread whose state and frames repeat an earlier one's is named under it, not
+shown again: twelve request threads blocked on one lock are one stack and twelve names. Threads that do not fit are
+named on one line.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from organs.stomach.core.distill.text import clip_line, elision, plural
+from organs.stomach.core.distill.text import clip_line, elision, plural, thousands
 from organs.stomach.core.shapes.trace_shapes import library_frame
 from organs.stomach.core.tuning import StomachTuning
 
@@ -124,26 +127,80 @@ def _addresses(pattern: re.Pattern[str], thread: _Thread) -> set[str]:
     return {found.group(1) for line in thread.lines if (found := pattern.search(line))}
 
 
-def _salience(dump: _Dump) -> list[int]:
-    """Each thread's group, lower first: named by the deadlock report, blocked, in a lock another thread is in,
-    running the application's own code, the rest."""
+@dataclass(frozen=True, slots=True)
+class _Locks:
+    """Which monitors each thread waits for and holds, by address."""
+
+    waits: tuple[frozenset[str], ...]
+    holds: tuple[frozenset[str], ...]
+
+    @classmethod
+    def of(cls, dump: _Dump) -> _Locks:
+        return cls(
+            tuple(frozenset(_addresses(_WAITING_ON, thread)) for thread in dump.threads),
+            tuple(frozenset(_addresses(_HOLDING, thread)) for thread in dump.threads),
+        )
+
+    def contended(self) -> list[tuple[str, int, list[int]]]:
+        """Each monitor a thread holds while other threads wait for it: its address, its holder, its waiters.
+
+        A thread's own wait on a monitor it holds (an ``Object.wait()``) is no contention."""
+        found = []
+        for holder, holding in enumerate(self.holds):
+            for address in sorted(holding):
+                waiters = [index for index, waiting in enumerate(self.waits) if address in waiting and index != holder]
+                if waiters:
+                    found.append((address, holder, waiters))
+        return found
+
+
+def _salience(dump: _Dump, locks: _Locks) -> list[int]:
+    """Each thread's group, lower first: named by the deadlock report, holding a monitor others wait for, blocked,
+    waiting on a lock another thread holds, running the application's own code, the rest."""
     named = {found.group(1) for line in dump.report if (found := _NAMED_IN_REPORT.match(line.strip()))}
-    waits = [_addresses(_WAITING_ON, thread) for thread in dump.threads]
-    holds = [_addresses(_HOLDING, thread) for thread in dump.threads]
-    # By how many threads each monitor is waited on and held: a thread's own wait on a monitor it holds (an
-    # ``Object.wait()``) is no contention.
-    waited = Counter(address for addresses in waits for address in addresses)
-    held = Counter(address for addresses in holds for address in addresses)
+    contended = locks.contended()
+    holders = {holder for _, holder, _ in contended}
+    waiters = {index for _, _, waiting in contended for index in waiting}
     groups = []
-    for thread, waiting, holding in zip(dump.threads, waits, holds, strict=True):
-        contended = any(held[address] > (address in holding) for address in waiting) or any(
-            waited[address] > (address in waiting) for address in holding
-        )
+    for index, thread in enumerate(dump.threads):
         own_code = any(not library_frame(frame[0]) for frame in thread.frames)
-        groups.append(
-            0 if thread.name in named else 1 if thread.state == "BLOCKED" else 2 if contended else 3 if own_code else 4
-        )
+        tests = (thread.name in named, index in holders, thread.state == "BLOCKED", index in waiters, own_code)
+        groups.append(next((group for group, holds in enumerate(tests) if holds), len(tests)))
     return groups
+
+
+def _lock_lines(dump: _Dump, locks: _Locks, tuning: StomachTuning) -> list[str]:
+    """A line for each contended monitor: its address, what it is, its holder and how many threads wait for it."""
+    lines = []
+    for address, holder, waiters in locks.contended():
+        what = next(
+            (line.split(f"<{address}>", 1)[1].strip() for line in dump.threads[holder].lines if f"<{address}>" in line),
+            "",
+        )
+        names = ", ".join(f'"{dump.threads[index].name}"' for index in waiters[: tuning.dump_waiter_names])
+        more = len(waiters) - tuning.dump_waiter_names
+        named = names + (f" and {thousands(more)} more" if more > 0 else "")
+        lines.append(
+            f'[monitor <{address}> {what} held by "{dump.threads[holder].name}",'
+            f" waited for by {plural(len(waiters), 'thread')}: {named}]".replace("  ", " ")
+        )
+    return lines
+
+
+def _repeats(dump: _Dump, order: list[int]) -> dict[int, list[int]]:
+    """For each thread in ``order`` whose state and frames no thread before it showed, the later threads that repeat
+    them (a pool's idle workers, requests blocked at one line)."""
+    first: dict[tuple[str, tuple[tuple[str, ...], ...]], int] = {}
+    repeats: dict[int, list[int]] = {}
+    for index in order:
+        thread = dump.threads[index]
+        key = (thread.rest[0] if thread.rest else thread.state, thread.frames)
+        if not thread.frames or key not in first:
+            first.setdefault(key, index)
+            repeats[index] = []
+        else:
+            repeats[first[key]].append(index)
+    return repeats
 
 
 def _render_thread(thread: _Thread, keep: int, line_chars: int) -> list[str]:
@@ -159,9 +216,43 @@ def _render_thread(thread: _Thread, keep: int, line_chars: int) -> list[str]:
     return body
 
 
-def _render(dump: _Dump, order: list[int], keeps: list[int], room: int | None, tuning: StomachTuning) -> str:
-    """The dump with thread ``i``'s first ``keeps[i]`` frames (-2: only named), the threads in ``order``; with
-    ``room`` (characters), the threads past it named on one line too."""
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a rendering shows besides the threads' frames: the threads in order, each with the later threads that
+    repeat it, and the contended monitors' lines."""
+
+    order: list[int]
+    repeats: dict[int, list[int]]
+    locks: list[str]
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line) + 1 for line in lines)
+
+
+def _shown(thread: _Thread, alike: list[str], keep: int, line_chars: int) -> list[str]:
+    """The thread's lines with ``keep`` frames and, when it is shown, the names of the threads that repeat it."""
+    lines = _render_thread(thread, keep, line_chars)
+    if alike and keep >= -1:
+        names = ", ".join(f'"{name}"' for name in alike)
+        lines.append(
+            clip_line(
+                f"\t… [the same state and frames: {plural(len(alike), 'more thread')}: {names}] …", 4 * line_chars
+            )
+        )
+    return lines
+
+
+def _named_with(name: str, alike: list[str]) -> str:
+    """A thread not shown, named with the threads that repeat it: a pool of thirty idle workers is one entry."""
+    if len(alike) < 2:
+        return ", ".join([name, *alike])
+    return f"{name} … {alike[-1]} ({len(alike) + 1} alike)"
+
+
+def _render(dump: _Dump, plan: _Plan, keeps: list[int], room: int | None, tuning: StomachTuning) -> str:
+    """The dump with thread ``i``'s first ``keeps[i]`` frames (-2: only named), the threads in the plan's order, a
+    thread that repeats another named under it; with ``room`` (characters), the threads past it named on one line."""
     line_chars = tuning.trace_line_chars
     states = Counter(thread.state or "no state" for thread in dump.threads)
     found = "a deadlock found" if dump.report else "no deadlock reported"
@@ -169,21 +260,32 @@ def _render(dump: _Dump, order: list[int], keeps: list[int], room: int | None, t
     body = [
         f"[thread dump · {plural(len(dump.threads), 'thread')} ({counted}) · {found} · threads that say most first]"
     ]
+    body.extend(clip_line(line, 4 * line_chars) for line in plan.locks)
     body.extend(clip_line(line, line_chars) for line in dump.preamble[: tuning.dump_preamble_lines])
     body.extend(clip_line(line, line_chars) for line in dump.report)
-    used = sum(len(line) + 1 for line in body)
+    used = _size(body)
     left: list[str] = []
-    for index in order:
-        thread = dump.threads[index]
-        lines = _render_thread(thread, keeps[index], line_chars)
-        size = sum(len(line) + 1 for line in lines)
-        if keeps[index] < -1 or (room is not None and used + size > room):
-            left.append(thread.name)
+    hidden = 0
+    for index in plan.order:
+        if index not in plan.repeats:
+            continue
+        alike = [dump.threads[other].name for other in plan.repeats[index]]
+        lines = _shown(dump.threads[index], alike, keeps[index], line_chars)
+        # Past the room a thread gives up its outer frames before it gives up its place: the holder of a lock
+        # with its first frames says more than its name among the threads not shown.
+        fewer = min(keeps[index], len(dump.threads[index].frames))
+        while room is not None and used + _size(lines) > room and fewer > -1:
+            fewer -= 1
+            lines = _shown(dump.threads[index], alike, fewer, line_chars)
+        if keeps[index] < -1 or (room is not None and used + _size(lines) > room):
+            left.append(_named_with(dump.threads[index].name, alike))
+            hidden += 1 + len(alike)
             continue
         body.extend(lines)
-        used += size
+        used += _size(lines)
     if left:
-        body.append(clip_line(f"… [{plural(len(left), 'more thread')} not shown: {', '.join(left)}] …", 4 * line_chars))
+        limit = 4 * line_chars if room is None else max(line_chars, min(4 * line_chars, room - used))
+        body.append(clip_line(f"… [{plural(hidden, 'more thread')} not shown: {', '.join(left)}] …", limit))
     body.extend(clip_line(line, line_chars) for line in dump.trailer[:1])
     return "\n".join(body)
 
@@ -206,7 +308,8 @@ def _keeps(groups: list[int], named_stacks: set[int], plan: tuple[int, int], tun
 def render_thread_dump(lines: list[str], target_tokens: int | None, tuning: StomachTuning) -> str:
     """The dump rendered to ``target_tokens`` (estimated by characters), or under the untargeted plan."""
     dump = _read(lines)
-    groups = _salience(dump)
+    locks = _Locks.of(dump)
+    groups = _salience(dump, locks)
     order = sorted(range(len(dump.threads)), key=lambda index: (groups[index], index))
     room = None if target_tokens is None else int(target_tokens * tuning.chars_per_token)
     stacks_at = next((at for at, line in enumerate(dump.report) if _REPORT_STACKS.match(line)), None)
@@ -219,11 +322,12 @@ def render_thread_dump(lines: list[str], target_tokens: int | None, tuning: Stom
     named_stacks = (
         set() if stacks_at is None else {index for index, thread in enumerate(dump.threads) if thread.name in shown}
     )
+    plan = _Plan(order, _repeats(dump, order), _lock_lines(dump, locks, tuning))
     if room is None:
-        return _render(dump, order, _keeps(groups, named_stacks, tuning.dump_untargeted_plan, tuning), None, tuning)
-    for plan in tuning.dump_frame_plans:
-        rendered = _render(dump, order, _keeps(groups, named_stacks, plan, tuning), None, tuning)
+        return _render(dump, plan, _keeps(groups, named_stacks, tuning.dump_untargeted_plan, tuning), None, tuning)
+    for frames in tuning.dump_frame_plans:
+        rendered = _render(dump, plan, _keeps(groups, named_stacks, frames, tuning), None, tuning)
         if len(rendered) <= room:
             return rendered
     leanest = _keeps(groups, named_stacks, tuning.dump_frame_plans[-1], tuning)
-    return _render(dump, order, leanest, room, tuning)
+    return _render(dump, plan, leanest, room, tuning)
