@@ -134,7 +134,7 @@ class Comparison:
     def of(cls, goal: str, tuning: RelevanceTuning | None = None) -> Comparison | None:
         """The comparison the ask makes, or None when it makes none."""
         tuning = tuning or RelevanceTuning()
-        goal, aside = set_aside(goal)
+        goal, aside = set_aside(goal[: tuning.goal_chars])
         comparison = cls._read(goal, tuning)
         if comparison is None or not aside:
             return comparison

@@ -182,6 +182,9 @@ class RelevanceTuning:
     """The relevance model's numbers (``organs.stomach.core.relevance``, ``organs.stomach.core.compare``): how a
     line is scored against the ask, and how the budget's leftover is filled with the best lines."""
 
+    # What the ask compares is read in its first this many characters, as its terms are (``AskTuning.goal_chars``):
+    # a paste that is one many-megabyte ask paragraph took nine seconds to be read for a comparison.
+    goal_chars: int = 8 * 1024
     # BM25's saturation and length normalisation (the usual values).
     k1: float = 1.2
     b: float = 0.75
