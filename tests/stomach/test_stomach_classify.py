@@ -365,11 +365,16 @@ _XML_LIKE = """<?xml version="1.0"?>
 </shop>"""
 
 
-@pytest.mark.parametrize("text", [_TCL_LIKE, _ELIXIR_LIKE, _TERMS_LIKE, _XML_LIKE])
+@pytest.mark.parametrize("text", [_TCL_LIKE, _TERMS_LIKE, _XML_LIKE])
 def test_rung_8n_lines_that_open_blocks_later_lines_close_are_source(text: str) -> None:
     found = classify(text, fenced=False)
     assert found.kind == "code"
     assert found.reason.startswith("rung 8n")
+
+
+def test_rung_8_an_elixir_module_half_of_whose_written_lines_are_code_shaped_is_code() -> None:
+    # Its blank line no longer counts against it, so the code rung reads it before the nesting rung does.
+    assert classify(_ELIXIR_LIKE, fenced=False).reason == "rung 8: unfenced code (5/10 code-shaped lines)"
 
 
 def test_rung_8n_a_programs_output_that_opens_blocks_it_never_closes_is_no_source() -> None:
@@ -856,3 +861,11 @@ def test_rung_8_a_rules_file_of_options_under_comments_is_code() -> None:
         for name in ("passwd", "group", "shadow", "gshadow", "sudoers")
     )
     assert kind_of("## First rule - delete all\n-D\n\n## Keep a bigger buffer\n-b 8192\n\n" + rules) == "code"
+
+
+def test_rung_8_a_shipped_ini_config_of_semicolon_comments_and_blank_lines_is_code() -> None:
+    sections = "\n\n".join(
+        f"; The {name} of the pool's workers.\n; Default Value: {n}\n;{name}.limit = {n}\n{name} = {n + 1}"
+        for n, name in enumerate(("children", "spare", "requests", "timeout", "backlog", "rlimit"))
+    )
+    assert kind_of("; Start a new pool named 'shop'.\n[shop]\n\n" + sections) == "code"

@@ -453,6 +453,10 @@ class StomachTuning:
     kept_common_share: float = 0.2
     least_room_chars: int = 16
     character_note_chars: int = 40
+    # Code whose written lines are at least this share comments, and at least this many, is a shipped config: its
+    # settings are served first (``distill.config``).
+    config_comment_share: float = 0.5
+    config_least_comments: int = 8
 
     # Tables: the head and tail rows kept, then up to this many rows holding the ask's terms and this many alert
     # rows; types are inferred from this many rows, and without inference (the shallow tier) a column whose first

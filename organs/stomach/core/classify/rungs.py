@@ -526,8 +526,11 @@ _CODE_LINE = re.compile(
 )
 
 
-# A comment line of a shell script or a config: "#" then a space or another "#" (not "#include", "#!").
-_COMMENT = re.compile(r"\s*#(?:#|\s|$)")
+# A comment line of a shell script or a config: "#" or an INI file's ";", then a space or another of it (not "#include",
+# "#!", nor a commented-out directive ";prefix = …": that is the config's own line, kept for the rung to read).
+_COMMENT = re.compile(r"\s*(?:#(?:#|\s|$)|;(?:;|\s|$))")
+# The marker before a directive commented out: ";listen.backlog = 511", "#PermitRootLogin yes".
+_COMMENTED_OUT = re.compile(r"^\s*[#;](?=[A-Za-z_][\w.-]*\s*[=:]\s|[A-Za-z_][\w.-]*\s+\S)")
 _PLAIN_WORD = re.compile(r"[A-Za-z][a-z'’]*[,;:]?|[a-z]+[.?!]?")
 # A sentence ends somewhere in the line (a long line is read clipped, so its end may not be seen).
 _SENTENCE_ENDS = re.compile(r"^[A-Za-z(\"'].*?[a-z)\"'][.?!](?:\s|$)")
@@ -548,10 +551,15 @@ def _mostly_plain(words: list[str], tuning: ClassifyTuning) -> bool:
     return (len(words) - plain) * tuning.sentence_odd_word_one_in <= len(words)
 
 
+def _code_shaped(line: str) -> bool:
+    return _CODE_LINE.match(line) is not None or _CODE_LINE.match(_COMMENTED_OUT.sub("", line, count=1)) is not None
+
+
 def code_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
-    # A config's comments ("## Set failure mode to syslog") say what its lines do: its lines decide.
-    lines = [line for line in lines if _COMMENT.match(line) is None]
-    shaped = sum(1 for line in lines if _CODE_LINE.match(line) is not None and not _reads_as_sentence(line, tuning))
+    # A config's comments ("## Set failure mode to syslog") say what its lines do: its lines decide, a directive
+    # commented out (";pm.max_requests = 500") among them, and its blank lines say nothing.
+    lines = [line for line in lines if _COMMENT.match(line) is None and line.strip()]
+    shaped = sum(1 for line in lines if _code_shaped(line) and not _reads_as_sentence(line, tuning))
     if not _carried(shaped, len(lines), tuning) or shaped == 0:
         return None
     return Classification("code", f"unfenced code ({shaped}/{len(lines)} code-shaped lines)")

@@ -18,6 +18,7 @@ from envelopes.types import FrameKind
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.budget import rarest_salient
 from organs.stomach.core.compare import Comparison
+from organs.stomach.core.distill.config import settings_first
 from organs.stomach.core.distill.log import LogDistiller
 from organs.stomach.core.distill.table import distill_table
 from organs.stomach.core.distill.text import TIMES, kept_and_ends, thousands
@@ -111,7 +112,9 @@ class HeadTailRenderer:
         why = "with an alert level or the ask's terms"
         tuning = _at_own_rate(self.context.tuning, self.text, self.full_tokens)
         keep = rarest_salient(self.text, self.context.ask, tuning.kept_common_share)
-        kept = kept_and_ends(self.text, target, keep, tuning, why=why)
+        kept = settings_first(self.text, target, keep, tuning, why=why)
+        if kept is None:
+            kept = kept_and_ends(self.text, target, keep, tuning, why=why)
         return Rendering(kept, None, _NO_WINDOW, None, f"its first and last lines, and lines {why}")
 
     def counted(self, full_tokens: int) -> Distiller:
