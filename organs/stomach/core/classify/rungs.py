@@ -16,9 +16,11 @@ from organs.stomach.core.distill.text import plural
 from organs.stomach.core.shapes.line_shapes import (
     LOGFMT_PAIR,
     box_as_pipes,
+    commented_out,
     is_box_border,
     is_box_level,
     is_boxed,
+    is_comment_line,
     is_compiler_diagnostic,
     is_json_record,
     is_pointer,
@@ -526,11 +528,6 @@ _CODE_LINE = re.compile(
 )
 
 
-# A comment line of a shell script or a config: "#" or an INI file's ";", then a space or another of it (not "#include",
-# "#!", nor a commented-out directive ";prefix = …": that is the config's own line, kept for the rung to read).
-_COMMENT = re.compile(r"\s*(?:#(?:#|\s|$)|;(?:;|\s|$))")
-# The marker before a directive commented out: ";listen.backlog = 511", "#PermitRootLogin yes".
-_COMMENTED_OUT = re.compile(r"^\s*[#;](?=[A-Za-z_][\w.-]*\s*[=:]\s|[A-Za-z_][\w.-]*\s+\S)")
 _PLAIN_WORD = re.compile(r"[A-Za-z][a-z'’]*[,;:]?|[a-z]+[.?!]?")
 # A sentence ends somewhere in the line (a long line is read clipped, so its end may not be seen).
 _SENTENCE_ENDS = re.compile(r"^[A-Za-z(\"'].*?[a-z)\"'][.?!](?:\s|$)")
@@ -552,13 +549,14 @@ def _mostly_plain(words: list[str], tuning: ClassifyTuning) -> bool:
 
 
 def _code_shaped(line: str) -> bool:
-    return _CODE_LINE.match(line) is not None or _CODE_LINE.match(_COMMENTED_OUT.sub("", line, count=1)) is not None
+    directive = commented_out(line)
+    return _CODE_LINE.match(line) is not None or (directive is not None and _CODE_LINE.match(directive) is not None)
 
 
 def code_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     # A config's comments ("## Set failure mode to syslog") say what its lines do: its lines decide, a directive
     # commented out (";pm.max_requests = 500") among them, and its blank lines say nothing.
-    lines = [line for line in lines if _COMMENT.match(line) is None and line.strip()]
+    lines = [line for line in lines if line.strip() and not is_comment_line(line)]
     shaped = sum(1 for line in lines if _code_shaped(line) and not _reads_as_sentence(line, tuning))
     if not _carried(shaped, len(lines), tuning) or shaped == 0:
         return None

@@ -5,30 +5,25 @@ The files people paste when a service misbehaves are often the shipped ones: a `
 tail kept the documentation of the first and last directives and elided the settings in between. Here the lines in
 effect (the settings, section headers, anything not a comment) come first, in order, a blank line where the file had
 one between them; then, while the room lasts, the comment lines holding the ask's terms and their neighbours, then
-the comments right above each setting (what documents it), nearest first. One note says how many comment lines were left out.
+the comments right above each setting (what documents it), nearest first. One note says how many comment lines were
+left out.
 When the settings alone do not fit, they are cut as any code is (``text.kept_and_ends``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 
 from organs.stomach.core.distill.text import kept_and_ends, plural
+from organs.stomach.core.shapes.line_shapes import commented_out, is_comment_line
 from organs.stomach.core.tuning import StomachTuning
 
 __all__ = ["settings_first"]
 
-# A comment line: "#", ";" or "//" then a space, the marker again or the line's end; or a directive commented out
-# (";listen.backlog = 511", "#PermitRootLogin yes"). Not "#include", "#define", "#!" nor "#[derive": code.
-_COMMENT = re.compile(
-    r"\s*(?:#|;|//)(?:[#;/\s]|$)"
-    r"|\s*[#;](?!(?:include|define|if|ifdef|ifndef|endif|else|elif|pragma|undef)\b)[A-Za-z_][\w.-]*\s*(?:[=:]|\s\S)"
-)
-
 
 def _is_comment(line: str) -> bool:
-    return _COMMENT.match(line) is not None
+    """A comment, or a directive commented out: neither is in effect."""
+    return is_comment_line(line, slashes=True) or commented_out(line) is not None
 
 
 def settings_first(
@@ -64,10 +59,8 @@ def _comments_by_worth(
 ) -> Iterator[int]:
     """The comment lines, those holding the ask's terms first (the highest ranks first), then the lines either side
     of those, then those right above each setting, one line further up each round."""
-    ranked = sorted(
-        (index for index, is_comment in enumerate(comments) if is_comment and keep(lines[index])),
-        key=lambda index: -keep(lines[index]),
-    )
+    ranks = {index: keep(lines[index]) for index, is_comment in enumerate(comments) if is_comment}
+    ranked = sorted((index for index, rank in ranks.items() if rank), key=lambda index: -ranks[index])
     yield from ranked
     seen = set(ranked)
     # A comment's sentence often goes on in the next line, or began in the one before.

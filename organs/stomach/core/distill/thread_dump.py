@@ -127,38 +127,27 @@ def _addresses(pattern: re.Pattern[str], thread: _Thread) -> set[str]:
     return {found.group(1) for line in thread.lines if (found := pattern.search(line))}
 
 
-@dataclass(frozen=True, slots=True)
-class _Locks:
-    """Which monitors each thread waits for and holds, by address."""
-
-    waits: tuple[frozenset[str], ...]
-    holds: tuple[frozenset[str], ...]
-
-    @classmethod
-    def of(cls, dump: _Dump) -> _Locks:
-        return cls(
-            tuple(frozenset(_addresses(_WAITING_ON, thread)) for thread in dump.threads),
-            tuple(frozenset(_addresses(_HOLDING, thread)) for thread in dump.threads),
-        )
-
-    def contended(self) -> list[tuple[str, int, list[int]]]:
-        """Each monitor a thread holds while other threads wait for it: its address, its holder, its waiters.
-
-        A thread's own wait on a monitor it holds (an ``Object.wait()``) is no contention."""
-        found = []
-        for holder, holding in enumerate(self.holds):
-            for address in sorted(holding):
-                waiters = [index for index, waiting in enumerate(self.waits) if address in waiting and index != holder]
-                if waiters:
-                    found.append((address, holder, waiters))
-        return found
+# A contended monitor: its address, the thread holding it, the threads waiting for it.
+_Contended = tuple[str, int, list[int]]
 
 
-def _salience(dump: _Dump, locks: _Locks) -> list[int]:
+def _contended(dump: _Dump) -> list[_Contended]:
+    """Each monitor a thread holds while other threads wait for it; a thread's own wait on a monitor it holds (an
+    ``Object.wait()``) is no contention."""
+    waits = [_addresses(_WAITING_ON, thread) for thread in dump.threads]
+    found = []
+    for holder, thread in enumerate(dump.threads):
+        for address in sorted(_addresses(_HOLDING, thread)):
+            waiters = [index for index, waiting in enumerate(waits) if address in waiting and index != holder]
+            if waiters:
+                found.append((address, holder, waiters))
+    return found
+
+
+def _salience(dump: _Dump, contended: list[_Contended]) -> list[int]:
     """Each thread's group, lower first: named by the deadlock report, holding a monitor others wait for, blocked,
     waiting on a lock another thread holds, running the application's own code, the rest."""
     named = {found.group(1) for line in dump.report if (found := _NAMED_IN_REPORT.match(line.strip()))}
-    contended = locks.contended()
     holders = {holder for _, holder, _ in contended}
     waiters = {index for _, _, waiting in contended for index in waiting}
     groups = []
@@ -169,10 +158,10 @@ def _salience(dump: _Dump, locks: _Locks) -> list[int]:
     return groups
 
 
-def _lock_lines(dump: _Dump, locks: _Locks, tuning: StomachTuning) -> list[str]:
+def _lock_lines(dump: _Dump, contended: list[_Contended], tuning: StomachTuning) -> list[str]:
     """A line for each contended monitor: its address, what it is, its holder and how many threads wait for it."""
     lines = []
-    for address, holder, waiters in locks.contended():
+    for address, holder, waiters in contended:
         what = next(
             (line.split(f"<{address}>", 1)[1].strip() for line in dump.threads[holder].lines if f"<{address}>" in line),
             "",
@@ -308,8 +297,8 @@ def _keeps(groups: list[int], named_stacks: set[int], plan: tuple[int, int], tun
 def render_thread_dump(lines: list[str], target_tokens: int | None, tuning: StomachTuning) -> str:
     """The dump rendered to ``target_tokens`` (estimated by characters), or under the untargeted plan."""
     dump = _read(lines)
-    locks = _Locks.of(dump)
-    groups = _salience(dump, locks)
+    contended = _contended(dump)
+    groups = _salience(dump, contended)
     order = sorted(range(len(dump.threads)), key=lambda index: (groups[index], index))
     room = None if target_tokens is None else int(target_tokens * tuning.chars_per_token)
     stacks_at = next((at for at, line in enumerate(dump.report) if _REPORT_STACKS.match(line)), None)
@@ -322,7 +311,7 @@ def render_thread_dump(lines: list[str], target_tokens: int | None, tuning: Stom
     named_stacks = (
         set() if stacks_at is None else {index for index, thread in enumerate(dump.threads) if thread.name in shown}
     )
-    plan = _Plan(order, _repeats(dump, order), _lock_lines(dump, locks, tuning))
+    plan = _Plan(order, _repeats(dump, order), _lock_lines(dump, contended, tuning))
     if room is None:
         return _render(dump, plan, _keeps(groups, named_stacks, tuning.dump_untargeted_plan, tuning), None, tuning)
     for frames in tuning.dump_frame_plans:

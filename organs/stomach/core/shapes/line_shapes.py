@@ -14,10 +14,12 @@ __all__ = [
     "LOGFMT_PAIR",
     "box_as_pipes",
     "closes_run",
+    "commented_out",
     "is_box_border",
     "is_box_level",
     "is_boxed",
     "is_ci_marker",
+    "is_comment_line",
     "is_compiler_diagnostic",
     "is_json_record",
     "is_pointer",
@@ -233,3 +235,26 @@ def is_source_quote(line: str) -> bool:
 def closes_run(line: str) -> bool:
     """Whether the line closes a tool run: a tally, a count of errors, a verdict."""
     return _RUN_CLOSE.fullmatch(line.strip()) is not None
+
+
+# A comment line of a script or a config: "#" or an INI file's ";" (and, where asked, "//"), then a space, the
+# marker again or the line's end. Not "#include", "#!": those are code.
+_COMMENT_LINE = re.compile(r"\s*(?:#|;)(?:[#;\s]|$)")
+_SLASHED_COMMENT = re.compile(r"\s*//(?:/|\s|$)")
+# The marker before a directive commented out (";listen.backlog = 511", "#PermitRootLogin yes"); a preprocessor
+# line is none.
+_COMMENTED_OUT = re.compile(
+    r"\s*[#;](?!(?:include|define|if|ifdef|ifndef|endif|else|elif|pragma|undef)\b)"
+    r"(?=[A-Za-z_][\w.-]*\s*(?:[=:]|\s\S))"
+)
+
+
+def is_comment_line(line: str, *, slashes: bool = False) -> bool:
+    """Whether ``line`` is a comment (``#``, ``;``, with ``slashes`` also ``//``), not a directive commented out."""
+    return _COMMENT_LINE.match(line) is not None or (slashes and _SLASHED_COMMENT.match(line) is not None)
+
+
+def commented_out(line: str) -> str | None:
+    """The directive ``line`` holds behind a comment marker, without the marker; None when it holds none."""
+    found = _COMMENTED_OUT.match(line)
+    return None if found is None else line[found.end() :]
