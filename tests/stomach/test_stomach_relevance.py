@@ -211,6 +211,55 @@ def test_a_table_column_named_by_the_ask_is_compared() -> None:
     assert comparison.pick(table)[0] == 3
 
 
+def _interval_report(waits: list[float]) -> list[str]:
+    """``iostat -x -t`` as it prints: each interval its time, then a header whose names one space may part."""
+    lines = []
+    for second, wait in enumerate(waits):
+        minute, seconds = divmod(second * 2, 60)
+        lines += [f"2026-12-07T10:{50 + minute}:{seconds:02d}+0000", "Device   r/s  r_await w/s     w_await %util",
+                  f"vda      1.00    0.10  {second}0.00   {wait:5.2f}   5.00", ""]  # fmt: skip
+    return lines
+
+
+def test_a_column_whose_header_parts_names_by_one_space_is_compared() -> None:
+    comparison = Comparison.of("Which interval had the worst w_await?")
+    assert comparison is not None
+    lines = _interval_report([0.5, 9.75, 1.0])
+    assert lines[comparison.pick(lines)[0]].endswith("9.75   5.00")
+
+
+def test_a_picked_row_with_no_clock_comes_with_the_time_above_it() -> None:
+    comparison = Comparison.of("Which interval had the worst w_await?")
+    assert comparison is not None
+    lines = _interval_report([0.5, 9.75, 1.0])
+    assert [lines[index] for index in comparison.pick_dated(lines)[:2]] == [lines[6], "2026-12-07T10:50:02+0000"]
+
+
+def test_a_superlative_down_a_column_keeps_the_edges_of_the_run_around_the_best() -> None:
+    ask = "When was w_await the worst, and when did the slow stretch start and end?"
+    comparison = Comparison.of(ask, RelevanceTuning(top_picks=1))
+    assert comparison is not None
+    lines = _interval_report([0.5, 0.4, 30.0, 41.0, 35.0, 28.0, 0.6, 0.5, 0.3])
+    # The best, the first and last of the run within half of it, then the row on each side of the run.
+    assert [float(lines[index].split()[-2]) for index in comparison.pick(lines)] == [41.0, 30.0, 28.0, 0.4, 0.6]
+
+
+def test_a_threshold_down_a_column_keeps_no_run_edges() -> None:
+    comparison = Comparison.of("Which intervals had w_await over 20?")
+    assert comparison is not None
+    lines = _interval_report([0.5, 0.4, 30.0, 41.0, 35.0, 28.0, 0.6, 0.5, 0.3])
+    assert sorted(float(lines[index].split()[-2]) for index in comparison.pick(lines)) == [28.0, 30.0, 35.0, 41.0]
+
+
+def test_a_report_printed_every_interval_is_served_with_the_time_of_its_worst_row() -> None:
+    waits = [0.25 + (second % 7) / 10 for second in range(150)]
+    waits[97] = 43.35
+    text = "At which timestamp was vda's w_await the worst?\n\n" + "\n".join(_interval_report(waits))
+    served, tokens = _served(text, 600)
+    assert tokens <= 600
+    assert "43.35" in served and "2026-12-07T10:53:14+0000" in served
+
+
 def test_an_ask_that_compares_nothing_has_no_comparison() -> None:
     assert Comparison.of("Why does the worker stop after the deploy?") is None
 

@@ -10,7 +10,9 @@ unit of that quantity (``18.8ms``, ``0.4 secs``, ``52M``), a number under a key 
 (``rt=0.873``, ``duration: 3``), or, in a table, the cell of the column that the ask names (``spent``,
 ``tottime``), or the number under the key=value key it names (``num_dropped`` for "the largest batch dropped").
 What the ask sets aside ("leaving out the /user/events polling") answers nothing: a line holding its names is
-not compared.
+not compared. A table's header may repeat (a report printed every interval, ``iostat -x -t``) and part its names by
+one space; the rows under each copy are read. A greatest read down a column comes with the edges of the run of high
+rows around it, and ``pick_dated`` gives each picked line that has no clock the time printed above it.
 """
 
 from __future__ import annotations
@@ -199,14 +201,16 @@ class Comparison:
         return max(values) if values else None
 
     def _column_values(self, lines: Sequence[str]) -> dict[int, float]:
-        """Values of the table column the ask names, by line index; empty when no header names an ask word."""
+        """Values of the table column the ask names, by line index; empty when no header names an ask word. A header
+        that repeats (a report printed every interval) reads the rows under each of its copies."""
         for position, line in enumerate(lines[: self.tuning.header_lines]):
-            cells = _cells(line)
-            if len(cells) < 2 or not self._named_columns(cells):
-                continue
-            rows = {index: _cells(lines[index]) for index in range(position + 1, len(lines))}
-            if values := self._named_column_values(cells, rows):
-                return values
+            for split in (_cells, _words):
+                cells = split(line)
+                if len(cells) < 2 or not self._named_columns(cells):
+                    continue
+                rows = {index: split(lines[index]) for index in range(position + 1, len(lines))}
+                if values := self._named_column_values(cells, rows):
+                    return values
         return {}
 
     def _named_columns(self, header: Sequence[str]) -> list[int]:
@@ -290,7 +294,9 @@ class Comparison:
     def pick(self, lines: Sequence[str]) -> list[int]:
         """Indexes of the lines that answer the comparison, best first (see the module's docstring)."""
         values = self._column_values(lines)
-        if not values and self.quantity != "number":
+        if values:
+            return self._with_run_edges(self._ranked(values, lines), values)
+        if self.quantity != "number":
             values = {index: value for index, line in enumerate(lines) if (value := self.value_of(line)) is not None}
         if not values:
             by_key = _numbers_by_key(lines)
@@ -299,6 +305,17 @@ class Comparison:
                 return self._extremes(by_key, lines)
         return self._ranked(values, lines)
 
+    def pick_dated(self, lines: Sequence[str]) -> list[int]:
+        """``pick``'s lines, best first, each with no clock of its own followed by the nearest line above it (within
+        ``stamp_lines_back``) that begins with one: ``iostat -t`` prints each interval's rows under its time."""
+        dated: list[int] = []
+        for index in self.pick(lines):
+            # The value before its time: the two are shown in paste order, and a time alone answers nothing.
+            for kept in (index, _stamp_above(lines, index, self.tuning.stamp_lines_back)):
+                if kept is not None and kept not in dated:
+                    dated.append(kept)
+        return dated
+
     def pick_rows(self, header: Sequence[str], rows: Mapping[int, Sequence[str]], lines: Sequence[str]) -> list[int]:
         """Indexes of a parsed table's rows (its cells by line index, ``header`` its column names) that answer the
         comparison, best first: by the column the ask names, else by a value of the asked quantity in the row."""
@@ -306,6 +323,27 @@ class Comparison:
         if not values and self.quantity != "number":
             values = {index: value for index in rows if (value := self.value_of(lines[index])) is not None}
         return self._ranked(values, lines)
+
+    def _with_run_edges(self, picked: list[int], values: dict[int, float]) -> list[int]:
+        """A column's picks, then, for a greatest, the edges of the run of rows around the best one whose values
+        stay within ``run_share`` of it, and the row on each side of that run: a column read down a time series
+        (``iostat`` every two seconds) answers "when did the slow stretch start and end" there."""
+        if not picked or self.bound is not None or self.direction != 1:
+            return picked
+        order = sorted(values)
+        best = order.index(picked[0])
+        least = values[picked[0]] * self.tuning.run_share
+
+        def within(position: int) -> bool:
+            return 0 <= position < len(order) and values[order[position]] >= least
+
+        first = last = best
+        while within(first - 1):
+            first -= 1
+        while within(last + 1):
+            last += 1
+        edges = [position for position in (first, last, first - 1, last + 1) if 0 <= position < len(order)]
+        return picked + [order[position] for position in edges if order[position] not in picked]
 
     def _ranked(self, values: dict[int, float], lines: Sequence[str]) -> list[int]:
         """The lines whose values answer the comparison, best first, what the ask sets aside left out."""
@@ -337,6 +375,17 @@ def _numbers_by_key(lines: Sequence[str]) -> dict[str, dict[int, float]]:
     return by_key
 
 
+def _stamp_above(lines: Sequence[str], index: int, within: int) -> int | None:
+    """The nearest line above ``index``, at most ``within`` lines up, that begins with a clock, when the line itself
+    begins with none."""
+    if leading_stamp(lines[index]) is not None:
+        return None
+    for above in range(index - 1, max(index - 1 - within, -1), -1):
+        if leading_stamp(lines[above]) is not None:
+            return above
+    return None
+
+
 def _an_id(key: str) -> bool:
     """Whether a key names an id (``flow_id``, ``pid``, ``requestId``): its number names a thing, it measures none."""
     return key.lower().endswith("id")
@@ -354,3 +403,9 @@ def _cells(line: str) -> list[str]:
     if "|" in line:
         return line.strip().strip("|").split("|")
     return [cell for cell in re.split(r"\s{2,}|\t", line.strip()) if cell]
+
+
+def _words(line: str) -> list[str]:
+    """A table line's cells when its columns are one word each and one space may part them (``iostat -x``:
+    ``%rrqm r_await rareq-sz``), which ``_cells`` would read as one."""
+    return line.split()

@@ -140,7 +140,7 @@ class LineScorer:
         top = max(max(rarity, default=0.0), math.fsum(self._idf.values()) * self.tuning.ceiling_share) or 1.0
         fused = [value / top for value in rarity]
         if self.comparison is not None:
-            picked = self.comparison.pick(lines)
+            picked = self.comparison.pick_dated(lines)
             for rank, index in enumerate(picked):
                 fused[index] += self.tuning.compared_weight - rank / (len(picked) + 1)
         if odd:

@@ -248,6 +248,12 @@ class RelevanceTuning:
     # A column is named by the ask when a word of the ask and the column's name, each at least this long, share a
     # start (a shorter one would name columns by chance).
     column_name_chars: int = 3
+    # A picked line with no clock of its own comes with the nearest line at most this many lines above it that
+    # begins with one (a report printed every interval under its timestamp: a value with no time answers no "when").
+    stamp_lines_back: int = 12
+    # A superlative read down a column also keeps the edges of the run of rows around the best one whose values stay
+    # within this share of it.
+    run_share: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)

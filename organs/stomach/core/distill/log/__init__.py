@@ -306,7 +306,7 @@ class LogDistiller:
 
     def _compared(self, mined: Sequence[str]) -> list[int]:
         """The indexes of the lines that answer what the ask compares, best first (none when it compares nothing)."""
-        return [] if self.comparison is None else self.comparison.pick(mined)
+        return [] if self.comparison is None else self.comparison.pick_dated(mined)
 
     def filled(self, rendering: str, tokens: int, limit: int, encoding: str, full_tokens: int) -> tuple[str, int]:
         """A rendering of this log (``tokens`` long) and, in the room left up to ``limit``, an excerpt of the
