@@ -258,3 +258,17 @@ def test_a_table_of_numbers_over_its_budget_is_served_within_it_not_dropped() ->
     bundle = ingest_paste(paste, IngestConfig(budget_tokens=1200))
     tables = [frame for frame in bundle.provider.frames if frame.kind == "table"]
     assert len(tables) == 1 and 1000 <= tables[0].token_cost <= 1200
+
+
+_PSQL = """   relname   | n_live_tup | n_dead_tup
+-------------+------------+------------
+ accounts    |    1999999 |      12852
+ branches    |         20 |        455
+ history     |      16216 |          0
+(3 rows)"""
+
+
+def test_psqls_output_is_read_as_pipe_delimited_its_rule_and_row_count_aside() -> None:
+    digest = distill_table(_PSQL)
+    assert digest.rendering.startswith("[3 rows × 3 columns · pipe-delimited]")
+    assert "n_live_tup (int 20…1999999)" in digest.rendering

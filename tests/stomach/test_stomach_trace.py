@@ -301,6 +301,35 @@ def test_a_chain_of_many_causes_is_not_ranked_like_a_dump() -> None:
     assert "not shown" not in distill_trace(trace, target_tokens=200).rendering
 
 
+def _with_arguments(goroutine: str, address: int) -> str:
+    """The goroutine with arguments of its own, as each request's are."""
+    return goroutine.replace("(_, {_, _},", f"(0xc000{address:04x}, {{0x1b9, 0xc0{address:03x}}},")
+
+
+_SERVICES = [
+    _goroutine(number, "select", [f"{name}.(*loop).wait", f"{name}.(*loop).run", f"{name}.start", f"{name}.main"])
+    for number, name in enumerate(["admin", "certs", "metrics", "signals", "storage", "events", "health", "config"])
+]
+_WAITING_ON_UPSTREAM = ["proxy.(*conn).roundTrip", "proxy.(*Handler).forward", "proxy.(*Handler).ServeHTTP",
+                        "web.(*Server).route", "web.(*conn).serve"]  # fmt: skip
+
+
+def test_a_stack_several_goroutines_share_whatever_their_arguments_is_kept_before_lone_ones() -> None:
+    requests = [_with_arguments(_goroutine(number, "select", _WAITING_ON_UPSTREAM), number) for number in range(40, 45)]
+    dump = "\n\n".join([*_SERVICES, *requests])
+    # Room for one goroutine's stack: the one five requests share, not the first of eight services.
+    rendering = distill_trace(dump, target_tokens=300, ask=AskTerms.of("What are they blocked on?")).rendering
+    assert "proxy.(*conn).roundTrip(0xc0000028" in rendering and "admin.(*loop)" not in rendering
+
+
+def test_the_goroutines_in_a_shown_stacks_calls_are_named_under_it() -> None:
+    requests = [_with_arguments(_goroutine(number, "select", _WAITING_ON_UPSTREAM), number) for number in range(40, 45)]
+    dump = "\n\n".join([*_SERVICES, *requests])
+    rendering = distill_trace(dump, target_tokens=300, ask=AskTerms.of("What are they blocked on?")).rendering
+    named = "[in the same calls, arguments aside: goroutine 41 [select], goroutine 42 [select], goroutine 43 [select],"
+    assert named in rendering and "more sections not shown: 8 × goroutine N [select]:]" in rendering
+
+
 _PUBLISHING = _goroutine(
     7,
     "select",

@@ -588,6 +588,11 @@ class StomachTuning:
     trace_ask_weight: float = 1.0
     trace_echo_weight: float = 0.5
     trace_repeat_share: float = 0.1
+    # A section stopped in an earlier one's calls, its arguments aside, counts this share; the first of such a stack
+    # at least this many application frames deep counts 1 + this weight × log2 of how many share it.
+    trace_alike_share: float = 0.3
+    trace_shared_frames: int = 4
+    trace_shared_weight: float = 0.5
     trace_idle_share: float = 0.3
     trace_salient_weight: float = 10.0
     # A kept section's frames naming the ask's or the alerts' terms come first, the rarer among the frames the

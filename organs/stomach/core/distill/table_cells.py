@@ -41,7 +41,9 @@ _PERCENT = re.compile(r"[-+]?(?:\d+(?:\.\d+)?|\.\d+) ?%")
 _CURRENCY = re.compile(r"[-+]?[$€£¥₹] ?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)? ?(?:USD|EUR|GBP|JPY|[$€£¥₹])")
 _BOOLEANS = frozenset({"true", "false", "yes", "no"})
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_SEPARATOR_CELL = re.compile(r"\s*:?-{3,}:?\s*")
+_SEPARATOR_CELL = re.compile(r"\s*:?-{3,}:?\s*|\s*-{3,}(?:\+-{3,})+\s*")
+# Lines of a table that are none of its rows: a rule, a client's count of the rows (psql's ``(4 rows)``).
+_NO_ROW = re.compile(r"[\s|+:]*[-=]{3,}[-=\s|+:]*|\s*\(\d[\d,]* rows?\)\s*")
 
 
 def number_of(value: str) -> float | None:
@@ -100,7 +102,9 @@ def _plain(number: float) -> str:
 
 
 def split_rows(lines: list[str], tuning: StomachTuning) -> tuple[list[list[str]], str]:
-    least = len(lines) * tuning.table_delimiter_tenths
+    # A rule under the header (psql's ``-----+-----``) and a count of the rows have no delimiter to count, and none
+    # against.
+    least = sum(1 for line in lines if not _NO_ROW.fullmatch(line)) * tuning.table_delimiter_tenths
     boxed = [box_as_pipes(line) for line in lines]
     if boxed != lines and sum(1 for line in boxed if "|" in line) * 10 >= least:
         # Drawn with box characters: read as pipes, its rules as dashes.
@@ -157,7 +161,9 @@ def layout_of(lines: list[str], rows: list[list[str]], directive_lines: int) -> 
     data = [
         index
         for index, row in enumerate(rows)
-        if index > 0 and not all(_SEPARATOR_CELL.fullmatch(cell) for cell in row if cell)
+        if index > 0
+        and not all(_SEPARATOR_CELL.fullmatch(cell) for cell in row if cell)
+        and not _NO_ROW.fullmatch(lines[index])
     ]
     return Layout(0, rows[0] if rows else [], data, [])
 

@@ -116,6 +116,10 @@ class _Section:
     salient: bool = False
     trouble: tuple[bool, ...] = ()
     same_as: int = -1
+    # The earlier section stopped in the same calls whatever their arguments and addresses (five requests waiting on
+    # one upstream), or -1; and how many sections (this one too) are so alike when it is the first of them.
+    alike_as: int = -1
+    sharing: int = 1
     innermost_last: bool = False
     # Its innermost frame waits for work (``is_idle_frame``): an event loop or a pool thread with nothing to do.
     idle: bool = False
@@ -126,6 +130,7 @@ def _read(sections: list[_Section]) -> None:
     frames are the same as written (spacing aside): a crash report's idle threads say their frames once, while an
     address may be what tells two sections apart (the lock instances a kernel's lock list names)."""
     first: dict[tuple[str, ...], int] = {}
+    calls: dict[tuple[str, ...], int] = {}
     for index, section in enumerate(sections):
         section.salient = any(_SALIENT.search(line) for line in section.header)
         section.trouble = tuple(is_alert(line) or _TROUBLE.search(line) is not None for line in section.header)
@@ -142,6 +147,12 @@ def _read(sections: list[_Section]) -> None:
             section.same_as = first[key]
         else:
             first[key] = index
+        alike = tuple(_ADDRESSES.sub("", frame.lines[0]).strip() for frame in section.frames)
+        if alike in calls:
+            section.alike_as = calls[alike]
+            sections[section.alike_as].sharing += 1
+        else:
+            calls[alike] = index
 
 
 def _unstamped(line: str) -> str:
@@ -390,7 +401,16 @@ def _section_worth(
         {_ADDRESSES.sub("", frame.lines[0]).strip(): frame.application for frame in section.frames}
         for section in sections
     ]
-    held = Counter(key for section_keys in keys for key in section_keys)
+    # Sections stopped in the same calls (``alike_as``) are one stack: its frames are as rare as its calls are among
+    # the stacks, and a stack at least ``trace_shared_frames`` of the application's frames deep weighs more the more
+    # sections share it, counted once (requests piled up in one call chain, not a pool's workers parked in their
+    # loop).
+    held = Counter(
+        key
+        for section, section_keys in zip(sections, keys, strict=True)
+        if section.alike_as < 0
+        for key in section_keys
+    )
     texts = ["\n".join(_section_lines(section)) for section in sections]
     named = [set(ask.named(text)) if ask else set() for text in texts]
     echoed = [set(echo.named(text)) - terms if echo else set() for text, terms in zip(texts, named, strict=True)]
@@ -410,6 +430,10 @@ def _section_worth(
         )
         if section.same_as >= 0:
             score *= tuning.trace_repeat_share
+        elif section.alike_as >= 0:
+            score *= tuning.trace_alike_share
+        elif sum(section_keys.values()) >= tuning.trace_shared_frames:
+            score *= 1 + tuning.trace_shared_weight * math.log2(section.sharing)
         if section.idle:
             score *= tuning.trace_idle_share
         worth.append(score + (tuning.trace_salient_weight if section.salient else 0.0))
@@ -495,6 +519,16 @@ def _telling_frames(section: _Section, count: int, line_chars: int, sought: Call
     return rendered
 
 
+def _alike_unshown(sections: list[_Section], shown: set[int]) -> dict[int, list[int]]:
+    """For each shown section, the sections not shown that stop in its calls (``alike_as``) and have a header to name
+    them by."""
+    alike: dict[int, list[int]] = {}
+    for index, section in enumerate(sections):
+        if section.alike_as in shown and index not in shown and section.header:
+            alike.setdefault(section.alike_as, []).append(index)
+    return alike
+
+
 def _most_sections(
     sections: list[_Section],
     order: list[int],
@@ -511,16 +545,22 @@ def _most_sections(
 
     def rendering(count: int) -> str:
         shown = set(order[:count])
+        alike = _alike_unshown(sections, shown)
         body = [summary]
         for index, section in enumerate(sections):
             if index in shown:
                 body.extend(_header_lines(section, plan, tuning))
                 keep = keeps[0] if index == first else keeps[1]
                 body.extend(_telling_frames(section, 2 * keep, tuning.trace_line_chars, sought))
+                if alike.get(index):
+                    named = ", ".join(sections[other].header[0].strip().removesuffix(":") for other in alike[index])
+                    line = f"    … [in the same calls, arguments aside: {named}] …"
+                    body.append(clip_line(line, 4 * tuning.trace_line_chars))
+        named_alike = {other for others in alike.values() for other in others}
         others = Counter(
             _ADDRESSES.sub("N", section.header[0].strip()) if section.header else "(frames only)"
             for index, section in enumerate(sections)
-            if index not in shown
+            if index not in shown and index not in named_alike
         )
         if others:
             said = "; ".join(
