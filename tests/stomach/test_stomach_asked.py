@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.tuning import AskTuning
 
 
 def _kinds(goal: str) -> dict[str, str]:
@@ -139,3 +140,16 @@ def test_an_alerts_terms_are_its_words_and_names_not_its_numbers() -> None:
     echo = AskTerms.echoed(["2026-12-07 WARN failed to publish member 63a89b00 (caller=etcdserver/server.go:2098) 7s"])
     assert {"publish", "member", "etcdserver/server.go:2098"} <= set(echo.terms)
     assert not {"2026-12-07", "63a89b00", "7s", "failed"} & set(echo.terms)
+
+
+def test_the_users_prose_lends_the_ask_its_identifiers_and_codes_not_its_words() -> None:
+    ask = AskTerms.of("Why does the nightly job run single-threaded?")
+    prose = "From my shell it uses every core: I export XZ_OPT=-T0 in my profile, and error E0432 never shows."
+    lent = ask.with_context([prose])
+    assert set(lent.terms) - set(ask.terms) == {"xz_opt", "-t0", "e0432"}
+
+
+def test_the_terms_the_users_prose_lends_are_capped() -> None:
+    prose = " ".join(f"OPT_{number}" for number in range(40))
+    lent = AskTerms.of("Which option is wrong?").with_context([prose], AskTuning(context_terms=3))
+    assert {term for term in lent.terms if term.startswith("opt_")} == {"opt_0", "opt_1", "opt_2"}

@@ -547,3 +547,20 @@ def test_a_lines_score_does_not_depend_on_the_order_python_keeps_its_terms_in() 
         for seed in range(12)
     }  # fmt: skip
     assert len(scores) == 1
+
+
+def test_a_name_the_users_prose_gives_finds_its_line_though_the_question_does_not_say_it() -> None:
+    names = [f"{word}_{part}" for word in ("POOL", "CACHE", "QUEUE", "RETRY", "BATCH") for part in ("SIZE", "LIMIT")]
+    lines = [
+        f"2026-12-07 10:{n // 60:02d}:{n % 60:02d} INFO worker read {names[n % len(names)]} from env: unset"
+        if n % 3 == 0
+        else f"2026-12-07 10:{n // 60:02d}:{n % 60:02d} INFO worker polled queue depth={n % 17}"
+        for n in range(600)
+    ]
+    text = (
+        "I put RETRY_LIMIT=5 in the unit's environment file last week.\n\n"
+        + "\n".join(lines)
+        + "\n\nWhy does the worker give up on the first failure?"
+    )
+    served, tokens = _served(text, 600)
+    assert tokens <= 600 and "INFO worker read RETRY_LIMIT from env: unset" in served

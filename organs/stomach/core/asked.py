@@ -253,6 +253,23 @@ class AskTerms:
                         return cls._made(list(found.items()))
         return cls._made(list(found.items()))
 
+    def with_context(self, texts: Sequence[str], tuning: AskTuning | None = None) -> AskTerms:
+        """These terms and the names the user's own prose around the evidence gives (``texts``): its identifiers and
+        codes (``XZ_OPT``, ``-T0``, ``E0432``), at most ``context_terms`` of them, read from each text's first
+        ``goal_chars``. A user who says what they set, ran or saw names what the evidence should be searched for,
+        though the question sentence does not repeat it."""
+        tuning = tuning or AskTuning()
+        found = dict(zip(self.terms, self.kinds, strict=True))
+        added = 0
+        for text in texts:
+            for term, kind, _ in _terms_of(text[: tuning.goal_chars], tuning):
+                if added >= tuning.context_terms:
+                    break
+                if kind in ("identifier", "code") and term not in found:
+                    found[term] = kind
+                    added += 1
+        return self if not added else AskTerms._made(list(found.items()), self.trouble)
+
     def broad(self) -> AskTerms:
         """These terms and the ask's words of trouble: for a ranking that weighs each term by its rarity."""
         if not self.trouble:

@@ -167,7 +167,8 @@ def ingest_paste(
     tokens = _count(redacted.segments, redaction, cut.full_counts, config.encoding)
     segments, evidence = _identify(redacted.segments)
     goal = "\n\n".join(cut.plan.goal_pieces)
-    ask = AskTerms.of(goal, config.tuning.ask)
+    prose = [piece.text for piece in evidence if piece.kind == "note"]
+    ask = AskTerms.of(goal, config.tuning.ask).with_context(prose, config.tuning.ask)
     comparison = Comparison.of(goal, config.tuning.relevance)
     echo = alerts_echoed([(piece.kind, piece.text) for piece in evidence], config.tuning)
     context = DistillContext(

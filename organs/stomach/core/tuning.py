@@ -264,6 +264,8 @@ class AskTuning:
     # A content word of the ask has at least this many letters; at most this many terms are kept.
     min_word_chars: int = 3
     max_terms: int = 48
+    # The identifiers and codes of the user's own prose around the evidence join the ask's terms, at most this many.
+    context_terms: int = 16
     # A content word is looked for by its stem, no shorter than this (``pauses`` finds ``pause`` and ``paused``).
     min_stem: int = 4
     # An ask is a few sentences: a goal longer than this is read only this far, and no term is longer than the cap
