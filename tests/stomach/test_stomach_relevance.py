@@ -260,6 +260,29 @@ def test_a_report_printed_every_interval_is_served_with_the_time_of_its_worst_ro
     assert "43.35" in served and "2026-12-07T10:53:14+0000" in served
 
 
+_PLAN = [
+    " Sort  (cost=44.51..44.51 rows=1 width=28) (actual time=9719.547..9719.712 rows=20 loops=1)",
+    "   ->  Nested Loop  (cost=0.14..44.48 rows=1 width=16) (actual time=0.959..9667.379 rows=16216 loops=1)",
+    "         ->  Index Scan using accounts_pkey on accounts a  (actual time=0.010..0.012 rows=1 loops=16147)",
+    "         ->  Seq Scan on history h  (cost=0.00..163.80 rows=5880) (actual time=0.004..0.536 rows=16 loops=16147)",
+    " Execution Time: 9720.043 ms",
+]
+
+
+def test_a_query_plans_node_is_read_by_its_time_span_end_times_its_loops() -> None:
+    comparison = Comparison.of("Which node takes the longest?")
+    assert comparison is not None
+    assert comparison.value_of(_PLAN[1]) == 9667.379 * 1000
+    # 0.536 ms a loop over 16,147 loops: 8.7 s, more than the 0.2 s of the index scan's loops.
+    assert comparison.value_of(_PLAN[3]) == 0.536 * 1000 * 16147
+    assert comparison.pick(_PLAN)[:4] == [0, 1, 3, 2]
+
+
+def test_the_furthest_is_a_greatest() -> None:
+    comparison = Comparison.of("Where is the estimate furthest from reality?")
+    assert comparison is not None and comparison.direction == 1
+
+
 def test_an_ask_that_compares_nothing_has_no_comparison() -> None:
     assert Comparison.of("Why does the worker stop after the deploy?") is None
 

@@ -7,8 +7,9 @@ or any number. ``Comparison.pick(lines)`` returns the indexes of the lines whose
 first: the top values for a superlative, every line past a threshold (best first, capped), the lines
 nearest a rough value (within ``RelevanceTuning.near_share`` of it). A line's value is a number with a
 unit of that quantity (``18.8ms``, ``0.4 secs``, ``52M``), a number under a key that names a time
-(``rt=0.873``, ``duration: 3``), or, in a table, the cell of the column that the ask names (``spent``,
-``tottime``), or the number under the key=value key it names (``num_dropped`` for "the largest batch dropped").
+(``rt=0.873``, ``duration: 3``; a span under one at its end, times a query plan node's ``loops=``), or, in a
+table, the cell of the column that the ask names (``spent``, ``tottime``), or the number under the key=value key it
+names (``num_dropped`` for "the largest batch dropped"). ``furthest`` asks for the greatest.
 What the ask sets aside ("leaving out the /user/events polling") answers nothing: a line holding its names is
 not compared. A table's header may repeat (a report printed every interval, ``iostat -x -t``) and part its names by
 one space; the rows under each copy are read. A greatest read down a column comes with the edges of the run of high
@@ -28,7 +29,8 @@ from organs.stomach.core.tuning import RelevanceTuning
 __all__ = ["Comparison"]
 
 # The ask's words that compare, and that name a time or a size.
-_MORE_TEXT = "slowest longest largest biggest highest most max maximum worst heaviest peak greatest top strongest"
+_MORE_TEXT = """slowest longest largest biggest highest most max maximum worst heaviest peak greatest top strongest
+    furthest farthest"""
 _LESS_TEXT = "fastest shortest smallest lowest least min minimum fewest cheapest weakest"
 _TIME_TEXT = """slow slowest slower fast fastest faster long longest longer short shortest shorter took take takes
     duration durations latency latencies pause pauses time times elapsed seconds milliseconds"""
@@ -88,10 +90,13 @@ _TIMED = re.compile(
     rf"(?<![\w.]){_NUMBER}\s?(ns|us|µs|ms|msecs?|milliseconds?|secs?|seconds?|s|mins?|minutes?)(?![a-z])", re.I
 )
 # A time under a key without a unit (``rt=0.873``); a clock under one (``time=2025-04-21T10:29``) is not a duration.
+# A span under one (a query plan's ``actual time=0.959..42667.379``) is read at its end: when the step finished.
 _TIME_KEYED = re.compile(
-    rf"(?<![a-z])(?:\w*time|duration|elapsed|latency|took|rtt?|dur)[\w.]*\s*[=:]\s*{_NUMBER}(?![\d.])(?![a-zµ])(?![-:/]\d)",
+    rf"(?<![a-z])(?:\w*time|duration|elapsed|latency|took|rtt?|dur)[\w.]*\s*[=:]\s*(?:{_NUMBER}\.\.)?{_NUMBER}"
+    r"(?![\d.])(?![a-zµ])(?![-:/]\d)",
     re.I,
 )
+_LOOPS = re.compile(r"\bloops=(\d+)\b")
 # A time under a key that names its unit ("millis": 10, "cpuNanos": 85181501, "planningTimeMicros": 85096, a quoted
 # key or a bare one), in milliseconds per unit.
 _UNIT_KEYED = re.compile(rf"""(?<![a-z])"?\w*?(millis|micros|nanos)\w*"?\s*[=:]\s*{_NUMBER}(?![\d.])""", re.I)
@@ -190,10 +195,12 @@ class Comparison:
             for unit, number in _UNIT_KEYED.findall(line):
                 if (value := _number(number)) is not None:
                     values.append(value * _KEY_UNITS[unit.lower()])
-            for number in _TIME_KEYED.findall(line) if not values else ():
+            # A query plan's node says its time for one of its loops: it spent that times its loops.
+            loops = float(looped.group(1)) if (looped := _LOOPS.search(line)) else 1.0
+            for _, number in _TIME_KEYED.findall(line) if not values else ():
                 # A time under a key without a unit: read in the ask's own unit, seconds when it names none.
                 if (value := _number(number)) is not None:
-                    values.append(value * self.unit_ms)
+                    values.append(value * self.unit_ms * loops)
         elif self.quantity == "size":
             for number, unit in _SIZED.findall(line):
                 if (value := _number(number)) is not None:
