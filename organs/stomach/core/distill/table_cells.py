@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from organs.stomach.core.shapes.line_shapes import box_as_pipes
+from organs.stomach.core.shapes.line_shapes import box_as_pipes, is_row_count
 from organs.stomach.core.shapes.signals import aligned_columns
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.tuning import StomachTuning
@@ -42,8 +42,8 @@ _CURRENCY = re.compile(r"[-+]?[$€£¥₹] ?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+
 _BOOLEANS = frozenset({"true", "false", "yes", "no"})
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _SEPARATOR_CELL = re.compile(r"\s*:?-{3,}:?\s*|\s*-{3,}(?:\+-{3,})+\s*")
-# Lines of a table that are none of its rows: a rule, a client's count of the rows (psql's ``(4 rows)``).
-_NO_ROW = re.compile(r"[\s|+:]*[-=]{3,}[-=\s|+:]*|\s*\(\d[\d,]* rows?\)\s*")
+# A rule under a table's header: dashes or equals signs, and the pipes, pluses and colons between its columns.
+_RULE_LINE = re.compile(r"[\s|+:]*[-=]{3,}[-=\s|+:]*")
 
 
 def number_of(value: str) -> float | None:
@@ -101,10 +101,15 @@ def _plain(number: float) -> str:
     return spelled if len(spelled) <= 18 else f"{number:g}"
 
 
+def _no_row(line: str) -> bool:
+    """Whether a table's line is none of its rows: a rule, or a client's count of the rows (psql's ``(4 rows)``)."""
+    return _RULE_LINE.fullmatch(line) is not None or is_row_count(line)
+
+
 def split_rows(lines: list[str], tuning: StomachTuning) -> tuple[list[list[str]], str]:
     # A rule under the header (psql's ``-----+-----``) and a count of the rows have no delimiter to count, and none
     # against.
-    least = sum(1 for line in lines if not _NO_ROW.fullmatch(line)) * tuning.table_delimiter_tenths
+    least = sum(1 for line in lines if not _no_row(line)) * tuning.table_delimiter_tenths
     boxed = [box_as_pipes(line) for line in lines]
     if boxed != lines and sum(1 for line in boxed if "|" in line) * 10 >= least:
         # Drawn with box characters: read as pipes, its rules as dashes.
@@ -163,7 +168,7 @@ def layout_of(lines: list[str], rows: list[list[str]], directive_lines: int) -> 
         for index, row in enumerate(rows)
         if index > 0
         and not all(_SEPARATOR_CELL.fullmatch(cell) for cell in row if cell)
-        and not _NO_ROW.fullmatch(lines[index])
+        and not _no_row(lines[index])
     ]
     return Layout(0, rows[0] if rows else [], data, [])
 

@@ -25,6 +25,7 @@ __all__ = [
     "is_pointer",
     "is_prompt",
     "is_psql_rule",
+    "is_row_count",
     "is_source_quote",
     "is_test_report",
     "is_tool_level",
@@ -198,6 +199,8 @@ is_ci_marker = _opens_with(
 
 # psql's "----+-----" and MySQL's "+----+-----+" under a header row.
 is_psql_rule = _opens_with(r"\+?-{3,}(?:\+-{3,}){0,100}\+?\s*$")
+# A SQL client's count of the rows it printed: "(4 rows)".
+is_row_count = _opens_with(r"\s*\(\d{1,12} rows?\)\s*$")
 
 
 # kubectl describe, systemctl status, docker info: "Key:        value" with the values aligned.
