@@ -340,7 +340,7 @@ class ClassifyTuning:
     # within this factor of those that open them.
     nested_one_in: int = 10
     # A rule among a block's first this many lines (a box's top, the rule under a header) is an aligned table's
-    # drawing, not a row (``rungs.aligned_table_rung``).
+    # drawing, not a row (``table_rungs.aligned_table_rung``).
     header_rule_lines: int = 3
     nested_balance: float = 2.0
     machine_wordy_one_in: int = 4

@@ -1,3 +1,4 @@
-"""The classification ladder (``ladder``) and its rungs (``rungs``): each block's kind, with the reason."""
+"""The classification ladder (``ladder``) and its rungs (``rungs``, ``table_rungs``, ``text_rungs``): each block's
+kind, with the reason."""
 
 __all__: list[str] = []

@@ -87,8 +87,9 @@ Blocks arrive in the paste's normal form (``organs.stomach.core.blocks.normal``:
 escapes, carriage-return redraws rendered). Only a bounded sample of a block
 (its first and last lines, each cut to ``LINE_PREFIX`` characters) is
 examined, so classifying costs the same for a thousand lines as for a million.
-The rungs themselves are in ``organs.stomach.core.classify.rungs``; the line shapes they
-count, in ``organs.stomach.core.shapes.signals``, ``trace_shapes`` and ``line_shapes``.
+The rungs themselves are in ``organs.stomach.core.classify``'s ``rungs`` (traces and logs, and
+what every rung shares), ``table_rungs`` and ``text_rungs`` (a tool's messages, code and data); the line
+shapes they count, in ``organs.stomach.core.shapes.signals``, ``trace_shapes`` and ``line_shapes``.
 """
 
 from __future__ import annotations
@@ -100,27 +101,31 @@ from envelopes.types import SegmentKind
 from organs.stomach.core.blocks.structures import report_opened
 from organs.stomach.core.classify.rungs import (
     Classification,
-    aligned_table_rung,
-    clocked_samples_rung,
-    code_rung,
     delimited_record_log_rung,
-    delimited_table_rung,
-    diagnostics_rung,
-    json_document_rung,
     json_lines_rung,
     key_value_records_rung,
-    listing_rung,
-    machine_text_rung,
-    nested_source_rung,
     numbered_records_rung,
     record_log_rung,
-    result_table_rung,
-    source_column_rung,
-    test_report_rung,
     timestamped_log_rung,
     trace_rung,
     traces_log_rung,
     weak_log_rung,
+)
+from organs.stomach.core.classify.table_rungs import (
+    aligned_table_rung,
+    clocked_samples_rung,
+    delimited_table_rung,
+    listing_rung,
+    result_table_rung,
+)
+from organs.stomach.core.classify.text_rungs import (
+    code_rung,
+    diagnostics_rung,
+    json_document_rung,
+    machine_text_rung,
+    nested_source_rung,
+    source_column_rung,
+    test_report_rung,
 )
 from organs.stomach.core.distill.text import plural
 from organs.stomach.core.shapes.line_shapes import closes_run, is_ci_marker, is_prompt

@@ -166,9 +166,7 @@ def layout_of(lines: list[str], rows: list[list[str]], directive_lines: int) -> 
     data = [
         index
         for index, row in enumerate(rows)
-        if index > 0
-        and not all(_SEPARATOR_CELL.fullmatch(cell) for cell in row if cell)
-        and not _no_row(lines[index])
+        if index > 0 and not all(_SEPARATOR_CELL.fullmatch(cell) for cell in row if cell) and not _no_row(lines[index])
     ]
     return Layout(0, rows[0] if rows else [], data, [])
 
