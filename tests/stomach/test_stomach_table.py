@@ -272,3 +272,18 @@ def test_psqls_output_is_read_as_pipe_delimited_its_rule_and_row_count_aside() -
     digest = distill_table(_PSQL)
     assert digest.rendering.startswith("[3 rows × 3 columns · pipe-delimited]")
     assert "n_live_tup (int 20…1999999)" in digest.rendering
+
+
+def test_a_target_the_column_profiles_would_fill_keeps_each_tables_header_and_a_row_instead() -> None:
+    names = ["kbmemfree", "kbavail", "kbmemused", "%memused", "kbbuffers", "kbcached", "kbcommit", "%commit"]
+    sections = []
+    for table in range(4):
+        header = "06:00:00  " + "  ".join(f"{name}{table}" for name in names)
+        rows = [f"06:{minute // 60:02d}:{minute % 60:02d}  " + "  ".join(f"{(minute * 7 + column) % 97:9d}"
+                for column in range(len(names))) for minute in range(60)]  # fmt: skip
+        sections.append("\n".join([header, *rows]))
+    assert "columns: " in distill_table("\n\n".join(sections), target_tokens=3000).rendering
+    rendering = distill_table("\n\n".join(sections), target_tokens=300).rendering
+    assert "columns: " not in rendering
+    assert all(f"kbmemfree{table}" in rendering for table in range(4))
+    assert rendering.count("◂ max") >= 4

@@ -208,11 +208,19 @@ def _digest(
             if numeric_sample(sample):
                 numeric.append(column)
     opening = [summary, "columns: " + " · ".join(columns)]
-    # The header line, and for a directive header its column names and types (the other directives are noise).
+    # The header line, after the note a tool prints above its table; for a directive header, its column names and
+    # types (the other directives are noise).
+    if not shape.directives:
+        opening.extend(lines[: shape.header_line])
     opening.append(lines[shape.header_line])
     if shape.header_line + 1 in shape.directives:
         opening.append(lines[shape.header_line + 1])
     room = None if target_tokens is None else int(target_tokens * tuning.chars_per_token) - sum(map(len, opening))
+    if room is not None and room < len(opening[1]):
+        # A target whose room past the opening is less than the column profile keeps the header's names without
+        # their types and ranges: a table shown as its profile and no row tells less than its header and the rows
+        # that matter.
+        room += len(opening.pop(1))
     reasons: dict[int, list[str]] = {}
     kept: list[int] = []
     candidates = _candidates(lines, rows, data_lines, names, numeric, ask, tuning, comparison)
@@ -371,6 +379,11 @@ def _candidates(
     """Rows worth keeping, most worth first, each with why (empty for a head or tail row)."""
     candidates: list[tuple[int, str]] = []
     direction = comparison.direction if comparison is not None and comparison.bound is None else 0
+    # A numeric column the ask's words name ("which queues pile up messages": messages, messages_ready) is what it
+    # asks about: the row holding its greatest value comes before the rows that only say a word of the ask.
+    asked = [column for column in numeric if ask and ask.named(names[column])]
+    extremes = {column: _extremes(rows, data, column, tuning.table_typed_rows) for column in numeric}
+    candidates.extend((ends[1], f"max {names[column]}") for column in asked if (ends := extremes[column]))
     if ask:
         # A term of the ask counts by how few rows hold it (BM25's idf over the rows): the row naming the one
         # process asked about comes before the hundred rows sharing a word of the ask with it.
@@ -391,9 +404,9 @@ def _candidates(
         (index, "alert") for index in alerts[: tuning.table_common_alert_rows if common else tuning.table_alert_rows]
     )
     for column in numeric:
-        ends = _extremes(rows, data, column, tuning.table_typed_rows)
-        if ends is not None:
-            candidates.append((ends[1], f"max {names[column]}"))
+        if (ends := extremes[column]) is not None:
+            if column not in asked:
+                candidates.append((ends[1], f"max {names[column]}"))
             candidates.append((ends[0], f"min {names[column]}"))
     for start, end in pairwise(numeric):
         if end != start + 1:

@@ -163,12 +163,28 @@ def layout_of(lines: list[str], rows: list[list[str]], directive_lines: int) -> 
         directives = [index for index, line in enumerate(lines) if line.startswith("#")]
         data = [index for index, line in enumerate(lines) if line and not line.startswith("#")]
         return Layout(fields, [cell.strip() for cell in named[1:]], data, directives)
+    header = _header_line(rows, directive_lines)
     data = [
         index
         for index, row in enumerate(rows)
-        if index > 0 and not all(_SEPARATOR_CELL.fullmatch(cell) for cell in row if cell) and not _no_row(lines[index])
+        if index > header
+        and not all(_SEPARATOR_CELL.fullmatch(cell) for cell in row if cell)
+        and not _no_row(lines[index])
     ]
-    return Layout(0, rows[0] if rows else [], data, [])
+    return Layout(header, rows[header] if rows else [], data, [])
+
+
+def _header_line(rows: list[list[str]], within: int) -> int:
+    """The line of the table's header: the first, or when the first holds fewer cells than most rows do (a tool's
+    note above its table: "Timeout: 60.0 seconds ...", "Listing queues for vhost / ..."), the first line within
+    ``within`` that holds as many."""
+    counts = Counter(len(row) for row in rows if len(row) > 1)
+    if not rows or not counts:
+        return 0
+    width = counts.most_common(1)[0][0]
+    if len(rows[0]) >= width:
+        return 0
+    return next((index for index, row in enumerate(rows[:within]) if len(row) == width), 0)
 
 
 def numeric_sample(values: list[str]) -> bool:
