@@ -9,7 +9,7 @@ from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import distill_log
 from organs.stomach.core.distill.log.crash import crash_of
-from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, clip
+from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, clip, telling_continuation
 from organs.stomach.core.distill.log.mining import records_of
 from organs.stomach.core.distill.text import TIMES
 from organs.stomach.core.shapes.signals import is_alert
@@ -1046,3 +1046,34 @@ def test_an_excerpt_keeps_the_heading_a_kept_line_is_indented_under() -> None:
     assert "excerpt" in rendering.split("\n", 1)[0]
     # The file's name comes with its one asked diagnostic, and says it was kept for that line's sake, not its own.
     assert "/src/lib/delta.js\n" in rendering and rows[3 * 12 + 6] + ASK_MARK in rendering
+
+
+def _job_failures(count: int) -> str:
+    """A job runner's log: each failure a warning with a Ruby backtrace under it, mostly an installed gem's."""
+    gems = [f"/srv/app/shared/bundle/ruby/3.2.0/gems/runner-7.1.0/lib/runner/step{depth}.rb:{depth}:in `call'"
+            for depth in range(30)]  # fmt: skip
+    lines = []
+    for number in range(count):
+        lines.append(f"2026-12-07T10:{number:02d}:00Z 4411 TID-9 INFO: start job {number}")
+        lines.append(f"2026-12-07T10:{number:02d}:01Z 4411 TID-9 WARN: ActiveRecord::RangeError on job {number}")
+        lines.extend([*gems[:20], "/srv/app/releases/42/app/models/folder.rb:34:in `rebuild!'", *gems[20:]])
+    return "\n".join(lines)
+
+
+def test_a_records_continuation_shows_the_applications_frame_before_the_installed_packages() -> None:
+    rendering = distill_log(_job_failures(40), 400, DEFAULT_ENCODING).rendering
+    assert "app/models/folder.rb:34:in `rebuild!'" in rendering
+    # Three lines: the first under the head, the application's frame, then the first gem's; the others counted.
+    shown = "step1.rb:1:in `call'\n      … [18 continuation lines elided] …\n      /srv/app/releases/42/app"
+    assert shown in rendering and "folder.rb:34:in `rebuild!'\n      … [10 continuation lines elided] …" in rendering
+
+
+def test_the_telling_continuation_lines_are_the_first_then_the_applications_then_the_asks() -> None:
+    gems = [f"/srv/app/shared/bundle/ruby/3.2.0/gems/runner-7.1.0/lib/runner/step{depth}.rb:{depth}:in `call'"
+            for depth in range(30)]  # fmt: skip
+    gems[25] = gems[25].replace("call", "retry_job")
+    record = ["ERROR: RangeError on job 7", *gems[:20], "/srv/app/releases/42/app/models/folder.rb:34", *gems[20:]]
+    ask = AskTerms.of("Why does the job retry?")
+    # The first line under the head, the application's frame, then the gem frame naming the ask's words.
+    assert telling_continuation(record, 0, len(record), 3, ask) == [1, 21, 27]
+    assert telling_continuation(record, 0, len(record), 3, None) == [1, 2, 21]

@@ -21,6 +21,7 @@ from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.log.masking import WILDCARD, collapse_runs, split_variables
 from organs.stomach.core.distill.log.mining import Records, Template
 from organs.stomach.core.distill.text import TIMES, elision, plural, thousands
+from organs.stomach.core.shapes.trace_shapes import library_frame
 from organs.stomach.core.tuning import LogConfig
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "constant_line",
     "example",
     "stamp_text",
+    "telling_continuation",
     "template_line",
 ]
 
@@ -239,13 +241,37 @@ def example(
         when = _clocked_before(real, first_start, config)
         if when is not None:
             entry = f"    after: {clip(when, config.example_chars, ask)}\n{entry}"
-    continuation = first_end - first_start - 1
-    if continuation:
-        shown = real[first_start + 1 : min(first_end, first_start + 1 + config.continuation_lines_shown)]
-        entry += "\n" + "\n".join("      " + clip(line, config.example_chars, ask) for line in shown)
-        if continuation > len(shown):
-            entry += f"\n      {elision(continuation - len(shown), 'continuation line')}"
+    if first_end - first_start > 1:
+        entry += "\n" + "\n".join(_continuation(real, first_start, first_end, config, ask))
     return entry
+
+
+def telling_continuation(real: Sequence[str], start: int, end: int, count: int, ask: AskTerms | None) -> list[int]:
+    """The ``count`` continuation lines of the record at ``start`` that tell most, in order (``_continuation``)."""
+
+    def rank(index: int) -> tuple[bool, bool, bool, int]:
+        line = real[index]
+        return index != start + 1, library_frame(line), not (ask and ask.named(line)), index
+
+    return sorted(sorted(range(start + 1, end), key=rank)[:count])
+
+
+def _continuation(real: Sequence[str], start: int, end: int, config: LogConfig, ask: AskTerms | None) -> list[str]:
+    """The record's continuation lines that tell most, ``continuation_lines_shown`` of them in order, the rest
+    counted: the first (what the record's head goes on to say), then the application's own lines before a runtime's
+    or an installed package's frames (a Ruby backtrace under a job's warning is mostly gems;
+    ``app/models/folder.rb:34`` is the line the reader wants), those naming the ask's terms first among each."""
+    shown = telling_continuation(real, start, end, config.continuation_lines_shown, ask)
+    body: list[str] = []
+    previous = start
+    for index in shown:
+        if index > previous + 1:
+            body.append(f"      {elision(index - previous - 1, 'continuation line')}")
+        body.append("      " + clip(real[index], config.example_chars, ask))
+        previous = index
+    if end - 1 > previous:
+        body.append(f"      {elision(end - 1 - previous, 'continuation line')}")
+    return body
 
 
 def _clocked_before(real: Sequence[str], start: int, config: LogConfig) -> str | None:

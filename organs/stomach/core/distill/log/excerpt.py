@@ -27,7 +27,7 @@ from organs.accounting import count_tokens
 from organs.fitting import fit_tokens
 from organs.stomach.core.asked import AskTerms, rarity
 from organs.stomach.core.distill.log.alerts import SEVERE_KINDS
-from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK
+from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, telling_continuation
 from organs.stomach.core.distill.log.mining import Records, Shape
 from organs.stomach.core.distill.text import elision, headings_of, thousands
 from organs.stomach.core.shapes.line_shapes import is_source_quote
@@ -75,7 +75,7 @@ def _ranks(
     count = len(lines)
     reasons = [_REST] * count
     ties = [0] * count
-    repeats, kinds = _rank_records(records, heads, config, reasons, ties)
+    repeats, kinds = _rank_records(lines, records, heads, (ask, config), reasons, ties)
     _rank_alert_lines(lines, records, repeats, config, reasons)
     _rank_asked(lines, ask, config, reasons, ties)
     # The lines beside an alert of a kind the log says rarely (the one error among seventy warnings: the file it
@@ -105,10 +105,17 @@ def _ranks(
 
 
 def _rank_records(
-    records: Records, heads: list[Shape], config: LogConfig, reasons: list[int], ties: list[int]
+    lines: Sequence[str],
+    records: Records,
+    heads: list[Shape],
+    asked: tuple[AskTerms | None, LogConfig],
+    reasons: list[int],
+    ties: list[int],
 ) -> tuple[set[int], Counter[str]]:
-    """Ranks each record's head and the lines under an alert's; returns the alerts said again (ranked as
-    ordinary lines) and how often each alert kind is said."""
+    """Ranks each record's head and the lines under an alert's (those that tell most, ``telling_continuation``:
+    ``asked`` is the ask and the config); returns the alerts said again (ranked as ordinary lines) and how often
+    each alert kind is said."""
+    ask, config = asked
     count = len(reasons)
     frequency = Counter(f"{shape.masked}\x00{shape.split}" for shape in heads)
     said = [_event_of(shape) for shape in heads]
@@ -130,7 +137,7 @@ def _rank_records(
             continue
         if shape.alert:
             reasons[start] = _ALERT_HEAD
-            for index in range(start + 1, min(end, start + 1 + config.continuation_lines_shown)):
+            for index in telling_continuation(lines, start, end, config.continuation_lines_shown, ask):
                 reasons[index] = _ALERT_LINE
         elif frequency[key] <= config.excerpt_rare_records:
             reasons[start] = _RARE
