@@ -287,3 +287,22 @@ def test_a_target_the_column_profiles_would_fill_keeps_each_tables_header_and_a_
     assert "columns: " not in rendering
     assert all(f"kbmemfree{table}" in rendering for table in range(4))
     assert rendering.count("◂ max") >= 4
+
+
+def _installed_sizes() -> str:
+    sizes = [(f"pkg-{number:03d}", 100 + number * 37 % 900) for number in range(200)]
+    sizes[120] = ("huge-sdk", 510243)
+    rows = [f"{size:8d}  {name:<30} 1.0-{number}" for number, (name, size) in enumerate(sizes)]
+    return "\n".join(["$ dpkg-query -W -f='${Installed-Size;8}  ${Package;-30} ${Version}\\n'", *rows])
+
+
+def test_the_command_above_a_table_is_shown_and_no_header_when_its_first_line_is_a_row() -> None:
+    rendering = distill_table(_installed_sizes(), target_tokens=200).rendering
+    assert rendering.startswith("[200 rows × 3 columns")
+    assert "columns: #1 (int 100…510243)" in rendering and "$ dpkg-query -W" in rendering
+
+
+def test_a_superlative_naming_no_column_reads_the_tables_one_numeric_column() -> None:
+    comparison = Comparison.of("Which packages take the most space?")
+    rendering = distill_table(_installed_sizes(), target_tokens=200, comparison=comparison).rendering
+    assert "huge-sdk" in rendering and "◂ greatest asked" in rendering

@@ -329,6 +329,10 @@ class Comparison:
         values = self._named_column_values(header, rows)
         if not values and self.quantity != "number":
             values = {index: value for index in rows if (value := self.value_of(lines[index])) is not None}
+        if not values and self.direction and self.bound is None:
+            # "Which five packages take the most space": a superlative naming no column speaks of the one column
+            # that holds numbers, when the table has only one.
+            values = _sole_numeric_column(rows, self.tuning.numeric_rows_share)
         return self._ranked(values, lines)
 
     def _with_run_edges(self, picked: list[int], values: dict[int, float]) -> list[int]:
@@ -380,6 +384,18 @@ def _numbers_by_key(lines: Sequence[str]) -> dict[str, dict[int, float]]:
             if not _an_id(key) and (value := _number(number)) is not None:
                 by_key.setdefault(key, {}).setdefault(index, value)
     return by_key
+
+
+def _sole_numeric_column(rows: Mapping[int, Sequence[str]], share: float) -> dict[int, float]:
+    """The values of the table's one column whose cells are numbers on at least ``share`` of its rows, by row; empty
+    when no column or more than one is."""
+    numbers: dict[int, dict[int, float]] = {}
+    for index, row in rows.items():
+        for column, cell in enumerate(row):
+            if (value := _number(cell.strip().split(" ")[0] if cell.strip() else "")) is not None:
+                numbers.setdefault(column, {})[index] = value
+    numeric = [values for values in numbers.values() if len(values) >= len(rows) * share]
+    return numeric[0] if len(numeric) == 1 else {}
 
 
 def _stamp_above(lines: Sequence[str], index: int, within: int) -> int | None:

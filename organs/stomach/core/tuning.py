@@ -254,6 +254,8 @@ class RelevanceTuning:
     # A superlative read down a column also keeps the edges of the run of rows around the best one whose values stay
     # within this share of it.
     run_share: float = 0.5
+    # A superlative naming no column of a table speaks of its one column with numbers on this share of its rows.
+    numeric_rows_share: float = 0.9
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,10 +2,11 @@
 
 How a table's lines split into cells and what type each column holds is ``table_cells``'s.
 
-Rows kept, in this order while the target allows: the header, rows holding the
-ask's terms (the rarer in the table its terms, the sooner, each part of the ask
-answered before any part twice), the rows whose value answers what the ask compares (``compare.Comparison``:
-the greatest, those past a threshold), alert rows (a few when most rows are alerts), the rows at each numeric
+Rows kept, in this order while the target allows: the header (a tool's note or the command above it shown with it),
+the greatest row of each numeric column the ask's words name, the rows whose value answers what the ask compares
+(``compare.Comparison``: the greatest, those past a threshold; a superlative naming no column reads the table's one
+numeric column), rows holding the ask's terms (the rarer in the table its terms, the sooner, each part of the ask
+answered before any part twice), alert rows (a few when most rows are alerts), the rows at each numeric
 column's minimum and maximum (the values the column profile names), then head and tail rows. What room is left
 is filled: the other rows holding the ask's terms, then rows spread evenly over the table, so a table over its
 target is served at its target. Kept rows are the paste's own lines, in paste order, each gap counted out;
@@ -384,6 +385,11 @@ def _candidates(
     asked = [column for column in numeric if ask and ask.named(names[column])]
     extremes = {column: _extremes(rows, data, column, tuning.table_typed_rows) for column in numeric}
     candidates.extend((ends[1], f"max {names[column]}") for column in asked if (ends := extremes[column]))
+    if comparison is not None:
+        # The rows that answer what the ask compares answer it directly: before those that only say its words.
+        label = _COMPARED[(comparison.bound is not None, comparison.direction)]
+        picked = comparison.pick_rows(names, {index: rows[index] for index in data}, lines)
+        candidates.extend((index, label) for index in picked)
     if ask:
         # A term of the ask counts by how few rows hold it (BM25's idf over the rows): the row naming the one
         # process asked about comes before the hundred rows sharing a word of the ask with it.
@@ -393,10 +399,6 @@ def _candidates(
         for index in _covering(named, weight, tuning.table_ask_rows, tuning.table_term_fade):
             rarest = sorted(named[index], key=lambda term: -weight[term])
             candidates.append((index, "holds " + ", ".join(rarest[: tuning.table_terms_named])))
-    if comparison is not None:
-        label = _COMPARED[(comparison.bound is not None, comparison.direction)]
-        picked = comparison.pick_rows(names, {index: rows[index] for index in data}, lines)
-        candidates.extend((index, label) for index in picked)
     alerts = [index for index in data if is_alert(lines[index])]
     # Alerts on a large part of the rows (every process lsof could not read) single out none of them: a few show it.
     common = len(alerts) > len(data) * tuning.table_common_alerts

@@ -42,6 +42,8 @@ _CURRENCY = re.compile(r"[-+]?[$€£¥₹] ?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+
 _BOOLEANS = frozenset({"true", "false", "yes", "no"})
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _SEPARATOR_CELL = re.compile(r"\s*:?-{3,}:?\s*|\s*-{3,}(?:\+-{3,})+\s*")
+# A shell's prompt before the command that printed a table: "$ ", "PS C:\\> ", "user@host:~$ ".
+_PROMPT = re.compile(r"\s*(?:\$|PS [^>\n]{0,200}>|[\w.-]{1,64}@[\w.-]{1,64}:[^$#\n]{0,200}[$#])\s+\S")
 # A rule under a table's header: dashes or equals signs, and the pipes, pluses and colons between its columns.
 _RULE_LINE = re.compile(r"[\s|+:]*[-=]{3,}[-=\s|+:]*")
 
@@ -163,14 +165,21 @@ def layout_of(lines: list[str], rows: list[list[str]], directive_lines: int) -> 
         directives = [index for index, line in enumerate(lines) if line.startswith("#")]
         data = [index for index, line in enumerate(lines) if line and not line.startswith("#")]
         return Layout(fields, [cell.strip() for cell in named[1:]], data, directives)
-    header = _header_line(rows, directive_lines)
+    # The command that printed the table ("$ dpkg-query -W …") is no header: the header is looked for under it, and
+    # a table whose first line under it is already a row (numbers where its rows hold numbers) has none.
+    start = 1 if lines and _PROMPT.match(lines[0]) else 0
+    header = start + _header_line(rows[start:], directive_lines)
+    headerless = bool(start) and header < len(rows) and any(number_of(cell) is not None for cell in rows[header])
+    first = header if headerless else header + 1
     data = [
         index
         for index, row in enumerate(rows)
-        if index > header
+        if index >= first
         and not all(_SEPARATOR_CELL.fullmatch(cell) for cell in row if cell)
         and not _no_row(lines[index])
     ]
+    if headerless:
+        return Layout(0, [], data, [])
     return Layout(header, rows[header] if rows else [], data, [])
 
 
