@@ -31,6 +31,7 @@ from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.table_cells import (
     NULLS,
     NUMERIC_KINDS,
+    Layout,
     infer_column_type,
     layout_of,
     number_of,
@@ -208,14 +209,7 @@ def _digest(
             ]
             if numeric_sample(sample):
                 numeric.append(column)
-    opening = [summary, "columns: " + " · ".join(columns)]
-    # The header line, after the note a tool prints above its table; for a directive header, its column names and
-    # types (the other directives are noise).
-    if not shape.directives:
-        opening.extend(lines[: shape.header_line])
-    opening.append(lines[shape.header_line])
-    if shape.header_line + 1 in shape.directives:
-        opening.append(lines[shape.header_line + 1])
+    opening = _opening(lines, shape, [summary, "columns: " + " · ".join(columns)])
     room = None if target_tokens is None else int(target_tokens * tuning.chars_per_token) - sum(map(len, opening))
     if room is not None and room < len(opening[1]):
         # A target whose room past the opening is less than the column profile keeps the header's names without
@@ -252,6 +246,18 @@ def _digest(
     if previous < len(data_lines) - 1:
         body.append(elision(len(data_lines) - 1 - previous, "row"))
     return TableDigest("\n".join(body), len(data_lines), width)
+
+
+def _opening(lines: list[str], shape: Layout, profile: list[str]) -> list[str]:
+    """The table's size and column profile, then its header line after the note or command a tool prints above its
+    table; for a directive header, its column names and types (the other directives are noise)."""
+    opening = list(profile)
+    if not shape.directives:
+        opening.extend(lines[: shape.header_line])
+    opening.append(lines[shape.header_line])
+    if shape.header_line + 1 in shape.directives:
+        opening.append(lines[shape.header_line + 1])
+    return opening
 
 
 def _section_starts(rows: list[list[str]], least_rows: int) -> list[int]:
