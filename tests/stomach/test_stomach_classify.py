@@ -869,3 +869,17 @@ def test_rung_8_a_shipped_ini_config_of_semicolon_comments_and_blank_lines_is_co
         for n, name in enumerate(("children", "spare", "requests", "timeout", "backlog", "rlimit"))
     )
     assert kind_of("; Start a new pool named 'shop'.\n[shop]\n\n" + sections) == "code"
+
+
+def test_rung_7e_a_profilers_rows_of_numbers_then_a_name_are_a_table() -> None:
+    rows = ["   ncalls  tottime  percall  cumtime  percall filename:lineno(function)"]
+    rows += [f"{calls * 97:>9}/{calls}    0.{calls:03d}    0.000    0.{calls + 1:03d}    0.000 mod.py:{calls}(step)"
+             for calls in range(1, 20)]  # fmt: skip
+    rows.insert(3, "      579    0.255    0.000    0.255    0.000 {built-in method builtins.compile}")
+    found = classify("\n".join(rows), fenced=False)
+    assert found.kind == "table" and found.reason.startswith("rung 7e")
+
+
+def test_rung_7e_leaves_a_few_numbered_lines_alone() -> None:
+    found = classify("1 2 3 start\n4 5 6 stop", fenced=False)
+    assert not found.reason.startswith("rung 7e")

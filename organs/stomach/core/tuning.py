@@ -362,6 +362,9 @@ class ClassifyTuning:
     # Source-prefixed lines, aligned table rows, numbered records and samples on a clock: at least this many tenths
     # of the lines; samples, at least this many rows.
     row_tenths: int = 8
+    # A profiler's report: rows of at least this many, most opening with this many numbers, then a name.
+    numeric_least_rows: int = 8
+    numeric_leading_fields: int = 3
     sample_rows: int = 3
     # An aligned listing: at least this many aligned keys, and this many tenths of lines keyed or indented under one.
     listing_aligned_keys: int = 3

@@ -56,6 +56,8 @@ The order is load-bearing, because several shapes imitate each other:
    audit records) → log: a config file holds one pair a line;
    7d. a third of the lines or more are frames, though no trace opens the block (a
    server's banners between the backtraces of its failed boots) → log;
+   7e. rows that mostly open with three numbers or more, then a name (a profiler's report: its right-aligned
+   counts close the gutters 7 reads columns by) → table;
 8. code-shaped lines (including INI sections, ``KEY=value``, lower-case YAML
    keys, JSON keys, SQL and Dockerfile statements, shell control words and
    unified diffs) → code;
@@ -116,6 +118,7 @@ from organs.stomach.core.classify.table_rungs import (
     clocked_samples_rung,
     delimited_table_rung,
     listing_rung,
+    numeric_rows_rung,
     result_table_rung,
 )
 from organs.stomach.core.classify.text_rungs import (
@@ -361,6 +364,7 @@ LADDER: tuple[tuple[str, Rung], ...] = (
     ("7b", numbered_records_rung),
     ("7c", key_value_records_rung),
     ("7d", traces_log_rung),
+    ("7e", numeric_rows_rung),
     ("8", code_rung),
     ("8j", json_document_rung),
     ("8n", nested_source_rung),

@@ -22,6 +22,7 @@ __all__ = [
     "clocked_samples_rung",
     "delimited_table_rung",
     "listing_rung",
+    "numeric_rows_rung",
     "result_table_rung",
 ]
 
@@ -174,3 +175,23 @@ def listing_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | N
     ):
         return None
     return Classification("table", f"aligned key/value listing ({keyed}/{len(lines)} keyed lines)")
+
+
+# A number as a profiler or a process table prints it: "579", "0.255", "82210/6393" (calls, primitive calls), "7%".
+_COUNT_OR_MEASURE = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:/\d+)?%?")
+
+
+def numeric_rows_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
+    # A profiler's report (cProfile, gprof's flat profile): rows opening with several numbers, right-aligned so a
+    # wide count closes the gutter an aligned table is read by, then a name that may hold spaces.
+    rows = [line for line in lines if line.strip()]
+    leading = tuning.numeric_leading_fields
+    numeric = sum(
+        1
+        for line in rows
+        if len(fields := line.split(maxsplit=leading)) > leading
+        and all(_COUNT_OR_MEASURE.fullmatch(field) for field in fields[:leading])
+    )
+    if len(rows) < tuning.numeric_least_rows or numeric * 10 < len(rows) * tuning.row_tenths:
+        return None
+    return Classification("table", f"rows of numbers then a name ({numeric}/{len(rows)} lines)")
