@@ -1075,5 +1075,7 @@ def test_the_telling_continuation_lines_are_the_first_then_the_applications_then
     record = ["ERROR: RangeError on job 7", *gems[:20], "/srv/app/releases/42/app/models/folder.rb:34", *gems[20:]]
     ask = AskTerms.of("Why does the job retry?")
     # The first line under the head, the application's frame, then the gem frame naming the ask's words.
-    assert telling_continuation(record, 0, len(record), 3, ask) == [1, 21, 27]
-    assert telling_continuation(record, 0, len(record), 3, None) == [1, 2, 21]
+    assert telling_continuation(record, 0, len(record), 3, ask, 256) == [1, 21, 27]
+    assert telling_continuation(record, 0, len(record), 3, None, 256) == [1, 2, 21]
+    # Only the first lines read are ranked: past them the application's frame is not looked for.
+    assert telling_continuation(record, 0, len(record), 3, None, 10) == [1, 2, 3]

@@ -259,16 +259,19 @@ class AskTerms:
         ``goal_chars``. A user who says what they set, ran or saw names what the evidence should be searched for,
         though the question sentence does not repeat it."""
         tuning = tuning or AskTuning()
-        found = dict(zip(self.terms, self.kinds, strict=True))
-        added = 0
-        for text in texts:
-            for term, kind, _ in _terms_of(text[: tuning.goal_chars], tuning):
-                if added >= tuning.context_terms:
-                    break
-                if kind in ("identifier", "code") and term not in found:
-                    found[term] = kind
-                    added += 1
-        return self if not added else AskTerms._made(list(found.items()), self.trouble)
+        own = dict(zip(self.terms, self.kinds, strict=True))
+        names = (
+            (term, kind)
+            for text in texts
+            for term, kind, _ in _terms_of(text[: tuning.goal_chars], tuning)
+            if kind in ("identifier", "code") and term not in own
+        )
+        lent: dict[str, str] = {}
+        for term, kind in names:
+            if len(lent) >= tuning.context_terms:
+                break
+            lent.setdefault(term, kind)
+        return AskTerms._made([*own.items(), *lent.items()], self.trouble) if lent else self
 
     def broad(self) -> AskTerms:
         """These terms and the ask's words of trouble: for a ranking that weighs each term by its rarity."""

@@ -213,6 +213,9 @@ class Comparison:
         for position, line in enumerate(lines[: self.tuning.header_lines]):
             for split in (_cells, _words):
                 cells = split(line)
+                # A header names its columns: a line of words holding a number is a row or a record, not one.
+                if split is _words and any(_number(cell) is not None for cell in cells):
+                    continue
                 if len(cells) < 2 or not self._named_columns(cells):
                     continue
                 rows = {index: split(lines[index]) for index in range(position + 1, len(lines))}

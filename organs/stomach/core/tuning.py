@@ -58,8 +58,9 @@ class LogConfig:
     # Distinct alert lines kept per template, quoted this many at a time (see ``pieces.pieces_of``).
     alert_lines_per_template: int = 64
     alert_lines_per_piece: int = 4
-    # Continuation lines shown under an example record.
+    # Continuation lines shown under an example record, the telling ones among its first this many.
     continuation_lines_shown: int = 3
+    continuation_lines_read: int = 256
     # Between clocked lines, a line with a full date and time of its own within this many characters of its start
     # heads a record of its own (``mining._own_record``).
     own_clock_chars: int = 100

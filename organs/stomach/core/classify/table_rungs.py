@@ -13,7 +13,14 @@ import re
 
 from organs.stomach.core.classify.rungs import Classification, carried
 from organs.stomach.core.distill.text import plural
-from organs.stomach.core.shapes.line_shapes import box_as_pipes, is_boxed, is_psql_rule, is_row_count, listing_key
+from organs.stomach.core.shapes.line_shapes import (
+    box_as_pipes,
+    is_boxed,
+    is_psql_rule,
+    is_row_count,
+    is_rule_line,
+    listing_key,
+)
 from organs.stomach.core.shapes.signals import aligned_columns
 from organs.stomach.core.tuning import ClassifyTuning
 
@@ -140,9 +147,6 @@ def clocked_samples_rung(lines: list[str], tuning: ClassifyTuning) -> Classifica
     return Classification("table", f"samples on a clock ({rows} rows under {plural(headers, 'header')})")
 
 
-_RULE = re.compile(r"\s*[-=]{3,}[-=+\s]*")
-
-
 def aligned_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     if len(lines) < 2 or any("\t" in line for line in lines):
         return None
@@ -151,7 +155,7 @@ def aligned_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classificati
         return None
     # A rule over or under the header (``-------``) is the table's drawing, not a row: it fills every gutter.
     within = tuning.header_rule_lines
-    head = [line for line in lines[:within] if _RULE.fullmatch(line) is None]
+    head = [line for line in lines[:within] if not is_rule_line(line)]
     lines = [*head, *lines[within:]] if head else lines
     columns = aligned_columns(lines)
     if len(columns) < 2:

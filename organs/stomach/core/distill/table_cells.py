@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from organs.stomach.core.shapes.line_shapes import box_as_pipes, is_row_count
+from organs.stomach.core.shapes.line_shapes import box_as_pipes, is_row_count, is_rule_line
 from organs.stomach.core.shapes.signals import aligned_columns
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.tuning import StomachTuning
@@ -41,11 +41,9 @@ _PERCENT = re.compile(r"[-+]?(?:\d+(?:\.\d+)?|\.\d+) ?%")
 _CURRENCY = re.compile(r"[-+]?[$€£¥₹] ?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)? ?(?:USD|EUR|GBP|JPY|[$€£¥₹])")
 _BOOLEANS = frozenset({"true", "false", "yes", "no"})
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_SEPARATOR_CELL = re.compile(r"\s*:?-{3,}:?\s*|\s*-{3,}(?:\+-{3,})+\s*")
+_SEPARATOR_CELL = re.compile(r"\s*:?-{3,}:?\s*")
 # A shell's prompt before the command that printed a table: "$ ", "PS C:\\> ", "user@host:~$ ".
 _PROMPT = re.compile(r"\s*(?:\$|PS [^>\n]{0,200}>|[\w.-]{1,64}@[\w.-]{1,64}:[^$#\n]{0,200}[$#])\s+\S")
-# A rule under a table's header: dashes or equals signs, and the pipes, pluses and colons between its columns.
-_RULE_LINE = re.compile(r"[\s|+:]*[-=]{3,}[-=\s|+:]*")
 
 
 def number_of(value: str) -> float | None:
@@ -105,7 +103,7 @@ def _plain(number: float) -> str:
 
 def _no_row(line: str) -> bool:
     """Whether a table's line is none of its rows: a rule, or a client's count of the rows (psql's ``(4 rows)``)."""
-    return _RULE_LINE.fullmatch(line) is not None or is_row_count(line)
+    return is_rule_line(line) or is_row_count(line)
 
 
 def split_rows(lines: list[str], tuning: StomachTuning) -> tuple[list[list[str]], str]:

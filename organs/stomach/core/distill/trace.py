@@ -116,10 +116,10 @@ class _Section:
     salient: bool = False
     trouble: tuple[bool, ...] = ()
     same_as: int = -1
-    # The earlier section stopped in the same calls whatever their arguments and addresses (five requests waiting on
-    # one upstream), or -1; and how many sections (this one too) are so alike when it is the first of them.
+    # Its calls: each frame's line without its arguments and addresses; and the earlier section stopped in the same
+    # calls (five requests waiting on one upstream), or -1.
+    calls: tuple[str, ...] = ()
     alike_as: int = -1
-    sharing: int = 1
     innermost_last: bool = False
     # Its innermost frame waits for work (``is_idle_frame``): an event loop or a pool thread with nothing to do.
     idle: bool = False
@@ -140,6 +140,7 @@ def _read(sections: list[_Section]) -> None:
             section.idle = is_idle_frame(section.frames[-1 if section.innermost_last else 0].lines[0]) or (
                 bool(section.header) and _IDLE_STATE.search(section.header[0]) is not None
             )
+        section.calls = tuple(_ADDRESSES.sub("", frame.lines[0]).strip() for frame in section.frames)
         if not section.frames or not section.header:
             continue
         key = tuple(" ".join(frame.key.split()) for frame in section.frames)
@@ -147,12 +148,8 @@ def _read(sections: list[_Section]) -> None:
             section.same_as = first[key]
         else:
             first[key] = index
-        alike = tuple(_ADDRESSES.sub("", frame.lines[0]).strip() for frame in section.frames)
-        if alike in calls:
-            section.alike_as = calls[alike]
-            sections[section.alike_as].sharing += 1
-        else:
-            calls[alike] = index
+        alike = calls.setdefault(section.calls, index)
+        section.alike_as = alike if alike != index else -1
 
 
 def _unstamped(line: str) -> str:
@@ -398,8 +395,7 @@ def _section_worth(
     least."""
     ask, echo = looked_for
     keys = [
-        {_ADDRESSES.sub("", frame.lines[0]).strip(): frame.application for frame in section.frames}
-        for section in sections
+        dict(zip(section.calls, (frame.application for frame in section.frames), strict=True)) for section in sections
     ]
     # Sections stopped in the same calls (``alike_as``) are one stack: its frames are as rare as its calls are among
     # the stacks, and a stack at least ``trace_shared_frames`` of the application's frames deep weighs more the more
@@ -411,13 +407,14 @@ def _section_worth(
         if section.alike_as < 0
         for key in section_keys
     )
+    sharing = Counter(section.alike_as for section in sections if section.alike_as >= 0)
     texts = ["\n".join(_section_lines(section)) for section in sections]
     named = [set(ask.named(text)) if ask else set() for text in texts]
     echoed = [set(echo.named(text)) - terms if echo else set() for text, terms in zip(texts, named, strict=True)]
     asked = Counter(term for terms in (*named, *echoed) for term in terms)
     total = len(sections)
     worth = []
-    for section, section_keys, terms, echoes in zip(sections, keys, named, echoed, strict=True):
+    for index, (section, section_keys, terms, echoes) in enumerate(zip(sections, keys, named, echoed, strict=True)):
         # A runtime's or a library's frames say less of what this thread does than the application's own.
         distinct = math.fsum(
             rarity(held[key], total) * (1.0 if application else tuning.trace_library_share)
@@ -433,7 +430,7 @@ def _section_worth(
         elif section.alike_as >= 0:
             score *= tuning.trace_alike_share
         elif sum(section_keys.values()) >= tuning.trace_shared_frames:
-            score *= 1 + tuning.trace_shared_weight * math.log2(section.sharing)
+            score *= 1 + tuning.trace_shared_weight * math.log2(1 + sharing[index])
         if section.idle:
             score *= tuning.trace_idle_share
         worth.append(score + (tuning.trace_salient_weight if section.salient else 0.0))

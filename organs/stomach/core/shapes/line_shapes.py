@@ -26,6 +26,7 @@ __all__ = [
     "is_prompt",
     "is_psql_rule",
     "is_row_count",
+    "is_rule_line",
     "is_source_quote",
     "is_test_report",
     "is_tool_level",
@@ -201,6 +202,9 @@ is_ci_marker = _opens_with(
 is_psql_rule = _opens_with(r"\+?-{3,}(?:\+-{3,}){0,100}\+?\s*$")
 # A SQL client's count of the rows it printed: "(4 rows)".
 is_row_count = _opens_with(r"\s*\(\d{1,12} rows?\)\s*$")
+# A rule drawn under or over a table's header: dashes or equals signs, and the pipes, pluses and colons between its
+# columns ("----+----", "|---|:--:|", "=======").
+is_rule_line = _opens_with(r"[\s|+:]*[-=]{3,}[-=\s|+:]*$")
 
 
 # kubectl describe, systemctl status, docker info: "Key:        value" with the values aligned.

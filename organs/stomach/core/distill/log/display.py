@@ -246,14 +246,17 @@ def example(
     return entry
 
 
-def telling_continuation(real: Sequence[str], start: int, end: int, count: int, ask: AskTerms | None) -> list[int]:
-    """The ``count`` continuation lines of the record at ``start`` that tell most, in order (``_continuation``)."""
+def telling_continuation(
+    real: Sequence[str], start: int, end: int, count: int, ask: AskTerms | None, read: int
+) -> list[int]:
+    """The ``count`` continuation lines of the record at ``start`` that tell most, in order (``_continuation``),
+    chosen among its first ``read``: a record of a million lines is not ranked whole every time it is shown."""
 
     def rank(index: int) -> tuple[bool, bool, bool, int]:
         line = real[index]
         return index != start + 1, library_frame(line), not (ask and ask.named(line)), index
 
-    return sorted(sorted(range(start + 1, end), key=rank)[:count])
+    return sorted(sorted(range(start + 1, min(end, start + 1 + read)), key=rank)[:count])
 
 
 def _continuation(real: Sequence[str], start: int, end: int, config: LogConfig, ask: AskTerms | None) -> list[str]:
@@ -261,7 +264,7 @@ def _continuation(real: Sequence[str], start: int, end: int, config: LogConfig, 
     counted: the first (what the record's head goes on to say), then the application's own lines before a runtime's
     or an installed package's frames (a Ruby backtrace under a job's warning is mostly gems;
     ``app/models/folder.rb:34`` is the line the reader wants), those naming the ask's terms first among each."""
-    shown = telling_continuation(real, start, end, config.continuation_lines_shown, ask)
+    shown = telling_continuation(real, start, end, config.continuation_lines_shown, ask, config.continuation_lines_read)
     body: list[str] = []
     previous = start
     for index in shown:

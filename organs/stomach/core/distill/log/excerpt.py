@@ -75,7 +75,7 @@ def _ranks(
     count = len(lines)
     reasons = [_REST] * count
     ties = [0] * count
-    repeats, kinds = _rank_records(lines, records, heads, (ask, config), reasons, ties)
+    repeats, kinds = _rank_records(lines, records, heads, ask, config, reasons, ties)
     _rank_alert_lines(lines, records, repeats, config, reasons)
     _rank_asked(lines, ask, config, reasons, ties)
     # The lines beside an alert of a kind the log says rarely (the one error among seventy warnings: the file it
@@ -108,14 +108,13 @@ def _rank_records(
     lines: Sequence[str],
     records: Records,
     heads: list[Shape],
-    asked: tuple[AskTerms | None, LogConfig],
+    ask: AskTerms | None,
+    config: LogConfig,
     reasons: list[int],
     ties: list[int],
 ) -> tuple[set[int], Counter[str]]:
-    """Ranks each record's head and the lines under an alert's (those that tell most, ``telling_continuation``:
-    ``asked`` is the ask and the config); returns the alerts said again (ranked as ordinary lines) and how often
-    each alert kind is said."""
-    ask, config = asked
+    """Ranks each record's head and the lines under an alert's (those that tell most, ``telling_continuation``);
+    returns the alerts said again (ranked as ordinary lines) and how often each alert kind is said."""
     count = len(reasons)
     frequency = Counter(f"{shape.masked}\x00{shape.split}" for shape in heads)
     said = [_event_of(shape) for shape in heads]
@@ -137,7 +136,8 @@ def _rank_records(
             continue
         if shape.alert:
             reasons[start] = _ALERT_HEAD
-            for index in telling_continuation(lines, start, end, config.continuation_lines_shown, ask):
+            shown, read = config.continuation_lines_shown, config.continuation_lines_read
+            for index in telling_continuation(lines, start, end, shown, ask, read):
                 reasons[index] = _ALERT_LINE
         elif frequency[key] <= config.excerpt_rare_records:
             reasons[start] = _RARE
