@@ -1048,6 +1048,21 @@ def test_an_excerpt_keeps_the_heading_a_kept_line_is_indented_under() -> None:
     assert "/src/lib/delta.js\n" in rendering and rows[3 * 12 + 6] + ASK_MARK in rendering
 
 
+def test_an_excerpt_keeps_the_banner_over_a_kept_line() -> None:
+    rows = []
+    for unit in range(8):
+        rows.append(f"=========== unit {unit} of the array, its drive's identity and counters ===========")
+        for n in range(9):
+            rows.append(f"{_WORDS[(n + unit) % 10]} {_WORDS[n * 3 % 10]} {n * unit + 11} {_WORDS[(n * 7 + unit) % 10]}")
+    rows[5 * 10 + 9] = "reading the spare table: bad checksum 0x3e"
+    log = "\n".join(rows)
+    ask = AskTerms.of("Which unit has the bad checksum?")
+    rendering = distill_log(log, int(count_tokens(log, DEFAULT_ENCODING) * 0.3), DEFAULT_ENCODING, ask=ask).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    # The lines under a banner are at its indent: the banner, not an indented heading, says which unit they are of.
+    assert rows[5 * 10] + "\n" in rendering and rows[5 * 10 + 9] + ASK_MARK in rendering
+
+
 def _job_failures(count: int) -> str:
     """A job runner's log: each failure a warning with a Ruby backtrace under it, mostly an installed gem's."""
     gems = [f"/srv/app/shared/bundle/ruby/3.2.0/gems/runner-7.1.0/lib/runner/step{depth}.rb:{depth}:in `call'"

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from organs.stomach.core.blocks.intent import ask_strength, own_words, speaks_to_reader
 from organs.stomach.core.blocks.voice import speaks_in_person
-from organs.stomach.core.shapes.line_shapes import is_pointer
+from organs.stomach.core.shapes.line_shapes import is_banner, is_pointer
 from organs.stomach.core.shapes.trace_shapes import is_trace_context, is_trace_frame, trace_header
 from organs.stomach.core.tuning import AskTuning, ClassifyTuning
 
@@ -235,8 +235,6 @@ def _fenced_content(text: str, start: int, stop: int, language: str) -> list[Blo
 
 # A chained trace says so on the line before the next exception.
 _CHAIN_LINE = re.compile(r"\s*(?:During handling of the above exception|The above exception was|nested exception is)")
-# A test report's rule-framed banner ("==== test session starts ====", "---- FAILURES ----").
-_BANNER = re.compile(r"[=_-]{3,} ?\S.{0,120}? ?[=_-]{3,}\s*$")
 # The final tally that closes a report: "=== 3 failed, 1 passed in 0.12s ===", "test result: FAILED. 1 passed".
 _TALLY = re.compile(r"[=\s]*\d+ (?:failed|passed|errors?)\b.{0,200}\bin [\d.]+ ?m?s\b|\s*test result: ")
 
@@ -304,7 +302,7 @@ def _report_state(text: str, block: Block, still_open: bool, tuning: ClassifyTun
     tail = _last_lines(text, block, tuning)
     if any(_TALLY.match(line) is not None for line in tail):
         return False
-    return still_open or any(_BANNER.match(line) is not None for line in (_first_line(text, block), tail[-1]))
+    return still_open or any(is_banner(line) for line in (_first_line(text, block), tail[-1]))
 
 
 def _merge_continuations(text: str, blocks: list[Block], tuning: ClassifyTuning) -> list[Block]:

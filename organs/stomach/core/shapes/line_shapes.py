@@ -15,6 +15,7 @@ __all__ = [
     "box_as_pipes",
     "closes_run",
     "commented_out",
+    "is_banner",
     "is_box_border",
     "is_box_level",
     "is_boxed",
@@ -205,6 +206,9 @@ is_row_count = _opens_with(r"\s*\(\d{1,12} rows?\)\s*$")
 # A rule drawn under or over a table's header: dashes or equals signs, and the pipes, pluses and colons between its
 # columns ("----+----", "|---|:--:|", "=======").
 is_rule_line = _opens_with(r"[\s|+:]*[-=]{3,}[-=\s|+:]*$")
+# A title framed by rules: a test report's ("==== test session starts ====", "---- FAILURES ----"), a script's
+# for each thing it looped over ("=== cciss,3 ===").
+is_banner = _opens_with(r"[=_-]{3,} ?\S.{0,120}? ?[=_-]{3,}\s*$")
 
 
 # kubectl describe, systemctl status, docker info: "Key:        value" with the values aligned.

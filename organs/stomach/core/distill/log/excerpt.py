@@ -30,7 +30,7 @@ from organs.stomach.core.distill.log.alerts import SEVERE_KINDS
 from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, telling_continuation
 from organs.stomach.core.distill.log.mining import Records, Shape
 from organs.stomach.core.distill.text import elision, headings_of, thousands
-from organs.stomach.core.shapes.line_shapes import is_source_quote
+from organs.stomach.core.shapes.line_shapes import is_banner, is_source_quote
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.shapes.timestamps import clock_seconds
 from organs.stomach.core.tuning import LogConfig
@@ -185,10 +185,27 @@ def _rank_asked(
             reasons[index] = _WEAK_ASK
 
 
+def _headings(lines: Sequence[str]) -> list[int]:
+    """Each line's heading: the nearest line above it indented less (``headings_of``), or else, where the log
+    titles its parts with banners (``=== cciss,3 ===``, two of them at least), the banner above it."""
+    heading_of = headings_of(lines)
+    banners = {index for index, line in enumerate(lines) if is_banner(line)}
+    if len(banners) < 2:
+        return heading_of
+    banner = -1
+    for index, line in enumerate(lines):
+        if index in banners:
+            banner = index
+        elif heading_of[index] < 0 and line.strip():
+            heading_of[index] = banner
+    return heading_of
+
+
 def _raise_headings(lines: Sequence[str], reasons: list[int], ties: list[int]) -> set[int]:
     """Each heading kept with the best of the lines indented under it, just before it (a linter's diagnostic tells
-    where only with its file's name above it, a frame with its exception); the headings so raised."""
-    heading_of = headings_of(lines)
+    where only with its file's name above it, a frame with its exception, a script's lines with the banner naming
+    what it looped over); the headings so raised."""
+    heading_of = _headings(lines)
     raised: set[int] = set()
     # From the end, so a heading raised by its lines raises its own heading in turn.
     for index in range(len(lines) - 1, -1, -1):
