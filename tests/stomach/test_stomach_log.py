@@ -976,6 +976,19 @@ def test_a_linters_run_is_read_as_its_diagnostics_with_their_locations_under_the
     assert "  --> src/aaa.rs:10:5" in digest.rendering
 
 
+def test_a_linters_findings_named_by_their_rule_are_records_with_their_locations_under_them() -> None:
+    rows = []
+    for n in range(30):
+        rule = ("no-var", "no-this-alias", "prefer-const")[n % 3]
+        rows += [f"error[{rule}]: the {rule} rule is broken here", f"  --> /src/lib/{_word(n)}.js:{n + 10}:3", "   | "]
+        rows += [f"> {n + 10} |   var cart = load({n});", "   |   ^^^", "", f"  docs: https://lint.example/{rule}", ""]
+    rows.append("Found 30 problems")
+    digest = distill_log("\n".join(rows), 300, DEFAULT_ENCODING)
+    # One record a finding, its code frame's quoted lines (marked ">") among its lines, and the tool's tally.
+    assert "31 records" in digest.rendering.split("\n", 1)[0]
+    assert digest.templates == 4
+
+
 def test_a_run_of_a_few_diagnostics_among_other_lines_keeps_a_record_a_line() -> None:
     rows = [f"compiling module {_word(n)} ({n} of 40)" for n in range(40)]
     rows[20] = "warning: unused import: `os`"
@@ -1092,5 +1105,14 @@ def test_the_telling_continuation_lines_are_the_first_then_the_applications_then
     # The first line under the head, the application's frame, then the gem frame naming the ask's words.
     assert telling_continuation(record, 0, len(record), 3, ask, 256) == [1, 21, 27]
     assert telling_continuation(record, 0, len(record), 3, None, 256) == [1, 2, 21]
+    # A line of no word (a gutter, a pointer) comes after every line that says something, the first one too.
+    quoted = [
+        "error[no-var]: var is not allowed",
+        "   | ",
+        "15 | var cart = 1",
+        "   | ^^^",
+        "  docs: https://x.example",
+    ]
+    assert telling_continuation(quoted, 0, len(quoted), 2, None, 256) == [2, 4]
     # Only the first lines read are ranked: past them the application's frame is not looked for.
     assert telling_continuation(record, 0, len(record), 3, None, 10) == [1, 2, 3]

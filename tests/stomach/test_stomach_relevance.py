@@ -449,6 +449,17 @@ def test_a_line_the_rendering_quotes_as_an_example_or_a_counted_line_is_not_offe
     assert "[ 11.5] wlan0: scan done" in offered
 
 
+def test_a_line_of_no_word_is_not_offered_however_its_neighbours_score() -> None:
+    lines = [f"  --> /src/{number}.js:{number}:1 var cart is never reassigned" for number in range(12)]
+    lines[6:6] = ["   | ", "   | ^^^", "}"]
+    text = "\n".join(lines)
+    scorer = LineScorer.of("Where is cart never reassigned?", [text])
+    offered = [line for _, _, line in _candidates(_Frame(text, kind="log"), scorer, 0.0)]
+    # A gutter, a pointer and a brace beside asked lines: out of their place in the log they say nothing.
+    assert lines[5] in offered and lines[9] in offered
+    assert not {"   | ", "   | ^^^", "}"} & set(offered)
+
+
 def test_a_table_row_the_rendering_keeps_with_its_reason_is_not_offered_again() -> None:
     lines = [f"worker  {number}  /srv/part{number}.so" for number in range(30)]
     text = "\n".join(lines)

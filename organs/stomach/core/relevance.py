@@ -33,6 +33,7 @@ from organs.stomach.core.distill.log import FILL_HEADING as LOG_FILL_HEADING
 from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, clip
 from organs.stomach.core.distill.log.masking import mask_variables
 from organs.stomach.core.distill.table import KEPT_MARK
+from organs.stomach.core.shapes.line_shapes import is_wordless
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.tuning import RelevanceTuning
 
@@ -253,7 +254,12 @@ def _candidates(
     scores = scorer.scores(lines, least=strong, wide=item.kind in _REPORT_KINDS, odd=item.kind == "log")
     for index, (score, line) in enumerate(zip(scores, lines, strict=True)):
         clipped = clip(line, scorer.tuning.line_chars, scorer.ask)
-        if score > least and line.strip() and clipped.strip() not in shown and score > best.get(clipped, (0.0, 0))[0]:
+        if (
+            score > least
+            and not is_wordless(line)
+            and clipped.strip() not in shown
+            and score > best.get(clipped, (0.0, 0))[0]
+        ):
             best[clipped] = (score, index)
     return sorted(((score, index, line) for line, (score, index) in best.items()), key=lambda entry: entry[1])
 

@@ -31,6 +31,7 @@ __all__ = [
     "is_source_quote",
     "is_test_report",
     "is_tool_level",
+    "is_wordless",
     "labelled_stamp_end",
     "listing_key",
     "source_column_end",
@@ -99,7 +100,7 @@ is_compiler_diagnostic = _opens_with(
     r"|[^\s:]{1,300}\.\w{1,10}:\d+:\d+: \S"
     r"|[^\s:]{1,300}:\d+:\d+ - (?:error|warning)\b"
     r"|[^\s(]{1,300}\(\d+(?:,\d+)?\): (?:error|warning) [A-Z]{1,4}\d{1,6}:"
-    r"|(?:error|warning)(?:\[[A-Z]{0,3}\d{1,6}\])?: "
+    r"|(?:error|warning)(?:\[[A-Z]{0,3}\d{1,6}\]|\[[a-z][\w/@.-]{1,60}\])?: "
     r"|\s{0,8}--> [^\s:]{1,300}:\d+:\d+"
     r"|g?make(?:\[\d{1,3}\])?: (?:\*\*\*|Entering directory|Leaving directory|Nothing to be done)"
     r"|In file included from |[^\s:]{1,300}: In function "
@@ -229,8 +230,9 @@ _RUN_CLOSE = re.compile(
 
 
 # The source a diagnostic quotes under itself: rustc's, clippy's and ruff's gutter (" 42 | let x", "   |     ^^^"),
-# esbuild's and miette's box gutter (" 2 │ …"), or a pointer alone ("    ^~~~~", "~~~~~~~").
-_SOURCE_QUOTE = re.compile(r"\s*\d*\s*[|│┆](?: .*)?|\s*[\^~][\^~\-]*(?:\s.*)?")
+# a code frame's, its quoted lines marked (" > 594 |   var dirs"), esbuild's and miette's box gutter (" 2 │ …"), or a
+# pointer alone ("    ^~~~~", "~~~~~~~").
+_SOURCE_QUOTE = re.compile(r"\s*(?:>\s*)?\d*\s*[|│┆](?: .*)?|\s*[\^~][\^~\-]*(?:\s.*)?")
 
 
 # A checker's pointer under the line it quotes, with or without its finding ("      ^", "  ^~~~~", "^-- SC2086 …").
@@ -241,6 +243,15 @@ def is_source_quote(line: str) -> bool:
     """Whether a line is the source a tool's diagnostic quotes, or the pointer under it: the diagnostic's own
     line says what is wrong, and where; the quote repeats the code."""
     return _SOURCE_QUOTE.fullmatch(line) is not None
+
+
+# A letter or a digit: a line without one (a blank, a gutter, a pointer, a brace) says nothing of its own.
+_WORD_CHARACTER = re.compile(r"[^\W_]")
+
+
+def is_wordless(line: str) -> bool:
+    """Whether a line holds no letter and no digit: shown alone, away from its neighbours, it tells nothing."""
+    return _WORD_CHARACTER.search(line) is None
 
 
 def closes_run(line: str) -> bool:

@@ -21,6 +21,7 @@ from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.distill.log.masking import WILDCARD, collapse_runs, split_variables
 from organs.stomach.core.distill.log.mining import Records, Template
 from organs.stomach.core.distill.text import TIMES, elision, plural, thousands
+from organs.stomach.core.shapes.line_shapes import is_wordless
 from organs.stomach.core.shapes.trace_shapes import library_frame
 from organs.stomach.core.tuning import LogConfig
 
@@ -250,11 +251,12 @@ def telling_continuation(
     real: Sequence[str], start: int, end: int, count: int, ask: AskTerms | None, read: int
 ) -> list[int]:
     """The ``count`` continuation lines of the record at ``start`` that tell most, in order (``_continuation``),
-    chosen among its first ``read``: a record of a million lines is not ranked whole every time it is shown."""
+    chosen among its first ``read``: a record of a million lines is not ranked whole every time it is shown. A
+    line of no word (a blank, a gutter, a pointer) comes after every other."""
 
-    def rank(index: int) -> tuple[bool, bool, bool, int]:
+    def rank(index: int) -> tuple[bool, bool, bool, bool, int]:
         line = real[index]
-        return index != start + 1, library_frame(line), not (ask and ask.named(line)), index
+        return is_wordless(line), index != start + 1, library_frame(line), not (ask and ask.named(line)), index
 
     return sorted(sorted(range(start + 1, min(end, start + 1 + read)), key=rank)[:count])
 
