@@ -7,7 +7,7 @@ import pytest
 from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach.core.asked import AskTerms
 from organs.stomach.core.compare import Comparison
-from organs.stomach.core.distill.log import distill_log
+from organs.stomach.core.distill.log import FILL_HEADING, LogDistiller, distill_log
 from organs.stomach.core.distill.log.crash import crash_of
 from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, clip, telling_continuation
 from organs.stomach.core.distill.log.mining import records_of
@@ -1074,6 +1074,53 @@ def test_an_excerpt_keeps_the_banner_over_a_kept_line() -> None:
     assert "excerpt" in rendering.split("\n", 1)[0]
     # The lines under a banner are at its indent: the banner, not an indented heading, says which unit they are of.
     assert rows[5 * 10] + "\n" in rendering and rows[5 * 10 + 9] + ASK_MARK in rendering
+
+
+def _build_errors(count: int) -> list[str]:
+    """A build's errors, each on its own line under a long Windows path: many tokens a character."""
+    root = "[ERROR] /C:/Users/build-agent/Desktop/Work/checkouts/refine/main/src/com/example/refine"
+    return [f"{root}/{_word(n)}/{_WORDS[n % 10]}Model.java:[{n * 7 + 3},{n % 40 + 1}] cannot find symbol"
+            for n in range(count)]  # fmt: skip
+
+
+def test_an_excerpt_of_lines_denser_than_the_logs_average_still_fits_its_target() -> None:
+    rows = []
+    for n, error in enumerate(_build_errors(40)):
+        rows += [f"[INFO] step {n} of the {_word(n)} module done", error]
+    log = "\n".join(rows)
+    target = int(count_tokens(log, DEFAULT_ENCODING) * 0.6)
+    digest = distill_log(log, target, DEFAULT_ENCODING)
+    # Each line is counted for its own tokens, with its mark and the gap notes it opens: the excerpt is not planned
+    # from the log's average, missed, and given up for templates.
+    assert "excerpt" in digest.rendering.split("\n", 1)[0]
+    assert target * 0.95 <= digest.tokens <= target
+
+
+def test_the_excerpt_filling_a_rendering_leaves_out_the_lines_it_shows() -> None:
+    rows = [f"10:{n:02d} worker {n} finished batch {n * 7} of the {_word(n)} queue" for n in range(40)]
+    rows[25] = "10:25 worker 25 lost its lease on the shard map"
+    log = "\n".join(rows)
+    distiller = LogDistiller(log, ask=AskTerms.of("Why did worker 25 lose its lease?"))
+    rendering = f"[40-line log]\n×1 {rows[25]}{ASK_MARK}\n×1 {rows[39]}"
+    full = count_tokens(log, DEFAULT_ENCODING)
+    filled, _ = distiller.filled(
+        rendering, count_tokens(rendering, DEFAULT_ENCODING), full - 20, DEFAULT_ENCODING, full
+    )
+    added = filled.removeprefix(rendering)
+    # The rendering quotes the lease line and the last line, marked and counted: the excerpt under it does not.
+    assert added.startswith("\n" + FILL_HEADING) and rows[24] in added
+    assert rows[25] not in added and rows[39] not in added
+
+
+def test_an_excerpts_line_of_thousands_of_characters_is_cut_around_the_asks_terms() -> None:
+    buffer = "".join(f"\\n# line {n} of the launcher script" for n in range(120))
+    rows = [f"478760 12:21:46.{n:06d} close({n}) = 0 <0.000011>" for n in range(30)]
+    rows[12] = f'478760 12:21:46.000012 read(10</usr/lib/launcher.sh>, "{buffer} exec firefox-bin", 8192) = 4096'
+    log = "\n".join(rows)
+    ask = AskTerms.of("Where does it exec firefox-bin?")
+    rendering = distill_log(log, int(count_tokens(log, DEFAULT_ENCODING) * 0.6), DEFAULT_ENCODING, ask=ask).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    assert "exec firefox-bin" in rendering and "characters elided" in rendering
 
 
 def _job_failures(count: int) -> str:

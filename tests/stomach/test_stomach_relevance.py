@@ -128,6 +128,8 @@ def test_a_clock_under_a_time_key_is_not_a_duration() -> None:
     assert comparison is not None
     assert comparison.value_of("web | time=2025-04-21T10:29:27.797Z level=WARN step done") is None
     assert comparison.value_of("step done elapsed=0.8") == 800.0
+    # A stamp under a key naming a time is a moment too, whatever its digits.
+    assert comparison.value_of("SET timestamp=1611704757;") is None
 
 
 def test_the_slow_one_asks_for_the_greatest_time() -> None:

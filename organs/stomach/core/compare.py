@@ -89,10 +89,11 @@ _BELOW = ("<", "under", "below", "less", "shorter", "faster", "smaller", "lower"
 _TIMED = re.compile(
     rf"(?<![\w.]){_NUMBER}\s?(ns|us|µs|ms|msecs?|milliseconds?|secs?|seconds?|s|mins?|minutes?)(?![a-z])", re.I
 )
-# A time under a key without a unit (``rt=0.873``); a clock under one (``time=2025-04-21T10:29``) is not a duration.
-# A span under one (a query plan's ``actual time=0.959..42667.379``) is read at its end: when the step finished.
+# A time under a key without a unit (``rt=0.873``); a clock under one (``time=2025-04-21T10:29``) is not a duration,
+# nor is a stamp (``SET timestamp=1611704757``). A span under one (a query plan's ``actual time=0.959..42667.379``) is
+# read at its end: when the step finished.
 _TIME_KEYED = re.compile(
-    rf"(?<![a-z])(?:\w*time|duration|elapsed|latency|took|rtt?|dur)[\w.]*\s*[=:]\s*(?:{_NUMBER}\.\.)?{_NUMBER}"
+    rf"(?<![a-z])(?:\w*time(?!stamp)|duration|elapsed|latency|took|rtt?|dur)[\w.]*\s*[=:]\s*(?:{_NUMBER}\.\.)?{_NUMBER}"
     r"(?![\d.])(?![a-zµ])(?![-:/]\d)",
     re.I,
 )

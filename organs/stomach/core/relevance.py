@@ -30,9 +30,9 @@ from organs.stomach.core.asked import AskTerms, family_pattern, rarity
 from organs.stomach.core.blocks.structures import written_by_user
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import FILL_HEADING as LOG_FILL_HEADING
-from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, clip
+from organs.stomach.core.distill.log.display import clip
 from organs.stomach.core.distill.log.masking import mask_variables
-from organs.stomach.core.distill.table import KEPT_MARK
+from organs.stomach.core.distill.shown import shown_lines
 from organs.stomach.core.shapes.line_shapes import is_wordless
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.tuning import RelevanceTuning
@@ -249,7 +249,7 @@ def _candidates(
     lines = item.text.split("\n")
     # A line the rendering shows says nothing new; a line said several times (a frame every thread of a dump
     # holds) is picked once, where it scores best (under the thread the ask names, not the first one).
-    shown = _shown_lines(item.compact or "")
+    shown = shown_lines(item.compact or "")
     best: dict[str, tuple[float, int]] = {}
     scores = scorer.scores(lines, least=strong, wide=item.kind in _REPORT_KINDS, odd=item.kind == "log")
     for index, (score, line) in enumerate(zip(scores, lines, strict=True)):
@@ -262,24 +262,6 @@ def _candidates(
         ):
             best[clipped] = (score, index)
     return sorted(((score, index, line) for line, (score, index) in best.items()), key=lambda entry: entry[1])
-
-
-# What a rendering puts around a real line it quotes: an example's lead, a count, and the note after it (a log's
-# template notes, a table row's ``◂`` reasons).
-_QUOTE_LEAD = re.compile(r"^\s*(?:e\.g\. |! ?×[\d,]+ |×[\d,]+ )?")
-_QUOTE_NOTE = re.compile(
-    rf"(?:{re.escape(ASK_MARK)}|{re.escape(ALERT_MARK)}| \(last [^)]*\))$|{re.escape(KEPT_MARK)}.*$"
-)
-
-
-def _shown_lines(rendering: str) -> set[str]:
-    """The rendering's lines, and each as the real line it quotes (lead and note taken off): a line of the
-    paste that a rendering quotes is shown already, however it is marked."""
-    shown = set()
-    for line in rendering.split("\n"):
-        shown.add(line.strip())
-        shown.add(_QUOTE_NOTE.sub("", _QUOTE_LEAD.sub("", line, count=1)).strip())
-    return shown
 
 
 def _render(item: Fillable, picked: list[tuple[float, int, str]], line_chars: int, ask: AskTerms) -> str:

@@ -118,6 +118,8 @@ class LogConfig:
     # record's alert line, this many of the record's lines under it.
     excerpt_alert_repeats: int = 3
     excerpt_alert_after: int = 2
+    # An excerpt's line longer than this is cut to it, around the ask's terms.
+    excerpt_line_chars: int = 1000
     # An excerpt keeps the records on each side of the log's longest silences (at most this many): gaps of at
     # least this many seconds and this many times the log's mean gap (a hang, a restart).
     excerpt_silences: int = 2

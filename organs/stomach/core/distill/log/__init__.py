@@ -42,6 +42,7 @@ from organs.stomach.core.distill.log.masking import mask_variables
 from organs.stomach.core.distill.log.mining import Records, Shape, Template, mine_templates, records_of
 from organs.stomach.core.distill.log.pieces import SLOT_TEMPLATE, AskRaise, Piece, ask_raise, pieces_of, render
 from organs.stomach.core.distill.log.structured import structured_view
+from organs.stomach.core.distill.shown import shown_lines
 from organs.stomach.core.distill.text import head_tail, plural, thousands
 from organs.stomach.core.shapes.line_shapes import closes_run
 from organs.stomach.core.shapes.signals import is_alert
@@ -243,8 +244,7 @@ class LogDistiller:
             return piece.text
 
         counts = len(templates), found.alert_templates
-        excerpt_of = self._excerpt_count(found, full_tokens, target_tokens, encoding)
-        if excerpt_of is not None:
+        if self._served_as_excerpt(found, full_tokens, target_tokens, encoding):
             excerpted = excerpt(
                 lines,
                 mined,
@@ -253,7 +253,6 @@ class LogDistiller:
                 found.alerts,
                 target_tokens,
                 encoding,
-                excerpt_of,
                 self.ask,
                 config,
                 compared=self._compared(mined),
@@ -281,8 +280,8 @@ class LogDistiller:
         )
         return LogDigest(rendering, *counts, *window, tokens)
 
-    def _excerpt_count(self, found: _Mined, full_tokens: int | None, target_tokens: int, encoding: str) -> int | None:
-        """The log's full count when it is to be served as an excerpt of its own lines, else None.
+    def _served_as_excerpt(self, found: _Mined, full_tokens: int | None, target_tokens: int, encoding: str) -> bool:
+        """Whether the log is to be served as an excerpt of its own lines.
 
         A log whose target is at least ``excerpt_within_share`` of its count is an excerpt; so is a short log
         whose templates' header and legend alone would take more than ``excerpt_frame_share`` of the target (they
@@ -295,14 +294,12 @@ class LogDistiller:
         templates_a_record = len(found.templates) / max(len(found.records.start), 1)
         if full_tokens is None and len(self.received) <= target_tokens * config.excerpt_distinct_trial:
             full_tokens = self._count_full(target_tokens, encoding, trial=False)
-        if full_tokens is not None and (
+        return full_tokens is not None and (
             few
             or templates_a_record >= config.excerpt_distinct_share
             or target_tokens >= full_tokens * config.excerpt_within_share
             or self._bare_frame_tokens(found, encoding) > target_tokens * config.excerpt_frame_share
-        ):
-            return full_tokens
-        return None
+        )
 
     def _compared(self, mined: Sequence[str]) -> list[int]:
         """The indexes of the lines that answer what the ask compares, best first (none when it compares nothing)."""
@@ -317,6 +314,8 @@ class LogDistiller:
         if full_tokens > limit * config.fill_within or room < config.fill_min_tokens:
             return rendering, tokens
         found = self._mine()
+        # The lines the rendering quotes already (its examples, its last lines) say nothing new in the excerpt.
+        quoted = shown_lines(rendering)
         more = excerpt(
             self.lines,
             found.lines,
@@ -325,11 +324,11 @@ class LogDistiller:
             found.alerts,
             room,
             encoding,
-            full_tokens,
             self.ask,
             config,
             header=FILL_HEADING,
             compared=self._compared(found.lines),
+            shown=frozenset(index for index, line in enumerate(self.lines) if line.strip() in quoted),
         )
         if more is None:
             return rendering, tokens

@@ -23,11 +23,11 @@ from collections import Counter
 from collections.abc import Sequence
 from itertools import pairwise
 
-from organs.accounting import count_tokens
+from organs.accounting import count_tokens, count_tokens_many
 from organs.fitting import fit_tokens
 from organs.stomach.core.asked import AskTerms, rarity
 from organs.stomach.core.distill.log.alerts import SEVERE_KINDS
-from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, telling_continuation
+from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, clip, telling_continuation
 from organs.stomach.core.distill.log.mining import Records, Shape
 from organs.stomach.core.distill.text import elision, headings_of, thousands
 from organs.stomach.core.shapes.line_shapes import is_banner, is_source_quote
@@ -323,39 +323,52 @@ def excerpt(
     alerts: str,
     target: int,
     encoding: str,
-    full_tokens: int,
     ask: AskTerms | None,
     config: LogConfig,
     header: str | None = None,
     compared: Sequence[int] = (),
+    shown: frozenset[int] = frozenset(),
 ) -> tuple[str, int] | None:
     """The richest excerpt of ``lines`` that measures within ``target``, or ``None`` when none does.
 
     ``mined`` are the lines as mined (a JSON line as its fields), judged for alerts and the ask. ``header``
-    replaces the excerpt's own first line (the log's size and alerts).
+    replaces the excerpt's own first line (the log's size and alerts). The lines ``shown`` (by the rendering the
+    excerpt is added to) are never kept.
     """
     ranks, headings = _ranks(mined, records, heads, ask, config, compared)
     ranked = sorted(ranks)
-    reason_of = {index: reason for reason, _, index in ranked}
-    rate = full_tokens / max(sum(len(line) + 1 for line in lines), 1)
+    # Each line's own count, with its mark: an excerpt keeps the lines that tell, and those (paths, ids, a build's
+    # long errors) run more tokens a character than the log's average. A log served as an excerpt is small.
+    # A line of thousands of characters (a syscall's buffer, a dumped request) is cut around the ask's terms.
+    shown_lines = [clip(line, config.excerpt_line_chars, ask) for line in lines]
+    costs = count_tokens_many([line + "\n" for line in shown_lines], encoding, 1)
+    marked = {
+        index: ALERT_MARK if reason == _ALERT_HEAD else ASK_MARK
+        for reason, _, index in ranked
+        if reason in (_ALERT_HEAD, _ASK) and index not in headings
+    }
+    mark_costs = {mark: count_tokens(mark, encoding) for mark in (ALERT_MARK, ASK_MARK)}
+    for index, mark in marked.items():
+        costs[index] += mark_costs[mark]
+    gap_cost = count_tokens(elision(10, "line") + "\n", encoding)
     if header is None:
         header = f"[{thousands(len(lines))}-line log · {alerts} · excerpt: the lines in order, some elided]"
 
     def render(allowance: int) -> str:
-        kept: set[int] = set()
-        spent = 0.0
+        # The ends stand kept: no gap before the first line nor after the last.
+        kept: set[int] = {-1, len(lines)}
+        spent = 0
         for _, _, index in ranked:
-            cost = (len(lines[index]) + 1) * rate + 1
+            if index in shown:
+                continue
+            # A line kept inside a gap splits it in two (one more note); one that fills a gap ends a note.
+            notes = 1 - (index - 1 in kept) - (index + 1 in kept)
+            cost = costs[index] + notes * gap_cost
             if spent + cost <= allowance:
                 kept.add(index)
                 spent += cost
         # A kept line says why: an alert record's head or a line holding the ask's terms.
-        marks = {
-            index: ALERT_MARK if reason_of[index] == _ALERT_HEAD else ASK_MARK
-            for index in kept
-            if reason_of[index] in (_ALERT_HEAD, _ASK) and index not in headings
-        }
-        return _rendered(header, lines, kept, marks)
+        return _rendered(header, shown_lines, kept, {index: marked[index] for index in kept if index in marked})
 
     fitted = fit_tokens(
         render,
