@@ -1123,6 +1123,29 @@ def test_an_excerpts_line_of_thousands_of_characters_is_cut_around_the_asks_term
     assert "exec firefox-bin" in rendering and "characters elided" in rendering
 
 
+def _killed_workers(event: str) -> str:
+    """A server's log: ordinary lines, and three of one event whose request is one of two spellings."""
+    rows = [f"10:{n // 60:02d}:{n % 60:02d} INFO served {_word(n)} in {n % 7} ms" for n in range(60)]
+    for at, request in ((10, "/delay/8"), (30, "/drip?duration=9"), (50, "/delay/8")):
+        rows[at] = f"10:00:{at} {event} worker {at % 7} killed on GET {request} after 6 seconds"
+    return "\n".join(rows)
+
+
+def test_a_merged_template_does_not_show_its_first_variants_word_as_every_records() -> None:
+    rendering = distill_log(_killed_workers("NOTE"), 300, DEFAULT_ENCODING).rendering
+    # Two of three say /delay/8, the first and the last: the template does not claim all three do.
+    assert f"{TIMES}3 NOTE worker <*> killed on GET <*> after <*> seconds" in rendering
+
+
+def test_an_asked_merged_template_shows_the_first_record_of_each_of_its_few_variants() -> None:
+    log = _killed_workers("NOTE")
+    rendering = distill_log(log, 300, DEFAULT_ENCODING, ask=AskTerms.of("What got them killed?")).rendering
+    assert "e.g. 10:00:10 NOTE worker 3 killed on GET /delay/8" in rendering
+    assert "e.g. 10:00:30 NOTE worker 2 killed on GET /drip?duration=9" in rendering
+    # The variant said again (its clock aside) is not quoted again.
+    assert "e.g. 10:00:50" not in rendering
+
+
 def _job_failures(count: int) -> str:
     """A job runner's log: each failure a warning with a Ruby backtrace under it, mostly an installed gem's."""
     gems = [f"/srv/app/shared/bundle/ruby/3.2.0/gems/runner-7.1.0/lib/runner/step{depth}.rb:{depth}:in `call'"

@@ -70,6 +70,8 @@ class LogConfig:
     diagnosed_tenths: int = 8
     # A template holding the ask's terms shows up to this many of its records that hold them, as received.
     asked_lines_shown: int = 6
+    # A template merged from at most this many variants shows each variant's first record under its example.
+    variants_shown: int = 4
     # A term of the ask held by more than this share of a log's records makes none of them asked.
     asked_common_share: float = 0.75
     # A template that makes up at least one in this many records is what the log mostly says.

@@ -92,6 +92,9 @@ class Template:
     # The first records holding the ask's terms (at most ``LogConfig.asked_lines_shown``): what differs among
     # them is often the answer ("Active log file name: <*>" for each of five appenders).
     asked_records: list[int] = field(default_factory=list)
+    # The first record of each template merged into this one, in order (none for a template never merged): its
+    # spellings of the word the merge made a field.
+    variant_records: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -568,4 +571,8 @@ def _combine(masked: str, parts: list[Template], alert_lines_kept: int, asked_ke
         for body, count in part.alert_lines.items():
             _count_alert_line(combined, body, count, alert_lines_kept, part.alert_last.get(body))
     combined.asked_records = sorted(number for part in parts for number in part.asked_records)[:asked_kept]
+    combined.variant_records = sorted(part.first_record for part in parts)
+    # The display reads what varies from a few records: one of them is another variant's first, so the word the
+    # merge made a field is never shown as the first variant's value.
+    combined.second_record = combined.variant_records[1]
     return combined

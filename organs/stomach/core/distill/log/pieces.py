@@ -230,19 +230,23 @@ def _example_pieces(
     priority: int,
     config: LogConfig,
 ) -> list[Piece]:
-    """The template's example and, for a template holding the ask's terms, its other records that hold them, as
-    received (what differs among them is often the answer)."""
+    """The template's example and, as received, its other records that hold the ask's terms and, for an asked
+    template, the first record of each of its few variants (what differs among them is often the answer: the
+    request each worker was killed on; an alert's distinct lines are quoted as alerts)."""
     pieces = [Piece(index, SLOT_EXAMPLE, priority, None, min(len(first_line), config.example_chars) + 10)]
     # A record said again word for word, or but for its numbers (its clock), adds nothing to the example or to the
     # others.
     said = {_DIGIT_RUNS.sub("0", real[records.start[record]])}
+    others = list(template.asked_records) if template.asked_hits > 1 else []
+    if template.asked_hits and not template.alert and len(template.variant_records) <= config.variants_shown:
+        others += template.variant_records
     more = []
-    for number in template.asked_records:
+    for number in others:
         line = real[records.start[number]]
         if (numberless := _DIGIT_RUNS.sub("0", line)) not in said:
             said.add(numberless)
             more.append(line)
-    if more and template.asked_hits > 1:
+    if more:
         text = "\n".join("    e.g. " + clip(line, config.example_chars) for line in more)
         pieces.append(Piece(index, SLOT_ASKED, priority, text, len(text)))
     return pieces
