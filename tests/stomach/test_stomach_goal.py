@@ -50,6 +50,21 @@ def test_machine_lines_are_recognised() -> None:
     assert not machine_line("Why does the build fail on widget.c?")
 
 
+def test_a_shell_scripts_lines_are_a_machines() -> None:
+    for line in [
+        'now=$(date +"%T")',
+        'echo "Delete files from s3 bucket"',
+        "aws s3 ls s3://bucket/initial/ > aws_files.txt",
+        "if [ $? -ne 0 ]; then exit 1; fi;",
+        "#!/bin/bash",
+        "##diff <(cut -c 1-14 aws_file.dat) <(cut -c 1-14 sftp_file.dat)",
+        "sleep 130 # runs on integration",
+    ]:
+        assert machine_line(line), line
+    # A comment in words, a marker and a space before them, may be anyone's heading.
+    assert not machine_line("## Verifying that the fields are read and written as in the source file.")
+
+
 def test_a_tools_status_mark_before_its_level_leaves_the_line_a_machines() -> None:
     assert machine_line("✘ [ERROR] TS2304: Cannot find name 'total'. [plugin angular-compiler]")
     assert machine_line("\ufffd\ufffd\ufffd [WARNING] NG8107: The left side of this chain does not include null.")

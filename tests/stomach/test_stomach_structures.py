@@ -504,3 +504,41 @@ def test_a_go_dumps_signal_lines_and_registers_around_its_goroutines_are_one_tra
     dump = f"SIGQUIT: quit\nPC=0x4723a1 m=0 sigcode=0\n\n{goroutines}\n\n{registers}"
     report = ingest_paste(f"It hangs, so I sent it SIGQUIT:\n\n{dump}\n\nWhat is it waiting on?").report
     assert [entry.kind for entry in report if entry.outcome != "goal"] == ["prose", "stack_trace"]
+
+
+_SCRIPT = """#!/bin/bash
+
+#------------------------------
+# Nightly load: SFTP to S3 to the raw layer
+#------------------------------
+
+##clear
+
+# Change user first
+#sudo -su loader
+
+echo "Truncating the load tables"
+hive -f truncate_tables.sql 2> hive.log
+if [ $? -ne 0 ]; then echo "truncate failed" ; exit 1; fi;
+
+## Verifying that the fields are read and written as in the source file.
+##diff <(cut -c 1-14 aws_file.dat) <(cut -c 1-14 sftp_file.dat)
+
+now=$(date +"%T")
+echo "Load finished at : $now"
+"""
+
+
+def test_a_script_cut_by_blank_lines_into_comments_and_commands_is_one_segment() -> None:
+    paste = f"Our nightly load runs this script:\n\n{_SCRIPT}\nWhy does the truncate step fail?"
+    bundle = ingest_paste(paste)
+    # Its shebang, its commented-out commands and its comment paragraphs are the script's, not the user's words.
+    assert [entry.kind for entry in bundle.report] == ["prose", "code", "prose"]
+
+
+def test_a_programs_lines_of_words_said_again_but_for_their_numbers_are_its_output() -> None:
+    run = "Logging initialized using configuration in hive-log4j.properties\n" + "\n".join(
+        f"OK\nTime taken: 0.{n}97 seconds" for n in range(6)
+    )
+    bundle = ingest_paste(f"Here is the hive.log of the run:\n\n{run}\n\nWhich query took longest?")
+    assert [entry.kind for entry in bundle.report] == ["prose", "log", "prose"]

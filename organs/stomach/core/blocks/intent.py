@@ -144,11 +144,19 @@ _MACHINE = re.compile(
     r"|\w+ (?:ERR!|WARN)\s"
     # a tool's failure line ("make: *** [all] Error 2"), a shell or PowerShell prompt, a build step ("#5 [2/4]")
     r"|\S+: \*\*\*|\$ \S|PS [A-Z]:\\|#\d+ "
+    # a script's shebang or a command commented out ("#!/bin/bash", "##diff <(cut …)"): people leave a space
+    r"|#+[^\s#]"
     # a test runner's failure excerpt: "E       assert 1 == 2", ">       assert f()"
     r"|[E>] {3,}\S"
     # a diagnostic's pointer under the source it quotes: "^-----^ SC2034 (warning): …", "    ^~~~"
     r"|\^[-~^]*(?:\s|$)"
     r")"
+)
+# A shell script's line: an assignment (``now=$(date +"%T")``), a substitution, a variable, a redirection, a test,
+# or a command people only type (``echo "…"``, ``sleep 130``); found anywhere in the line, as prose holds none.
+_SHELL = re.compile(
+    r"^\s*(?:export\s+)?[A-Za-z_]\w*=[^\s=]|\$\(|\$\{|\$[?#@]|\$[A-Za-z_]\w*|\s[12]?>>?\s*[/\w$&]"
+    r"|;\s*(?:then|fi|done|do)\b|^\s*(?:if|elif|while|until)\s+\[|^\s*(?:echo|sleep|sudo|source|kinit)\s+[-\"'$/~.\d]"
 )
 # A line introducing what follows reads as a sentence: it opens with a plain word (not an identifier such
 # as "NoMethodError" or an acronym such as "PHP") and runs to at least three words.
@@ -159,6 +167,7 @@ def machine_line(line: str) -> bool:
     """Whether a line has the shape of program output rather than of someone writing."""
     return (
         _MACHINE.match(line) is not None
+        or _SHELL.search(line) is not None
         or leading_stamp(line) is not None
         or is_trace_frame(line)
         or is_thread_heading(line)

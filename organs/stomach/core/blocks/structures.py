@@ -149,7 +149,8 @@ def written_by_user(text: str, tuning: ClassifyTuning | None = None) -> bool:
 def _lone_word(head: str) -> bool:
     """Whether the block is one word standing alone at the margin, such as a path naming the file below it."""
     word = head.strip()
-    if not word or "\n" in word or " " in word or head[:1].isspace():
+    # A word behind a comment marker is a script's (its shebang, a command commented out), naming no file.
+    if not word or "\n" in word or " " in word or head[:1].isspace() or word.startswith("#"):
         return False
     # A run of dots is a tool's progress (".C...W..CC"), and a word ending in a colon with no path in it a tool's
     # heading ("Offenses:"): neither names a file.

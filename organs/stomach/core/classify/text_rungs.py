@@ -189,13 +189,18 @@ def nested_source_rung(lines: list[str], tuning: ClassifyTuning) -> Classificati
     return Classification("code", f"nested source ({opens} lines open a block, {closes} close one)")
 
 
+_DIGIT_RUN = re.compile(r"\d+")
+
+
 def machine_text_rung(lines: list[str], tuning: ClassifyTuning) -> Classification | None:
     # What no rung above read, over many lines few of which are plain words, is a program's output (a tool's
-    # report, a debugger's session, a status dump): people write words. A block that asks is the user's.
+    # report, a debugger's session, a status dump): people write words. A block that asks is the user's. A line of
+    # words said again but for its numbers ("Time taken: 0.071 seconds" after each query) is a program's: it
+    # counts once.
     written = written_lines(lines)
     if len(written) < tuning.machine_least_lines or any(line.rstrip().endswith("?") for line in written):
         return None
-    wordy = sum(1 for line in written if _wordy(line, tuning))
+    wordy = len({_DIGIT_RUN.sub("0", line) for line in written if _wordy(line, tuning)})
     if wordy * tuning.machine_wordy_one_in > len(written):
         return None
     return Classification("log", f"a program's output ({wordy}/{len(written)} lines read as words)")
