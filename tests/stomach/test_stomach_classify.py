@@ -301,8 +301,14 @@ def test_rung_8m_a_block_that_asks_is_the_users_whatever_its_lines() -> None:
 
 
 def test_rung_8m_lines_of_plain_words_are_prose() -> None:
-    said = [f"the cache filled up again on night {n} and the pages came back slower than before" for n in range(9)]
+    caches = ["image", "page", "query", "session", "asset", "thumbnail", "font", "route", "template"]
+    said = [f"the {cache} cache filled up again last night and the pages came back slower" for cache in caches]
     assert classify("\n".join(said), fenced=False).kind == "prose"
+    # The same line of words again and again but for a number is a program's, though: people vary theirs.
+    said_again = [
+        f"the cache filled up again on night {n} and the pages came back slower than before" for n in range(9)
+    ]
+    assert classify("\n".join(said_again), fenced=False).kind == "log"
 
 
 def test_rung_8j_a_json_document_on_one_line_is_code() -> None:
