@@ -1146,6 +1146,19 @@ def test_an_asked_merged_template_shows_the_first_record_of_each_of_its_few_vari
     assert "e.g. 10:00:50" not in rendering
 
 
+def test_an_excerpts_long_last_lines_are_cut_to_leave_room_for_the_asked_ones() -> None:
+    rows = [f"21:53:{n:02d} [info]: adding source type=forward port={24000 + n} of {_word(n)}" for n in range(40)]
+    rows[20] = '21:53:20 [info]: adding match pattern="web.**" type="stdout"'
+    access = " ".join(f'"GET /wp-includes/js/{_word(n)}.min.js?ver=6.2.{n} HTTP/1.1" 200 {n * 97}' for n in range(12))
+    rows += [f'21:54:{n:02d} web: {{"source":"stdout","log":"{access}"}}' for n in range(5)]
+    log = "\n".join(rows)
+    ask = AskTerms.of("Where does the match send the records?")
+    rendering = distill_log(log, int(count_tokens(log, DEFAULT_ENCODING) * 0.55), DEFAULT_ENCODING, ask=ask).rendering
+    # Each of the five access lines at the end is cut to a share of the target: the asked line stays.
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    assert rows[20] in rendering and rendering.count("characters elided") == 5
+
+
 def _job_failures(count: int) -> str:
     """A job runner's log: each failure a warning with a Ruby backtrace under it, mostly an installed gem's."""
     gems = [f"/srv/app/shared/bundle/ruby/3.2.0/gems/runner-7.1.0/lib/runner/step{depth}.rb:{depth}:in `call'"

@@ -120,7 +120,11 @@ class LogConfig:
     # record's alert line, this many of the record's lines under it.
     excerpt_alert_repeats: int = 3
     excerpt_alert_after: int = 2
-    # An excerpt's line longer than this is cut to it, around the ask's terms.
+    # An excerpt's line is cut, around the ask's terms, to about a twentieth of the target: this many characters a
+    # target token, at least ``excerpt_line_least_chars`` and at most ``excerpt_line_chars`` (five long lines at the
+    # log's end would take the room of the lines the ask needs).
+    excerpt_line_chars_per_token: float = 0.15
+    excerpt_line_least_chars: int = 240
     excerpt_line_chars: int = 1000
     # An excerpt keeps the records on each side of the log's longest silences (at most this many): gaps of at
     # least this many seconds and this many times the log's mean gap (a hang, a restart).

@@ -340,7 +340,9 @@ def excerpt(
     # Each line's own count, with its mark: an excerpt keeps the lines that tell, and those (paths, ids, a build's
     # long errors) run more tokens a character than the log's average. A log served as an excerpt is small.
     # A line of thousands of characters (a syscall's buffer, a dumped request) is cut around the ask's terms.
-    shown_lines = [clip(line, config.excerpt_line_chars, ask) for line in lines]
+    line_chars = int(target * config.excerpt_line_chars_per_token)
+    line_chars = min(config.excerpt_line_chars, max(config.excerpt_line_least_chars, line_chars))
+    shown_lines = [clip(line, line_chars, ask) for line in lines]
     costs = count_tokens_many([line + "\n" for line in shown_lines], encoding, 1)
     marked = {
         index: ALERT_MARK if reason == _ALERT_HEAD else ASK_MARK
