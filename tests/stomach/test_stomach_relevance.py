@@ -462,6 +462,19 @@ def test_a_line_of_no_word_is_not_offered_however_its_neighbours_score() -> None
     assert not {"   | ", "   | ^^^", "}"} & set(offered)
 
 
+def test_dated_records_alike_but_for_their_numbers_are_offered_twice_at_most() -> None:
+    lines = [
+        f"[error] 2018-05-03T14:43:0{n}.7Z emulator Error in process <0.{250 + n}.0> on node db1" for n in range(8)
+    ]
+    lines += [f"  {35821 + n * 977} interface resets on port {n}" for n in range(8)]
+    text = "\n".join(lines)
+    scorer = LineScorer.of("Which process errors, and how many interface resets?", [text])
+    offered = [line for _, _, line in _candidates(_Frame(text, kind="log"), scorer, 0.0)]
+    # One event said again with its clock and its id: twice. A counter's values are what they say: each one.
+    assert len([line for line in offered if "Error in process" in line]) == 2
+    assert len([line for line in offered if "interface resets" in line]) == 8
+
+
 def test_a_table_row_the_rendering_keeps_with_its_reason_is_not_offered_again() -> None:
     lines = [f"worker  {number}  /srv/part{number}.so" for number in range(30)]
     text = "\n".join(lines)

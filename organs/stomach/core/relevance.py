@@ -177,6 +177,9 @@ def _alert_rarity(alerts: int, lines: int, tuning: RelevanceTuning) -> float:
 
 
 _DIGITS = re.compile(r"0x[0-9a-f]+|\d+")
+# A date and a time anywhere in a line: a record's clock, whatever opens the line ("[error] 2018-05-03T14:43:03Z
+# …"); a time alone may be a duration (ffmpeg's "time=00:00:12.00").
+_DATED = re.compile(r"\d{2,4}[-/]\d\d[-/]\d{2,4}[ T]\d\d:\d\d")
 
 
 def _repeats_fade(fused: list[float], lines: Sequence[str], tuning: RelevanceTuning) -> list[float]:
@@ -261,7 +264,16 @@ def _candidates(
             and score > best.get(clipped, (0.0, 0))[0]
         ):
             best[clipped] = (score, index)
-    return sorted(((score, index, line) for line, (score, index) in best.items()), key=lambda entry: entry[1])
+    # Records alike but for their numbers (their clock, a process id) are one event said again: offered a few
+    # times at most, the best scoring. A line with no clock is not: a counter's value is what it says.
+    alike: dict[str, int] = {}
+    offered = []
+    for line, (score, index) in sorted(best.items(), key=lambda pair: (-pair[1][0], pair[1][1])):
+        shape = _DIGITS.sub("#", line.lower()) if _DATED.search(line) is not None else line
+        alike[shape] = alike.get(shape, 0) + 1
+        if alike[shape] <= scorer.tuning.alike_offered:
+            offered.append((score, index, line))
+    return sorted(offered, key=lambda entry: entry[1])
 
 
 def _render(item: Fillable, picked: list[tuple[float, int, str]], line_chars: int, ask: AskTerms) -> str:

@@ -194,6 +194,8 @@ class RelevanceTuning:
     # What the ask compares is read in its first this many characters, as its terms are (``AskTuning.goal_chars``):
     # a paste that is one many-megabyte ask paragraph took nine seconds to be read for a comparison.
     goal_chars: int = 8 * 1024
+    # Clocked records alike but for their numbers are offered to the fill this many times at most, the best scoring.
+    alike_offered: int = 2
     # BM25's saturation and length normalisation (the usual values).
     k1: float = 1.2
     b: float = 0.75
