@@ -473,6 +473,9 @@ def test_dated_records_alike_but_for_their_numbers_are_offered_twice_at_most() -
     # One event said again with its clock and its id: twice. A counter's values are what they say: each one.
     assert len([line for line in offered if "Error in process" in line]) == 2
     assert len([line for line in offered if "interface resets" in line]) == 8
+    # One the rendering shows already counts.
+    shown = _Frame(text, kind="log", compact=lines[3])
+    assert len([line for _, _, line in _candidates(shown, scorer, 0.0) if "Error in process" in line]) == 1
 
 
 def test_a_table_row_the_rendering_keeps_with_its_reason_is_not_offered_again() -> None:

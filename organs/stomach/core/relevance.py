@@ -266,11 +266,12 @@ def _candidates(
             best[clipped] = (score, index)
     # Records alike but for their numbers (their clock, a process id) are one event said again: offered a few
     # times at most, the best scoring. A line with no clock is not: a counter's value is what it says.
-    alike: dict[str, int] = {}
+    # Those the rendering shows (an example, an earlier fill's) count.
+    alike = Counter(_DIGITS.sub("#", line.lower()) for line in shown if _DATED.search(line) is not None)
     offered = []
     for line, (score, index) in sorted(best.items(), key=lambda pair: (-pair[1][0], pair[1][1])):
         shape = _DIGITS.sub("#", line.lower()) if _DATED.search(line) is not None else line
-        alike[shape] = alike.get(shape, 0) + 1
+        alike[shape] += 1
         if alike[shape] <= scorer.tuning.alike_offered:
             offered.append((score, index, line))
     return sorted(offered, key=lambda entry: entry[1])
