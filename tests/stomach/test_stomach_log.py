@@ -10,6 +10,9 @@ from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.log import FILL_HEADING, LogDistiller, distill_log
 from organs.stomach.core.distill.log.crash import crash_of
 from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, clip, telling_continuation
+from organs.stomach.core.distill.log.excerpt import _ALERT_HEAD as EXCERPT_ALERT_HEAD
+from organs.stomach.core.distill.log.excerpt import _ASK as EXCERPT_ASK
+from organs.stomach.core.distill.log.excerpt import _ranks as excerpt_ranks
 from organs.stomach.core.distill.log.mining import records_of
 from organs.stomach.core.distill.text import TIMES
 from organs.stomach.core.shapes.signals import is_alert
@@ -1157,6 +1160,20 @@ def test_an_excerpts_long_last_lines_are_cut_to_leave_room_for_the_asked_ones() 
     # Each of the five access lines at the end is cut to a share of the target: the asked line stays.
     assert "excerpt" in rendering.split("\n", 1)[0]
     assert rows[20] in rendering and rendering.count("characters elided") == 5
+
+
+def test_an_error_record_holding_only_the_asks_weaker_terms_stays_an_alert_in_an_excerpt() -> None:
+    rows = [f"10:00:{n:02d} [Note] node {n % 5} finished its {_WORDS[n % 10]} step" for n in range(20)]
+    rows[5] = "10:00:05 [Note] node 3 asked to join the group"
+    rows[12] = "10:00:12 [Note] db2 asked to join the group as a joiner"
+    rows[14] = "10:00:14 [ERROR] state transfer crashed, leaving the group to join again later"
+    config = LogConfig()
+    records, heads, _ = records_of(rows, "\n".join(rows), config)
+    ranks, _ = excerpt_ranks(rows, records, heads, AskTerms.of("Why does db2 abort when it tries to join?"), config)
+    reason = {index: reason for reason, _, index in ranks}
+    # The line naming db2 is the asked one; the error names only "join", which other lines say too: it stays an
+    # error record's head, not a weakly asked line kept after the log's first and last lines.
+    assert (reason[12], reason[14]) == (EXCERPT_ASK, EXCERPT_ALERT_HEAD)
 
 
 def _job_failures(count: int) -> str:

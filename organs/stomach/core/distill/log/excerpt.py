@@ -167,7 +167,7 @@ def _rank_asked(
     broad = ask.broad() if ask is not None else None
     named = [broad.named(line) if broad else () for line in lines]
     rarity = _rarity(named, len(lines), config)
-    asked: list[int] = []
+    asked: dict[int, tuple[int, int]] = {}
     for index, line in enumerate(lines):
         lowered = line.lower() if named[index] else ""
         # A term the line says again weighs more, saturating as BM25's term frequency does.
@@ -177,12 +177,13 @@ def _rank_asked(
         )
         if reasons[index] > _ASK and weight > 0:
             # A rounded weight, so ties stay stable.
-            asked.append(index)
+            asked[index] = reasons[index], ties[index]
             reasons[index], ties[index] = _ASK, -round(weight * 1000)
     best = min((tie for index, tie in enumerate(ties) if reasons[index] == _ASK), default=0)
-    for index in asked:
+    for index, (reason, tie) in asked.items():
         if ties[index] > best * config.excerpt_weak_share:
-            reasons[index] = _WEAK_ASK
+            # Weakly asked, a line keeps the rank it had if higher (an error record's head stays one).
+            reasons[index], ties[index] = (reason, tie) if reason < _WEAK_ASK else (_WEAK_ASK, ties[index])
 
 
 def _headings(lines: Sequence[str]) -> list[int]:
