@@ -389,6 +389,18 @@ def _opening_line(text: str) -> str:
     return text if end < 0 else text[:end]
 
 
+# A block comment opened at a line's start, or closed anywhere ("Accept: */*" closes none that was open).
+_COMMENT_MARK = re.compile(r"^[ \t]*/\*|\*/", re.MULTILINE)
+
+
+def _comment_open_after(text: str, open_before: bool) -> bool:
+    """Whether a source file's block comment (``/* … */``) is still open after ``text``."""
+    is_open = open_before
+    for mark in _COMMENT_MARK.finditer(text):
+        is_open = not mark.group().endswith("*/")
+    return is_open
+
+
 def join_shattered_runs(
     text: str,
     blocks: Sequence[Block],
@@ -437,24 +449,30 @@ def join_shattered_runs(
             joined.extend(run)
         run.clear()
 
+    in_comment = False
     for index, block in enumerate(blocks):
         # A program's message wrapped at its width and double-spaced goes on from block to block mid-sentence:
         # inside a run, such a sentence is the run's, however it reads.
         # So is a block said word for word again elsewhere (a message each failed attempt repeats), or opening
-        # as another does: a user does not write the same words twice.
+        # as another does: a user does not write the same words twice; and so are a source file's paragraphs
+        # inside a block comment that an earlier block opened (a sketch's licence and description).
+        commented, in_comment = in_comment, _comment_open_after(texts[index], in_comment)
         wrapped = (
             bool(run)
             and not block.fenced
             and (
-                wraps[index]
+                commented
+                or wraps[index]
                 or (index > 0 and wraps[index - 1])
                 or said[texts[index]] > 1
                 or opened[openings[index]] > 1
                 or (users[index] and not in_someones_voice(texts[index]) and leads_to_output[index + 1])
             )
         )
-        # A lone word (a path naming the file below it) sets what follows apart, as the user's words do.
-        apart = not wrapped and _before_run(heads[index], line_count(text, block), tuning)
+        # A lone word (a path naming the file below it) sets what follows apart, as the user's words do; a block
+        # comment's words, and the block that opens one, are the source's.
+        in_source = commented or texts[index].startswith("/*")
+        apart = not wrapped and not in_source and _before_run(heads[index], line_count(text, block), tuning)
         if block.fenced or (run and run[-1].remainder) or apart:
             close()
             joined.append(block)
