@@ -59,6 +59,8 @@ def test_a_shell_scripts_lines_are_a_machines() -> None:
         "#!/bin/bash",
         "##diff <(cut -c 1-14 aws_file.dat) <(cut -c 1-14 sftp_file.dat)",
         "sleep 130 # runs on integration",
+        "==> Vault server configuration:",
+        " ---> Running in 4b1c2d3e4f50",
     ]:
         assert machine_line(line), line
     # A comment in words, a marker and a space before them, may be anyone's heading.

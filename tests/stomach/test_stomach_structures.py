@@ -572,3 +572,23 @@ def test_a_block_comment_is_opened_at_a_lines_start_and_closed_anywhere() -> Non
     assert not _comment_open_after("  still the comment's words ***/\n#include <Store.h>", True)
     # A request's header is no comment: "*/*" holds a closing mark and no opening one.
     assert not _comment_open_after("GET / HTTP/1.1\nAccept: */*\nHost: cache.example", False)
+
+
+_AGENT_START = """==> Starting the agent...
+==> Agent running!
+
+           Version: '1.9.2'
+         Node name: 'build-box.local'
+        Datacenter: 'dc1'
+
+==> Log data will now stream in as it occurs:
+
+    2026/12/07 18:20:57 [INFO] raft: Node at 127.0.0.1:8300 [Follower] entering Follower state
+    2026/12/07 18:20:58 [WARN] raft: Heartbeat timeout reached, starting election
+    2026/12/07 18:20:58 [ERR] agent: failed to sync remote state: No cluster leader"""
+
+
+def test_a_tools_step_headings_and_its_listing_open_its_log() -> None:
+    bundle = ingest_paste(f"My agent never syncs:\n\n{_AGENT_START}\n\nWhy is there no cluster leader?")
+    # The "==>" headings are the tool's steps, not code nor the user's words: one log from the first of them.
+    assert [entry.kind for entry in bundle.report] == ["prose", "log", "prose"]

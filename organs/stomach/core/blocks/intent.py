@@ -146,6 +146,8 @@ _MACHINE = re.compile(
     r"|\S+: \*\*\*|\$ \S|PS [A-Z]:\\|#\d+ "
     # a script's shebang or a command commented out ("#!/bin/bash", "##diff <(cut …)"): people leave a space
     r"|#+[^\s#]"
+    # a tool's step heading: Vault's, Consul's, Packer's, Homebrew's "==> …", docker build's " ---> …"
+    r"|=+> |-+> "
     # a test runner's failure excerpt: "E       assert 1 == 2", ">       assert f()"
     r"|[E>] {3,}\S"
     # a diagnostic's pointer under the source it quotes: "^-----^ SC2034 (warning): …", "    ^~~~"

@@ -97,7 +97,7 @@ _CODE_LINE = re.compile(
     r"interface|type|async|await|#include|#define|#import|public|private|protected|static|try|catch|except|finally|"
     r"elif|else|switch|case)\b"
     r"|(?:if|for|while)\s*\(|[}\])];?\s*$|@\w|//|/\*|\*/|#!)"
-    r"|.*(?:[;{]\s*$|\)\s*\{|=>|->|:=|==|!=|&&|\|\|)"
+    r"|(?!\s*=+> ).*(?:[;{]\s*$|\)\s*\{|=>|->|:=|==|!=|&&|\|\|)"
     r"|\s*[A-Za-z_][\w.]*(?:\[[^\]\n]{0,80}\])? ?[-+*/|&]?= \S"
     # a config's padded keys ("pid-file        = /run/db.pid") and a rules file's options ("-w /etc/passwd -p wa")
     r"|\s*[A-Za-z_][\w.-]{0,60}[ \t]{1,40}= \S|\s*--?[A-Za-z][\w-]{0,40}(?: \S|\s*$)"
