@@ -50,7 +50,7 @@ def test_machine_lines_are_recognised() -> None:
     assert not machine_line("Why does the build fail on widget.c?")
 
 
-def test_a_shell_scripts_lines_are_a_machines() -> None:
+def test_a_scripts_lines_and_a_tools_own_headings_are_a_machines() -> None:
     for line in [
         'now=$(date +"%T")',
         'echo "Delete files from s3 bucket"',
@@ -61,10 +61,13 @@ def test_a_shell_scripts_lines_are_a_machines() -> None:
         "sleep 130 # runs on integration",
         "==> Vault server configuration:",
         " ---> Running in 4b1c2d3e4f50",
+        "Java HotSpot(TM) 64-Bit Server VM warning: ignoring option MaxPermSize=512M; support was removed in 8.0",
     ]:
         assert machine_line(line), line
     # A comment in words, a marker and a space before them, may be anyone's heading.
     assert not machine_line("## Verifying that the fields are read and written as in the source file.")
+    # Someone telling what they saw names a level too, after their own words.
+    assert not machine_line("The build then printed this warning: ignoring option MaxPermSize")
 
 
 def test_a_tools_status_mark_before_its_level_leaves_the_line_a_machines() -> None:
