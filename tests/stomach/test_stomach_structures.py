@@ -592,3 +592,15 @@ def test_a_tools_step_headings_and_its_listing_open_its_log() -> None:
     bundle = ingest_paste(f"My agent never syncs:\n\n{_AGENT_START}\n\nWhy is there no cluster leader?")
     # The "==>" headings are the tool's steps, not code nor the user's words: one log from the first of them.
     assert [entry.kind for entry in bundle.report] == ["prose", "log", "prose"]
+
+
+def test_a_scripts_title_comment_before_its_lines_is_the_scripts() -> None:
+    script = "\n\n".join(
+        ["# 2d circle of particles inside a box with walls", "units lj\ndimension 2\natom_style atomic"]
+        + [f"fix {n} all wall/lj93 xlo 0.0 1 1 2.5\nthermo {n * 100}" for n in range(5)]
+    )
+    bundle = ingest_paste(
+        f"This is the input script it ran:\n\n{script}\n\nWhy is the neighbour list rebuilt so often?"
+    )
+    # The title comment opens the script's run of blocks: one segment of evidence between the user's words.
+    assert [entry.outcome for entry in bundle.report] == ["frame", "frame", "goal"]

@@ -50,7 +50,7 @@ from dataclasses import replace
 from organs.stomach.core.blocks.intent import own_words
 from organs.stomach.core.blocks.split import Block
 from organs.stomach.core.blocks.voice import in_someones_voice, wraps_into
-from organs.stomach.core.shapes.line_shapes import closes_run
+from organs.stomach.core.shapes.line_shapes import closes_run, is_comment_line
 from organs.stomach.core.shapes.timestamps import leading_stamp
 from organs.stomach.core.tuning import ClassifyTuning
 
@@ -470,8 +470,13 @@ def join_shattered_runs(
             )
         )
         # A lone word (a path naming the file below it) sets what follows apart, as the user's words do; a block
-        # comment's words, and the block that opens one, are the source's.
-        in_source = commented or texts[index].startswith("/*")
+        # comment's words, the block that opens one, and comment lines leading to a program's lines (an input
+        # script's title comment) are the source's.
+        in_source = (
+            commented
+            or texts[index].startswith("/*")
+            or (leads_to_output[index + 1] and all(map(is_comment_line, texts[index].split("\n"))))
+        )
         apart = not wrapped and not in_source and _before_run(heads[index], line_count(text, block), tuning)
         if block.fenced or (run and run[-1].remainder) or apart:
             close()
