@@ -401,6 +401,23 @@ def _comment_open_after(text: str, open_before: bool) -> bool:
     return is_open
 
 
+def _source_comments(texts: Sequence[str], leads_to_output: Sequence[bool]) -> tuple[list[bool], list[bool]]:
+    """Per block, whether it lies inside a block comment an earlier block opened, and whether it is a source
+    file's words rather than the user's: such a block, one that opens a comment, or comment lines leading to a
+    program's lines (an input script's title comment)."""
+    commented, in_source = [], []
+    is_open = False
+    for index, block_text in enumerate(texts):
+        commented.append(is_open)
+        is_open = _comment_open_after(block_text, is_open)
+        in_source.append(
+            commented[-1]
+            or block_text.startswith("/*")
+            or (leads_to_output[index + 1] and all(map(is_comment_line, block_text.split("\n"))))
+        )
+    return commented, in_source
+
+
 def join_shattered_runs(
     text: str,
     blocks: Sequence[Block],
@@ -449,19 +466,18 @@ def join_shattered_runs(
             joined.extend(run)
         run.clear()
 
-    in_comment = False
+    commented, in_source = _source_comments(texts, leads_to_output)
     for index, block in enumerate(blocks):
         # A program's message wrapped at its width and double-spaced goes on from block to block mid-sentence:
         # inside a run, such a sentence is the run's, however it reads.
         # So is a block said word for word again elsewhere (a message each failed attempt repeats), or opening
         # as another does: a user does not write the same words twice; and so are a source file's paragraphs
         # inside a block comment that an earlier block opened (a sketch's licence and description).
-        commented, in_comment = in_comment, _comment_open_after(texts[index], in_comment)
         wrapped = (
             bool(run)
             and not block.fenced
             and (
-                commented
+                commented[index]
                 or wraps[index]
                 or (index > 0 and wraps[index - 1])
                 or said[texts[index]] > 1
@@ -469,15 +485,8 @@ def join_shattered_runs(
                 or (users[index] and not in_someones_voice(texts[index]) and leads_to_output[index + 1])
             )
         )
-        # A lone word (a path naming the file below it) sets what follows apart, as the user's words do; a block
-        # comment's words, the block that opens one, and comment lines leading to a program's lines (an input
-        # script's title comment) are the source's.
-        in_source = (
-            commented
-            or texts[index].startswith("/*")
-            or (leads_to_output[index + 1] and all(map(is_comment_line, texts[index].split("\n"))))
-        )
-        apart = not wrapped and not in_source and _before_run(heads[index], line_count(text, block), tuning)
+        # A lone word (a path naming the file below it) sets what follows apart, as the user's words do.
+        apart = not wrapped and not in_source[index] and _before_run(heads[index], line_count(text, block), tuning)
         if block.fenced or (run and run[-1].remainder) or apart:
             close()
             joined.append(block)
