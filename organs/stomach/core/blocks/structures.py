@@ -389,16 +389,21 @@ def _opening_line(text: str) -> str:
     return text if end < 0 else text[:end]
 
 
-# A block comment opened at a line's start, or closed anywhere ("Accept: */*" closes none that was open).
-_COMMENT_MARK = re.compile(r"^[ \t]*/\*|\*/", re.MULTILINE)
-
-
 def _comment_open_after(text: str, open_before: bool) -> bool:
-    """Whether a source file's block comment (``/* … */``) is still open after ``text``."""
-    is_open = open_before
-    for mark in _COMMENT_MARK.finditer(text):
-        is_open = not mark.group().endswith("*/")
-    return is_open
+    """Whether a source file's block comment (``/* … */``) is still open after ``text``: one opens at a line's start
+    and closes anywhere ("Accept: */*" closes none that was open). Found with ``str.find``: a block may be a log of
+    megabytes."""
+    is_open, position = open_before, 0
+    while True:
+        opened, closed = text.find("/*", position), text.find("*/", position)
+        if opened < 0 and closed < 0:
+            return is_open
+        if closed >= 0 and (opened < 0 or closed < opened):
+            is_open, position = False, closed + 2
+            continue
+        if not text[text.rfind("\n", 0, opened) + 1 : opened].strip(" \t"):
+            is_open = True
+        position = opened + 2
 
 
 def _source_comments(texts: Sequence[str], leads_to_output: Sequence[bool]) -> tuple[list[bool], list[bool]]:
