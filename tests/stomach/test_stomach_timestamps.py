@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from organs.stomach import ingest_paste
-from organs.stomach.core.shapes.timestamps import clock_seconds, leading_stamp, read_instant, window_of
+from organs.stomach.core.shapes.timestamps import (
+    clock_seconds,
+    holds_date_and_time,
+    leading_stamp,
+    read_instant,
+    window_of,
+)
 
 
 @pytest.mark.parametrize(
@@ -139,3 +145,10 @@ def test_clock_seconds_are_epoch_seconds_for_a_date_and_seconds_of_the_day_for_a
     line: str, seconds: int | None
 ) -> None:
     assert clock_seconds(line) == seconds
+
+
+def test_a_date_and_a_time_anywhere_in_a_line_are_a_records_clock() -> None:
+    assert holds_date_and_time("[error] 2018-05-03T14:43:03.727000Z couchdb@localhost emulator")
+    assert holds_date_and_time("[24314] 2026/12/07 07:03:28.974577 [INF] Starting nats-server")
+    # A time alone is often a duration: a progress line's elapsed time is no clock.
+    assert not holds_date_and_time("frame=  300 fps= 25 q=28.0 size=    1024kB time=00:00:12.00 bitrate= 699.1kbits/s")

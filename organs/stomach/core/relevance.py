@@ -35,6 +35,7 @@ from organs.stomach.core.distill.log.masking import mask_variables
 from organs.stomach.core.distill.shown import shown_lines
 from organs.stomach.core.shapes.line_shapes import is_wordless
 from organs.stomach.core.shapes.signals import is_alert
+from organs.stomach.core.shapes.timestamps import holds_date_and_time
 from organs.stomach.core.tuning import RelevanceTuning
 
 __all__ = ["FILL_HEADING", "Fillable", "LineScorer", "fill_relevant", "scorer_for"]
@@ -177,9 +178,12 @@ def _alert_rarity(alerts: int, lines: int, tuning: RelevanceTuning) -> float:
 
 
 _DIGITS = re.compile(r"0x[0-9a-f]+|\d+")
-# A date and a time anywhere in a line: a record's clock, whatever opens the line ("[error] 2018-05-03T14:43:03Z
-# …"); a time alone may be a duration (ffmpeg's "time=00:00:12.00").
-_DATED = re.compile(r"\d{2,4}[-/]\d\d[-/]\d{2,4}[ T]\d\d:\d\d")
+
+
+def _event_of(line: str) -> str:
+    """A dated record's event: the line with its numbers masked. An undated line is its own: a counter's value is
+    what it says."""
+    return _DIGITS.sub("#", line.lower()) if holds_date_and_time(line) else line
 
 
 def _repeats_fade(fused: list[float], lines: Sequence[str], tuning: RelevanceTuning) -> list[float]:
@@ -265,12 +269,11 @@ def _candidates(
         ):
             best[clipped] = (score, index)
     # Records alike but for their numbers (their clock, a process id) are one event said again: offered a few
-    # times at most, the best scoring. A line with no clock is not: a counter's value is what it says.
-    # Those the rendering shows (an example, an earlier fill's) count.
-    alike = Counter(_DIGITS.sub("#", line.lower()) for line in shown if _DATED.search(line) is not None)
+    # times at most, the best scoring. Those the rendering shows (an example, an earlier fill's) count.
+    alike = Counter(_event_of(line) for line in shown if holds_date_and_time(line))
     offered = []
     for line, (score, index) in sorted(best.items(), key=lambda pair: (-pair[1][0], pair[1][1])):
-        shape = _DIGITS.sub("#", line.lower()) if _DATED.search(line) is not None else line
+        shape = _event_of(line)
         alike[shape] += 1
         if alike[shape] <= scorer.tuning.alike_offered:
             offered.append((score, index, line))

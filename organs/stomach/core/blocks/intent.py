@@ -142,9 +142,10 @@ _MACHINE = re.compile(
     # a row of a pipe-delimited table ("Column |  Type  | Key? |"): its cells are data, not someone's sentence
     r"|[^|\n]{1,80}\|[^|\n]*\|"
     r"|\w+ (?:ERR!|WARN)\s"
-    # a tool's failure line ("make: *** [all] Error 2"), a shell or PowerShell prompt, a build step ("#5 [2/4]")
-    r"|\S+: \*\*\*|\$ \S|PS [A-Z]:\\|#\d+ "
-    # a script's shebang or a command commented out ("#!/bin/bash", "##diff <(cut …)"): people leave a space
+    # a tool's failure line ("make: *** [all] Error 2"), a shell or PowerShell prompt
+    r"|\S+: \*\*\*|\$ \S|PS [A-Z]:\\"
+    # a build step ("#5 [2/4]"), a script's shebang or a command commented out ("#!/bin/bash", "##diff <(cut …)"):
+    # people writing a heading leave a space after its marks
     r"|#+[^\s#]"
     # a tool's step heading: Vault's, Consul's, Packer's, Homebrew's "==> …", docker build's " ---> …"
     r"|=+> |-+> "

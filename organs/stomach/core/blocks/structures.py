@@ -406,6 +406,12 @@ def _comment_open_after(text: str, open_before: bool) -> bool:
         position = opened + 2
 
 
+def _comment_lines_only(text: str) -> bool:
+    """Whether every line of ``text`` is a comment: read from its first line, so a log of megabytes is not split."""
+    first = text.split("\n", 1)[0]
+    return is_comment_line(first) and all(map(is_comment_line, text.split("\n")))
+
+
 def _source_comments(texts: Sequence[str], leads_to_output: Sequence[bool]) -> tuple[list[bool], list[bool]]:
     """Per block, whether it lies inside a block comment an earlier block opened, and whether it is a source
     file's words rather than the user's: such a block, one that opens a comment, or comment lines leading to a
@@ -418,7 +424,7 @@ def _source_comments(texts: Sequence[str], leads_to_output: Sequence[bool]) -> t
         in_source.append(
             commented[-1]
             or block_text.startswith("/*")
-            or (leads_to_output[index + 1] and all(map(is_comment_line, block_text.split("\n"))))
+            or (leads_to_output[index + 1] and _comment_lines_only(block_text))
         )
     return commented, in_source
 

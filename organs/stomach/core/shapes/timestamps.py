@@ -22,6 +22,7 @@ __all__ = [
     "LeadingStamp",
     "clock_seconds",
     "format_instant",
+    "holds_date_and_time",
     "leading_stamp",
     "read_instant",
     "window_of",
@@ -134,6 +135,16 @@ def leading_stamp(line: str) -> LeadingStamp | None:
     if match is None:
         return None
     return LeadingStamp(end=match.end(), match=match)
+
+
+# A date and a time anywhere in a line ("[error] 2018-05-03T14:43:03Z …", "=== startup: 2016/05/09 08:22 ==="); a
+# time alone may be a duration (ffmpeg's "time=00:00:12.00").
+_DATE_AND_TIME = re.compile(r"\d{2,4}[-/]\d\d[-/]\d{2,4}[ T]\d\d:\d\d")
+
+
+def holds_date_and_time(line: str) -> bool:
+    """Whether a date and a time stand anywhere in ``line``: a record's clock, whatever opens the line."""
+    return _DATE_AND_TIME.search(line) is not None
 
 
 _TIME_OF_DAY = re.compile(r"(\d{1,2}):(\d{2}):(\d{2})")

@@ -22,6 +22,7 @@ from organs.stomach.core.distill.log.masking import WILDCARD, collapse_runs, spl
 from organs.stomach.core.distill.log.mining import Records, Template
 from organs.stomach.core.distill.text import TIMES, elision, plural, thousands
 from organs.stomach.core.shapes.line_shapes import is_wordless
+from organs.stomach.core.shapes.timestamps import holds_date_and_time
 from organs.stomach.core.shapes.trace_shapes import library_frame
 from organs.stomach.core.tuning import LogConfig
 
@@ -37,9 +38,6 @@ __all__ = [
 ]
 
 _PUNCTUATION_RUN = re.compile(r"([^A-Za-z0-9]+)")
-# A date and a time anywhere in a line: a banner the program prints before a record that has no clock of its own
-# ("=== puma startup: 2016-05-09 08:22:10 +0800 ===").
-_CLOCK_IN_LINE = re.compile(r"\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d")
 
 
 def clip(line: str, limit: int, ask: AskTerms | None = None) -> str:
@@ -280,9 +278,10 @@ def _continuation(real: Sequence[str], start: int, end: int, config: LogConfig, 
 
 
 def _clocked_before(real: Sequence[str], start: int, config: LogConfig) -> str | None:
-    """The nearest line within ``when_lines_back`` lines above ``start`` that holds a date and a time, if any."""
+    """The nearest line within ``when_lines_back`` lines above ``start`` that holds a date and a time, if any: a
+    banner the program prints before a record with no clock of its own ("=== puma startup: 2016-05-09 08:22 ===")."""
     for index in range(start - 1, max(start - 1 - config.when_lines_back, -1), -1):
-        if _CLOCK_IN_LINE.search(real[index]) is not None:
+        if holds_date_and_time(real[index]):
             return real[index]
     return None
 

@@ -343,8 +343,8 @@ def excerpt(
     # A line of thousands of characters (a syscall's buffer, a dumped request) is cut around the ask's terms.
     line_chars = int(target * config.excerpt_line_chars_per_token)
     line_chars = min(config.excerpt_line_chars, max(config.excerpt_line_least_chars, line_chars))
-    shown_lines = [clip(line, line_chars, ask) for line in lines]
-    costs = count_tokens_many([line + "\n" for line in shown_lines], encoding, 1)
+    clipped = [clip(line, line_chars, ask) for line in lines]
+    costs = count_tokens_many([line + "\n" for line in clipped], encoding, 1)
     marked = {
         index: ALERT_MARK if reason == _ALERT_HEAD else ASK_MARK
         for reason, _, index in ranked
@@ -371,7 +371,7 @@ def excerpt(
                 kept.add(index)
                 spent += cost
         # A kept line says why: an alert record's head or a line holding the ask's terms.
-        return _rendered(header, shown_lines, kept, {index: marked[index] for index in kept if index in marked})
+        return _rendered(header, clipped, kept, {index: marked[index] for index in kept if index in marked})
 
     fitted = fit_tokens(
         render,
