@@ -163,6 +163,12 @@ def test_rung_5_tab_delimited_table() -> None:
     assert kind_of("name\tstate\nweb\tup\ndb\tdown") == "table"
 
 
+def test_a_config_indented_by_tabs_is_not_a_tab_delimited_table() -> None:
+    keys = ["guest account = nobody", "map to guest = Bad User", "server min protocol = SMB2_02", "log level = 0"]
+    config = "[global]\n" + "\n".join(f"\t{key}" for key in keys * 4)
+    assert kind_of(config) != "table"
+
+
 def test_rung_6_log_without_timestamps() -> None:
     found = classify("[INFO] starting worker\n[WARN] queue is slow\n[ERROR] worker died", fenced=False)
     assert found.kind == "log"

@@ -366,6 +366,19 @@ def test_a_programs_sentences_between_its_lines_are_part_of_its_run() -> None:
     assert [entry.kind for entry in bundle.report] == ["prose", "log", "prose"]
 
 
+def test_a_programs_banner_under_the_users_introduction_opens_the_output_it_leads_to() -> None:
+    banner = [
+        "Shell 2.1 (2024-01-05) -- the release name\nCopyright (C) 2024 The Shell Foundation",
+        "Shell is free software and comes with no warranty at all.\nYou are welcome to share it under its terms.",
+        "Shell is a project with many contributors.\nType 'contributors()' for the list of their names.",
+    ]
+    output = "> library(dates)\n> run_checks()\n1. Failure: parser reads dates (@test-dates.R#4) ---\n`d` is `NULL`."
+    paste = "\n\n".join(["and this is the failing log, with the full messages:", *banner, output, "Why does it fail?"])
+    report = ingest_paste(paste).report
+    assert [entry.kind for entry in report] == ["prose", "log", "prose"]
+    assert paste[slice(*report[1].span)].startswith("Shell 2.1")
+
+
 def test_the_users_words_between_two_runs_stay_apart() -> None:
     steps = "\n\n".join(f"> shop@1.0 build:{n}\n> vite build --mode step{n}" for n in range(6))
     for words in ["Then I ran it again.", "Same on the second box."]:

@@ -429,6 +429,21 @@ def _source_comments(texts: Sequence[str], leads_to_output: Sequence[bool]) -> t
     return commented, in_source
 
 
+def _leads_to_output(
+    blocks: Sequence[Block], heads: Sequence[str], texts: Sequence[str], users: Sequence[bool]
+) -> list[bool]:
+    """Whether the blocks from each one on that read as sentences but not in anyone's voice lead to a program's
+    block (one more, False, past the last): such sentences sit between a program's lines ("Generating runtime
+    types...", "Found 3 warnings and 0 errors.") and are its own."""
+    leads = [False] * (len(blocks) + 1)
+    for index in range(len(blocks) - 1, -1, -1):
+        if not blocks[index].fenced and not users[index] and not _lone_word(heads[index]):
+            leads[index] = True
+        elif not blocks[index].fenced and users[index] and not in_someones_voice(texts[index]):
+            leads[index] = leads[index + 1]
+    return leads
+
+
 def join_shattered_runs(
     text: str,
     blocks: Sequence[Block],
@@ -456,15 +471,7 @@ def join_shattered_runs(
     openings = [_opening_line(block_text) for block_text in texts]
     opened = Counter(openings)
     users = [users_head(heads[index], line_count(text, block), tuning) for index, block in enumerate(blocks)]
-    # Whether the blocks from each one on that read as sentences but not in anyone's voice lead to a program's
-    # block: such sentences sit between a program's lines ("Generating runtime types...", "Found 3 warnings and 0
-    # errors.") and are its own.
-    leads_to_output = [False] * (len(blocks) + 1)
-    for index in range(len(blocks) - 1, -1, -1):
-        if not blocks[index].fenced and not users[index] and not _lone_word(heads[index]):
-            leads_to_output[index] = True
-        elif not blocks[index].fenced and users[index] and not in_someones_voice(texts[index]):
-            leads_to_output[index] = leads_to_output[index + 1]
+    leads_to_output = _leads_to_output(blocks, heads, texts, users)
 
     def close() -> None:
         if len(run) >= tuning.shattered_run_blocks or (
@@ -478,23 +485,29 @@ def join_shattered_runs(
         run.clear()
 
     commented, in_source = _source_comments(texts, leads_to_output)
+    # A block of the user's ending in a colon introduces what follows: a program's banner under it ("R is free
+    # software ...") opens the evidence it leads to, though no run is open yet.
+    introduced = [index > 0 and users[index - 1] and texts[index - 1].endswith(":") for index in range(len(blocks))]
     for index, block in enumerate(blocks):
         # A program's message wrapped at its width and double-spaced goes on from block to block mid-sentence:
         # inside a run, such a sentence is the run's, however it reads.
         # So is a block said word for word again elsewhere (a message each failed attempt repeats), or opening
         # as another does: a user does not write the same words twice; and so are a source file's paragraphs
         # inside a block comment that an earlier block opened (a sketch's licence and description).
-        wrapped = (
-            bool(run)
-            and not block.fenced
-            and (
-                commented[index]
-                or wraps[index]
-                or (index > 0 and wraps[index - 1])
-                or said[texts[index]] > 1
-                or opened[openings[index]] > 1
-                or (users[index] and not in_someones_voice(texts[index]) and leads_to_output[index + 1])
+        programs_sentences = users[index] and not in_someones_voice(texts[index]) and leads_to_output[index + 1]
+        wrapped = not block.fenced and (
+            (
+                bool(run)
+                and (
+                    commented[index]
+                    or wraps[index]
+                    or (index > 0 and wraps[index - 1])
+                    or said[texts[index]] > 1
+                    or opened[openings[index]] > 1
+                    or programs_sentences
+                )
             )
+            or (introduced[index] and programs_sentences)
         )
         # A lone word (a path naming the file below it) sets what follows apart, as the user's words do.
         apart = not wrapped and not in_source[index] and _before_run(heads[index], line_count(text, block), tuning)

@@ -78,7 +78,8 @@ def delimited_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classifica
     if sum(map(is_boxed, drawn)) >= len(drawn) * least_share:
         # Boxes side by side (a query plan) share no column count, but each line is drawn: a table of boxes.
         return Classification("table", "box-drawn table (its rows drawn in boxes)")
-    tab_columns, tab_share = _same_count_share([line.count("\t") + 1 for line in lines])
+    # Tabs that open a line indent it (a config's ``\tkey = value``): only tabs between cells delimit columns.
+    tab_columns, tab_share = _same_count_share([line.lstrip("\t").count("\t") + 1 for line in lines])
     if tab_columns >= 2 and tab_share >= least_share:
         return Classification("table", f"tab-delimited table ({tab_columns} columns)")
     quoted = sum(1 for line in lines if _QUOTED_ROW.match(line) is not None)
