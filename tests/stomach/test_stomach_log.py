@@ -1216,3 +1216,18 @@ def test_the_telling_continuation_lines_are_the_first_then_the_applications_then
     assert telling_continuation(quoted, 0, len(quoted), 2, None, 256) == [2, 4]
     # Only the first lines read are ranked: past them the application's frame is not looked for.
     assert telling_continuation(record, 0, len(record), 3, None, 10) == [1, 2, 3]
+
+
+def test_an_excerpt_keeps_the_message_under_a_failure_heading_with_the_heading() -> None:
+    rows = _distinct_rows(100)
+    for n in range(6):
+        heading = f"{n + 1}. Failure: ledger check {n} (@test-ledger.R#{n}) -----"
+        rows[30 + n * 7 : 30 + n * 7] = [heading, f"`t{n}` is 0."]
+    log = "\n".join(rows)
+    # Room for half the lines: a failure is told by its heading and the message under it, not by its heading alone.
+    target = count_tokens(log, DEFAULT_ENCODING) // 2
+    rendering = distill_log(log, target, DEFAULT_ENCODING, ask=AskTerms.of("Why is the build red?")).rendering
+    assert "excerpt" in rendering.split("\n", 1)[0]
+    kept = [n for n in range(6) if f"Failure: ledger check {n} " in rendering]
+    assert kept
+    assert [n for n in range(6) if f"`t{n}` is 0." in rendering] == kept

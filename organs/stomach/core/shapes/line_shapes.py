@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 __all__ = [
     "LOGFMT_PAIR",
+    "announces_body",
     "box_as_pipes",
     "closes_run",
     "commented_out",
@@ -210,6 +211,11 @@ is_rule_line = _opens_with(r"[\s|+:]*[-=]{3,}[-=\s|+:]*$")
 # A title framed by rules: a test report's ("==== test session starts ====", "---- FAILURES ----"), a script's
 # for each thing it looped over ("=== cciss,3 ===").
 is_banner = _opens_with(r"[=_-]{3,} ?\S.{0,120}? ?[=_-]{3,}\s*$")
+
+
+# A line that announces the lines under it: a heading of words ending in a colon or a rule ("1. Failure: parser
+# reads dates (@test-dates.R#4) ------", "Caused by:"), its body below.
+announces_body = _opens_with(r".*\w\S*(?::| [-=]{3,})\s*$")
 
 
 # kubectl describe, systemctl status, docker info: "Key:        value" with the values aligned.

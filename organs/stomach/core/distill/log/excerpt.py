@@ -12,7 +12,8 @@ silences (a hang, a restart), the log's last lines (a build's outcome, a test ru
 first lines, the lines beside those holding the ask's terms, then lines of rare
 templates, then the rest, then the source a tool's diagnostic quotes under it (its
 gutter and pointer lines: the diagnostic's own line says what and where), then a
-line said again word for word (kept once where it ranks best) whatever it holds.
+line said again word for word (kept once where it ranks best) whatever it holds. An alert heading that
+announces its body (``1. Failure: … -----``) brings the body's first lines with it, at its rank.
 Kept alert and ask lines say why they were kept.
 """
 
@@ -30,7 +31,7 @@ from organs.stomach.core.distill.log.alerts import SEVERE_KINDS
 from organs.stomach.core.distill.log.display import ALERT_MARK, ASK_MARK, clip, telling_continuation
 from organs.stomach.core.distill.log.mining import Records, Shape
 from organs.stomach.core.distill.text import elision, headings_of, thousands
-from organs.stomach.core.shapes.line_shapes import is_banner, is_source_quote
+from organs.stomach.core.shapes.line_shapes import announces_body, is_banner, is_source_quote
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.shapes.timestamps import clock_seconds
 from organs.stomach.core.tuning import LogConfig
@@ -100,6 +101,7 @@ def _ranks(
         reasons[index] = min(reasons[index], _TAIL)
     for index in range(min(config.excerpt_head_lines, count)):
         reasons[index] = min(reasons[index], _HEAD)
+    _rank_bodies(lines, reasons, ties, config)
     raised = _raise_headings(lines, reasons, ties)
     return [(reasons[index], ties[index], index) for index in range(count)], raised
 
@@ -156,6 +158,16 @@ def _rank_alert_lines(
             # server running on host …"): they are kept with it.
             for after in range(index + 1, min(index + 1 + config.excerpt_alert_after, ends.get(index, index + 1))):
                 reasons[after] = min(reasons[after], _ALERT_LINE)
+
+
+def _rank_bodies(lines: Sequence[str], reasons: list[int], ties: list[int], config: LogConfig) -> None:
+    """An alert that announces its body ("1. Failure: … ------", its message under it) is told by that body, in its
+    record or not: the body's first lines rank with it, just after it."""
+    for index, line in enumerate(lines):
+        if reasons[index] <= _ALERT_LINE and is_alert(line) and announces_body(line):
+            for after in range(index + 1, min(index + 1 + config.excerpt_alert_after, len(lines))):
+                if lines[after].strip() and (reasons[index], ties[index]) < (reasons[after], ties[after]):
+                    reasons[after], ties[after] = reasons[index], ties[index]
 
 
 def _rank_asked(
