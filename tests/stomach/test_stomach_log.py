@@ -1231,3 +1231,19 @@ def test_an_excerpt_keeps_the_message_under_a_failure_heading_with_the_heading()
     kept = [n for n in range(6) if f"Failure: ledger check {n} " in rendering]
     assert kept
     assert [n for n in range(6) if f"`t{n}` is 0." in rendering] == kept
+
+
+def test_an_excerpt_keeps_no_blank_line_alone_between_two_gaps() -> None:
+    rows = [
+        f"{row} " + " ".join(f"field{n * 7 + k}={n * k}" for k in range(8)) for n, row in enumerate(_distinct_rows(40))
+    ]
+    for at in range(38, 2, -3):
+        rows.insert(at, "")
+    log = "\n".join(rows)
+    size = count_tokens(log, DEFAULT_ENCODING)
+    # Targets that leave the room past the last long line that fits to blank lines, each costing a gap's note.
+    for target in range(size // 2, size // 2 + 40, 4):
+        lines = distill_log(log, target, DEFAULT_ENCODING).rendering.split("\n")
+        assert "excerpt" in lines[0]
+        gaps = [index for index, line in enumerate(lines) if line.startswith("… [")]
+        assert [index for index in gaps if index + 2 in gaps and not lines[index + 1].strip()] == []

@@ -379,7 +379,8 @@ def excerpt(
             # A line kept inside a gap splits it in two (one more note); one that fills a gap ends a note.
             notes = 1 - (index - 1 in kept) - (index + 1 in kept)
             cost = costs[index] + notes * gap_cost
-            if spent + cost <= allowance:
+            # A blank line alone in a gap says nothing and costs a second note.
+            if spent + cost <= allowance and (notes <= 0 or clipped[index].strip()):
                 kept.add(index)
                 spent += cost
         # A kept line says why: an alert record's head or a line holding the ask's terms.
