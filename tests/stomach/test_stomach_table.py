@@ -5,6 +5,7 @@ from __future__ import annotations
 from organs.accounting import DEFAULT_ENCODING, count_tokens
 from organs.stomach import IngestConfig, ingest_paste
 from organs.stomach.core.asked import AskTerms
+from organs.stomach.core.classify.ladder import classify
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.table import distill_table
 
@@ -272,6 +273,20 @@ def test_psqls_output_is_read_as_pipe_delimited_its_rule_and_row_count_aside() -
     digest = distill_table(_PSQL)
     assert digest.rendering.startswith("[3 rows × 3 columns · pipe-delimited]")
     assert "n_live_tup (int 20…1999999)" in digest.rendering
+
+
+_TIMINGS = """Task timing breakdown:
+Section |  min time  |  avg time  |  max time  | %total
+-----------------------------------------------------
+Pair    | 0.079082   | 0.085487   | 0.091892   | 26.40
+Neigh   | 0.087721   | 0.087871   | 0.088021   | 27.14
+Comm    | 0.051156   | 0.059549   | 0.067942   | 18.39
+Other   |            | 0.03564    |            | 11.01"""
+
+
+def test_a_pipe_table_under_its_title_and_over_a_rule_is_read_as_pipe_delimited() -> None:
+    assert classify(_TIMINGS, fenced=False).reason == "rung 5: pipe-delimited table (5 columns)"
+    assert distill_table(_TIMINGS).rendering.startswith("[4 rows × 5 columns · pipe-delimited]")
 
 
 def test_a_target_the_column_profiles_would_fill_keeps_each_tables_header_and_a_row_instead() -> None:

@@ -67,7 +67,9 @@ def delimited_table_rung(lines: list[str], tuning: ClassifyTuning) -> Classifica
     if len(lines) < 2:
         return None
     least_share = tuning.column_tenths / 10
-    cells = [_pipe_cells(box_as_pipes(line)) for line in lines]
+    # A plain rule under the header (a run of dashes across the columns) draws no row; a drawn table's rules
+    # (``+----+``, ``|---|``) are its own.
+    cells = [_pipe_cells(box_as_pipes(line)) for line in lines if not (is_rule_line(line) and not line.strip("-= "))]
     # A title above the table ("[+] Group: Lateral Movement") is not one of its rows.
     if len(cells) > 2 and cells[0] == 1:
         cells = cells[1:]

@@ -109,7 +109,11 @@ def _no_row(line: str) -> bool:
 def split_rows(lines: list[str], tuning: StomachTuning) -> tuple[list[list[str]], str]:
     # A rule under the header (psql's ``-----+-----``) and a count of the rows have no delimiter to count, and none
     # against.
-    least = sum(1 for line in lines if not _no_row(line)) * tuning.table_delimiter_tenths
+    counted = [line for line in lines if not _no_row(line)]
+    # Nor has a tool's note above its table ("MPI task timing breakdown:"; ``layout_of`` finds the header under it).
+    if len(counted) > 2 and not any(mark in counted[0] for mark in "|\t,"):
+        counted = counted[1:]
+    least = len(counted) * tuning.table_delimiter_tenths
     boxed = [box_as_pipes(line) for line in lines]
     if boxed != lines and sum(1 for line in boxed if "|" in line) * 10 >= least:
         # Drawn with box characters: read as pipes, its rules as dashes.
