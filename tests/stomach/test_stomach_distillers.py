@@ -33,13 +33,25 @@ def test_a_note_whose_count_fits_its_target_is_kept_whole() -> None:
     assert rendering.text == note and rendering.tokens is None
 
 
-def test_a_note_over_its_target_keeps_its_ends_and_says_why() -> None:
+def test_a_note_over_its_target_keeps_its_ends_and_its_alerts_without_an_ask() -> None:
     lines = _note(200).split("\n")
     lines[100] = "ERROR the bucket refused the upload: access denied"
     note = "\n".join(lines)
-    rendering = distiller_for("note", note, 0, _context()).render(200)
+    rendering = distiller_for("note", note, 0, _context(ask="")).render(200)
     assert rendering.text.startswith("[kept: the first and last lines, and lines with an alert level")
     assert "ERROR the bucket refused the upload: access denied" in rendering.text
+    assert lines[-1] in rendering.text
+
+
+def test_a_note_over_its_target_keeps_its_opening_and_the_lines_that_answer_the_ask() -> None:
+    lines = _note(200).split("\n")
+    lines[100] = "the checkout step read its token from the vault and failed: token expired"
+    note = "\n".join(lines)
+    rendering = distiller_for("note", note, 0, _context()).render(200)
+    assert rendering.text.startswith("[kept: its first lines, and the lines that answer the ask, in order]")
+    assert lines[0] in rendering.text
+    assert lines[100] in rendering.text
+    assert lines[-1] not in rendering.text
 
 
 def test_a_note_told_its_count_later_is_kept_whole_then() -> None:
@@ -95,3 +107,13 @@ def test_the_tuning_is_handed_in_not_read_from_a_global() -> None:
     [short], [long] = clipped.provider.frames, plain.provider.frames
     assert short.representation == long.representation == "compact"
     assert "chars elided]" in (short.content or "") and "chars elided]" not in (long.content or "")
+
+
+def test_code_over_its_target_keeps_the_line_the_ask_names_with_its_sections_heading() -> None:
+    sections = [f"pool_{n}:\n  size: {n * 4}\n  idle_timeout: {n * 10}s\n  host: db{n}.internal" for n in range(80)]
+    sections[57] = "checkout_pool:\n  size: 4\n  idle_timeout: 10s\n  lease_seconds: 3"
+    config = "\n".join(sections)
+    rendering = distiller_for("code", config, 0, _context("Why do checkout leases expire?")).render(150)
+    assert rendering.text.startswith("[kept: its first lines, and the lines that answer the ask, in order]")
+    assert "checkout_pool:\n" in rendering.text
+    assert "  lease_seconds: 3" in rendering.text

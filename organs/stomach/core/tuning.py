@@ -473,6 +473,9 @@ class StomachTuning:
     # cut between characters (one enormous line) leaves this many for its note.
     kept_lines_share: float = 0.5
     head_lines_per_tail_line: int = 2
+    # Code or a note ranked by the relevance model (``distill.passages``) keeps its opening in up to this share of
+    # the room: what the text is, a file's first declarations.
+    passage_head_share: float = 0.2
     # An ask's term on more than this share of the lines raises none of them (``budget.rarest_salient``).
     kept_common_share: float = 0.2
     least_room_chars: int = 16

@@ -20,9 +20,11 @@ from organs.stomach.core.budget import rarest_salient
 from organs.stomach.core.compare import Comparison
 from organs.stomach.core.distill.config import settings_first
 from organs.stomach.core.distill.log import LogDistiller
+from organs.stomach.core.distill.passages import answering_lines
 from organs.stomach.core.distill.table import distill_table
 from organs.stomach.core.distill.text import TIMES, kept_and_ends, thousands
 from organs.stomach.core.distill.trace import distill_trace
+from organs.stomach.core.relevance import LineScorer
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.shapes.timestamps import window_of_lines
 from organs.stomach.core.tuning import StomachTuning
@@ -98,8 +100,9 @@ class Distiller(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class HeadTailRenderer:
-    """Code and notes: kept whole when their exact count fits the target; else head and tail, with the lines that
-    hold an alert level or the ask's terms between them (the rarest terms first, ``budget.rarest_salient``)."""
+    """Code and notes: kept whole when their exact count fits the target; else a config's settings first
+    (``config.settings_first``), or with an ask its opening and the lines that answer it (``passages``), or head
+    and tail with the lines that hold an alert level between them."""
 
     text: str
     full_tokens: int
@@ -113,6 +116,14 @@ class HeadTailRenderer:
         tuning = _at_own_rate(self.context.tuning, self.text, self.full_tokens)
         keep = rarest_salient(self.text, self.context.ask, tuning.kept_common_share)
         kept = settings_first(self.text, target, keep, tuning, why=why)
+        if kept is None and self.context.ask:
+            # The text its own corpus: the ask's terms weigh by their rarity in it.
+            scorer = replace(
+                LineScorer.of("", [self.text], tuning.relevance, ask=self.context.ask),
+                comparison=self.context.comparison,
+            )
+            kept = answering_lines(self.text, target, scorer.scores(self.text.split("\n"), wide=True), tuning)
+            return Rendering(kept, None, _NO_WINDOW, None, "its first lines, and the lines that answer the ask")
         if kept is None:
             kept = kept_and_ends(self.text, target, keep, tuning, why=why)
         return Rendering(kept, None, _NO_WINDOW, None, f"its first and last lines, and lines {why}")

@@ -10,7 +10,17 @@ from collections.abc import Callable, Sequence
 
 from organs.stomach.core.tuning import StomachTuning
 
-__all__ = ["TIMES", "clip_line", "elision", "head_tail", "headings_of", "kept_and_ends", "plural", "thousands"]
+__all__ = [
+    "TIMES",
+    "clip_line",
+    "elision",
+    "head_tail",
+    "headings_of",
+    "kept_and_ends",
+    "kept_rendering",
+    "plural",
+    "thousands",
+]
 
 # The multiplication sign of counts and table dimensions, spelled by code point so no reader mistakes it for x.
 TIMES = "\u00d7"
@@ -164,11 +174,18 @@ def kept_and_ends(text: str, target_tokens: int, keep: Callable[[str], int], tun
         else:
             tail -= 1
         turn += 1
+    return kept_rendering(text, lines, chosen, note, budget_chars - used, tuning)
+
+
+def kept_rendering(
+    text: str, lines: list[str], chosen: set[int], note: str, spare_chars: int, tuning: StomachTuning
+) -> str:
+    """The chosen lines of ``text`` (its ``lines``) in order under ``note``, each gap counted, each line clipped;
+    they were costed at ``kept_line_chars`` each at most, and ``spare_chars`` of the room is left."""
+    kept_line_chars = tuning.kept_line_chars
     # The room the chosen lines were costed within is theirs: a few long lines share it rather than each being
     # cut at ``kept_line_chars`` (three lines of JSON, one 15,000 characters long, fill their target).
-    clip_at = max(
-        kept_line_chars, _shared_clip([len(lines[index]) for index in chosen], budget_chars - used, kept_line_chars)
-    )
+    clip_at = max(kept_line_chars, _shared_clip([len(lines[index]) for index in chosen], spare_chars, kept_line_chars))
     # Every line chosen is the text itself only when none of them had to be clipped.
     if len(chosen) == len(lines) and all(len(line) <= clip_at for line in lines):
         return text
