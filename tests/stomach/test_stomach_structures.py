@@ -379,6 +379,29 @@ def test_a_programs_banner_under_the_users_introduction_opens_the_output_it_lead
     assert paste[slice(*report[1].span)].startswith("Shell 2.1")
 
 
+_RULE = "-" * 74
+
+
+def test_a_programs_message_framed_by_rules_is_one_segment_through_its_paragraphs() -> None:
+    message = [
+        f"$ launch -np 4 solver\n{_RULE}\nThere are not enough slots available to satisfy the 4\nslots requested:",
+        "  solver",
+        "A slot is the unit where we can launch a process. The number of slots\nis set by the environment:",
+        "  1. Hostfile, via slots=N clauses\n  2. The --host parameter, via a :N suffix",
+        f"Alternatively, use --oversubscribe to ignore the number of slots.\n{_RULE}",
+    ]
+    paste = "\n\n".join(["The run on my VM:", *message, "Why does it count fewer slots than cores?"])
+    report = ingest_paste(paste).report
+    assert [entry.kind for entry in report] == ["prose", "log", "prose"]
+
+
+def test_a_rule_never_closed_frames_nothing() -> None:
+    paste = "\n\n".join(
+        [f"$ launch -np 4 solver\n{_RULE}\nThere are not enough slots\navailable: 2 of 4", "We need four. Why two?"]
+    )
+    assert [entry.kind for entry in ingest_paste(paste).report] == ["log", "prose"]
+
+
 def test_the_users_words_between_two_runs_stay_apart() -> None:
     steps = "\n\n".join(f"> shop@1.0 build:{n}\n> vite build --mode step{n}" for n in range(6))
     for words in ["Then I ran it again.", "Same on the second box."]:

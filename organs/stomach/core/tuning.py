@@ -327,6 +327,9 @@ class ClassifyTuning:
     shattered_run_blocks: int = 6
     # So many blocks in a row, none the user's words and one kind of evidence at most among them, are one document.
     shattered_short_run: int = 3
+    # A line of dashes at least this long frames a program's message (``blocks.structures``): the blocks between
+    # two such lines are that message's.
+    frame_rule_chars: int = 20
     # A line at least this long that a blank line cuts mid-sentence is a program's wrapped message.
     wrapped_line_chars: int = 50
     # A block whose first this many lines hold no trace line is at most a log with a trace further down.

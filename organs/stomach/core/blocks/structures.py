@@ -34,7 +34,8 @@ segment, the lines a tool printed among them (git's advice in a CI job) with it.
 
 ``join_shattered_runs`` joins a run of blocks none of which is the user's words: a long run always (a user does
 not paste dozens of pieces of evidence without a word between them), a short one when it holds one kind of
-evidence at most. A terminal session's blocks are joined in ``blocks.sessions``.
+evidence at most; inside a run, a program's message framed by two lines of dashes is its own through its
+paragraphs, whoever they seem to speak as. A terminal session's blocks are joined in ``blocks.sessions``.
 
 Every join stops at a fence or at the user's own sentences (a line that reads as prose), so the
 user's words are never joined to the evidence.
@@ -406,6 +407,35 @@ def _comment_open_after(text: str, open_before: bool) -> bool:
         position = opened + 2
 
 
+def _frame_rules(text: str, tuning: ClassifyTuning) -> int:
+    """How many of the text's lines are a rule a program frames its message with: a line of dashes only, at
+    least ``frame_rule_chars`` long (found with ``str.find``: a log of megabytes holds none)."""
+    rule, found, position = "-" * tuning.frame_rule_chars, 0, 0
+    while (at := text.find(rule, position)) >= 0:
+        start, end = text.rfind("\n", 0, at) + 1, text.find("\n", at)
+        end = len(text) if end < 0 else end
+        found += not text[start:end].strip().strip("-")
+        position = end
+    return found
+
+
+def _framed(texts: Sequence[str], tuning: ClassifyTuning) -> list[bool]:
+    """Per block, whether it lies inside a message framed by rules, opened by an earlier block and closed by this
+    one or a later one (Open MPI's help text between two lines of dashes, its paragraphs cut by blank lines). A
+    rule never closed frames nothing: a separator someone drew."""
+    framed = [False] * len(texts)
+    opened: int | None = None
+    for index, block_text in enumerate(texts):
+        if _frame_rules(block_text, tuning) % 2 == 0:
+            continue
+        if opened is None:
+            opened = index
+        else:
+            framed[opened + 1 : index + 1] = [True] * (index - opened)
+            opened = None
+    return framed
+
+
 def _comment_lines_only(text: str) -> bool:
     """Whether every line of ``text`` is a comment: read from its first line, so a log of megabytes is not split."""
     first = text.split("\n", 1)[0]
@@ -485,6 +515,7 @@ def join_shattered_runs(
         run.clear()
 
     commented, in_source = _source_comments(texts, leads_to_output)
+    framed = _framed(texts, tuning)
     # A block of the user's ending in a colon introduces what follows: a program's banner under it ("R is free
     # software ...") opens the evidence it leads to, though no run is open yet.
     introduced = [index > 0 and users[index - 1] and texts[index - 1].endswith(":") for index in range(len(blocks))]
@@ -505,6 +536,7 @@ def join_shattered_runs(
                     or said[texts[index]] > 1
                     or opened[openings[index]] > 1
                     or programs_sentences
+                    or framed[index]
                 )
             )
             or (introduced[index] and programs_sentences)
