@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from organs.stomach.core.shapes.line_shapes import closes_run
 from organs.stomach.core.shapes.signals import is_alert
 from organs.stomach.core.shapes.trace_shapes import is_go_function, is_trace_frame, trace_header
 
@@ -177,3 +178,18 @@ def test_an_exit_status_is_an_alert_exactly_when_it_is_not_zero(status: int) -> 
 def test_alerts_survive_a_clock_in_front_and_ordinary_words_after(text: str) -> None:
     for alert in ("panic: boom", "[ERROR] boom", "Traceback (most recent call last):"):
         assert is_alert(f"2024-05-01 10:00:00 {alert} {text}")
+
+
+@pytest.mark.parametrize(
+    ("line", "closes"),
+    [
+        ("Build completed unsuccessfully in 0:26:43", True),
+        ("Build finished in 12.5s", True),
+        ("Total wall time: 0:00:01", True),
+        ("Total time: 3.2 s", True),
+        ("Total time spent was large", False),
+        ("Build completed for the shop target", False),
+    ],
+)
+def test_a_runs_last_word_on_how_long_it_took_closes_it(line: str, closes: bool) -> None:
+    assert closes_run(line) is closes

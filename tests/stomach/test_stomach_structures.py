@@ -395,6 +395,18 @@ def test_a_programs_message_framed_by_rules_is_one_segment_through_its_paragraph
     assert [entry.kind for entry in report] == ["prose", "log", "prose"]
 
 
+def test_a_run_closing_with_its_total_time_is_one_log_through_its_headed_table() -> None:
+    steps = "\n".join(f"  {n * 100}   {n * 0.5:.2f}   {-n * 1.25:.3f}   {n % 3}" for n in range(12))
+    parts = [
+        f"Simulator (2 Sep 2024)\n  using 1 thread per task\nStep Temp E_pair Press\n{steps}\nLoop time of 0.32",
+        "Performance: 13341.6 tau/day, 30884.1 timesteps/s\n98.1% CPU use with 2 tasks",
+        "Task timing breakdown:\nSection | min time | max time\nPair    | 0.079    | 0.091\nNeigh   | 0.087    | 0.088",
+        "Total # of neighbors = 1159\nNeighbor list builds = 3510\nTotal wall time: 0:00:01",
+    ]
+    paste = "\n\n".join(["The run on two ranks:", *parts, "Why is Neigh slower than Pair?"])
+    assert [entry.kind for entry in ingest_paste(paste).report] == ["prose", "log", "prose"]
+
+
 def test_a_rule_never_closed_frames_nothing() -> None:
     paste = "\n\n".join(
         [f"$ launch -np 4 solver\n{_RULE}\nThere are not enough slots\navailable: 2 of 4", "We need four. Why two?"]

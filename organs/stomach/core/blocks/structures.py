@@ -324,10 +324,15 @@ def users_head(head: str, line_count: int, tuning: ClassifyTuning) -> bool:
     # A fence indented under a list item is a document's markup (a tool's generated report), not a chat's words.
     if any(line[:1].isspace() and line.lstrip().startswith("```") for line in lines):
         return False
+    # A line introducing what follows with lines of the block under it is a program's heading ("MPI task timing
+    # breakdown:" over its table) unless it speaks in someone's voice but for its colon ("Here is the output:").
     return (
         (line_count <= tuning.introduction_lines and written_by_user(head, tuning))
         or _user_words(head, tuning)
-        or any(_INTRODUCTION.match(line.strip()) for line in lines)
+        or any(
+            _INTRODUCTION.match(line.strip()) and (line_count == 1 or in_someones_voice(line.strip().removesuffix(":")))
+            for line in lines
+        )
     )
 
 

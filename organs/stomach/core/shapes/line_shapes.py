@@ -232,6 +232,9 @@ _RUN_CLOSE = re.compile(
     r"|\d+ files? inspected, (?:no|\d+) offenses? detected.*"
     # mocha's tallies: "104 passing (5m)", "7 pending", "22 failing"
     r"|\d+ (?:passing|pending|failing)(?: \(\w+\))?"
+    # A run's last word on how long it took: "Build completed unsuccessfully in 0:26:43", "Total wall time: 0:00:01".
+    r"|Build (?:completed|finished|failed|succeeded)(?: \w+)? in \d[\d:.]*\s?\w*"
+    r"|Total (?:wall |elapsed |run )?time: +\d[\d:.]*(?: \w+)?"
 )
 
 
