@@ -407,6 +407,19 @@ def test_a_run_closing_with_its_total_time_is_one_log_through_its_headed_table()
     assert [entry.kind for entry in ingest_paste(paste).report] == ["prose", "log", "prose"]
 
 
+def test_a_command_a_build_tool_echoes_by_its_full_path_is_part_of_its_output() -> None:
+    settings = "\n".join(
+        f"\t{key} : {value}" for key, value in [("CC", "gfortran"), ("OPTIM", "-g"), ("EXE", "opt.so")]
+    )
+    parts = [
+        f"Verbose mode is on.\nOptions file found.\n{settings}",
+        "/usr/bin/gfortran -c -DRELEASE=R2017b -fPIC -g opt.F90 -o /tmp/opt.o\nWarning: no include directory",
+        "/usr/bin/gfortran -shared -g /tmp/opt.o -lmx -o opt.so\nld: warning: creating a DT_TEXTREL in object",
+    ]
+    paste = "\n\n".join(["The build step:", *parts, "Why does the library crash when it loads?"])
+    assert [entry.kind for entry in ingest_paste(paste).report] == ["prose", "log", "prose"]
+
+
 def test_a_rule_never_closed_frames_nothing() -> None:
     paste = "\n\n".join(
         [f"$ launch -np 4 solver\n{_RULE}\nThere are not enough slots\navailable: 2 of 4", "We need four. Why two?"]

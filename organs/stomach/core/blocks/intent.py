@@ -156,6 +156,8 @@ _MACHINE = re.compile(
     r"|[E>] {3,}\S"
     # a diagnostic's pointer under the source it quotes: "^-----^ SC2034 (warning): …", "    ^~~~"
     r"|\^[-~^]*(?:\s|$)"
+    # a command a build tool echoes, run by its full path: "/usr/bin/gfortran -c -DRELEASE …"
+    r"|/[\w.+-]+(?:/[\w.+-]+)+ +--?\w"
     r")"
 )
 # A shell script's line: an assignment (``now=$(date +"%T")``), a substitution, a variable, a redirection, a test,
