@@ -31,6 +31,13 @@ def test_an_ask_yields_numbers_codes_identifiers_quotes_and_words() -> None:
     assert "why" not in kinds and "and" not in kinds and "on" not in kinds
 
 
+def test_a_short_name_quoted_in_the_ask_is_a_term_matched_whole() -> None:
+    ask = AskTerms.of("Which packages are the ones asking for 'fs'?")
+    assert dict(zip(ask.terms, ask.kinds, strict=True))["fs"] == "quoted"
+    assert ask.named("Can't resolve 'fs' in node_modules/etag") != ()
+    assert "fs" not in ask.named("fsync of the offsets file took 3s")
+
+
 def test_generic_and_short_words_are_not_terms() -> None:
     assert not AskTerms.of("Why is it failing? Please help, what is wrong with this error log?")
     assert not AskTerms.of("")

@@ -685,6 +685,20 @@ def test_records_of_an_asked_template_said_again_word_for_word_are_quoted_once()
     assert '"py.exe" is not in PATH' in rendering
 
 
+def test_an_asked_template_shows_the_records_holding_the_asks_rarest_term_among_its_first_ones() -> None:
+    modules = ["zlib", "path", "crypto", "http", "url", "util", "net", "tls", "os", "dns"]
+    rows = [f"Module not found: Error: Can't resolve '{name}' in '/app/node_modules/pkg{n}'" for n, name in
+            enumerate(modules * 3)]  # fmt: skip
+    for at, package in ((20, "etag"), (24, "mime"), (28, "send")):
+        rows[at] = f"Module not found: Error: Can't resolve 'fs' in '/app/node_modules/{package}'"
+    rows += [f"webpack step {n} of the build done in {n * 3} ms" for n in range(40)]
+    ask = AskTerms.of("Which modules can it not resolve, and which packages ask for 'fs'?")
+    rendering = distill_log("\n".join(rows), 400, DEFAULT_ENCODING, ask=ask).rendering
+    assert "templates" in rendering.split("\n", 1)[0]
+    assert all(f"'fs' in '/app/node_modules/{package}'" in rendering for package in ("etag", "mime", "send"))
+    assert "Can't resolve 'zlib' in '/app/node_modules/pkg0'" in rendering
+
+
 def test_a_template_holding_the_asks_rare_term_is_raised_before_ones_holding_its_common_terms() -> None:
     names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
     rows = []

@@ -208,7 +208,8 @@ class AskTerms:
         found: dict[str, str] = {}
         for match in _QUOTED.finditer(goal):
             quoted = next(group for group in match.groups() if group is not None).strip().lower()
-            if len(quoted) >= tuning.min_word_chars and quoted not in _STOP_WORDS:
+            # Quoted, a short name is meant (``'fs'``, ``"id"``): it is a term however short, matched as a whole.
+            if len(quoted) >= tuning.min_term_chars and quoted not in _STOP_WORDS:
                 found.setdefault(quoted, "quoted")
         for term, kind, _ in _terms_of(goal, tuning):
             found.setdefault(term, kind)

@@ -55,7 +55,9 @@ def _matcher(ask: AskTerms) -> tuple[re.Pattern[str] | None, list[str]]:
             patterns.append(f"(?P<t{len(names)}>{family_pattern(term)})")
         else:
             start = r"(?<![a-z0-9])" if term[:1].isalnum() else ""
-            end = r"(?![\d])" if kind == "number" else r"(?![a-z0-9])" if kind in ("code", "identifier") else ""
+            end = (
+                r"(?![\d])" if kind == "number" else r"(?![a-z0-9])" if kind in ("code", "identifier", "quoted") else ""
+            )
             patterns.append(f"(?P<t{len(names)}>{start}{re.escape(term)}{end})")
         names.append(term)
     if not patterns:

@@ -22,6 +22,7 @@ whole message is the event itself (``closeQs``, ``instantCollapse``), not a fiel
 
 from __future__ import annotations
 
+import heapq
 import re
 from array import array
 from collections import Counter
@@ -89,9 +90,12 @@ class Template:
     asked_record: int = -1
     asked_hits: int = 0
     asked_weight: int = 0
-    # The first records holding the ask's terms (at most ``LogConfig.asked_lines_shown``): what differs among
-    # them is often the answer ("Active log file name: <*>" for each of five appenders).
+    # The records holding the ask's rarest terms (at most ``LogConfig.asked_lines_shown``), in order: what differs
+    # among them is often the answer ("Active log file name: <*>" for each of five appenders; of 35 "Can't resolve
+    # '<*>'" records, those naming the module asked of). ``asked_best`` holds them as a heap while mining:
+    # (weight, hits, -record), the earlier record first among equals.
     asked_records: list[int] = field(default_factory=list)
+    asked_best: list[tuple[int, int, int]] = field(default_factory=list)
     # The first record of each template merged into this one, in order (none for a template never merged): its
     # spellings of the word the merge made a field.
     variant_records: list[int] = field(default_factory=list)
@@ -434,13 +438,29 @@ def mine_templates(
                 template.asked_record, template.asked_hits, template.asked_weight = number, hits, weight
             if len(template.asked_records) < config.asked_lines_shown:
                 template.asked_records.append(number)
+            heapq.heappush(template.asked_best, (weight, hits, -number))
+            if len(template.asked_best) > config.asked_lines_shown:
+                heapq.heappop(template.asked_best)
         if shape.kind:
             template.alert = True
             template.alert_records += 1
             template.kinds[shape.kind] = template.kinds.get(shape.kind, 0) + 1
             body = lines[starts[number]][records.stamp_end[number] :].strip()
             _count_alert_line(template, body, 1, config.alert_lines_per_template)
+    for template in templates.values():
+        template.asked_records = _asked_shown(template.asked_records, template.asked_best, config.asked_lines_shown)
     return _merge_variants(list(templates.values()), config)
+
+
+def _asked_shown(first: Sequence[int], best: Sequence[tuple[int, int, int]], shown: int) -> list[int]:
+    """The asked records a template shows, in order: half of them those holding the ask's rarest terms (the
+    records naming the module asked of), the rest the first ones (what differs from record to record)."""
+    chosen = {-negated for _, _, negated in heapq.nlargest((shown + 1) // 2, best)}
+    for number in first:
+        if len(chosen) >= shown:
+            break
+        chosen.add(number)
+    return sorted(chosen)
 
 
 def _merge_variants(templates: list[Template], config: LogConfig) -> list[Template]:
@@ -570,7 +590,9 @@ def _combine(masked: str, parts: list[Template], alert_lines_kept: int, asked_ke
             combined.asked_weight = part.asked_weight
         for body, count in part.alert_lines.items():
             _count_alert_line(combined, body, count, alert_lines_kept, part.alert_last.get(body))
-    combined.asked_records = sorted(number for part in parts for number in part.asked_records)[:asked_kept]
+    combined.asked_best = heapq.nlargest(asked_kept, chain.from_iterable(part.asked_best for part in parts))
+    first = sorted(number for part in parts for number in part.asked_records)
+    combined.asked_records = _asked_shown(first, combined.asked_best, asked_kept)
     combined.variant_records = sorted(part.first_record for part in parts)
     # The display reads what varies from a few records: one of them is another variant's first, so the word the
     # merge made a field is never shown as the first variant's value.
