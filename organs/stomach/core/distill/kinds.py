@@ -11,7 +11,7 @@ so the pipeline renders every kind the same way.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from envelopes.types import FrameKind
@@ -22,7 +22,7 @@ from organs.stomach.core.distill.config import settings_first
 from organs.stomach.core.distill.log import LogDistiller
 from organs.stomach.core.distill.passages import answering_lines
 from organs.stomach.core.distill.table import distill_table
-from organs.stomach.core.distill.text import TIMES, kept_and_ends, thousands
+from organs.stomach.core.distill.text import TIMES, headings_of, kept_and_ends, thousands
 from organs.stomach.core.distill.trace import distill_trace
 from organs.stomach.core.relevance import LineScorer
 from organs.stomach.core.shapes.signals import is_alert
@@ -107,6 +107,20 @@ class HeadTailRenderer:
     text: str
     full_tokens: int
     context: DistillContext
+    # Each line's score against the ask and its heading, read once however many times the text is rendered (and
+    # kept by ``counted``, which copies the memo).
+    read_memo: list[tuple[list[float], list[int]]] = field(default_factory=list, compare=False, repr=False)
+
+    def _read(self, tuning: StomachTuning) -> tuple[list[float], list[int]]:
+        if not self.read_memo:
+            # The text its own corpus: the ask's terms weigh by their rarity in it.
+            scorer = replace(
+                LineScorer.of("", [self.text], tuning.relevance, ask=self.context.ask),
+                comparison=self.context.comparison,
+            )
+            lines = self.text.split("\n")
+            self.read_memo.append((scorer.scores(lines, wide=True), headings_of(lines)))
+        return self.read_memo[0]
 
     def render(self, target: int) -> Rendering:
         # Head and tail only ever cut; a text whose exact count fits its target is kept whole.
@@ -117,12 +131,7 @@ class HeadTailRenderer:
         keep = rarest_salient(self.text, self.context.ask, tuning.kept_common_share)
         kept = settings_first(self.text, target, keep, tuning, why=why)
         if kept is None and self.context.ask:
-            # The text its own corpus: the ask's terms weigh by their rarity in it.
-            scorer = replace(
-                LineScorer.of("", [self.text], tuning.relevance, ask=self.context.ask),
-                comparison=self.context.comparison,
-            )
-            kept = answering_lines(self.text, target, scorer.scores(self.text.split("\n"), wide=True), tuning)
+            kept = answering_lines(self.text, target, *self._read(tuning), tuning)
             return Rendering(kept, None, _NO_WINDOW, None, "its first lines, and the lines that answer the ask")
         if kept is None:
             kept = kept_and_ends(self.text, target, keep, tuning, why=why)

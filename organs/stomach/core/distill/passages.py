@@ -11,15 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from organs.stomach.core.distill.text import headings_of, kept_rendering
+from organs.stomach.core.distill.text import kept_rendering
 from organs.stomach.core.tuning import StomachTuning
 
 __all__ = ["answering_lines"]
 
 
-def answering_lines(text: str, target_tokens: int, scores: Sequence[float], tuning: StomachTuning) -> str:
+def answering_lines(
+    text: str, target_tokens: int, scores: Sequence[float], heading_of: Sequence[int], tuning: StomachTuning
+) -> str:
     """The text within about ``target_tokens``: its opening, then its lines by ``scores`` (one per line, best
-    first; a line scoring nothing is not picked), in order (``text.kept_rendering``)."""
+    first; a line scoring nothing is not picked) with their headings (``heading_of``: ``text.headings_of``), in
+    order (``text.kept_rendering``)."""
     budget_chars = max(int(target_tokens * tuning.chars_per_token), tuning.least_room_chars)
     if len(text) <= budget_chars:
         return text
@@ -28,12 +31,13 @@ def answering_lines(text: str, target_tokens: int, scores: Sequence[float], tuni
     note = "[kept: its first lines, and the lines that answer the ask, in order]"
     used = len(note) + 1
     chosen: set[int] = set()
-    heading_of = headings_of(lines)
+
+    sizes = [min(len(line), clip_at) + 1 for line in lines]
 
     def cost_of(indices: Sequence[int]) -> int:
         # A line kept alone in a gap cuts it in two: one more elision note.
         return sum(
-            min(len(lines[index]), clip_at) + 1 + (tuning.kept_gap_chars if not {index - 1, index + 1} & chosen else 0)
+            sizes[index] + (tuning.kept_gap_chars if index - 1 not in chosen and index + 1 not in chosen else 0)
             for index in indices
         )
 
@@ -46,7 +50,9 @@ def answering_lines(text: str, target_tokens: int, scores: Sequence[float], tuni
         chosen.add(index)
     used += opening
     for index in sorted(range(len(lines)), key=lambda index: (-scores[index], index)):
-        if scores[index] <= 0 or index in chosen:
+        if scores[index] <= 0:
+            break
+        if index in chosen or used + sizes[index] > budget_chars:
             continue
         # A key says little without its section's heading: the nearest one comes with it.
         taking = [index] if (heading := heading_of[index]) < 0 or heading in chosen else [index, heading]
